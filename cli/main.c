@@ -1,0 +1,6 @@
+#include "core/sl.h"
+int
+main(void)
+{
+    return 0;
+}

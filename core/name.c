@@ -1,0 +1,2 @@
+/* Name validation: being written. */
+#include "core/sl.h"

@@ -1,0 +1,431 @@
+/*
+ * Sluice core: errors, logging, allocation, bounded buffers, names,
+ * records and record bulks.  This is the one public header of core/.
+ *
+ * Threading: every function here is thread-safe in the sense that it
+ * touches only its arguments, except where a note says otherwise.  An
+ * object (record, bulk reader or writer, buffer) belongs to one thread at a
+ * time; pass it between threads only with a hand-over (queue, join).
+ * Logging may be called from any thread.
+ */
+#ifndef SL_H_INCLUDED
+#define SL_H_INCLUDED
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#ifndef SL_VERSION
+#define SL_VERSION "0.0.0"
+#endif
+
+/* ------------------------------------------------------------------------
+ * Errors.  0 is success, errors are negative.  Negated errno values where
+ * they fit, project codes at -40000 and below.  The table is append-only:
+ * never renumber or reuse a value.
+ *
+ * XX(name, value, http status, API code, default message)
+ * --------------------------------------------------------------------- */
+#define SL_ERRNO_MAP(XX)                                                       \
+    XX(ENOENT, -ENOENT, 404, "NOT_FOUND", "no such resource")                  \
+    XX(EINVAL, -EINVAL, 400, "INVALID_INPUT", "invalid argument")              \
+    XX(EIO, -EIO, 500, "IO_ERROR", "input/output error")                       \
+    XX(EACCES, -EACCES, 403, "ACCESS_DENIED", "permission denied")             \
+    XX(EEXIST, -EEXIST, 409, "ALREADY_EXISTS", "already exists")               \
+    XX(ENOSPC, -ENOSPC, 507, "NO_SPACE", "no space left on device")            \
+    XX(ENOTEMPTY, -ENOTEMPTY, 409, "NOT_EMPTY", "not empty")                   \
+    XX(EMFILE, -EMFILE, 503, "TOO_MANY_FILES", "too many open files")          \
+    XX(EBADSTATE, -40001, 409, "BAD_STATE", "object is in the wrong state")    \
+    XX(ECONFLICT, -40002, 409, "CONFLICT", "conflict")                         \
+    XX(EUPSTREAM, -40003, 502, "UPSTREAM_ERROR", "upstream error")             \
+    XX(ETOOLARGE, -40004, 413, "TOO_LARGE", "too large")                       \
+    XX(ECORRUPT, -40005, 500, "CORRUPT_DATA", "corrupt data")                  \
+    XX(ETRUNCATED, -40006, 500, "TRUNCATED_DATA", "truncated data")            \
+    XX(EBADNAME, -40007, 400, "INVALID_NAME", "invalid name")                  \
+    XX(EBADJSON, -40008, 400, "MALFORMED_JSON", "malformed JSON")              \
+    XX(EUNAUTH, -40009, 401, "UNAUTHORIZED", "missing or invalid API token")   \
+    XX(EMETHOD, -40010, 405, "METHOD_NOT_ALLOWED", "method not allowed")       \
+    XX(ENOTREADY, -40011, 503, "NOT_READY", "not ready")                       \
+    XX(EGONE, -40012, 410, "GONE", "no longer available")                      \
+    XX(EINTERNAL, -40013, 500, "INTERNAL_ERROR", "internal error")             \
+    XX(EINVALDEF, -40014, 400, "INVALID_DEFINITION", "invalid definition")     \
+    XX(ECANCELED, -40015, 409, "CANCELED", "canceled")                         \
+    XX(EREADONLY, -40016, 409, "READ_ONLY", "read-only")                       \
+    XX(ECONFIG, -40017, 400, "INVALID_CONFIG", "invalid configuration")
+
+enum sl_errno {
+    SL_OK = 0,
+#define SL_XX_ENUM(name, value, status, code, msg) SL_##name = (value),
+    SL_ERRNO_MAP(SL_XX_ENUM)
+#undef SL_XX_ENUM
+};
+
+/**
+ * Detail of a failure: the code, the field it concerns (a JSON path such as
+ * "actions[1].input" or an offset) and a human readable message.  Filled by
+ * the function that fails; callers may pass NULL when they do not care.
+ */
+struct sl_err {
+    int code;          /* SL_E* or 0 */
+    char field[128];   /* where; empty when not applicable */
+    char message[512]; /* what, in one sentence */
+};
+
+/** @brief Text for an error code ("no such resource"); never NULL. */
+const char *sl_strerror(int code);
+/** @brief Symbolic name of an error code ("SL_ENOENT"); never NULL. */
+const char *sl_err_name(int code);
+/** @brief API code string for the REST error body ("NOT_FOUND"). */
+const char *sl_err_api_code(int code);
+/** @brief HTTP status for an error code (500 for unknown codes). */
+int sl_err_http_status(int code);
+/** @brief Map an errno value (positive) to an SL_E* code. */
+int sl_err_from_errno(int errnum);
+
+/**
+ * @brief Fill @p err (if not NULL) and return @p code, so callers can write
+ * `return sl_err_set(err, SL_EINVAL, "name", "bad %s", x);`.
+ * @param[in] field JSON path or NULL.
+ */
+int sl_err_set(struct sl_err *err,
+               int code,
+               const char *field,
+               const char *fmt,
+               ...) __attribute__((format(printf, 4, 5)));
+/** @brief Reset @p err to "no error". NULL-safe. */
+void sl_err_clear(struct sl_err *err);
+
+/* ------------------------------------------------------------------------
+ * Logging to stderr: one line per call, ISO-8601 UTC timestamp, level.
+ * --------------------------------------------------------------------- */
+enum sl_log_level {
+    SL_LOG_DEBUG = 0,
+    SL_LOG_INFO = 1,
+    SL_LOG_WARN = 2,
+    SL_LOG_ERROR = 3,
+};
+
+/** @brief Set the minimum level that is printed (default SL_LOG_INFO). */
+void sl_log_set_level(enum sl_log_level level);
+/** @brief Parse "debug", "info", "warn", "error"; SL_EINVAL otherwise. */
+int sl_log_level_parse(const char *s, enum sl_log_level *out);
+/** @brief Print one log line; thread-safe (a single write per line). */
+void sl_log(enum sl_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#define SL_DEBUG(...) sl_log(SL_LOG_DEBUG, __VA_ARGS__)
+#define SL_INFO(...)  sl_log(SL_LOG_INFO, __VA_ARGS__)
+#define SL_WARN(...)  sl_log(SL_LOG_WARN, __VA_ARGS__)
+#define SL_ERROR(...) sl_log(SL_LOG_ERROR, __VA_ARGS__)
+
+/* ------------------------------------------------------------------------
+ * Asserts and panics.
+ * --------------------------------------------------------------------- */
+/** @brief Log the message and abort. For corrupted internal state only. */
+_Noreturn void sl_panic(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+#ifdef SL_ASSERTS
+#define SL_ASSERT(x)                                                           \
+    ((x) ? (void)0                                                             \
+         : sl_panic("assertion failed: %s (%s:%d)", #x, __FILE__, __LINE__))
+#else
+#define SL_ASSERT(x) ((void)0)
+#endif
+/* "Cannot happen" conditions that stay in release builds and fail safe. */
+#ifdef SL_ASSERTS
+#define SL_ALWAYS(x) ((x) ? 1 : (SL_ASSERT(x), 0))
+#define SL_NEVER(x)  ((x) ? (SL_ASSERT(!(x)), 1) : 0)
+#else
+#define SL_ALWAYS(x) (x)
+#define SL_NEVER(x)  (x)
+#endif
+
+/* ------------------------------------------------------------------------
+ * Allocation.  These abort on out-of-memory, so callers never test for
+ * NULL.  Raw malloc/free are banned elsewhere (tests/check-banned.sh).
+ * --------------------------------------------------------------------- */
+/** @brief New block of @p n bytes, caller frees with sl_free. */
+void *sl_malloc(size_t n);
+/** @brief New zeroed block of @p count * @p size bytes (overflow aborts). */
+void *sl_calloc(size_t count, size_t size);
+/** @brief Resize; takes ownership of @p p and returns the new block. */
+void *sl_realloc(void *p, size_t n);
+/** @brief New copy of @p s, caller frees with sl_free. */
+char *sl_strdup(const char *s);
+/** @brief New copy of the first @p n bytes of @p s, NUL-terminated. */
+char *sl_strndup(const char *s, size_t n);
+/** @brief New printf-formatted string, caller frees with sl_free. */
+char *sl_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** @brief Free @p p; NULL-safe. */
+void sl_free(void *p);
+#define SL_FREE(p)                                                             \
+    do {                                                                       \
+        sl_free(p);                                                            \
+        (p) = NULL;                                                            \
+    } while (0)
+
+/* ------------------------------------------------------------------------
+ * Bounded buffer.  Every growable buffer has a maximum; an append past it
+ * returns SL_ETOOLARGE and frees the contents (the buffer stays usable as
+ * an empty buffer only after sl_buf_reset).
+ * --------------------------------------------------------------------- */
+struct sl_buf {
+    char *data;   /* NUL-terminated contents, NULL while empty */
+    size_t len;   /* bytes used, without the terminating NUL */
+    size_t cap;   /* bytes allocated */
+    size_t limit; /* maximum len */
+    int failed;   /* set after an append past the limit (SL_EBADSTATE) */
+};
+
+/** @brief Init an empty buffer that may grow up to @p limit bytes. */
+void sl_buf_init(struct sl_buf *b, size_t limit);
+/**
+ * @brief Append @p n bytes.
+ * @return 0, SL_ETOOLARGE (contents freed, buffer marked failed) or
+ * SL_EBADSTATE after an earlier failure.
+ */
+int sl_buf_append(struct sl_buf *b, const void *data, size_t n);
+/** @brief Append a printf-formatted string; errors as sl_buf_append. */
+int sl_buf_appendf(struct sl_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/** @brief Empty the buffer and clear the failed flag; keeps the limit. */
+void sl_buf_reset(struct sl_buf *b);
+/** @brief Free the contents; the buffer may be re-initialised. */
+void sl_buf_free(struct sl_buf *b);
+
+/* ------------------------------------------------------------------------
+ * Names (API.md).
+ * --------------------------------------------------------------------- */
+#define SL_NAME_MAX           256  /* entity and store names */
+#define SL_OBJECT_ID_MAX      1024 /* whole object id */
+#define SL_OBJECT_SEGMENT_MAX 255
+
+/**
+ * @brief Job, workflow, bucket and worker names: ^[a-zA-Z0-9-_.]+$, at most
+ * SL_NAME_MAX bytes.
+ * @return 0 or SL_EBADNAME with the reason in @p err.
+ */
+int sl_name_check_entity(const char *name, struct sl_err *err);
+/** @brief Store names: ^[a-zA-Z0-9-]{1,256}$. 0 or SL_EBADNAME. */
+int sl_name_check_store(const char *name, struct sl_err *err);
+/**
+ * @brief Object ids: '/'-separated non-empty segments of at most
+ * SL_OBJECT_SEGMENT_MAX bytes, no "." or ".." segment, no leading or
+ * trailing '/', no control characters or backslash, valid UTF-8, at most
+ * SL_OBJECT_ID_MAX bytes.
+ * @return 0 or SL_EBADNAME with the reason in @p err.
+ */
+int sl_name_check_object_id(const char *id, struct sl_err *err);
+
+/* ------------------------------------------------------------------------
+ * Small utilities.
+ * --------------------------------------------------------------------- */
+/** @brief Milliseconds since the epoch (CLOCK_REALTIME). */
+int64_t sl_time_ms(void);
+/** @brief Monotonic milliseconds (CLOCK_MONOTONIC). */
+int64_t sl_mono_ms(void);
+/** @brief Format @p ms as "2026-11-21T10:15:30.123Z" into @p out (>= 25). */
+void sl_time_format(int64_t ms, char *out, size_t cap);
+/** @brief Write a random UUID (version 4, 36 chars + NUL) into @p out. */
+void sl_uuid(char out[37]);
+/**
+ * @brief Parse a whole decimal unsigned number; no sign, no spaces.
+ * @return 0 or SL_EINVAL (empty, junk, overflow).
+ */
+int sl_parse_u64(const char *s, uint64_t *out);
+/** @brief Write all of @p len bytes to @p fd, retrying on EINTR. */
+int sl_write_all(int fd, const void *buf, size_t len);
+/** @brief Peak resident set size of this process in KiB (VmHWM), or -1. */
+long sl_peak_rss_kib(void);
+
+/* ------------------------------------------------------------------------
+ * Records: JSON metadata (an object with a string "_recordid") plus named
+ * binary attachments.
+ * --------------------------------------------------------------------- */
+struct sl_record;
+
+#define SL_ATTACHMENT_NAME_MAX 1024
+
+/**
+ * @brief New record with metadata {"_recordid": id}.
+ * @return new object, caller frees with sl_record_free.
+ */
+struct sl_record *sl_record_new(const char *id);
+/**
+ * @brief New record from a metadata object; takes ownership of the
+ * reference @p meta (also on failure).
+ * @return 0, SL_EINVAL when @p meta is not an object or has no non-empty
+ * string "_recordid" (err names the field).
+ */
+int sl_record_from_json_new(json_t *meta,
+                            struct sl_record **out,
+                            struct sl_err *err);
+/** @brief Free the record and its attachments; NULL-safe. */
+void sl_record_free(struct sl_record *rec);
+/** @brief The record id; borrowed, valid until the metadata changes. */
+const char *sl_record_id(const struct sl_record *rec);
+/** @brief The metadata object; borrowed, valid while @p rec lives. */
+json_t *sl_record_meta(const struct sl_record *rec);
+/**
+ * @brief Set (or replace) attachment @p name to a copy of @p len bytes.
+ * @return 0 or SL_EINVAL for an empty or too long name.
+ */
+int sl_record_attachment_set(struct sl_record *rec,
+                             const char *name,
+                             const void *data,
+                             size_t len);
+/**
+ * @brief As sl_record_attachment_set but takes ownership of @p data, which
+ * must come from sl_malloc (also on failure).
+ */
+int sl_record_attachment_set_new(struct sl_record *rec,
+                                 const char *name,
+                                 void *data,
+                                 size_t len);
+/** @brief Number of attachments. */
+size_t sl_record_attachment_count(const struct sl_record *rec);
+/**
+ * @brief Attachment @p i (in insertion order); all out pointers borrowed,
+ * valid until the record changes.
+ * @return 0 or SL_ENOENT.
+ */
+int sl_record_attachment_at(const struct sl_record *rec,
+                            size_t i,
+                            const char **name,
+                            const void **data,
+                            size_t *len);
+/** @brief Attachment by name, or SL_ENOENT; borrowed as above. */
+int sl_record_attachment_get(const struct sl_record *rec,
+                             const char *name,
+                             const void **data,
+                             size_t *len);
+/** @brief Remove attachment @p name; 0 or SL_ENOENT. */
+int sl_record_attachment_remove(struct sl_record *rec, const char *name);
+
+/* ------------------------------------------------------------------------
+ * Byte streams for the bulk codec.  A sink takes bytes, a source gives
+ * them; both are borrowed by the reader/writer that uses them.
+ * --------------------------------------------------------------------- */
+struct sl_sink {
+    /* Write all @len bytes or fail with an SL_E* code. */
+    int (*write)(void *ctx, const void *data, size_t len);
+    void *ctx;
+};
+
+struct sl_source {
+    /* Read up to @cap bytes; *n = 0 means end of stream.  0 or SL_E*. */
+    int (*read)(void *ctx, void *buf, size_t cap, size_t *n);
+    void *ctx;
+};
+
+/** @brief Sink that writes to file descriptor @p fd (ctx is the fd). */
+void sl_sink_fd(struct sl_sink *sink, int *fd);
+/** @brief Source that reads from file descriptor @p fd. */
+void sl_source_fd(struct sl_source *src, int *fd);
+
+/* ------------------------------------------------------------------------
+ * Record bulks: the versioned binary framing of docs/bulk-format.md.
+ * Writers and readers stream one record at a time; memory is bounded by
+ * the limits below, never by the bulk size.
+ * --------------------------------------------------------------------- */
+#define SL_BULK_VERSION            1
+#define SL_BULK_DEFAULT_MAX_META   (64u << 20)  /* metadata JSON per record */
+#define SL_BULK_DEFAULT_MAX_RECORD (512u << 20) /* whole record, in memory */
+
+struct sl_bulk_writer;
+struct sl_bulk_reader;
+
+struct sl_bulk_limits {
+    size_t max_meta_bytes;   /* 0 = SL_BULK_DEFAULT_MAX_META */
+    size_t max_record_bytes; /* 0 = SL_BULK_DEFAULT_MAX_RECORD; for
+                                sl_bulk_reader_next, which loads attachments */
+};
+
+/**
+ * @brief New writer; writes the bulk header to @p sink at once.
+ * @param[in] sink borrowed, must outlive the writer.
+ * @return 0 or the sink's error.  On success *out is a new object, caller
+ * frees with sl_bulk_writer_free.
+ */
+int sl_bulk_writer_new(const struct sl_sink *sink, struct sl_bulk_writer **out);
+/** @brief Write one whole record. 0 or an SL_E* code (writer then failed). */
+int sl_bulk_writer_add(struct sl_bulk_writer *w, const struct sl_record *rec);
+/**
+ * @brief Streaming write: start a record with metadata @p meta (borrowed;
+ * must be an object with a string "_recordid"), then give each attachment
+ * with attachment_begin + attachment_write (exactly @p size bytes in all),
+ * then record_end.
+ */
+int sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta);
+int sl_bulk_writer_attachment_begin(struct sl_bulk_writer *w,
+                                    const char *name,
+                                    uint64_t size);
+int sl_bulk_writer_attachment_write(struct sl_bulk_writer *w,
+                                    const void *data,
+                                    size_t len);
+int sl_bulk_writer_record_end(struct sl_bulk_writer *w);
+/** @brief Write the end-of-bulk trailer. No record may follow. */
+int sl_bulk_writer_finish(struct sl_bulk_writer *w);
+/** @brief Records written so far. */
+uint64_t sl_bulk_writer_count(const struct sl_bulk_writer *w);
+/** @brief Bytes written so far (header included). */
+uint64_t sl_bulk_writer_bytes(const struct sl_bulk_writer *w);
+/** @brief Free the writer (does not finish it); NULL-safe. */
+void sl_bulk_writer_free(struct sl_bulk_writer *w);
+
+/**
+ * @brief New reader; reads and checks the bulk header.
+ * @param[in] src borrowed, must outlive the reader.
+ * @param[in] limits NULL for defaults.
+ * @return 0, SL_ECORRUPT (bad magic or version), SL_ETRUNCATED, or the
+ * source's error; details with the byte offset in @p err.
+ */
+int sl_bulk_reader_new(const struct sl_source *src,
+                       const struct sl_bulk_limits *limits,
+                       struct sl_bulk_reader **out,
+                       struct sl_err *err);
+/**
+ * @brief Read the next whole record, attachments in memory.
+ * @return 1 and a new record in *out (caller frees with sl_record_free), 0 at
+ * the verified end of the bulk, or SL_ECORRUPT / SL_ETRUNCATED /
+ * SL_ETOOLARGE with the byte offset in @p err.  After an error every call
+ * returns SL_EBADSTATE.
+ */
+int sl_bulk_reader_next(struct sl_bulk_reader *r,
+                        struct sl_record **out,
+                        struct sl_err *err);
+/**
+ * @brief Streaming read: the next record's metadata only.
+ * @return 1 and a new reference in *meta (caller json_decref's it), 0 at the
+ * verified end, or an error as sl_bulk_reader_next.  Then call
+ * attachment_next until it returns 0; the record's checksum is verified
+ * then.  Skipped attachment data is read and checked, not kept.
+ */
+int sl_bulk_reader_next_meta(struct sl_bulk_reader *r,
+                             json_t **meta,
+                             struct sl_err *err);
+/**
+ * @brief Next attachment of the current record.
+ * @return 1 with *name (borrowed, valid until the next reader call) and
+ * *size, 0 after the last one (checksum verified), or an error.
+ */
+int sl_bulk_reader_attachment_next(struct sl_bulk_reader *r,
+                                   const char **name,
+                                   uint64_t *size,
+                                   struct sl_err *err);
+/** @brief Read up to @p cap bytes of the current attachment (*n = 0: end). */
+int sl_bulk_reader_attachment_read(struct sl_bulk_reader *r,
+                                   void *buf,
+                                   size_t cap,
+                                   size_t *n,
+                                   struct sl_err *err);
+/** @brief Byte offset of the next unread byte. */
+uint64_t sl_bulk_reader_offset(const struct sl_bulk_reader *r);
+/** @brief Free the reader; NULL-safe. */
+void sl_bulk_reader_free(struct sl_bulk_reader *r);
+
+#endif /* SL_H_INCLUDED */

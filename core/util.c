@@ -1,0 +1,166 @@
+/*
+ * Small utilities: clocks, timestamps, UUIDs, number parsing, fd writes.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "core/sl.h"
+
+int64_t
+sl_time_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+sl_mono_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+sl_time_format(int64_t ms, char *out, size_t cap)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    char base[24];
+
+    (void)gmtime_r(&secs, &tm);
+    (void)strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+    (void)snprintf(out, cap, "%s.%03dZ", base, (int)(ms % 1000));
+}
+
+void
+sl_uuid(char out[37])
+{
+    unsigned char b[16];
+    static const char hex[] = "0123456789abcdef";
+    size_t i = 0;
+    size_t j = 0;
+
+    if (RAND_bytes(b, (int)sizeof(b)) != 1) {
+        sl_panic("RAND_bytes failed");
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    for (i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) {
+            out[j++] = '-';
+        }
+        out[j++] = hex[b[i] >> 4];
+        out[j++] = hex[b[i] & 0x0f];
+    }
+    out[j] = '\0';
+}
+
+int
+sl_parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (s == NULL || *s == '\0') {
+        return SL_EINVAL;
+    }
+    for (; *s != '\0'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+
+        if (d > 9) {
+            return SL_EINVAL;
+        }
+        if (v > (UINT64_MAX - d) / 10) {
+            return SL_EINVAL;
+        }
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int
+sl_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return sl_err_from_errno(errno);
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+long
+sl_peak_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+
+    if (f == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "VmHWM:", 6) == 0) {
+            char *end = NULL;
+
+            kib = strtol(line + 6, &end, 10);
+            break;
+        }
+    }
+    (void)fclose(f);
+    return kib;
+}
+
+static int
+fd_sink_write(void *ctx, const void *data, size_t len)
+{
+    return sl_write_all(*(int *)ctx, data, len);
+}
+
+static int
+fd_source_read(void *ctx, void *buf, size_t cap, size_t *n)
+{
+    for (;;) {
+        ssize_t r = read(*(int *)ctx, buf, cap);
+
+        if (r < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return sl_err_from_errno(errno);
+        }
+        *n = (size_t)r;
+        return 0;
+    }
+}
+
+void
+sl_sink_fd(struct sl_sink *sink, int *fd)
+{
+    sink->write = fd_sink_write;
+    sink->ctx = fd;
+}
+
+void
+sl_source_fd(struct sl_source *src, int *fd)
+{
+    src->read = fd_source_read;
+    src->ctx = fd;
+}

@@ -1,0 +1,1 @@
+#include "objectstore/objectstore.h"

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Installs every Debian 12 package Sluice needs to build, test and run.
+# Idempotent: packages already present are skipped, and apt-get runs only
+# when something is missing.  Must run as root (or via sudo) on Debian 12.
+set -eu
+
+PKGS="build-essential cmake pkg-config curl ca-certificates \
+libuv1-dev liblmdb-dev lmdb-utils libjansson-dev libcurl4-openssl-dev \
+libarchive-dev libssl-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev \
+libxml2-dev libmagic-dev libuchardet-dev zlib1g-dev clang-format jq"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+
+if [ -z "$missing" ]; then
+    exit 0
+fi
+
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing
