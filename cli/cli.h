@@ -1,14 +1,48 @@
 /*
- * The sluice command line: one entry point per sub-command.  Each takes the
- * sub-command's argv (argv[0] is the sub-command name) and returns the
- * process exit status (0 success, 1 failure, 2 usage error).
+ * The sluice command line: one entry point per sub-command, and the server
+ * configuration (config/sluice.json) shared by them.  Each entry point
+ * takes the sub-command's argv (argv[0] is the sub-command name) and
+ * returns the process exit status (0 success, 1 failure, 2 usage error).
  */
 #ifndef SL_CLI_H_INCLUDED
 #define SL_CLI_H_INCLUDED
+
+#include <stdint.h>
+
+#include "core/sl.h"
 
 /** @brief `sluice serve`: run the server until SIGINT/SIGTERM. */
 int sl_cli_serve_main(int argc, char **argv);
 /** @brief `sluice bulk cat|count|from-jsonl`: inspect and build bulks. */
 int sl_cli_bulk_main(int argc, char **argv);
+
+/** Server configuration; see docs/configuration.md for every key. */
+struct sl_cfg {
+    char listen[256];          /* listen */
+    char data_dir[4096];       /* dataDir */
+    char durability[16];       /* durability: "process" | "fsync" */
+    char api_token[256];       /* apiToken */
+    char log_level[16];        /* log.level */
+    uint64_t http_threads;     /* http.threads */
+    uint64_t max_connections;  /* http.maxConnections */
+    uint64_t max_body_bytes;   /* http.maxBodyBytes */
+    uint64_t max_header_bytes; /* http.maxHeaderBytes */
+    uint64_t request_timeout;  /* http.requestTimeoutSeconds */
+    uint64_t shutdown_grace;   /* http.shutdownGraceSeconds */
+    uint64_t max_object_bytes; /* store.maxObjectBytes */
+};
+
+/** @brief Fill @p cfg with the built-in defaults (the embedded config). */
+void sl_cfg_defaults(struct sl_cfg *cfg);
+/**
+ * @brief Apply the JSON configuration file @p path over @p cfg.
+ * @return 0, SL_ENOENT (no such file), SL_EBADJSON, SL_ECONFIG (unknown key,
+ * wrong type, value out of range); @p err names the file and key.
+ */
+int sl_cfg_load_file(struct sl_cfg *cfg, const char *path, struct sl_err *err);
+/** @brief Check cross-field rules after all overrides. */
+int sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err);
+/** @brief Print the key table (name, type, default) for --help. */
+void sl_cfg_print_keys(void);
 
 #endif /* SL_CLI_H_INCLUDED */

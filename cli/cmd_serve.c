@@ -1,1 +1,253 @@
-#include "core/sl.h"
+/*
+ * `sluice serve`: load the configuration, open the data directory, start
+ * the HTTP server and run the main libuv loop until SIGINT or SIGTERM.
+ * Shutdown stops accepting connections, lets in-flight requests finish
+ * (http.shutdownGraceSeconds) and closes every file before exiting.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <uv.h>
+
+#include "cli/cli.h"
+#include "http/http.h"
+#include "objectstore/objectstore.h"
+
+static void
+usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sluice serve [--config FILE] [--listen ADDR:PORT] "
+            "[--data-dir DIR]\n"
+            "\n"
+            "Runs the Sluice server until SIGINT or SIGTERM.\n"
+            "\n"
+            "options:\n"
+            "  -c, --config FILE     configuration file (default "
+            "config/sluice.json\n"
+            "                        when it exists, else the built-in "
+            "defaults)\n"
+            "  -l, --listen ADDR:PORT  listen address, overrides 'listen'\n"
+            "  -d, --data-dir DIR    data directory, overrides 'dataDir'\n"
+            "      --log-level LVL   debug, info, warn or error, overrides "
+            "'log.level'\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "configuration keys (docs/configuration.md):\n");
+    sl_cfg_print_keys();
+}
+
+/* mkdir -p: create @path and its missing parents with mode 0755. */
+static int
+mkdirs(const char *path)
+{
+    char *p = sl_strdup(path);
+    char *s = NULL;
+    int rc = 0;
+
+    for (s = p + 1; *s != '\0'; s++) {
+        if (*s != '/') {
+            continue;
+        }
+        *s = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            rc = sl_err_from_errno(errno);
+            goto out;
+        }
+        *s = '/';
+    }
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+        rc = sl_err_from_errno(errno);
+    }
+out:
+    sl_free(p);
+    return rc;
+}
+
+static void
+on_signal(uv_signal_t *h, int signum)
+{
+    SL_INFO("received %s, shutting down", strsignal(signum));
+    uv_stop(h->loop);
+}
+
+static void
+close_handle(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h)) {
+        uv_close(h, NULL);
+    }
+}
+
+/* Parse the command line into @cfg (after the config file is applied). */
+static int
+parse_args(int argc, char **argv, struct sl_cfg *cfg)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"listen", required_argument, NULL, 'l'},
+        {"data-dir", required_argument, NULL, 'd'},
+        {"log-level", required_argument, NULL, 'L'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *config = NULL;
+    const char *listen = NULL;
+    const char *data_dir = NULL;
+    const char *level = NULL;
+    struct sl_err err;
+    int c = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:l:d:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            config = optarg;
+            break;
+        case 'l':
+            listen = optarg;
+            break;
+        case 'd':
+            data_dir = optarg;
+            break;
+        case 'L':
+            level = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(
+            stderr, "sluice serve: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    sl_cfg_defaults(cfg);
+    rc = sl_cfg_load_file(cfg, config ? config : "config/sluice.json", &err);
+    if (rc == SL_ENOENT && config == NULL) {
+        rc = 0; /* no file: the embedded defaults */
+    }
+    if (rc != 0) {
+        fprintf(stderr, "sluice serve: %s\n", err.message);
+        return 2;
+    }
+    if (listen != NULL) {
+        (void)snprintf(cfg->listen, sizeof(cfg->listen), "%s", listen);
+    }
+    if (data_dir != NULL) {
+        (void)snprintf(cfg->data_dir, sizeof(cfg->data_dir), "%s", data_dir);
+    }
+    if (level != NULL) {
+        (void)snprintf(cfg->log_level, sizeof(cfg->log_level), "%s", level);
+    }
+    rc = sl_cfg_validate(cfg, &err);
+    if (rc != 0) {
+        fprintf(stderr, "sluice serve: %s\n", err.message);
+        return 2;
+    }
+    return 0;
+}
+
+int
+sl_cli_serve_main(int argc, char **argv)
+{
+    struct sl_cfg cfg;
+    struct sl_err err;
+    struct sl_obj *store = NULL;
+    struct sl_http_server *http = NULL;
+    struct sl_http_config hc;
+    struct sl_http_services svc;
+    enum sl_log_level level = SL_LOG_INFO;
+    uv_loop_t loop;
+    uv_signal_t sigint;
+    uv_signal_t sigterm;
+    char *store_root = NULL;
+    int rc = 0;
+    int status = 1;
+
+    sl_err_clear(&err);
+    rc = parse_args(argc, argv, &cfg);
+    if (rc != 0) {
+        return rc == 1 ? 0 : rc;
+    }
+    (void)sl_log_level_parse(cfg.log_level, &level);
+    sl_log_set_level(level);
+    (void)signal(SIGPIPE, SIG_IGN);
+
+    rc = mkdirs(cfg.data_dir);
+    if (rc != 0) {
+        SL_ERROR("cannot create data directory '%s': %s",
+                 cfg.data_dir,
+                 sl_strerror(rc));
+        return 1;
+    }
+    store_root = sl_asprintf("%s/store", cfg.data_dir);
+    rc = sl_obj_open_fs(store_root,
+                        strcmp(cfg.durability, "fsync") == 0
+                            ? SL_DURABILITY_FSYNC
+                            : SL_DURABILITY_PROCESS,
+                        &store,
+                        &err);
+    if (rc != 0) {
+        SL_ERROR("cannot open the object store: %s", err.message);
+        goto out;
+    }
+
+    memset(&hc, 0, sizeof(hc));
+    hc.listen = cfg.listen;
+    hc.api_token = cfg.api_token;
+    hc.threads = (unsigned)cfg.http_threads;
+    hc.max_connections = (unsigned)cfg.max_connections;
+    hc.max_body_bytes = cfg.max_body_bytes;
+    hc.max_header_bytes = cfg.max_header_bytes;
+    hc.request_timeout_s = (unsigned)cfg.request_timeout;
+    hc.max_object_bytes = cfg.max_object_bytes;
+    svc.store = store;
+
+    if (uv_loop_init(&loop) != 0) {
+        SL_ERROR("cannot create the event loop");
+        goto out;
+    }
+    (void)uv_signal_init(&loop, &sigint);
+    (void)uv_signal_init(&loop, &sigterm);
+    (void)uv_signal_start(&sigint, on_signal, SIGINT);
+    (void)uv_signal_start(&sigterm, on_signal, SIGTERM);
+
+    rc = sl_http_start(&hc, &svc, &http, &err);
+    if (rc != 0) {
+        SL_ERROR("cannot start the HTTP server: %s", err.message);
+    } else {
+        SL_INFO("sluice %s listening on http://%.*s:%u/ (data dir %s, "
+                "durability %s)",
+                SL_VERSION,
+                (int)strcspn(cfg.listen, ":"),
+                cfg.listen,
+                sl_http_port(http),
+                cfg.data_dir,
+                cfg.durability);
+        (void)uv_run(&loop, UV_RUN_DEFAULT);
+        sl_http_stop(http, (unsigned)cfg.shutdown_grace * 1000);
+        SL_INFO("stopped");
+        status = 0;
+    }
+    uv_walk(&loop, close_handle, NULL);
+    (void)uv_run(&loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&loop) != 0) {
+        SL_WARN("event loop closed with open handles");
+    }
+
+out:
+    sl_obj_close(store);
+    sl_free(store_root);
+    return status;
+}

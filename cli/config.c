@@ -1,1 +1,280 @@
-#include "core/sl.h"
+/*
+ * Configuration: a table of {key, type, offset, limits} with generic
+ * setters (nginx's ngx_command_t idea).  The defaults in the table are the
+ * embedded configuration; config/sluice.json repeats them for users.
+ * Unknown keys are errors, so a typo never silently falls back.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+enum cfg_type { CFG_STRING, CFG_UINT };
+
+struct cfg_key {
+    const char *key; /* dotted path in the JSON file */
+    enum cfg_type type;
+    size_t offset;   /* offsetof(struct sl_cfg, field) */
+    size_t size;     /* string capacity */
+    const char *def; /* default, as text */
+    uint64_t min;    /* CFG_UINT range */
+    uint64_t max;
+    const char *help;
+};
+
+#define STR(k, f, d, h)                                                        \
+    {                                                                          \
+        k, CFG_STRING, offsetof(struct sl_cfg, f),                             \
+            sizeof(((struct sl_cfg *)0)->f), d, 0, 0, h                        \
+    }
+#define UINT(k, f, d, lo, hi, h)                                               \
+    {                                                                          \
+        k, CFG_UINT, offsetof(struct sl_cfg, f), 0, d, lo, hi, h               \
+    }
+
+static const struct cfg_key keys[] = {
+    STR("listen",
+        listen,
+        "127.0.0.1:8080",
+        "HOST:PORT to listen on; port 0 picks a free port"),
+    STR("dataDir", data_dir, "./data", "directory for all state"),
+    STR("durability",
+        durability,
+        "process",
+        "'process' (survive kill -9) or 'fsync' (survive power loss)"),
+    STR("apiToken",
+        api_token,
+        "",
+        "bearer token; required when listen is not a loopback address"),
+    STR("log.level", log_level, "info", "debug, info, warn or error"),
+    UINT("http.threads", http_threads, "4", 1, 256, "HTTP thread pool size"),
+    UINT("http.maxConnections",
+         max_connections,
+         "256",
+         1,
+         65536,
+         "concurrent connections"),
+    UINT("http.maxBodyBytes",
+         max_body_bytes,
+         "16777216",
+         1024,
+         UINT64_C(1) << 32,
+         "largest JSON request body (413 beyond)"),
+    UINT("http.maxHeaderBytes",
+         max_header_bytes,
+         "32768",
+         4096,
+         UINT64_C(1) << 24,
+         "memory per connection for the request line and headers"),
+    UINT("http.requestTimeoutSeconds",
+         request_timeout,
+         "300",
+         1,
+         86400,
+         "idle seconds before a connection is closed"),
+    UINT("http.shutdownGraceSeconds",
+         shutdown_grace,
+         "30",
+         0,
+         3600,
+         "how long SIGTERM waits for in-flight requests"),
+    UINT("store.maxObjectBytes",
+         max_object_bytes,
+         "68719476736",
+         0,
+         UINT64_MAX,
+         "largest object accepted by PUT (413 beyond)"),
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static int
+set_text(struct sl_cfg *cfg,
+         const struct cfg_key *k,
+         const char *value,
+         struct sl_err *err)
+{
+    char *base = (char *)cfg + k->offset;
+    uint64_t v = 0;
+
+    if (k->type == CFG_STRING) {
+        if (strlen(value) >= k->size) {
+            return sl_err_set(err,
+                              SL_ECONFIG,
+                              k->key,
+                              "%s is longer than %zu bytes",
+                              k->key,
+                              k->size - 1);
+        }
+        memcpy(base, value, strlen(value) + 1);
+        return 0;
+    }
+    if (sl_parse_u64(value, &v) != 0 || v < k->min || v > k->max) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          k->key,
+                          "%s must be a whole number from %llu to %llu",
+                          k->key,
+                          (unsigned long long)k->min,
+                          (unsigned long long)k->max);
+    }
+    memcpy(base, &v, sizeof(v));
+    return 0;
+}
+
+void
+sl_cfg_defaults(struct sl_cfg *cfg)
+{
+    size_t i = 0;
+
+    memset(cfg, 0, sizeof(*cfg));
+    for (i = 0; i < NKEYS; i++) {
+        if (set_text(cfg, &keys[i], keys[i].def, NULL) != 0) {
+            sl_panic("config: bad default for %s", keys[i].key);
+        }
+    }
+}
+
+/*
+ * Walk one JSON object level; @prefix is the dotted path so far.  Objects
+ * recurse, leaves must match a key of the table with the right JSON type.
+ */
+static int
+apply_object(struct sl_cfg *cfg,
+             json_t *obj,
+             const char *prefix,
+             const char *path,
+             struct sl_err *err)
+{
+    const char *name = NULL;
+    json_t *v = NULL;
+    char full[256];
+    char num[32];
+    size_t i = 0;
+    int rc = 0;
+
+    json_object_foreach(obj, name, v)
+    {
+        const struct cfg_key *k = NULL;
+
+        (void)snprintf(
+            full, sizeof(full), "%s%s%s", prefix, prefix[0] ? "." : "", name);
+        if (json_is_object(v)) {
+            rc = apply_object(cfg, v, full, path, err);
+            if (rc != 0) {
+                return rc;
+            }
+            continue;
+        }
+        for (i = 0; i < NKEYS; i++) {
+            if (strcmp(keys[i].key, full) == 0) {
+                k = &keys[i];
+            }
+        }
+        if (k == NULL) {
+            return sl_err_set(err,
+                              SL_ECONFIG,
+                              full,
+                              "%s: unknown configuration key '%s'",
+                              path,
+                              full);
+        }
+        if (k->type == CFG_STRING && !json_is_string(v)) {
+            return sl_err_set(
+                err, SL_ECONFIG, full, "%s: '%s' must be a string", path, full);
+        }
+        if (k->type == CFG_UINT &&
+            (!json_is_integer(v) || json_integer_value(v) < 0)) {
+            return sl_err_set(err,
+                              SL_ECONFIG,
+                              full,
+                              "%s: '%s' must be a non-negative integer",
+                              path,
+                              full);
+        }
+        if (k->type == CFG_UINT) {
+            (void)snprintf(
+                num, sizeof(num), "%lld", (long long)json_integer_value(v));
+        }
+        rc = set_text(
+            cfg, k, k->type == CFG_UINT ? num : json_string_value(v), err);
+        if (rc != 0) {
+            return sl_err_set(err, rc, full, "%s: %s", path, err->message);
+        }
+    }
+    return 0;
+}
+
+int
+sl_cfg_load_file(struct sl_cfg *cfg, const char *path, struct sl_err *err)
+{
+    json_error_t jerr;
+    json_t *root = NULL;
+    int rc = 0;
+
+    root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL) {
+        if (jerr.position == 0 && strstr(jerr.text, "unable to open")) {
+            return sl_err_set(err, SL_ENOENT, path, "%s: %s", path, jerr.text);
+        }
+        return sl_err_set(err,
+                          SL_EBADJSON,
+                          path,
+                          "%s: line %d, column %d: %s",
+                          path,
+                          jerr.line,
+                          jerr.column,
+                          jerr.text);
+    }
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          path,
+                          "%s: the configuration must be a JSON object",
+                          path);
+    }
+    rc = apply_object(cfg, root, "", path, err);
+    json_decref(root);
+    return rc;
+}
+
+int
+sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err)
+{
+    enum sl_log_level lvl = SL_LOG_INFO;
+
+    if (strcmp(cfg->durability, "process") != 0 &&
+        strcmp(cfg->durability, "fsync") != 0) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "durability",
+                          "durability must be 'process' or 'fsync', not '%s'",
+                          cfg->durability);
+    }
+    if (sl_log_level_parse(cfg->log_level, &lvl) != 0) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "log.level",
+                          "log.level must be debug, info, warn or error");
+    }
+    if (cfg->data_dir[0] == '\0') {
+        return sl_err_set(err, SL_ECONFIG, "dataDir", "dataDir is empty");
+    }
+    return 0;
+}
+
+void
+sl_cfg_print_keys(void)
+{
+    size_t i = 0;
+
+    for (i = 0; i < NKEYS; i++) {
+        printf("  %-28s %-7s default %-16s %s\n",
+               keys[i].key,
+               keys[i].type == CFG_UINT ? "integer" : "string",
+               keys[i].def[0] ? keys[i].def : "\"\"",
+               keys[i].help);
+    }
+}

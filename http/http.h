@@ -1,1 +1,57 @@
+/*
+ * HTTP server: libmicrohttpd with a thread pool, a static route table for
+ * the REST API under /smila/, JSON replies and the error body of API.md.
+ *
+ * Threading: sl_http_start and sl_http_stop are called from one thread
+ * (the main thread).  Handlers run on the server's pool threads and reach
+ * other modules only through their thread-safe APIs.
+ */
+#ifndef SL_HTTP_H_INCLUDED
+#define SL_HTTP_H_INCLUDED
+
+#include <stdint.h>
+
 #include "core/sl.h"
+#include "objectstore/objectstore.h"
+
+struct sl_http_server;
+
+/** Server settings; strings are borrowed for the duration of sl_http_start
+ * (copied). */
+struct sl_http_config {
+    const char *listen;         /* "host:port" or "[v6]:port"; port 0 = any */
+    const char *api_token;      /* required when listen is not loopback */
+    unsigned threads;           /* pool size, >= 1 */
+    unsigned max_connections;   /* concurrent connections */
+    uint64_t max_body_bytes;    /* JSON bodies (413 beyond) */
+    uint64_t max_header_bytes;  /* per-connection header memory (431) */
+    unsigned request_timeout_s; /* idle time before a connection closes */
+    uint64_t max_object_bytes;  /* object PUT bodies (413 beyond) */
+};
+
+/** What the handlers may use; all borrowed, must outlive the server. */
+struct sl_http_services {
+    struct sl_obj *store; /* object store service */
+};
+
+/**
+ * @brief Start listening and serving.
+ * @return 0, SL_ECONFIG (bad listen address, non-loopback without token),
+ * SL_EIO (cannot bind); details in @p err.  On success *out is a new
+ * object, caller stops and frees it with sl_http_stop.
+ */
+int sl_http_start(const struct sl_http_config *cfg,
+                  const struct sl_http_services *svc,
+                  struct sl_http_server **out,
+                  struct sl_err *err);
+/** @brief The port actually bound (useful with port 0). */
+unsigned sl_http_port(const struct sl_http_server *s);
+/** @brief Requests being served right now. */
+unsigned sl_http_active_requests(const struct sl_http_server *s);
+/**
+ * @brief Stop accepting connections, let in-flight requests finish for up
+ * to @p grace_ms, then close everything and free @p s.  NULL-safe.
+ */
+void sl_http_stop(struct sl_http_server *s, unsigned grace_ms);
+
+#endif /* SL_HTTP_H_INCLUDED */

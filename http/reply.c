@@ -1,1 +1,251 @@
-#include "core/sl.h"
+/*
+ * Replies and request helpers.  Every reply goes through sl_reply_*, so
+ * the error body of API.md and the JSON content type are set in one place.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <microhttpd.h>
+
+#include "http/http_int.h"
+
+const char *
+sl_req_param(const struct sl_req *req, const char *name)
+{
+    size_t i = 0;
+    size_t nlen = strlen(name);
+
+    for (i = 0; i < req->nparams; i++) {
+        const char *pn = req->param_names[i];
+        size_t plen = strcspn(pn, "/");
+
+        if (plen == nlen && memcmp(pn, name, nlen) == 0) {
+            return req->params[i];
+        }
+    }
+    return NULL;
+}
+
+const char *
+sl_req_query(const struct sl_req *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *
+sl_req_header(const struct sl_req *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+int
+sl_req_query_u64(struct sl_req *req,
+                 const char *name,
+                 uint64_t def,
+                 uint64_t max,
+                 uint64_t *out)
+{
+    const char *v = sl_req_query(req, name);
+    uint64_t n = 0;
+
+    if (v == NULL) {
+        *out = def;
+        return 0;
+    }
+    if (sl_parse_u64(v, &n) != 0 || n > max) {
+        (void)sl_reply_error(req,
+                             SL_EINVAL,
+                             name,
+                             "query argument '%s' must be a whole number "
+                             "from 0 to %llu, not '%s'",
+                             name,
+                             (unsigned long long)max,
+                             v);
+        return SL_EINVAL;
+    }
+    *out = n;
+    return 0;
+}
+
+int
+sl_req_body_json(struct sl_req *req, json_t **out)
+{
+    json_error_t jerr;
+    json_t *j = NULL;
+    char field[64];
+
+    *out = NULL;
+    if (req->body.len == 0) {
+        return sl_reply_error(
+            req, SL_EBADJSON, "body", "the request needs a JSON body");
+    }
+    j = json_loadb(
+        req->body.data, req->body.len, JSON_REJECT_DUPLICATES, &jerr);
+    if (j == NULL) {
+        (void)snprintf(
+            field, sizeof(field), "body:%d:%d", jerr.line, jerr.column);
+        (void)sl_reply_error(req,
+                             SL_EBADJSON,
+                             field,
+                             "malformed JSON at line %d, column %d: %s",
+                             jerr.line,
+                             jerr.column,
+                             jerr.text);
+        return SL_EBADJSON;
+    }
+    *out = j;
+    return 0;
+}
+
+char *
+sl_req_url(const struct sl_req *req, const char *path)
+{
+    const char *host = sl_req_header(req, "Host");
+
+    if (host == NULL || host[0] == '\0' || strpbrk(host, " \"<>\\") != NULL) {
+        return sl_asprintf("http://%s%s", req->cfg->listen, path);
+    }
+    return sl_asprintf("http://%s%s", host, path);
+}
+
+static int
+queue(struct sl_req *req, unsigned status, struct MHD_Response *resp)
+{
+    enum MHD_Result r = MHD_NO;
+
+    if (resp == NULL) {
+        SL_ERROR("http: cannot create a response");
+        return SL_EINTERNAL;
+    }
+    r = MHD_queue_response(req->conn, status, resp);
+    MHD_destroy_response(resp);
+    req->replied = 1;
+    if (r != MHD_YES) {
+        SL_WARN(
+            "http: cannot queue the response to %s %s", req->method, req->path);
+        return SL_EIO;
+    }
+    return 0;
+}
+
+static struct MHD_Response *
+json_response(json_t *body)
+{
+    char *text = NULL;
+    size_t len = 0;
+    struct MHD_Response *resp = NULL;
+
+    text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(body);
+    if (text == NULL) {
+        return NULL;
+    }
+    len = strlen(text);
+    text = sl_realloc(text, len + 2);
+    text[len++] = '\n';
+    text[len] = '\0';
+    resp =
+        MHD_create_response_from_buffer_with_free_callback(len, text, sl_free);
+    if (resp == NULL) {
+        sl_free(text);
+        return NULL;
+    }
+    (void)MHD_add_response_header(
+        resp, "Content-Type", "application/json; charset=utf-8");
+    return resp;
+}
+
+int
+sl_reply_json(struct sl_req *req, unsigned status, json_t *body)
+{
+    return queue(req, status, json_response(body));
+}
+
+static json_t *
+error_body(int code, const char *field, const char *message)
+{
+    json_t *e = json_pack(
+        "{s:s, s:s}", "code", sl_err_api_code(code), "message", message);
+
+    if (e != NULL && field != NULL && field[0] != '\0') {
+        (void)json_object_set_new(e, "field", json_string(field));
+    }
+    return json_pack("{s:o}", "error", e);
+}
+
+int
+sl_reply_error(
+    struct sl_req *req, int code, const char *field, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    unsigned status = (unsigned)sl_err_http_status(code);
+    struct MHD_Response *resp = NULL;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (status >= 500) {
+        SL_WARN("http: %s %s -> %u %s", req->method, req->path, status, msg);
+    }
+    resp = json_response(error_body(code, field, msg));
+    if (resp != NULL && code == SL_ENOTREADY) {
+        (void)MHD_add_response_header(resp, "Retry-After", "1");
+    }
+    (void)queue(req, status, resp);
+    return code;
+}
+
+int
+sl_reply_err(struct sl_req *req, const struct sl_err *err)
+{
+    int code = err->code ? err->code : SL_EINTERNAL;
+
+    return sl_reply_error(req,
+                          code,
+                          err->field,
+                          "%s",
+                          err->message[0] ? err->message : sl_strerror(code));
+}
+
+int
+sl_reply_method_not_allowed(struct sl_req *req, const char *allow)
+{
+    char msg[256];
+    struct MHD_Response *resp = NULL;
+
+    (void)snprintf(msg,
+                   sizeof(msg),
+                   "%s is not allowed on '%s'; use %s",
+                   req->method,
+                   req->path,
+                   allow);
+    resp = json_response(error_body(SL_EMETHOD, "method", msg));
+    if (resp != NULL) {
+        (void)MHD_add_response_header(resp, "Allow", allow);
+    }
+    (void)queue(req, 405, resp);
+    return SL_EMETHOD;
+}
+
+int
+sl_reply_stream(struct sl_req *req,
+                unsigned status,
+                const char *content_type,
+                uint64_t size,
+                ssize_t (*read)(void *ctx, uint64_t pos, char *buf, size_t max),
+                void *ctx,
+                void (*free_ctx)(void *ctx))
+{
+    struct MHD_Response *resp = NULL;
+
+    resp =
+        MHD_create_response_from_callback(size, 64 * 1024, read, ctx, free_ctx);
+    if (resp == NULL) {
+        free_ctx(ctx);
+        return queue(req, status, NULL);
+    }
+    (void)MHD_add_response_header(resp, "Content-Type", content_type);
+    return queue(req, status, resp);
+}

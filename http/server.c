@@ -1,1 +1,604 @@
-#include "core/sl.h"
+/*
+ * The HTTP server: libmicrohttpd in thread-pool mode.  One access-handler
+ * entry point matches the route, checks the token and the limits, buffers
+ * or streams the body and calls the handler; the completion callback frees
+ * the request.  Shutdown quiesces the listener and waits for in-flight
+ * requests before stopping the daemon.
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+#include <openssl/crypto.h>
+
+#include "http/http_int.h"
+
+struct sl_http_server {
+    struct MHD_Daemon *daemon;
+    struct sl_http_config cfg; /* strings below are owned copies */
+    char *listen;
+    char *api_token;
+    struct sl_http_services svc;
+    int need_token;     /* listening on a non-loopback address */
+    atomic_uint active; /* requests between first call and completion */
+    unsigned port;
+};
+
+/* ------------------------------------------------------------------------
+ * Listen address parsing.
+ * --------------------------------------------------------------------- */
+
+/*
+ * Split "host:port" or "[v6]:port" and resolve the host numerically or by
+ * name (getaddrinfo), so "localhost:8080" works as well as "0.0.0.0:80".
+ */
+static int
+parse_listen(const char *listen,
+             struct sockaddr_storage *ss,
+             socklen_t *len,
+             struct sl_err *err)
+{
+    char host[256];
+    const char *colon = strrchr(listen, ':');
+    const char *h = listen;
+    size_t hlen = 0;
+    uint64_t port = 0;
+    struct addrinfo hints;
+    struct addrinfo *res = NULL;
+    int gai = 0;
+
+    if (colon == NULL || sl_parse_u64(colon + 1, &port) != 0 || port > 65535) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "listen",
+                          "listen address '%s' must be HOST:PORT",
+                          listen);
+    }
+    hlen = (size_t)(colon - listen);
+    if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']') {
+        h++;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen >= sizeof(host)) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "listen",
+                          "listen address '%s' has no host",
+                          listen);
+    }
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    gai = getaddrinfo(host, NULL, &hints, &res);
+    if (gai != 0 || res == NULL) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "listen",
+                          "cannot resolve listen host '%s': %s",
+                          host,
+                          gai_strerror(gai));
+    }
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    if (ss->ss_family == AF_INET) {
+        ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+    } else {
+        ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+    }
+    return 0;
+}
+
+static int
+is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+        return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Routing.
+ * --------------------------------------------------------------------- */
+
+/*
+ * Match @path against one pattern; fills the captures of @req when
+ * @capture is set.  Segments compare literally; ":x" takes one non-empty
+ * segment, "*x" the non-empty rest.
+ */
+static int
+match_pattern(const char *pattern,
+              const char *path,
+              struct sl_req *req,
+              int capture)
+{
+    const char *p = pattern;
+    const char *s = path;
+    size_t n = 0;
+
+    while (*p != '\0') {
+        const char *pe = NULL;
+        const char *se = NULL;
+
+        if (*p != '/' || *s != '/') {
+            return 0;
+        }
+        p++;
+        s++;
+        pe = strchr(p, '/');
+        pe = pe ? pe : p + strlen(p);
+        se = strchr(s, '/');
+        se = se ? se : s + strlen(s);
+        if (*p == '*') {
+            if (*s == '\0') {
+                return 0;
+            }
+            if (capture && n < SL_ROUTE_MAX_PARAMS) {
+                req->param_names[n] = p + 1;
+                req->params[n++] = sl_strdup(s);
+            }
+            req->nparams = capture ? n : req->nparams;
+            return 1;
+        }
+        if (*p == ':') {
+            if (se == s) {
+                return 0;
+            }
+            if (capture && n < SL_ROUTE_MAX_PARAMS) {
+                req->param_names[n] = p + 1;
+                req->params[n++] = sl_strndup(s, (size_t)(se - s));
+            }
+        } else if ((size_t)(pe - p) != (size_t)(se - s) ||
+                   memcmp(p, s, (size_t)(pe - p)) != 0) {
+            return 0;
+        }
+        p = pe;
+        s = se;
+    }
+    if (*s != '\0') {
+        return 0;
+    }
+    if (capture) {
+        req->nparams = n;
+    }
+    return 1;
+}
+
+static void
+clear_params(struct sl_req *req)
+{
+    size_t i = 0;
+
+    for (i = 0; i < req->nparams; i++) {
+        SL_FREE(req->params[i]);
+    }
+    req->nparams = 0;
+}
+
+/*
+ * Find the route for method and path.  Returns the route, or NULL with
+ * @allow filled (comma-separated methods) when the path exists under other
+ * methods, or NULL with an empty @allow when the path is unknown.
+ */
+static const struct sl_route *
+route_find(struct sl_req *req, char *allow, size_t allow_cap)
+{
+    const struct sl_route *r = NULL;
+    const char *method = req->method;
+
+    allow[0] = '\0';
+    if (strcmp(method, "HEAD") == 0) {
+        method = "GET";
+    }
+    for (r = sl__routes; r->method != NULL; r++) {
+        if (!match_pattern(r->pattern, req->path, req, 0)) {
+            continue;
+        }
+        if (strcmp(r->method, method) == 0) {
+            (void)match_pattern(r->pattern, req->path, req, 1);
+            return r;
+        }
+        if (strstr(allow, r->method) == NULL) {
+            size_t used = strlen(allow);
+
+            (void)snprintf(allow + used,
+                           allow_cap - used,
+                           "%s%s",
+                           used ? ", " : "",
+                           r->method);
+        }
+    }
+    if (allow[0] != '\0' && strstr(allow, "GET") != NULL) {
+        size_t used = strlen(allow);
+
+        (void)snprintf(allow + used, allow_cap - used, ", HEAD");
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Request life cycle.
+ * --------------------------------------------------------------------- */
+
+static int
+token_ok(struct sl_http_server *s, struct MHD_Connection *conn)
+{
+    const char *auth =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    size_t want = strlen(s->api_token);
+    size_t got = 0;
+
+    if (auth == NULL || strncmp(auth, "Bearer ", 7) != 0) {
+        return 0;
+    }
+    auth += 7;
+    got = strlen(auth);
+    return got == want && CRYPTO_memcmp(auth, s->api_token, want) == 0;
+}
+
+static char *
+normalize_path(const char *url)
+{
+    size_t len = strlen(url);
+
+    while (len > 1 && url[len - 1] == '/') {
+        len--;
+    }
+    return sl_strndup(url, len);
+}
+
+static void
+req_free(struct sl_req *req)
+{
+    if (req == NULL) {
+        return;
+    }
+    if (req->route != NULL && req->route->on_cleanup != NULL) {
+        req->route->on_cleanup(req);
+    }
+    clear_params(req);
+    sl_buf_free(&req->body);
+    sl_free(req->method);
+    sl_free(req->path);
+    sl_free(req);
+}
+
+/*
+ * First call of a request: route it, check the token and the declared body
+ * size, and let streaming routes look at the request before the body.
+ * Whatever fails is answered at once, and the body is then not read.
+ */
+static void
+first_call(struct sl_req *req)
+{
+    struct sl_http_server *s = req->server;
+    const char *clen = NULL;
+    uint64_t declared = 0;
+    uint64_t limit = s->cfg.max_body_bytes;
+    char allow[128];
+
+    if (s->need_token && !token_ok(s, req->conn)) {
+        (void)sl_reply_error(req,
+                             SL_EUNAUTH,
+                             "Authorization",
+                             "this server needs 'Authorization: Bearer "
+                             "<token>' on every request");
+        return;
+    }
+    req->route = route_find(req, allow, sizeof(allow));
+    if (req->route == NULL) {
+        if (allow[0] != '\0') {
+            (void)sl_reply_method_not_allowed(req, allow);
+        } else {
+            (void)sl_reply_error(
+                req, SL_ENOENT, "path", "no resource at '%s'", req->path);
+        }
+        return;
+    }
+    if (req->route->flags & SL_ROUTE_STREAM_BODY) {
+        limit = s->cfg.max_object_bytes;
+    }
+    clen = MHD_lookup_connection_value(
+        req->conn, MHD_HEADER_KIND, "Content-Length");
+    if (clen != NULL && sl_parse_u64(clen, &declared) == 0 &&
+        declared > limit) {
+        (void)sl_reply_error(req,
+                             SL_ETOOLARGE,
+                             "Content-Length",
+                             "request body of %llu bytes exceeds the limit "
+                             "of %llu bytes",
+                             (unsigned long long)declared,
+                             (unsigned long long)limit);
+        return;
+    }
+    if (req->route->on_begin != NULL) {
+        (void)req->route->on_begin(req);
+    }
+}
+
+/*
+ * Body bytes: buffered up to max_body_bytes, or handed to the streaming
+ * route.  After a reply has been queued the rest of the body is dropped.
+ */
+static void
+body_chunk(struct sl_req *req, const char *data, size_t len)
+{
+    struct sl_http_server *s = req->server;
+    int rc = 0;
+
+    if (req->replied) {
+        return;
+    }
+    req->body_bytes += len;
+    if (req->route->flags & SL_ROUTE_STREAM_BODY) {
+        if (req->body_bytes > s->cfg.max_object_bytes) {
+            (void)sl_reply_error(req,
+                                 SL_ETOOLARGE,
+                                 "body",
+                                 "request body exceeds the limit of %llu "
+                                 "bytes",
+                                 (unsigned long long)s->cfg.max_object_bytes);
+            return;
+        }
+        (void)req->route->on_body(req, data, len);
+        return;
+    }
+    rc = sl_buf_append(&req->body, data, len);
+    if (rc != 0) {
+        (void)sl_reply_error(req,
+                             SL_ETOOLARGE,
+                             "body",
+                             "request body exceeds the limit of %llu bytes",
+                             (unsigned long long)s->cfg.max_body_bytes);
+    }
+}
+
+static enum MHD_Result
+on_access(void *cls,
+          struct MHD_Connection *conn,
+          const char *url,
+          const char *method,
+          const char *version,
+          const char *upload_data,
+          size_t *upload_data_size,
+          void **con_cls)
+{
+    struct sl_http_server *s = cls;
+    struct sl_req *req = *con_cls;
+
+    (void)version;
+    if (req == NULL) {
+        req = sl_calloc(1, sizeof(*req));
+        req->server = s;
+        req->conn = conn;
+        req->svc = &s->svc;
+        req->cfg = &s->cfg;
+        req->method = sl_strdup(method);
+        req->path = normalize_path(url);
+        sl_buf_init(&req->body, (size_t)s->cfg.max_body_bytes);
+        atomic_fetch_add(&s->active, 1);
+        *con_cls = req;
+        first_call(req);
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        body_chunk(req, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (!req->replied) {
+        (void)req->route->handler(req);
+        if (!req->replied) {
+            (void)sl_reply_error(
+                req, SL_EINTERNAL, NULL, "handler gave no reply");
+        }
+    }
+    return MHD_YES;
+}
+
+static void
+on_completed(void *cls,
+             struct MHD_Connection *conn,
+             void **con_cls,
+             enum MHD_RequestTerminationCode toe)
+{
+    struct sl_http_server *s = cls;
+    struct sl_req *req = *con_cls;
+
+    (void)conn;
+    if (req == NULL) {
+        return;
+    }
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+        SL_DEBUG("http: %s %s ended early (code %d)",
+                 req->method,
+                 req->path,
+                 (int)toe);
+    }
+    req_free(req);
+    *con_cls = NULL;
+    atomic_fetch_sub(&s->active, 1);
+}
+
+/*
+ * MHD unescapes the path before routing.  A decoded NUL would cut the path
+ * short and address another resource, so it becomes 0x01, which every name
+ * check rejects as a control character.
+ */
+static size_t
+unescape(void *cls, struct MHD_Connection *conn, char *uri)
+{
+    size_t len = 0;
+    size_t i = 0;
+
+    (void)cls;
+    (void)conn;
+    for (i = 0; uri[i] != '\0'; i++) {
+        if (uri[i] == '%' && uri[i + 1] == '0' && uri[i + 2] == '0') {
+            uri[i + 2] = '1';
+        }
+    }
+    len = MHD_http_unescape(uri);
+    return len;
+}
+
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+
+    (void)cls;
+    (void)vsnprintf(line, sizeof(line), fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    SL_DEBUG("microhttpd: %s", line);
+}
+
+/* ------------------------------------------------------------------------
+ * Start and stop.
+ * --------------------------------------------------------------------- */
+
+int
+sl_http_start(const struct sl_http_config *cfg,
+              const struct sl_http_services *svc,
+              struct sl_http_server **out,
+              struct sl_err *err)
+{
+    struct sl_http_server *s = NULL;
+    struct sockaddr_storage ss;
+    socklen_t sslen = 0;
+    const union MHD_DaemonInfo *info = NULL;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    int rc = 0;
+
+    *out = NULL;
+    memset(&ss, 0, sizeof(ss));
+    rc = parse_listen(cfg->listen, &ss, &sslen, err);
+    if (rc != 0) {
+        return rc;
+    }
+    s = sl_calloc(1, sizeof(*s));
+    s->cfg = *cfg;
+    s->listen = sl_strdup(cfg->listen);
+    s->api_token = sl_strdup(cfg->api_token ? cfg->api_token : "");
+    s->cfg.listen = s->listen;
+    s->cfg.api_token = s->api_token;
+    s->svc = *svc;
+    s->need_token = !is_loopback(&ss);
+    if (s->need_token && s->api_token[0] == '\0') {
+        rc = sl_err_set(err,
+                        SL_ECONFIG,
+                        "apiToken",
+                        "listening on the non-loopback address '%s' needs "
+                        "an apiToken in the configuration",
+                        cfg->listen);
+        goto fail;
+    }
+    if (ss.ss_family == AF_INET6) {
+        flags |= MHD_USE_IPv6;
+    }
+    s->daemon = MHD_start_daemon(flags,
+                                 0,
+                                 NULL,
+                                 NULL,
+                                 on_access,
+                                 s,
+                                 MHD_OPTION_SOCK_ADDR,
+                                 (struct sockaddr *)&ss,
+                                 MHD_OPTION_THREAD_POOL_SIZE,
+                                 (unsigned)(cfg->threads ? cfg->threads : 1),
+                                 MHD_OPTION_CONNECTION_LIMIT,
+                                 (unsigned)cfg->max_connections,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                 (size_t)cfg->max_header_bytes,
+                                 MHD_OPTION_CONNECTION_TIMEOUT,
+                                 (unsigned)cfg->request_timeout_s,
+                                 MHD_OPTION_NOTIFY_COMPLETED,
+                                 on_completed,
+                                 s,
+                                 MHD_OPTION_UNESCAPE_CALLBACK,
+                                 unescape,
+                                 NULL,
+                                 MHD_OPTION_EXTERNAL_LOGGER,
+                                 mhd_log,
+                                 NULL,
+                                 MHD_OPTION_END);
+    if (s->daemon == NULL) {
+        rc = sl_err_set(err,
+                        SL_EIO,
+                        "listen",
+                        "cannot listen on '%s' (address in use or not "
+                        "available)",
+                        cfg->listen);
+        goto fail;
+    }
+    info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info != NULL ? info->port : 0;
+    *out = s;
+    return 0;
+
+fail:
+    sl_free(s->listen);
+    sl_free(s->api_token);
+    sl_free(s);
+    return rc;
+}
+
+unsigned
+sl_http_port(const struct sl_http_server *s)
+{
+    return s->port;
+}
+
+unsigned
+sl_http_active_requests(const struct sl_http_server *s)
+{
+    return atomic_load(&((struct sl_http_server *)s)->active);
+}
+
+void
+sl_http_stop(struct sl_http_server *s, unsigned grace_ms)
+{
+    int64_t deadline = 0;
+    MHD_socket lsock = MHD_INVALID_SOCKET;
+
+    if (s == NULL) {
+        return;
+    }
+    lsock = MHD_quiesce_daemon(s->daemon);
+    if (lsock != MHD_INVALID_SOCKET) {
+        (void)close(lsock);
+    }
+    deadline = sl_mono_ms() + grace_ms;
+    while (atomic_load(&s->active) > 0 && sl_mono_ms() < deadline) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+
+        (void)nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&s->active) > 0) {
+        SL_WARN("http: stopping with %u request(s) still in flight",
+                atomic_load(&s->active));
+    }
+    MHD_stop_daemon(s->daemon);
+    sl_free(s->listen);
+    sl_free(s->api_token);
+    sl_free(s);
+}

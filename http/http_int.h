@@ -1,0 +1,118 @@
+/*
+ * Private to http/: the request object handed to handlers, the route
+ * table and the reply API.  Every handler has the signature
+ * `int sl_api_<resource>_<verb>(struct sl_req *req)` and answers only
+ * through sl_reply_*; its return value is 0 once it has replied.
+ */
+#ifndef SL_HTTP_INT_H_INCLUDED
+#define SL_HTTP_INT_H_INCLUDED
+
+#include <stdint.h>
+
+#include "http/http.h"
+
+#define SL_ROUTE_MAX_PARAMS 4
+
+struct sl_req;
+
+/* Route flags. */
+#define SL_ROUTE_STREAM_BODY 0x1 /* body goes to on_body, not a buffer */
+
+struct sl_route {
+    const char *method;  /* "GET", "PUT", "POST", "DELETE" */
+    const char *pattern; /* e.g. "/smila/store/:store/<star>id" */
+    int (*handler)(struct sl_req *req);
+    /* Streaming routes only: called before the body (may reply early),
+     * for each body chunk, and always at the end of the request. */
+    int (*on_begin)(struct sl_req *req);
+    int (*on_body)(struct sl_req *req, const char *data, size_t len);
+    void (*on_cleanup)(struct sl_req *req);
+    unsigned flags;
+};
+
+/** The route table (routes.c), terminated by an entry with method NULL. */
+extern const struct sl_route sl__routes[];
+
+struct sl_req {
+    struct sl_http_server *server;
+    struct MHD_Connection *conn;
+    const struct sl_route *route;
+    const struct sl_http_services *svc;
+    const struct sl_http_config *cfg;
+    char *method;
+    char *path; /* decoded, without trailing '/' */
+    const char *param_names[SL_ROUTE_MAX_PARAMS];
+    char *params[SL_ROUTE_MAX_PARAMS]; /* decoded captures */
+    size_t nparams;
+    struct sl_buf body;  /* buffered body (non-stream routes) */
+    uint64_t body_bytes; /* bytes received so far */
+    int replied;         /* a response is queued */
+    int first_call_done;
+    void *ctx; /* per-route state (streaming) */
+};
+
+/** @brief Path parameter @p name (borrowed) or NULL. */
+const char *sl_req_param(const struct sl_req *req, const char *name);
+/** @brief Query argument (borrowed, valid during the request) or NULL. */
+const char *sl_req_query(const struct sl_req *req, const char *name);
+/** @brief Request header (borrowed) or NULL. */
+const char *sl_req_header(const struct sl_req *req, const char *name);
+/**
+ * @brief Parse the buffered body as JSON.
+ * @return 0 with a new reference in *out (caller decrefs), or replies 400
+ * with line and column and returns SL_EBADJSON.
+ */
+int sl_req_body_json(struct sl_req *req, json_t **out);
+/** @brief Absolute URL for @p path ("/smila/...") built from Host; new
+ * string, caller frees with sl_free. */
+char *sl_req_url(const struct sl_req *req, const char *path);
+/**
+ * @brief Parse an unsigned query argument; absent -> @p def.
+ * @return 0, or replies 400 naming the argument and returns SL_EINVAL.
+ */
+int sl_req_query_u64(struct sl_req *req,
+                     const char *name,
+                     uint64_t def,
+                     uint64_t max,
+                     uint64_t *out);
+
+/** @brief Reply @p status with JSON @p body (reference stolen). */
+int sl_reply_json(struct sl_req *req, unsigned status, json_t *body);
+/** @brief Reply the API error body for @p code (status from the table). */
+int sl_reply_error(struct sl_req *req,
+                   int code,
+                   const char *field,
+                   const char *fmt,
+                   ...) __attribute__((format(printf, 4, 5)));
+/** @brief Reply the API error body from @p err. */
+int sl_reply_err(struct sl_req *req, const struct sl_err *err);
+/** @brief Reply 405 with an Allow header. */
+int sl_reply_method_not_allowed(struct sl_req *req, const char *allow);
+/**
+ * @brief Reply @p status with a streamed body of @p size bytes produced by
+ * @p read (MHD content-reader semantics: bytes written, or -1 on error).
+ * @p free_ctx is called exactly once, also if this call fails.
+ */
+int
+sl_reply_stream(struct sl_req *req,
+                unsigned status,
+                const char *content_type,
+                uint64_t size,
+                ssize_t (*read)(void *ctx, uint64_t pos, char *buf, size_t max),
+                void *ctx,
+                void (*free_ctx)(void *ctx));
+
+/* Handlers (api_*.c). */
+int sl_api_system_get(struct sl_req *req);
+int sl_api_stores_get(struct sl_req *req);
+int sl_api_store_put(struct sl_req *req);
+int sl_api_store_get(struct sl_req *req);
+int sl_api_store_delete(struct sl_req *req);
+int sl_api_object_put(struct sl_req *req);
+int sl_api_object_put_begin(struct sl_req *req);
+int sl_api_object_put_body(struct sl_req *req, const char *data, size_t len);
+void sl_api_object_put_cleanup(struct sl_req *req);
+int sl_api_object_get(struct sl_req *req);
+int sl_api_object_delete(struct sl_req *req);
+
+#endif /* SL_HTTP_INT_H_INCLUDED */

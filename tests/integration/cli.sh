@@ -1,0 +1,42 @@
+#!/bin/bash
+# The command line: help texts, version, usage errors, config errors.
+. "$(dirname "$0")/lib.sh"
+
+"$SLUICE" --help >"$TMP/out" && grep -q serve "$TMP/out" && grep -q bulk "$TMP/out" \
+    && ok "sluice --help lists the commands" || fail "sluice --help"
+"$SLUICE" --version | grep -q '^sluice [0-9]' && ok "--version" || fail "--version"
+"$SLUICE" serve --help >"$TMP/out" && grep -q -- --listen "$TMP/out" \
+    && grep -q -- --data-dir "$TMP/out" && grep -q -- --config "$TMP/out" \
+    && grep -q maxBodyBytes "$TMP/out" && ok "serve --help lists options and keys" \
+    || fail "serve --help"
+"$SLUICE" bulk --help >"$TMP/out" && grep -q from-jsonl "$TMP/out" \
+    && ok "bulk --help" || fail "bulk --help"
+rc=0; "$SLUICE" nonsense 2>/dev/null || rc=$?
+[ "$rc" = 2 ] && ok "unknown command exits 2" || fail "unknown command exit $rc"
+rc=0; "$SLUICE" serve --bogus 2>/dev/null || rc=$?
+[ "$rc" = 2 ] && ok "unknown option exits 2" || fail "unknown option exit $rc"
+
+echo '{"listen": "127.0.0.1:0", "htpp": {}}' >"$TMP/typo.json"
+echo '{"http": {"threads": 0}}' >"$TMP/range.json"
+echo '{"listen": 5}' >"$TMP/type.json"
+echo '{"listen": ' >"$TMP/broken.json"
+for c in typo:htpp range:http.threads type:listen broken:line; do
+    f=${c%%:*} want=${c#*:}
+    rc=0; "$SLUICE" serve --config "$TMP/$f.json" --data-dir "$TMP/d" 2>"$TMP/err" || rc=$?
+    if [ "$rc" = 2 ] && grep -q "$want" "$TMP/err"; then
+        ok "config error '$f' exits 2 naming $want"
+    else
+        fail "config error '$f': exit $rc, stderr $(cat "$TMP/err")"
+    fi
+done
+rc=0; "$SLUICE" serve --config "$TMP/missing.json" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] && ok "missing --config file exits 2" || fail "missing config exit $rc"
+
+# Flags override the file.
+write_config "$TMP/config.json" '.listen = "127.0.0.1:1"'
+start_server --config "$TMP/config.json" --listen 127.0.0.1:0 --data-dir "$TMP/flagdata"
+req GET /smila/
+expect_status 200 "--listen overrides the file"
+[ -d "$TMP/flagdata/store" ] && ok "--data-dir overrides the file" || fail "--data-dir ignored"
+stop_server
+finish

@@ -1,0 +1,14 @@
+# Integration tests: the real binary on a free loopback port.
+set(SL_IT_DIR ${CMAKE_CURRENT_SOURCE_DIR}/integration)
+file(GLOB SL_IT_CASES ${SL_IT_DIR}/cases/*.case)
+foreach(c ${SL_IT_CASES})
+  get_filename_component(n ${c} NAME_WE)
+  add_test(NAME it_cases_${n} COMMAND ${SL_IT_DIR}/run_cases.sh $<TARGET_FILE:sluice> ${c})
+  set_tests_properties(it_cases_${n} PROPERTIES TIMEOUT 120
+    ENVIRONMENT "TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+endforeach()
+foreach(t store_objects auth limits shutdown cli)
+  add_test(NAME it_${t} COMMAND ${SL_IT_DIR}/${t}.sh)
+  set_tests_properties(it_${t} PROPERTIES TIMEOUT 600
+    ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+endforeach()

@@ -1,0 +1,116 @@
+# Shared helpers for the integration tests: start the real `sluice serve`
+# on a free loopback port with a temporary data dir, send requests with
+# curl, check statuses and JSON bodies with jq.  Source it from bash.
+set -euo pipefail
+
+SLUICE=${SLUICE:?set SLUICE to the sluice binary}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-it.XXXXXX")
+SERVER_PID=""
+BASE=""
+STATUS=""
+BODY="$TMP/body"
+HEADERS="$TMP/headers"
+FAILS=0
+PASSES=0
+
+cleanup() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+    fi
+    chmod -R u+w "$TMP" 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# write_config FILE [jq-filter applied to the defaults]
+write_config() {
+    local file=$1 filter=${2:-.}
+    jq "$filter" <<'JSON' >"$file"
+{"listen": "127.0.0.1:0", "dataDir": "./data", "log": {"level": "info"},
+ "http": {"threads": 4, "shutdownGraceSeconds": 10}}
+JSON
+}
+
+# start_server [serve args...]: starts the server, sets SERVER_PID and BASE.
+start_server() {
+    local log="$TMP/server.log" i port
+    : >"$log"
+    "$SLUICE" serve "$@" 2>"$log" &
+    SERVER_PID=$!
+    for i in $(seq 1 200); do
+        port=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$log" | head -1)
+        if [ -n "$port" ]; then
+            BASE="http://127.0.0.1:$port"
+            return 0
+        fi
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            echo "server exited early:" >&2
+            cat "$log" >&2
+            return 1
+        fi
+        sleep 0.05
+    done
+    echo "server did not start:" >&2
+    cat "$log" >&2
+    return 1
+}
+
+# stop_server: SIGTERM, wait, require exit status 0.
+stop_server() {
+    local rc=0
+    kill -TERM "$SERVER_PID"
+    wait "$SERVER_PID" || rc=$?
+    SERVER_PID=""
+    if [ "$rc" -ne 0 ]; then
+        echo "server exited with status $rc" >&2
+        cat "$TMP/server.log" >&2
+        return 1
+    fi
+}
+
+server_peak_rss_kib() {
+    sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SERVER_PID/status"
+}
+
+# req METHOD PATH [curl args...]: sets STATUS, body in $BODY.
+req() {
+    local method=$1 path=$2
+    shift 2
+    local verb=(-X "$method")
+    if [ "$method" = HEAD ]; then verb=(-I); fi
+    STATUS=$(curl -sS --path-as-is -o "$BODY" -D "$HEADERS" -w '%{http_code}' \
+        "${verb[@]}" "$@" "$BASE$path") || STATUS="curl-failed"
+}
+
+ok() { PASSES=$((PASSES + 1)); echo "ok - $*"; }
+fail() { FAILS=$((FAILS + 1)); echo "FAIL - $*"; }
+
+# expect_status WANT DESCRIPTION
+expect_status() {
+    if [ "$STATUS" = "$1" ]; then
+        ok "$2 (status $1)"
+    else
+        fail "$2: status $STATUS, want $1; body: $(head -c 400 "$BODY")"
+    fi
+}
+
+# expect_jq FILTER DESCRIPTION: the filter must print true for the body.
+expect_jq() {
+    if [ "$(jq -e "$1" "$BODY" 2>/dev/null)" = "true" ]; then
+        ok "$2"
+    else
+        fail "$2: '$1' is not true for body: $(head -c 400 "$BODY")"
+    fi
+}
+
+# expect_error STATUS CODE DESCRIPTION: API.md error body with that code.
+expect_error() {
+    expect_status "$1" "$3"
+    expect_jq ".error.code == \"$2\" and (.error.message | length > 0)" \
+        "$3 (error body code $2)"
+}
+
+finish() {
+    echo "$PASSES passed, $FAILS failed"
+    [ "$FAILS" -eq 0 ]
+}
