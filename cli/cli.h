@@ -8,6 +8,7 @@
 #define SL_CLI_H_INCLUDED
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/sl.h"
 
@@ -43,6 +44,6 @@ int sl_cfg_load_file(struct sl_cfg *cfg, const char *path, struct sl_err *err);
 /** @brief Check cross-field rules after all overrides. */
 int sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err);
 /** @brief Print the key table (name, type, default) for --help. */
-void sl_cfg_print_keys(void);
+void sl_cfg_print_keys(FILE *out);
 
 #endif /* SL_CLI_H_INCLUDED */

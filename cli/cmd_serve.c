@@ -37,7 +37,7 @@ usage(FILE *out)
             "  -h, --help            this help\n"
             "\n"
             "configuration keys (docs/configuration.md):\n");
-    sl_cfg_print_keys();
+    sl_cfg_print_keys(out);
 }
 
 /* mkdir -p: create @path and its missing parents with mode 0755. */

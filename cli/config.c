@@ -136,6 +136,21 @@ sl_cfg_defaults(struct sl_cfg *cfg)
     }
 }
 
+/* Is @name the dotted prefix of at least one key ("http" for "http.x")? */
+static int
+is_section(const char *name)
+{
+    size_t n = strlen(name);
+    size_t i = 0;
+
+    for (i = 0; i < NKEYS; i++) {
+        if (strncmp(keys[i].key, name, n) == 0 && keys[i].key[n] == '.') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /*
  * Walk one JSON object level; @prefix is the dotted path so far.  Objects
  * recurse, leaves must match a key of the table with the right JSON type.
@@ -151,9 +166,12 @@ apply_object(struct sl_cfg *cfg,
     json_t *v = NULL;
     char full[256];
     char num[32];
+    struct sl_err inner;
     size_t i = 0;
     int rc = 0;
 
+    sl_err_clear(&inner);
+    sl_err_clear(&inner);
     json_object_foreach(obj, name, v)
     {
         const struct cfg_key *k = NULL;
@@ -161,6 +179,14 @@ apply_object(struct sl_cfg *cfg,
         (void)snprintf(
             full, sizeof(full), "%s%s%s", prefix, prefix[0] ? "." : "", name);
         if (json_is_object(v)) {
+            if (!is_section(full)) {
+                return sl_err_set(err,
+                                  SL_ECONFIG,
+                                  full,
+                                  "%s: unknown configuration section '%s'",
+                                  path,
+                                  full);
+            }
             rc = apply_object(cfg, v, full, path, err);
             if (rc != 0) {
                 return rc;
@@ -198,9 +224,9 @@ apply_object(struct sl_cfg *cfg,
                 num, sizeof(num), "%lld", (long long)json_integer_value(v));
         }
         rc = set_text(
-            cfg, k, k->type == CFG_UINT ? num : json_string_value(v), err);
+            cfg, k, k->type == CFG_UINT ? num : json_string_value(v), &inner);
         if (rc != 0) {
-            return sl_err_set(err, rc, full, "%s: %s", path, err->message);
+            return sl_err_set(err, rc, full, "%s: %s", path, inner.message);
         }
     }
     return 0;
@@ -266,15 +292,16 @@ sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err)
 }
 
 void
-sl_cfg_print_keys(void)
+sl_cfg_print_keys(FILE *out)
 {
     size_t i = 0;
 
     for (i = 0; i < NKEYS; i++) {
-        printf("  %-28s %-7s default %-16s %s\n",
-               keys[i].key,
-               keys[i].type == CFG_UINT ? "integer" : "string",
-               keys[i].def[0] ? keys[i].def : "\"\"",
-               keys[i].help);
+        fprintf(out,
+                "  %-28s %-7s default %-16s %s\n",
+                keys[i].key,
+                keys[i].type == CFG_UINT ? "integer" : "string",
+                keys[i].def[0] ? keys[i].def : "\"\"",
+                keys[i].help);
     }
 }

@@ -244,17 +244,12 @@ sl_api_object_put_begin(struct sl_req *req)
 }
 
 int
-sl_api_object_put_body(struct sl_req *req, const char *data, size_t len)
+sl_api_object_put_body(struct sl_req *req,
+                       const char *data,
+                       size_t len,
+                       struct sl_err *err)
 {
-    struct sl_err err;
-    int rc = 0;
-
-    sl_err_clear(&err);
-    rc = sl_obj_writer_write(req->ctx, data, len, &err);
-    if (rc != 0) {
-        return sl_reply_err(req, &err);
-    }
-    return 0;
+    return sl_obj_writer_write(req->ctx, data, len, err);
 }
 
 int

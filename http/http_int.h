@@ -25,7 +25,10 @@ struct sl_route {
     /* Streaming routes only: called before the body (may reply early),
      * for each body chunk, and always at the end of the request. */
     int (*on_begin)(struct sl_req *req);
-    int (*on_body)(struct sl_req *req, const char *data, size_t len);
+    int (*on_body)(struct sl_req *req,
+                   const char *data,
+                   size_t len,
+                   struct sl_err *err);
     void (*on_cleanup)(struct sl_req *req);
     unsigned flags;
 };
@@ -44,11 +47,13 @@ struct sl_req {
     const char *param_names[SL_ROUTE_MAX_PARAMS];
     char *params[SL_ROUTE_MAX_PARAMS]; /* decoded captures */
     size_t nparams;
-    struct sl_buf body;  /* buffered body (non-stream routes) */
-    uint64_t body_bytes; /* bytes received so far */
-    int replied;         /* a response is queued */
-    int first_call_done;
-    void *ctx; /* per-route state (streaming) */
+    struct sl_buf body;    /* buffered body (non-stream routes) */
+    uint64_t body_bytes;   /* bytes received so far */
+    int replied;           /* a response is queued */
+    struct sl_err pending; /* failure met while reading the body; replied
+                              once the body is complete */
+    uint64_t discarded;    /* body bytes dropped after a failure */
+    void *ctx;             /* per-route state (streaming) */
 };
 
 /** @brief Path parameter @p name (borrowed) or NULL. */
@@ -110,7 +115,10 @@ int sl_api_store_get(struct sl_req *req);
 int sl_api_store_delete(struct sl_req *req);
 int sl_api_object_put(struct sl_req *req);
 int sl_api_object_put_begin(struct sl_req *req);
-int sl_api_object_put_body(struct sl_req *req, const char *data, size_t len);
+int sl_api_object_put_body(struct sl_req *req,
+                           const char *data,
+                           size_t len,
+                           struct sl_err *err);
 void sl_api_object_put_cleanup(struct sl_req *req);
 int sl_api_object_get(struct sl_req *req);
 int sl_api_object_delete(struct sl_req *req);

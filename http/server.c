@@ -20,6 +20,10 @@
 
 #include "http/http_int.h"
 
+/* Body bytes read and dropped after a failure before the connection is
+ * closed instead of answered. */
+#define DISCARD_MAX (64u << 20)
+
 struct sl_http_server {
     struct MHD_Daemon *daemon;
     struct sl_http_config cfg; /* strings below are owned copies */
@@ -336,39 +340,50 @@ first_call(struct sl_req *req)
 
 /*
  * Body bytes: buffered up to max_body_bytes, or handed to the streaming
- * route.  After a reply has been queued the rest of the body is dropped.
+ * route.  libmicrohttpd cannot answer before the body is read, so a failure
+ * here is kept in req->pending and answered when the body is complete; the
+ * rest of the body is dropped.  Returns 0, or -1 to close the connection
+ * when the client keeps sending far past a failure.
  */
-static void
+static int
 body_chunk(struct sl_req *req, const char *data, size_t len)
 {
     struct sl_http_server *s = req->server;
+    uint64_t limit = s->cfg.max_body_bytes;
     int rc = 0;
 
-    if (req->replied) {
-        return;
+    if (req->replied || req->pending.code != 0) {
+        req->discarded += len;
+        return req->discarded > DISCARD_MAX ? -1 : 0;
     }
     req->body_bytes += len;
     if (req->route->flags & SL_ROUTE_STREAM_BODY) {
-        if (req->body_bytes > s->cfg.max_object_bytes) {
-            (void)sl_reply_error(req,
-                                 SL_ETOOLARGE,
-                                 "body",
-                                 "request body exceeds the limit of %llu "
-                                 "bytes",
-                                 (unsigned long long)s->cfg.max_object_bytes);
-            return;
+        limit = s->cfg.max_object_bytes;
+    }
+    if (req->body_bytes > limit) {
+        (void)sl_err_set(&req->pending,
+                         SL_ETOOLARGE,
+                         "body",
+                         "request body exceeds the limit of %llu bytes",
+                         (unsigned long long)limit);
+        return 0;
+    }
+    if (req->route->flags & SL_ROUTE_STREAM_BODY) {
+        rc = req->route->on_body(req, data, len, &req->pending);
+        if (rc != 0 && req->pending.code == 0) {
+            (void)sl_err_set(&req->pending, rc, "body", "%s", sl_strerror(rc));
         }
-        (void)req->route->on_body(req, data, len);
-        return;
+        return 0;
     }
     rc = sl_buf_append(&req->body, data, len);
     if (rc != 0) {
-        (void)sl_reply_error(req,
-                             SL_ETOOLARGE,
-                             "body",
-                             "request body exceeds the limit of %llu bytes",
-                             (unsigned long long)s->cfg.max_body_bytes);
+        (void)sl_err_set(&req->pending,
+                         SL_ETOOLARGE,
+                         "body",
+                         "request body exceeds the limit of %llu bytes",
+                         (unsigned long long)limit);
     }
+    return 0;
 }
 
 static enum MHD_Result
@@ -400,9 +415,19 @@ on_access(void *cls,
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
-        body_chunk(req, upload_data, *upload_data_size);
+        if (body_chunk(req, upload_data, *upload_data_size) != 0) {
+            SL_WARN("http: %s %s: closing the connection after %llu bytes "
+                    "sent past an error",
+                    req->method,
+                    req->path,
+                    (unsigned long long)req->discarded);
+            return MHD_NO;
+        }
         *upload_data_size = 0;
         return MHD_YES;
+    }
+    if (!req->replied && req->pending.code != 0) {
+        (void)sl_reply_err(req, &req->pending);
     }
     if (!req->replied) {
         (void)req->route->handler(req);

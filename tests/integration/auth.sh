@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 write_config "$TMP/notoken.json" '.listen = "0.0.0.0:0"'
-if "$SLUICE" serve --config "$TMP/notoken.json" --data-dir "$TMP/data" 2>"$TMP/err.log"; then
+if timeout 10 "$SLUICE" serve --config "$TMP/notoken.json" --data-dir "$TMP/data" 2>"$TMP/err.log"; then
     fail "server started on 0.0.0.0 without a token"
 else
     grep -q apiToken "$TMP/err.log" && ok "refuses 0.0.0.0 without apiToken" \

@@ -18,18 +18,19 @@ rc=0; "$SLUICE" serve --bogus 2>/dev/null || rc=$?
 
 echo '{"listen": "127.0.0.1:0", "htpp": {}}' >"$TMP/typo.json"
 echo '{"http": {"threads": 0}}' >"$TMP/range.json"
+echo '{"http": {"thread": 4}}' >"$TMP/subkey.json"
 echo '{"listen": 5}' >"$TMP/type.json"
 echo '{"listen": ' >"$TMP/broken.json"
-for c in typo:htpp range:http.threads type:listen broken:line; do
+for c in typo:htpp range:http.threads subkey:http.thread type:listen broken:line; do
     f=${c%%:*} want=${c#*:}
-    rc=0; "$SLUICE" serve --config "$TMP/$f.json" --data-dir "$TMP/d" 2>"$TMP/err" || rc=$?
+    rc=0; timeout 10 "$SLUICE" serve --config "$TMP/$f.json" --data-dir "$TMP/d" 2>"$TMP/err" || rc=$?
     if [ "$rc" = 2 ] && grep -q "$want" "$TMP/err"; then
         ok "config error '$f' exits 2 naming $want"
     else
         fail "config error '$f': exit $rc, stderr $(cat "$TMP/err")"
     fi
 done
-rc=0; "$SLUICE" serve --config "$TMP/missing.json" 2>/dev/null || rc=$?
+rc=0; timeout 10 "$SLUICE" serve --config "$TMP/missing.json" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] && ok "missing --config file exits 2" || fail "missing config exit $rc"
 
 # Flags override the file.

@@ -9,6 +9,6 @@ foreach(c ${SL_IT_CASES})
 endforeach()
 foreach(t store_objects auth limits shutdown cli)
   add_test(NAME it_${t} COMMAND ${SL_IT_DIR}/${t}.sh)
-  set_tests_properties(it_${t} PROPERTIES TIMEOUT 600
+  set_tests_properties(it_${t} PROPERTIES TIMEOUT 180
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
 endforeach()

@@ -1,0 +1,209 @@
+/*
+ * Unit tests for the name checks (core/name.c): table-driven valid and
+ * invalid entity names, store names and object ids, including the message
+ * that says what is wrong and where.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/sl.h"
+
+struct name_case {
+    const char *name; /* input */
+    int rc;           /* expected result */
+    const char *msg;  /* substring of the message, or NULL */
+};
+
+typedef int (*check_fn)(const char *name, struct sl_err *err);
+
+/* Runs one table against one check, naming the failing row. */
+static void
+run_cases(check_fn check, const struct name_case *cases, size_t n)
+{
+    size_t i = 0;
+
+    for (i = 0; i < n; i++) {
+        struct sl_err err;
+        int rc = 0;
+
+        sl_err_clear(&err);
+        rc = check(cases[i].name, &err);
+        if (rc != cases[i].rc) {
+            fail_msg("case %zu: got %d (%s), want %d",
+                     i,
+                     rc,
+                     err.message,
+                     cases[i].rc);
+        }
+        if (rc != 0) {
+            assert_int_equal(err.code, rc);
+            assert_true(err.message[0] != '\0');
+        }
+        if (cases[i].msg != NULL && strstr(err.message, cases[i].msg) == NULL) {
+            fail_msg("case %zu: message '%s' lacks '%s'",
+                     i,
+                     err.message,
+                     cases[i].msg);
+        }
+    }
+}
+
+/* A string of @p n copies of @p c in @p buf (which has room for n + 1). */
+static const char *
+repeat(char *buf, char c, size_t n)
+{
+    memset(buf, c, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void
+test_name_entity(void **state)
+{
+    static char max[SL_NAME_MAX + 1];
+    static char over[SL_NAME_MAX + 2];
+    const struct name_case cases[] = {
+        {"job1", 0, NULL},
+        {"my-job_2.v3", 0, NULL},
+        {"A", 0, NULL},
+        {"..", 0, NULL}, /* allowed by ^[a-zA-Z0-9-_.]+$ */
+        {repeat(max, 'x', SL_NAME_MAX), 0, NULL},
+        {repeat(over, 'x', SL_NAME_MAX + 1), SL_EBADNAME, "257 bytes"},
+        {"", SL_EBADNAME, "empty"},
+        {NULL, SL_EBADNAME, "missing"},
+        {"a b", SL_EBADNAME, "0x20 at offset 1"},
+        {"a/b", SL_EBADNAME, "0x2f at offset 1"},
+        {"caf\xc3\xa9", SL_EBADNAME, "0xc3 at offset 3"},
+        {"x\n", SL_EBADNAME, "0x0a"},
+    };
+
+    (void)state;
+    run_cases(sl_name_check_entity, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+static void
+test_name_store(void **state)
+{
+    static char max[SL_NAME_MAX + 1];
+    static char over[SL_NAME_MAX + 2];
+    const struct name_case cases[] = {
+        {"store", 0, NULL},
+        {"My-Store-01", 0, NULL},
+        {"-", 0, NULL},
+        {repeat(max, 's', SL_NAME_MAX), 0, NULL},
+        {repeat(over, 's', SL_NAME_MAX + 1), SL_EBADNAME, "at most 256"},
+        {"", SL_EBADNAME, "empty"},
+        {NULL, SL_EBADNAME, "missing"},
+        {"a_b", SL_EBADNAME, "0x5f at offset 1"},
+        {"a.b", SL_EBADNAME, "0x2e at offset 1"},
+        {".tmp", SL_EBADNAME, "offset 0"},
+        {"..", SL_EBADNAME, NULL},
+        {"a/b", SL_EBADNAME, NULL},
+    };
+
+    (void)state;
+    run_cases(sl_name_check_store, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+static void
+test_name_object_id(void **state)
+{
+    static char seg_max[SL_OBJECT_SEGMENT_MAX + 1];
+    static char seg_over[SL_OBJECT_SEGMENT_MAX + 2];
+    static char id_max[SL_OBJECT_ID_MAX + 1];
+    static char id_over[SL_OBJECT_ID_MAX + 2];
+    static char deep[SL_OBJECT_ID_MAX + 1];
+    size_t i = 0;
+    struct name_case cases[] = {
+        {"a", 0, NULL},
+        {"bucket/0b6f-uuid", 0, NULL},
+        {"a/b/c/d.e/f-g_h", 0, NULL},
+        {".hidden/..x/x..", 0, NULL},
+        {"a b/(c)!@#$%^&*+=,;:'\"<>?|~`{}[]", 0, NULL},
+        {"caf\xc3\xa9/\xe6\x97\xa5\xe6\x9c\xac/\xf0\x9f\x98\x80", 0, NULL},
+        {"\xed\x9f\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf", 0, NULL},
+        {NULL, 0, NULL}, /* seg_max, filled below */
+        {NULL, 0, NULL}, /* id_max */
+        {NULL, 0, NULL}, /* deep: 512 one-byte segments */
+        {NULL, SL_EBADNAME, "segment 1 is 256 bytes long"},
+        {NULL, SL_EBADNAME, "1025 bytes long"},
+        {NULL, SL_EBADNAME, "missing"},
+        {"", SL_EBADNAME, "empty"},
+        {"..", SL_EBADNAME, "segment 1 is '..'"},
+        {".", SL_EBADNAME, "segment 1 is '.'"},
+        {"a/..", SL_EBADNAME, "segment 2 is '..'"},
+        {"a/../b", SL_EBADNAME, "segment 2 is '..'"},
+        {"a/./b", SL_EBADNAME, "segment 2 is '.'"},
+        {"a//b", SL_EBADNAME, "empty segment ('//') at offset 1"},
+        {"/a", SL_EBADNAME, "starts with '/'"},
+        {"a/", SL_EBADNAME, "ends with '/'"},
+        {"/", SL_EBADNAME, NULL},
+        {"a\\b", SL_EBADNAME, "backslash at offset 1"},
+        {"..\\x", SL_EBADNAME, "backslash"},
+        {"a\tb", SL_EBADNAME, "control character 0x09 at offset 1"},
+        {"a\x1f", SL_EBADNAME, "0x1f"},
+        {"a\x7f", SL_EBADNAME, "0x7f"},
+        {"ab\x80", SL_EBADNAME, "invalid UTF-8 at offset 2"},
+        {"\xc3", SL_EBADNAME, "invalid UTF-8 at offset 0"},
+        {"\xc3(", SL_EBADNAME, "invalid UTF-8"},
+        {"\xc0\xaf", SL_EBADNAME, "invalid UTF-8"},         /* overlong '/' */
+        {"\xe0\x80\xaf", SL_EBADNAME, "invalid UTF-8"},     /* overlong */
+        {"\xf0\x80\x80\xaf", SL_EBADNAME, "invalid UTF-8"}, /* overlong */
+        {"\xed\xa0\x80", SL_EBADNAME, "invalid UTF-8"},     /* surrogate */
+        {"\xf4\x90\x80\x80", SL_EBADNAME, "invalid UTF-8"}, /* > U+10FFFF */
+        {"\xf8\x88\x80\x80\x80", SL_EBADNAME, "invalid UTF-8"},
+        {"\xe6\x97", SL_EBADNAME, "invalid UTF-8"}, /* truncated */
+        {"x/\xff", SL_EBADNAME, "invalid UTF-8 at offset 2"},
+    };
+
+    (void)state;
+    cases[7].name = repeat(seg_max, 'a', SL_OBJECT_SEGMENT_MAX);
+    repeat(id_max, 'b', SL_OBJECT_ID_MAX);
+    for (i = 200; i < SL_OBJECT_ID_MAX; i += 200) {
+        id_max[i] = '/';
+    }
+    cases[8].name = id_max;
+    for (i = 0; i < SL_OBJECT_ID_MAX - 1; i += 2) {
+        deep[i] = 'd';
+        deep[i + 1] = '/';
+    }
+    deep[SL_OBJECT_ID_MAX - 1] = 'd';
+    deep[SL_OBJECT_ID_MAX] = '\0';
+    cases[9].name = deep;
+    cases[10].name = repeat(seg_over, 'a', SL_OBJECT_SEGMENT_MAX + 1);
+    repeat(id_over, 'c', SL_OBJECT_ID_MAX + 1);
+    for (i = 200; i < SL_OBJECT_ID_MAX; i += 200) {
+        id_over[i] = '/';
+    }
+    cases[11].name = id_over;
+    run_cases(sl_name_check_object_id, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* A NULL err is allowed and only the code comes back. */
+static void
+test_name_null_err(void **state)
+{
+    (void)state;
+    assert_int_equal(sl_name_check_object_id("a/../b", NULL), SL_EBADNAME);
+    assert_int_equal(sl_name_check_store("a.b", NULL), SL_EBADNAME);
+    assert_int_equal(sl_name_check_entity("a b", NULL), SL_EBADNAME);
+    assert_int_equal(sl_name_check_object_id("a/b", NULL), 0);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_name_entity),
+        cmocka_unit_test(test_name_store),
+        cmocka_unit_test(test_name_object_id),
+        cmocka_unit_test(test_name_null_err),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
