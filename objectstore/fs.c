@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -706,6 +707,19 @@ sl__obj_fs_new(const char *root,
     fs->tmp_fd = openat(fs->root_fd, TMP_DIR, DIR_OPEN_FLAGS);
     if (fs->tmp_fd < 0) {
         rc = sys_err(err, errno, "cannot open '%s/" TMP_DIR "'", root);
+        goto fail;
+    }
+    /* One process per root: the sweep below would delete the shadow files
+     * of another live server.  The lock goes with tmp_fd at close or death. */
+    if (flock(fs->tmp_fd, LOCK_EX | LOCK_NB) != 0) {
+        rc = errno == EWOULDBLOCK
+                 ? sl_err_set(err,
+                              SL_ECONFLICT,
+                              NULL,
+                              "object store root '%s' is in use by another "
+                              "process",
+                              root)
+                 : sys_err(err, errno, "cannot lock '%s/" TMP_DIR "'", root);
         goto fail;
     }
     /* Shadow files of writers that died before commit, and stores whose

@@ -1,7 +1,8 @@
 /*
  * Object store: stores (flat namespaces) of objects addressed by ids that
  * may contain '/'.  One public header; backends plug in behind it (the
- * local filesystem backend is the default, see docs/store-api.md).
+ * local filesystem backend is the default, see docs/objectstore.md; the
+ * REST API is in docs/rest-api.md).
  *
  * Guarantees:
  * - A written object becomes visible only on sl_obj_writer_commit; a

@@ -39,5 +39,11 @@ start_server --config "$TMP/config.json" --listen 127.0.0.1:0 --data-dir "$TMP/f
 req GET /smila/
 expect_status 200 "--listen overrides the file"
 [ -d "$TMP/flagdata/store" ] && ok "--data-dir overrides the file" || fail "--data-dir ignored"
+# A second server on the same data directory refuses to start.
+rc=0; timeout 10 "$SLUICE" serve --config "$TMP/config.json" --listen 127.0.0.1:0 \
+    --data-dir "$TMP/flagdata" 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "in use by another process" "$TMP/err" \
+    && ok "second server on the same data dir refused" \
+    || fail "second server: exit $rc, $(cat "$TMP/err")"
 stop_server
 finish
