@@ -547,14 +547,14 @@ test_obj_killed_writer(void **state)
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        struct sl_obj *o = NULL;
         struct sl_obj_writer *w = NULL;
         unsigned char *chunk = sl_calloc(1, MIB);
         int i = 0;
 
+        /* The child uses the handle it inherited: a second open of the
+         * same root is refused while the parent holds it. */
         (void)close(pipefd[0]);
-        if (sl_obj_open_fs(f->root, SL_DURABILITY_PROCESS, &o, NULL) != 0 ||
-            sl_obj_writer_open(o, "s", "half/written", &w, NULL) != 0) {
+        if (sl_obj_writer_open(f->o, "s", "half/written", &w, NULL) != 0) {
             _exit(2);
         }
         for (i = 0; i < 4; i++) {
@@ -945,6 +945,25 @@ test_obj_open_errors(void **state)
     sl_obj_close(NULL);
 }
 
+/* A second open of a root that is open elsewhere is refused (flock). */
+static void
+test_obj_second_open_refused(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_obj *o = NULL;
+    struct sl_err err;
+
+    assert_int_equal(sl_obj_open_fs(f->root, SL_DURABILITY_PROCESS, &o, &err),
+                     SL_ECONFLICT);
+    assert_null(o);
+    assert_non_null(strstr(err.message, "in use by another process"));
+    sl_obj_close(f->o);
+    f->o = NULL;
+    assert_int_equal(sl_obj_open_fs(f->root, SL_DURABILITY_PROCESS, &o, &err),
+                     0);
+    f->o = o;
+}
+
 int
 main(void)
 {
@@ -967,6 +986,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_obj_fsync_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_obj_threads_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_obj_open_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_obj_second_open_refused, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
