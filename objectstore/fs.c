@@ -448,6 +448,39 @@ fail:
 }
 
 /*
+ * The error for an entry that is neither absent, a file nor a folder: a
+ * link (never followed), something else (fifo, device: @other_code), or a
+ * failed stat (negative errno in @kind).
+ */
+static int
+kind_error(int kind,
+           int other_code,
+           const char *store,
+           const char *id,
+           struct sl_err *err)
+{
+    if (kind == KIND_LINK) {
+        return sl_err_set(err,
+                          SL_EACCES,
+                          NULL,
+                          "object '%s' in store '%s' is a symbolic link, "
+                          "which is not followed",
+                          id,
+                          store);
+    }
+    if (kind == KIND_OTHER) {
+        return sl_err_set(err,
+                          other_code,
+                          NULL,
+                          "object '%s' in store '%s' is not a regular file",
+                          id,
+                          store);
+    }
+    return sys_err(
+        err, -kind, "cannot stat object '%s' in store '%s'", id, store);
+}
+
+/*
  * Checks that the last segment can be read as an object: a regular file.
  * A folder is reported as "no object" (404), a link as access denied.
  */
@@ -474,24 +507,8 @@ check_readable(const struct walk *w,
                           "other objects)",
                           id,
                           store);
-    case KIND_LINK:
-        return sl_err_set(err,
-                          SL_EACCES,
-                          NULL,
-                          "object '%s' in store '%s' is a symbolic link, "
-                          "which is not followed",
-                          id,
-                          store);
-    case KIND_OTHER:
-        return sl_err_set(err,
-                          SL_EACCES,
-                          NULL,
-                          "object '%s' in store '%s' is not a regular file",
-                          id,
-                          store);
     default:
-        return sys_err(
-            err, -kind, "cannot stat object '%s' in store '%s'", id, store);
+        return kind_error(kind, SL_EACCES, store, id, err);
     }
 }
 
@@ -525,24 +542,8 @@ check_writable(const struct walk *w,
                           id,
                           id,
                           store);
-    case KIND_LINK:
-        return sl_err_set(err,
-                          SL_EACCES,
-                          NULL,
-                          "object '%s' in store '%s' is a symbolic link, "
-                          "which is not followed",
-                          id,
-                          store);
-    case KIND_OTHER:
-        return sl_err_set(err,
-                          SL_ECONFLICT,
-                          NULL,
-                          "object '%s' in store '%s' is not a regular file",
-                          id,
-                          store);
     default:
-        return sys_err(
-            err, -kind, "cannot stat object '%s' in store '%s'", id, store);
+        return kind_error(kind, SL_ECONFLICT, store, id, err);
     }
 }
 
