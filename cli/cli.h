@@ -19,18 +19,24 @@ int sl_cli_bulk_main(int argc, char **argv);
 
 /** Server configuration; see docs/configuration.md for every key. */
 struct sl_cfg {
-    char listen[256];          /* listen */
-    char data_dir[4096];       /* dataDir */
-    char durability[16];       /* durability: "process" | "fsync" */
-    char api_token[256];       /* apiToken */
-    char log_level[16];        /* log.level */
-    uint64_t http_threads;     /* http.threads */
-    uint64_t max_connections;  /* http.maxConnections */
-    uint64_t max_body_bytes;   /* http.maxBodyBytes */
-    uint64_t max_header_bytes; /* http.maxHeaderBytes */
-    uint64_t request_timeout;  /* http.requestTimeoutSeconds */
-    uint64_t shutdown_grace;   /* http.shutdownGraceSeconds */
-    uint64_t max_object_bytes; /* store.maxObjectBytes */
+    char listen[256];            /* listen */
+    char data_dir[4096];         /* dataDir */
+    char durability[16];         /* durability: "process" | "fsync" */
+    char api_token[256];         /* apiToken */
+    char log_level[16];          /* log.level */
+    uint64_t http_threads;       /* http.threads */
+    uint64_t max_connections;    /* http.maxConnections */
+    uint64_t max_body_bytes;     /* http.maxBodyBytes */
+    uint64_t max_header_bytes;   /* http.maxHeaderBytes */
+    uint64_t request_timeout;    /* http.requestTimeoutSeconds */
+    uint64_t shutdown_grace;     /* http.shutdownGraceSeconds */
+    uint64_t max_object_bytes;   /* store.maxObjectBytes */
+    char jm_config_dir[4096];    /* jobmanager.configDir */
+    char jm_workflows_dir[4096]; /* jobmanager.workflowsDir */
+    uint64_t lease_seconds;      /* jobmanager.leaseSeconds */
+    uint64_t max_retries;        /* jobmanager.maxRetries */
+    uint64_t max_in_progress;    /* jobmanager.maxInProgress */
+    uint64_t max_errors;         /* jobmanager.maxErrors */
 };
 
 /** @brief Fill @p cfg with the built-in defaults (the embedded config). */

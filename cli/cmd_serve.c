@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "http/http.h"
+#include "jobmanager/jobmanager.h"
 #include "objectstore/objectstore.h"
 
 static void
@@ -64,6 +65,54 @@ mkdirs(const char *path)
     }
 out:
     sl_free(p);
+    return rc;
+}
+
+/*
+ * Open the jobmanager under <dataDir>/jobmanager, register the external
+ * worker descriptions of <configDir>/workers.json, load definitions and
+ * resume the runs that were active when the server stopped.
+ */
+static int
+open_jobmanager(const struct sl_cfg *cfg,
+                struct sl_obj *store,
+                struct sl_jm **out)
+{
+    struct sl_jm_config jc;
+    struct sl_err err;
+    char *state = sl_asprintf("%s/jobmanager", cfg->data_dir);
+    char *workers = sl_asprintf("%s/workers.json", cfg->jm_config_dir);
+    int rc = 0;
+
+    sl_err_clear(&err);
+    memset(&jc, 0, sizeof(jc));
+    jc.state_dir = state;
+    jc.config_dir = cfg->jm_config_dir;
+    jc.workflows_dir = cfg->jm_workflows_dir;
+    jc.durability = strcmp(cfg->durability, "fsync") == 0
+                        ? SL_DURABILITY_FSYNC
+                        : SL_DURABILITY_PROCESS;
+    jc.store = store;
+    jc.lease_seconds = (unsigned)cfg->lease_seconds;
+    jc.max_retries = (unsigned)cfg->max_retries;
+    jc.max_in_progress = (unsigned)cfg->max_in_progress;
+    jc.max_errors = (unsigned)cfg->max_errors;
+    rc = sl_jm_open(&jc, out, &err);
+    if (rc == 0) {
+        rc = sl_jm_register_workers_file(*out, workers, &err);
+        if (rc > 0) {
+            SL_WARN("%d worker description(s) in %s failed", rc, workers);
+            rc = 0;
+        }
+    }
+    if (rc == 0) {
+        rc = sl_jm_start(*out, &err);
+    }
+    if (rc != 0) {
+        SL_ERROR("cannot start the jobmanager: %s", err.message);
+    }
+    sl_free(state);
+    sl_free(workers);
     return rc;
 }
 
@@ -164,6 +213,7 @@ sl_cli_serve_main(int argc, char **argv)
     struct sl_cfg cfg;
     struct sl_err err;
     struct sl_obj *store = NULL;
+    struct sl_jm *jm = NULL;
     struct sl_http_server *http = NULL;
     struct sl_http_config hc;
     struct sl_http_services svc;
@@ -203,6 +253,11 @@ sl_cli_serve_main(int argc, char **argv)
         goto out;
     }
 
+    rc = open_jobmanager(&cfg, store, &jm);
+    if (rc != 0) {
+        goto out;
+    }
+
     memset(&hc, 0, sizeof(hc));
     hc.listen = cfg.listen;
     hc.api_token = cfg.api_token;
@@ -213,6 +268,7 @@ sl_cli_serve_main(int argc, char **argv)
     hc.request_timeout_s = (unsigned)cfg.request_timeout;
     hc.max_object_bytes = cfg.max_object_bytes;
     svc.store = store;
+    svc.jm = jm;
 
     if (uv_loop_init(&loop) != 0) {
         SL_ERROR("cannot create the event loop");
@@ -247,7 +303,9 @@ sl_cli_serve_main(int argc, char **argv)
     }
 
 out:
+    sl_jm_close(jm);
     sl_obj_close(store);
+
     sl_free(store_root);
     return status;
 }

@@ -7,11 +7,18 @@ int
 sl_api_system_get(struct sl_req *req)
 {
     json_t *links = json_array();
-    char *url = sl_req_url(req, "/smila/store/");
+    static const char *const subs[] = {"jobmanager", "tasks", "store"};
+    size_t i = 0;
 
-    (void)json_array_append_new(
-        links, json_pack("{s:s, s:s}", "name", "store", "url", url));
-    sl_free(url);
+    for (i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+        char *path = sl_asprintf("/smila/%s/", subs[i]);
+        char *url = sl_req_url(req, path);
+
+        (void)json_array_append_new(
+            links, json_pack("{s:s, s:s}", "name", subs[i], "url", url));
+        sl_free(url);
+        sl_free(path);
+    }
     return sl_reply_json(req,
                          200,
                          json_pack("{s:s, s:s, s:o}",

@@ -107,7 +107,30 @@ sl_reply_stream(struct sl_req *req,
                 void *ctx,
                 void (*free_ctx)(void *ctx));
 
+/** @brief Reply @p status (e.g. 204) without a body. */
+int sl_reply_empty(struct sl_req *req, unsigned status);
+
 /* Handlers (api_*.c). */
+int sl_api_jm_get(struct sl_req *req);
+int sl_api_jm_dots_get(struct sl_req *req);
+int sl_api_jm_workers_get(struct sl_req *req);
+int sl_api_jm_defs_list(struct sl_req *req);
+int sl_api_jm_defs_post(struct sl_req *req);
+int sl_api_jm_def_get(struct sl_req *req);
+int sl_api_jm_def_delete(struct sl_req *req);
+int sl_api_jm_job_start(struct sl_req *req);
+int sl_api_jm_run_get(struct sl_req *req);
+int sl_api_jm_run_delete(struct sl_req *req);
+int sl_api_jm_run_finish(struct sl_req *req);
+int sl_api_jm_run_cancel(struct sl_req *req);
+int sl_api_jm_wfrun_get(struct sl_req *req);
+int sl_api_jm_wfrun_cancel(struct sl_req *req);
+int sl_api_jm_event_begin(struct sl_req *req);
+int sl_api_jm_event_complete(struct sl_req *req);
+int sl_api_tasks_get(struct sl_req *req);
+int sl_api_tasks_take(struct sl_req *req);
+int sl_api_tasks_keepalive(struct sl_req *req);
+int sl_api_tasks_finish(struct sl_req *req);
 int sl_api_system_get(struct sl_req *req);
 int sl_api_stores_get(struct sl_req *req);
 int sl_api_store_put(struct sl_req *req);

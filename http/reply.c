@@ -249,3 +249,12 @@ sl_reply_stream(struct sl_req *req,
     (void)MHD_add_response_header(resp, "Content-Type", content_type);
     return queue(req, status, resp);
 }
+
+int
+sl_reply_empty(struct sl_req *req, unsigned status)
+{
+    return queue(
+        req,
+        status,
+        MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
+}

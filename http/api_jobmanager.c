@@ -1,0 +1,585 @@
+/*
+ * Jobmanager REST API (docs/jobmanager.md): definitions, job runs,
+ * workflow runs, the task protocol and events.  Handlers check the request
+ * shape and map SL_E* codes to the API.md error body; the jobmanager does
+ * the rest.
+ */
+#include <string.h>
+
+#include "http/http_int.h"
+
+/* The optional body of a POST: empty is fine, else a JSON object. */
+static int
+optional_object(struct sl_req *req, json_t **out)
+{
+    int rc = 0;
+
+    *out = NULL;
+    if (req->body.len == 0) {
+        return 0;
+    }
+    rc = sl_req_body_json(req, out);
+    if (rc != 0) {
+        return rc;
+    }
+    if (!json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return sl_reply_error(
+            req, SL_EINVAL, "body", "the body must be a JSON object");
+    }
+    return 0;
+}
+
+static int
+reply_or_error(struct sl_req *req,
+               int rc,
+               const struct sl_err *err,
+               unsigned status,
+               json_t *body)
+{
+    if (rc != 0) {
+        json_decref(body);
+        return sl_reply_err(req, err);
+    }
+    return sl_reply_json(req, status, body);
+}
+
+/* "returnDetails" query flag: true/false, default @def. */
+static int
+details_flag(struct sl_req *req, int def)
+{
+    const char *v = sl_req_query(req, "returnDetails");
+
+    if (v == NULL) {
+        return def;
+    }
+    return strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
+}
+
+/* ------------------------------------------------------------------------
+ * /smila/jobmanager/ and the read-only resources.
+ * --------------------------------------------------------------------- */
+
+int
+sl_api_jm_get(struct sl_req *req)
+{
+    static const char *const subs[] = {
+        "dataobjecttypes", "workers", "buckets", "workflows", "jobs"};
+    json_t *links = json_array();
+    size_t i = 0;
+
+    for (i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+        char *path = sl_asprintf("/smila/jobmanager/%s/", subs[i]);
+        char *url = sl_req_url(req, path);
+
+        (void)json_array_append_new(
+            links, json_pack("{s:s, s:s}", "name", subs[i], "url", url));
+        sl_free(url);
+        sl_free(path);
+    }
+    return sl_reply_json(req, 200, json_pack("{s:o}", "links", links));
+}
+
+/* Add "url" to every named item of @list under @base ("/smila/.../"). */
+static void
+add_urls(struct sl_req *req, json_t *list, const char *base)
+{
+    size_t i = 0;
+    json_t *v = NULL;
+
+    json_array_foreach(list, i, v)
+    {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        char *path = sl_asprintf("%s%s/", base, name ? name : "");
+        char *url = sl_req_url(req, path);
+
+        (void)json_object_set_new(v, "url", json_string(url));
+        sl_free(url);
+        sl_free(path);
+    }
+}
+
+int
+sl_api_jm_dots_get(struct sl_req *req)
+{
+    const char *name = sl_req_param(req, "name");
+    json_t *j = sl_jm_dots(req->svc->jm, name);
+
+    if (j == NULL) {
+        return sl_reply_error(
+            req, SL_ENOENT, "name", "no data object type '%s'", name);
+    }
+    if (name != NULL) {
+        return sl_reply_json(req, 200, j);
+    }
+    add_urls(req, j, "/smila/jobmanager/dataobjecttypes/");
+    return sl_reply_json(req, 200, json_pack("{s:o}", "dataObjectTypes", j));
+}
+
+int
+sl_api_jm_workers_get(struct sl_req *req)
+{
+    const char *name = sl_req_param(req, "name");
+    json_t *j = sl_jm_workers(req->svc->jm, name);
+
+    if (j == NULL) {
+        return sl_reply_error(req, SL_ENOENT, "name", "no worker '%s'", name);
+    }
+    if (name != NULL) {
+        return sl_reply_json(req, 200, j);
+    }
+    add_urls(req, j, "/smila/jobmanager/workers/");
+    return sl_reply_json(req, 200, json_pack("{s:o}", "workers", j));
+}
+
+/* ------------------------------------------------------------------------
+ * Buckets, workflows, jobs: list, create/update, get, delete.
+ * --------------------------------------------------------------------- */
+
+/* "buckets" from "/smila/jobmanager/buckets/..." (the route's 3rd part). */
+static const char *
+kind_of(const struct sl_req *req)
+{
+    if (strncmp(req->path, "/smila/jobmanager/buckets", 25) == 0) {
+        return "buckets";
+    }
+    if (strncmp(req->path, "/smila/jobmanager/workflows", 27) == 0) {
+        return "workflows";
+    }
+    return "jobs";
+}
+
+int
+sl_api_jm_defs_list(struct sl_req *req)
+{
+    const char *kind = kind_of(req);
+    json_t *list = sl_jm_defs_list(req->svc->jm, kind);
+    char *base = sl_asprintf("/smila/jobmanager/%s/", kind);
+    size_t i = 0;
+    json_t *v = NULL;
+    json_t *items = json_array();
+
+    json_array_foreach(list, i, v)
+    {
+        json_t *item = json_pack("{s:O}", "name", json_object_get(v, "name"));
+
+        if (strcmp(kind, "jobs") == 0 && details_flag(req, 1)) {
+            json_t *info = NULL;
+
+            if (sl_jm_job_info(req->svc->jm,
+                               json_string_value(json_object_get(v, "name")),
+                               0,
+                               &info,
+                               NULL) == 0) {
+                (void)json_object_set(
+                    item, "runs", json_object_get(info, "runs"));
+                json_decref(info);
+            }
+        }
+        (void)json_array_append_new(items, item);
+    }
+    json_decref(list);
+    add_urls(req, items, base);
+    sl_free(base);
+    return sl_reply_json(req, 200, json_pack("{s:o}", kind, items));
+}
+
+int
+sl_api_jm_defs_post(struct sl_req *req)
+{
+    const char *kind = kind_of(req);
+    json_t *def = NULL;
+    json_t *stored = NULL;
+    struct sl_err err;
+    char *path = NULL;
+    char *url = NULL;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_req_body_json(req, &def);
+    if (rc != 0) {
+        return rc;
+    }
+    if (!json_is_object(def)) {
+        json_decref(def);
+        return sl_reply_error(
+            req, SL_EINVALDEF, "body", "a definition must be a JSON object");
+    }
+    rc = sl_jm_defs_put(req->svc->jm, kind, def, &stored, &err);
+    json_decref(def);
+    if (rc != 0) {
+        return sl_reply_err(req, &err);
+    }
+    path = sl_asprintf("/smila/jobmanager/%s/%s/",
+                       kind,
+                       json_string_value(json_object_get(stored, "name")));
+    url = sl_req_url(req, path);
+    rc = sl_reply_json(req,
+                       200,
+                       json_pack("{s:O, s:O, s:s}",
+                                 "name",
+                                 json_object_get(stored, "name"),
+                                 "timestamp",
+                                 json_object_get(stored, "timestamp"),
+                                 "url",
+                                 url));
+    json_decref(stored);
+    sl_free(url);
+    sl_free(path);
+    return rc;
+}
+
+int
+sl_api_jm_def_get(struct sl_req *req)
+{
+    const char *kind = kind_of(req);
+    const char *name = sl_req_param(req, "name");
+    json_t *def = sl_jm_defs_get(req->svc->jm, kind, name);
+    json_t *info = NULL;
+
+    if (def == NULL) {
+        return sl_reply_error(req,
+                              SL_ENOENT,
+                              "name",
+                              "no %.*s '%s'",
+                              (int)strlen(kind) - 1,
+                              kind,
+                              name);
+    }
+    if (strcmp(kind, "jobs") == 0 &&
+        sl_jm_job_info(req->svc->jm, name, 0, &info, NULL) == 0) {
+        (void)json_object_set(def, "runs", json_object_get(info, "runs"));
+        json_decref(info);
+    }
+    return sl_reply_json(req, 200, def);
+}
+
+int
+sl_api_jm_def_delete(struct sl_req *req)
+{
+    const char *kind = kind_of(req);
+    const char *name = sl_req_param(req, "name");
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_jm_defs_delete(req->svc->jm, kind, name, &err);
+    return reply_or_error(req,
+                          rc,
+                          &err,
+                          200,
+                          json_pack("{s:s, s:b}", "name", name, "deleted", 1));
+}
+
+/* ------------------------------------------------------------------------
+ * Job runs.
+ * --------------------------------------------------------------------- */
+
+int
+sl_api_jm_job_start(struct sl_req *req)
+{
+    const char *job = sl_req_param(req, "name");
+    json_t *body = NULL;
+    json_t *mode = NULL;
+    char run_id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    char *path = NULL;
+    char *url = NULL;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = optional_object(req, &body);
+    if (rc != 0) {
+        return rc;
+    }
+    mode = json_object_get(body, "mode");
+    if (mode != NULL && !json_is_string(mode)) {
+        json_decref(body);
+        return sl_reply_error(
+            req, SL_EINVAL, "mode", "mode must be \"runOnce\" or \"standard\"");
+    }
+    rc = sl_jm_run_start(
+        req->svc->jm, job, json_string_value(mode), run_id, &err);
+    json_decref(body);
+    if (rc != 0) {
+        return sl_reply_err(req, &err);
+    }
+    path = sl_asprintf("/smila/jobmanager/jobs/%s/%s/", job, run_id);
+    url = sl_req_url(req, path);
+    rc = sl_reply_json(
+        req, 200, json_pack("{s:s, s:s}", "jobId", run_id, "url", url));
+    sl_free(url);
+    sl_free(path);
+    return rc;
+}
+
+int
+sl_api_jm_run_get(struct sl_req *req)
+{
+    json_t *out = NULL;
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_jm_run_get(req->svc->jm,
+                       sl_req_param(req, "name"),
+                       sl_req_param(req, "run"),
+                       details_flag(req, 0),
+                       &out,
+                       &err);
+    return reply_or_error(req, rc, &err, 200, out);
+}
+
+int
+sl_api_jm_run_delete(struct sl_req *req)
+{
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_jm_run_delete(req->svc->jm,
+                          sl_req_param(req, "name"),
+                          sl_req_param(req, "run"),
+                          &err);
+    return reply_or_error(
+        req,
+        rc,
+        &err,
+        200,
+        json_pack(
+            "{s:s, s:b}", "jobId", sl_req_param(req, "run"), "deleted", 1));
+}
+
+static int
+run_action(struct sl_req *req, int cancel)
+{
+    const char *job = sl_req_param(req, "name");
+    const char *run = sl_req_param(req, "run");
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = cancel ? sl_jm_run_cancel(req->svc->jm, job, run, &err)
+                : sl_jm_run_finish(req->svc->jm, job, run, &err);
+    return reply_or_error(req,
+                          rc,
+                          &err,
+                          200,
+                          json_pack("{s:s, s:s}",
+                                    "jobId",
+                                    run,
+                                    "state",
+                                    cancel ? "CANCELING" : "FINISHING"));
+}
+
+int
+sl_api_jm_run_finish(struct sl_req *req)
+{
+    return run_action(req, 0);
+}
+
+int
+sl_api_jm_run_cancel(struct sl_req *req)
+{
+    return run_action(req, 1);
+}
+
+int
+sl_api_jm_wfrun_get(struct sl_req *req)
+{
+    json_t *out = NULL;
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_jm_wfrun_get(req->svc->jm,
+                         sl_req_param(req, "name"),
+                         sl_req_param(req, "run"),
+                         sl_req_param(req, "wf"),
+                         &out,
+                         &err);
+    return reply_or_error(req, rc, &err, 200, out);
+}
+
+int
+sl_api_jm_wfrun_cancel(struct sl_req *req)
+{
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_jm_wfrun_cancel(req->svc->jm,
+                            sl_req_param(req, "name"),
+                            sl_req_param(req, "run"),
+                            sl_req_param(req, "wf"),
+                            &err);
+    return reply_or_error(req,
+                          rc,
+                          &err,
+                          200,
+                          json_pack("{s:s, s:s}",
+                                    "workflowRunId",
+                                    sl_req_param(req, "wf"),
+                                    "state",
+                                    "CANCELED"));
+}
+
+/* ------------------------------------------------------------------------
+ * Tasks.
+ * --------------------------------------------------------------------- */
+
+int
+sl_api_tasks_get(struct sl_req *req)
+{
+    const char *worker = sl_req_param(req, "worker");
+    json_t *j = sl_jm_task_counts(req->svc->jm, worker);
+
+    if (j == NULL) {
+        return sl_reply_error(
+            req, SL_ENOENT, "worker", "no worker '%s'", worker);
+    }
+    if (worker == NULL) {
+        size_t i = 0;
+        json_t *w = NULL;
+
+        json_array_foreach(json_object_get(j, "workers"), i, w)
+        {
+            char *path =
+                sl_asprintf("/smila/tasks/%s/",
+                            json_string_value(json_object_get(w, "name")));
+            char *url = sl_req_url(req, path);
+
+            (void)json_object_set_new(w, "url", json_string(url));
+            sl_free(url);
+            sl_free(path);
+        }
+    }
+    return sl_reply_json(req, 200, j);
+}
+
+int
+sl_api_tasks_take(struct sl_req *req)
+{
+    json_t *body = NULL;
+    json_t *host = NULL;
+    json_t *quals = NULL;
+    json_t *task = NULL;
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = optional_object(req, &body);
+    if (rc != 0) {
+        return rc;
+    }
+    host = json_object_get(body, "host");
+    quals = json_object_get(body, "qualifiers");
+    if ((host != NULL && !json_is_string(host)) ||
+        (quals != NULL && !json_is_array(quals))) {
+        json_decref(body);
+        return sl_reply_error(req,
+                              SL_EINVAL,
+                              host && !json_is_string(host) ? "host"
+                                                            : "qualifiers",
+                              "host must be a string and qualifiers an array "
+                              "of strings");
+    }
+    rc = sl_jm_task_take(req->svc->jm,
+                         sl_req_param(req, "worker"),
+                         json_string_value(host),
+                         quals,
+                         &task,
+                         &err);
+    json_decref(body);
+    if (rc == SL_ENOENT && strcmp(err.field, "worker") != 0) {
+        return sl_reply_empty(req, 204);
+    }
+    return reply_or_error(req, rc, &err, 200, task);
+}
+
+int
+sl_api_tasks_keepalive(struct sl_req *req)
+{
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_jm_task_keepalive(req->svc->jm,
+                              sl_req_param(req, "worker"),
+                              sl_req_param(req, "task"),
+                              &err);
+    return reply_or_error(
+        req,
+        rc,
+        &err,
+        200,
+        json_pack(
+            "{s:s, s:b}", "taskId", sl_req_param(req, "task"), "alive", 1));
+}
+
+int
+sl_api_tasks_finish(struct sl_req *req)
+{
+    json_t *body = NULL;
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_req_body_json(req, &body);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = sl_jm_task_finish(req->svc->jm,
+                           sl_req_param(req, "worker"),
+                           sl_req_param(req, "task"),
+                           body,
+                           &err);
+    json_decref(body);
+    return reply_or_error(
+        req,
+        rc,
+        &err,
+        200,
+        json_pack(
+            "{s:s, s:b}", "taskId", sl_req_param(req, "task"), "finished", 1));
+}
+
+/* ------------------------------------------------------------------------
+ * Events.
+ * --------------------------------------------------------------------- */
+
+int
+sl_api_jm_event_begin(struct sl_req *req)
+{
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_jm_event_begin(req->svc->jm, sl_req_param(req, "event"), &err);
+    if (rc < 0) {
+        return sl_reply_err(req, &err);
+    }
+    return sl_reply_json(
+        req,
+        200,
+        json_pack(
+            "{s:s, s:b}", "event", sl_req_param(req, "event"), "began", rc));
+}
+
+int
+sl_api_jm_event_complete(struct sl_req *req)
+{
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_jm_event_complete(req->svc->jm, sl_req_param(req, "event"), &err);
+    return reply_or_error(
+        req,
+        rc,
+        &err,
+        200,
+        json_pack(
+            "{s:s, s:b}", "event", sl_req_param(req, "event"), "completed", 1));
+}

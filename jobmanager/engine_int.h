@@ -1,0 +1,188 @@
+/*
+ * Private to the run engine (engine.c, tasks.c, recover.c): the in-memory
+ * state.  Everything here is guarded by jm->mu; changes are mirrored into
+ * the state store (queued under the same lock, so commit order is memory
+ * order) and the caller waits for the commit before it answers.
+ */
+#ifndef SL_ENGINE_INT_H_INCLUDED
+#define SL_ENGINE_INT_H_INCLUDED
+
+#include "jobmanager/jobmanager_int.h"
+
+enum run_state {
+    RS_PREPARING = 0,
+    RS_RUNNING,
+    RS_FINISHING,
+    RS_COMPLETING,
+    RS_CLEANINGUP,
+    RS_SUCCEEDED,
+    RS_FAILED,
+    RS_CANCELING,
+    RS_CANCELED,
+};
+
+/* Task counters of a run (API.md "tasks"), in this order. */
+enum task_counter {
+    TC_CREATED = 0,
+    TC_SUCCESSFUL,
+    TC_RETRIED_ERROR,
+    TC_RETRIED_TIMEOUT,
+    TC_FAILED_NO_RETRY,
+    TC_FAILED_AFTER_RETRY,
+    TC_OBSOLETE,
+    TC_CANCELLED,
+    TC_N
+};
+
+/* Workflow run counters (API.md "workflowRuns"), active is computed. */
+enum wf_counter { WC_STARTED = 0, WC_SUCCESSFUL, WC_FAILED, WC_CANCELED, WC_N };
+
+struct run;
+struct wqueue;
+
+struct task {
+    struct task *hnext;       /* hash chain */
+    struct task *prev, *next; /* todo list of its jobq, or in-progress */
+    char id[40];              /* a UUID; a retry gets a new id */
+    struct run *run;
+    struct wqueue *wq;
+    struct jobq *jq; /* its todo list (NULL while in progress) */
+    unsigned wfrun;  /* workflow run number */
+    int action;      /* 0 = start action, i + 1 = actions[i] */
+    json_t *json;    /* API.md task JSON (owned) */
+    json_t *events;  /* prerequisite event names, or NULL */
+    int inprogress;
+    int64_t lease_until; /* monotonic ms */
+};
+
+/* Todo tasks of one run for one worker, FIFO. */
+struct jobq {
+    struct jobq *next; /* ring of the worker's jobqs */
+    struct run *run;
+    struct task *head, *tail;
+    size_t count;
+};
+
+struct wqueue {
+    struct wqueue *next;
+    const struct sl__jm_worker *worker;
+    struct jobq *rr; /* next jobq to serve (ring), or NULL */
+    struct task *ip; /* in-progress list */
+    size_t todo;
+    size_t inprogress;
+    unsigned limit; /* 0 = none */
+};
+
+struct wfrun {
+    struct wfrun *next;
+    unsigned id;
+    unsigned open;  /* tasks not yet finished */
+    int failed;     /* a task failed fatally */
+    int completion; /* the completion phase's workflow run */
+};
+
+struct run {
+    struct run *next;
+    char job[SL_NAME_MAX + 1];
+    char id[SL_JM_RUN_ID_MAX];
+    int runonce;
+    enum run_state state;
+    int64_t start_ms, finish_ms, end_ms;
+    json_t *jobdef; /* definitions at start (owned) */
+    json_t *wfdef;
+    json_t *buckets;   /* bucket -> {"store","persistent"} */
+    char *data_source; /* "dataSource" parameter or NULL */
+    uint64_t tc[TC_N];
+    uint64_t wc[WC_N];
+    json_t *worker;       /* "<i>_<worker>" -> {counter: number} */
+    json_t *errors;       /* recent task errors, bounded */
+    struct wfrun *wfruns; /* active workflow runs */
+    unsigned next_wfrun;
+    unsigned active_wfruns;
+    int had_fatal; /* a fatal task error before completion */
+    int cleanup_queued;
+};
+
+/* A deletion for the clean-up thread. */
+struct cleanup {
+    struct cleanup *next;
+    char *store;
+    char *id;                  /* exact object, or NULL */
+    char *prefix;              /* every object under it, or NULL */
+    char job[SL_NAME_MAX + 1]; /* when set: finalize this run after */
+    char run_id[SL_JM_RUN_ID_MAX];
+};
+
+struct sl_jm {
+    struct sl_jm_config cfg;
+    char *state_dir;
+    char *config_dir;
+    char *workflows_dir;
+    struct sl__jm_defs *defs;
+    struct sl__jm_store *st;
+    int started;
+
+    pthread_mutex_t mu; /* guards everything below */
+    struct run *runs;   /* active runs */
+    struct wqueue *queues;
+    struct task **tasks; /* hash table by id */
+    size_t tasks_cap;
+    size_t ntasks;
+    size_t inprogress;
+    json_t *events; /* pending event names -> true */
+
+    pthread_t lease_thread;
+    pthread_cond_t lease_cv;
+    int stopping;
+
+    pthread_t cleanup_thread;
+    pthread_cond_t cleanup_cv;
+    struct cleanup *cleanups;
+    struct cleanup *cleanups_tail;
+};
+
+/* engine.c */
+const char *sl__jm_state_name(enum run_state s);
+int sl__jm_state_parse(const char *name, enum run_state *out);
+void sl__jm_run_counters_load(struct run *r, const json_t *j);
+void sl__jm_run_requeue_cleanup(struct sl_jm *jm, struct run *r);
+void *sl__jm_lease_main(void *arg);
+void *sl__jm_cleanup_main(void *arg);
+struct run *sl__jm_run_find(struct sl_jm *jm, const char *job);
+void sl__jm_run_persist(struct sl_jm *jm, struct run *r);
+json_t *sl__jm_run_json(const struct run *r, int internal);
+struct wfrun *sl__jm_wfrun_new(struct run *r);
+struct wfrun *sl__jm_wfrun_find(struct run *r, unsigned id);
+void sl__jm_run_check_done(struct sl_jm *jm, struct run *r);
+void sl__jm_run_fail(struct sl_jm *jm, struct run *r);
+void sl__jm_cleanup_push(struct sl_jm *jm,
+                         const char *store,
+                         const char *id,
+                         const char *prefix,
+                         const struct run *finalize);
+json_t *sl__jm_action(const struct run *r, int action);
+
+/* tasks.c */
+struct wqueue *sl__jm_wqueue(struct sl_jm *jm, const char *worker);
+struct task *sl__jm_task_create(struct sl_jm *jm,
+                                struct run *r,
+                                struct wfrun *wf,
+                                int action,
+                                json_t *input,
+                                json_t *extra_props);
+void sl__jm_task_remove(struct sl_jm *jm, struct task *t, int persist);
+void sl__jm_task_enqueue(struct sl_jm *jm, struct task *t);
+void sl__jm_tasks_drop_run(struct sl_jm *jm,
+                           struct run *r,
+                           int wfrun,
+                           enum task_counter counter);
+struct task *sl__jm_task_get(struct sl_jm *jm, const char *id);
+void sl__jm_task_index(struct sl_jm *jm, struct task *t);
+void sl__jm_lease_expire(struct sl_jm *jm, int64_t now);
+int sl__jm_input_triggers(struct sl_jm *jm,
+                          struct run *r,
+                          struct wfrun *wf,
+                          const char *bucket,
+                          const json_t *bulk);
+
+#endif /* SL_ENGINE_INT_H_INCLUDED */

@@ -1,0 +1,223 @@
+/*
+ * Jobmanager: definitions (workers, buckets, workflows, jobs), job runs,
+ * workflow runs, task queues with leases, follow-up generation and the
+ * completion phase, with all state in one LMDB environment.  The design and
+ * the REST view are in docs/jobmanager.md.
+ *
+ * Threading: every function may be called from any thread; one internal
+ * mutex guards the in-memory state and a single writer thread commits
+ * changes to LMDB in groups (a call that changes state returns after its
+ * change is committed).  No function blocks on worker code.
+ *
+ * JSON ownership: functions that return json_t give a new reference
+ * (caller json_decref's it); JSON arguments are borrowed.
+ */
+#ifndef SL_JOBMANAGER_H_INCLUDED
+#define SL_JOBMANAGER_H_INCLUDED
+
+#include <stdint.h>
+
+#include "core/sl.h"
+#include "objectstore/objectstore.h"
+
+struct sl_jm;
+
+struct sl_jm_config {
+    const char *state_dir;     /* LMDB environment directory (created) */
+    const char *config_dir;    /* buckets.json, jobs.json; NULL: none */
+    const char *workflows_dir; /* *.json workflows; NULL: none */
+    enum sl_durability durability;
+    struct sl_obj *store;     /* borrowed object store */
+    unsigned lease_seconds;   /* task time-to-live; 0 = 120 */
+    unsigned max_retries;     /* recoverable errors per task; 0 = 10 */
+    unsigned max_errors;      /* errors kept per run; 0 = 100 */
+    unsigned max_in_progress; /* global limit on tasks in progress; 0 = none */
+};
+
+/**
+ * @brief Open the state, create the object; workers are registered next,
+ * then sl_jm_start loads definitions and resumes runs.
+ * @return 0 or SL_EIO etc. *out is a new object, free with sl_jm_close.
+ */
+int sl_jm_open(const struct sl_jm_config *cfg,
+               struct sl_jm **out,
+               struct sl_err *err);
+/**
+ * @brief Register a worker description (SMILA workers.json shape) before
+ * sl_jm_start.  @p partitions (may be NULL) gives the number of completion
+ * tasks for a requestsCompletion worker from the task parameters.
+ * @return 0, SL_EINVALDEF, SL_EEXIST, SL_EBADSTATE (already started).
+ */
+int sl_jm_register_worker(struct sl_jm *jm,
+                          const json_t *desc,
+                          unsigned (*partitions)(const json_t *params),
+                          struct sl_err *err);
+/**
+ * @brief Register the descriptions in @p path ({"workers": [...]}, SMILA's
+ * workers.json) as external workers: their tasks are taken over the task
+ * API by `sluice worker` processes or other clients.  A missing file is
+ * fine.
+ * @return the number of descriptions that failed (each logged with file
+ * and field), or SL_EBADJSON for a file that is not JSON.
+ */
+int sl_jm_register_workers_file(struct sl_jm *jm,
+                                const char *path,
+                                struct sl_err *err);
+/** @brief Set the concurrency limit of one worker (0 = none). */
+void sl_jm_set_worker_limit(struct sl_jm *jm,
+                            const char *worker,
+                            unsigned max_in_progress);
+/**
+ * @brief Load predefined and stored definitions, resume active runs (tasks
+ * that were in progress go back to todo; pending events are completed),
+ * start autoStart jobs and the lease timer.
+ */
+int sl_jm_start(struct sl_jm *jm, struct sl_err *err);
+/** @brief Stop the timer and writer, close LMDB; NULL-safe. */
+void sl_jm_close(struct sl_jm *jm);
+
+/* ------------------------------------------------------------------------
+ * Definitions.  @p kind is "buckets", "workflows" or "jobs".
+ * --------------------------------------------------------------------- */
+
+/** @brief All definitions of a kind (array); NULL for an unknown kind. */
+json_t *sl_jm_defs_list(struct sl_jm *jm, const char *kind);
+/** @brief One definition or NULL. */
+json_t *sl_jm_defs_get(struct sl_jm *jm, const char *kind, const char *name);
+/**
+ * @brief Create or update a user definition (validated, persisted).
+ * @param[out] stored new reference to the stored definition (with
+ *   timestamp), may be NULL.
+ * @return 0, SL_EINVALDEF/SL_EBADNAME (err names the field), SL_EREADONLY,
+ *   SL_ECONFLICT (job definition of a running job).
+ */
+int sl_jm_defs_put(struct sl_jm *jm,
+                   const char *kind,
+                   const json_t *def,
+                   json_t **stored,
+                   struct sl_err *err);
+/** @brief Delete a user definition: 0, SL_ENOENT, SL_EREADONLY,
+ * SL_ECONFLICT. */
+int sl_jm_defs_delete(struct sl_jm *jm,
+                      const char *kind,
+                      const char *name,
+                      struct sl_err *err);
+/** @brief Worker descriptions (array) or one (NULL if unknown). */
+json_t *sl_jm_workers(struct sl_jm *jm, const char *name);
+/** @brief Data object types (array) or one (NULL if unknown). */
+json_t *sl_jm_dots(struct sl_jm *jm, const char *name);
+
+/* ------------------------------------------------------------------------
+ * Job runs.
+ * --------------------------------------------------------------------- */
+
+#define SL_JM_RUN_ID_MAX 64
+
+/**
+ * @brief Start a run of @p job.
+ * @param[in] mode "runOnce", "standard" or NULL (the workflow's default).
+ * @param[out] run_id the new run id.
+ * @return 0, SL_ENOENT (no job), SL_EINVAL (mode not allowed), SL_ECONFLICT
+ *   (a run is active, or another active run crawls the same dataSource).
+ */
+int sl_jm_run_start(struct sl_jm *jm,
+                    const char *job,
+                    const char *mode,
+                    char run_id[SL_JM_RUN_ID_MAX],
+                    struct sl_err *err);
+/** @brief Run data (API.md); @p details adds the definitions used.
+ * 0 or SL_ENOENT. */
+int sl_jm_run_get(struct sl_jm *jm,
+                  const char *job,
+                  const char *run_id,
+                  int details,
+                  json_t **out,
+                  struct sl_err *err);
+/** @brief Job info: definition, "runs": {"current", "completed": [ids]}. */
+int sl_jm_job_info(struct sl_jm *jm,
+                   const char *job,
+                   int details,
+                   json_t **out,
+                   struct sl_err *err);
+/** @brief RUNNING -> FINISHING. 0, SL_ENOENT, SL_EBADSTATE. */
+int sl_jm_run_finish(struct sl_jm *jm,
+                     const char *job,
+                     const char *run_id,
+                     struct sl_err *err);
+/** @brief -> CANCELING -> CANCELED. 0, SL_ENOENT, SL_EBADSTATE. */
+int sl_jm_run_cancel(struct sl_jm *jm,
+                     const char *job,
+                     const char *run_id,
+                     struct sl_err *err);
+/** @brief Delete a finished run's data. 0, SL_ENOENT, SL_ECONFLICT. */
+int sl_jm_run_delete(struct sl_jm *jm,
+                     const char *job,
+                     const char *run_id,
+                     struct sl_err *err);
+/** @brief Workflow run data. 0 or SL_ENOENT. */
+int sl_jm_wfrun_get(struct sl_jm *jm,
+                    const char *job,
+                    const char *run_id,
+                    const char *wfrun_id,
+                    json_t **out,
+                    struct sl_err *err);
+/** @brief Cancel one workflow run. 0, SL_ENOENT, SL_EBADSTATE. */
+int sl_jm_wfrun_cancel(struct sl_jm *jm,
+                       const char *job,
+                       const char *run_id,
+                       const char *wfrun_id,
+                       struct sl_err *err);
+/** @brief State of the job's active run ("RUNNING"...) or NULL; borrowed
+ * static string. */
+const char *
+sl_jm_run_state(struct sl_jm *jm, const char *job, const char *run_id);
+
+/* ------------------------------------------------------------------------
+ * Tasks (the protocol of /smila/tasks/, also used by internal workers).
+ * --------------------------------------------------------------------- */
+
+/**
+ * @brief Take the next task for @p worker (todo -> in progress, leased).
+ * @param[in] qualifiers array of strings or NULL (any).
+ * @return 0 and the task JSON in *out (API.md "Task JSON"), SL_ENOENT when
+ *   none is available (or a limit is reached), SL_ENOENT for an unknown
+ *   worker is told apart by err->field "worker".
+ */
+int sl_jm_task_take(struct sl_jm *jm,
+                    const char *worker,
+                    const char *host,
+                    const json_t *qualifiers,
+                    json_t **out,
+                    struct sl_err *err);
+/** @brief Renew the lease. 0, or SL_EGONE (not in progress any more). */
+int sl_jm_task_keepalive(struct sl_jm *jm,
+                         const char *worker,
+                         const char *task_id,
+                         struct sl_err *err);
+/**
+ * @brief Finish a task with @p result {"status", "errorMessage",
+ * "counters": {name: number}, "prerequisiteEvents": [names] (POSTPONE)}.
+ * Output objects that exist now are committed outputs.
+ * @return 0, SL_EGONE (not in progress: expired, canceled, finished),
+ *   SL_EINVAL (bad result; err names the field).
+ */
+int sl_jm_task_finish(struct sl_jm *jm,
+                      const char *worker,
+                      const char *task_id,
+                      const json_t *result,
+                      struct sl_err *err);
+/** @brief {"workers": [{"name","todo","inprogress"}]} or one worker's
+ * {"todo":{"count"},"inprogress":{"count"}}; NULL for an unknown worker. */
+json_t *sl_jm_task_counts(struct sl_jm *jm, const char *worker);
+
+/* ------------------------------------------------------------------------
+ * Event sequencing (ManifoldCF IEventActivity).
+ * --------------------------------------------------------------------- */
+
+/** @brief Begin event @p name: 1 if it began, 0 if already pending. */
+int sl_jm_event_begin(struct sl_jm *jm, const char *name, struct sl_err *err);
+/** @brief Complete event @p name (tasks waiting on it become eligible). */
+int
+sl_jm_event_complete(struct sl_jm *jm, const char *name, struct sl_err *err);
+
+#endif /* SL_JOBMANAGER_H_INCLUDED */

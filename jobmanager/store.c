@@ -1,0 +1,420 @@
+/*
+ * The jobmanager's state store: one LMDB environment with five named
+ * databases and group commit.  Callers queue puts and deletes (copied) and
+ * get a sequence number; one writer thread drains the queue into a single
+ * write transaction, commits it, syncs in fsync mode, and wakes everyone
+ * whose sequence number is now durable.  So a thousand task finishes cost
+ * one commit, not a thousand (ARCHITECTURE.md section 10).
+ *
+ * The environment is opened with MDB_NOSYNC: with durability "process" a
+ * committed transaction is in the page cache and survives kill -9; with
+ * "fsync" the writer calls mdb_env_sync after each group.
+ */
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lmdb.h>
+
+#include "jobmanager/jobmanager_int.h"
+
+#define MAP_SIZE ((size_t)64 << 30) /* virtual; grows on disk as used */
+
+static const char *const db_names[SL__JM_NDB] = {
+    "defs", "runs", "tasks", "events", "meta"};
+
+struct op {
+    struct op *next;
+    enum sl__jm_dbi db;
+    int del; /* 1: delete key */
+    size_t klen;
+    size_t vlen;
+    char data[]; /* key, then value */
+};
+
+struct sl__jm_store {
+    MDB_env *env;
+    MDB_dbi dbi[SL__JM_NDB];
+    enum sl_durability durability;
+    pthread_t writer;
+    pthread_mutex_t mu;
+    pthread_cond_t work; /* queue not empty, or stopping */
+    pthread_cond_t done; /* committed advanced */
+    struct op *head;     /* queued ops, in order */
+    struct op *tail;
+    uint64_t queued;    /* sequence number of the last queued op */
+    uint64_t committed; /* everything up to here is committed */
+    int failed;         /* a commit failed: the store is read-only */
+    int stopping;
+    char failure[256];
+};
+
+static int
+lmdb_err(struct sl_err *err, int rc, const char *what)
+{
+    int code = rc == MDB_MAP_FULL || rc == ENOSPC ? SL_ENOSPC : SL_EIO;
+
+    return sl_err_set(
+        err, code, NULL, "jobmanager state: %s: %s", what, mdb_strerror(rc));
+}
+
+/*
+ * Apply one group of ops in one write transaction.  Returns 0 or an LMDB
+ * error code; on error nothing of the group is applied.
+ */
+static int
+apply_group(struct sl__jm_store *s, struct op *ops)
+{
+    MDB_txn *txn = NULL;
+    struct op *o = NULL;
+    int rc = 0;
+
+    rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    if (rc != 0) {
+        return rc;
+    }
+    for (o = ops; o != NULL; o = o->next) {
+        MDB_val k = {o->klen, o->data};
+        MDB_val v = {o->vlen, o->data + o->klen};
+
+        if (o->del) {
+            rc = mdb_del(txn, s->dbi[o->db], &k, NULL);
+            if (rc == MDB_NOTFOUND) {
+                rc = 0;
+            }
+        } else {
+            rc = mdb_put(txn, s->dbi[o->db], &k, &v, 0);
+        }
+        if (rc != 0) {
+            mdb_txn_abort(txn);
+            return rc;
+        }
+    }
+    rc = mdb_txn_commit(txn);
+    if (rc == 0 && s->durability == SL_DURABILITY_FSYNC) {
+        rc = mdb_env_sync(s->env, 1);
+    }
+    return rc;
+}
+
+static void
+free_ops(struct op *o)
+{
+    while (o != NULL) {
+        struct op *next = o->next;
+
+        sl_free(o);
+        o = next;
+    }
+}
+
+static void *
+writer_main(void *arg)
+{
+    struct sl__jm_store *s = arg;
+
+    (void)pthread_mutex_lock(&s->mu);
+    for (;;) {
+        struct op *group = NULL;
+        uint64_t upto = 0;
+        int rc = 0;
+
+        while (s->head == NULL && !s->stopping) {
+            (void)pthread_cond_wait(&s->work, &s->mu);
+        }
+        if (s->head == NULL && s->stopping) {
+            break;
+        }
+        group = s->head;
+        upto = s->queued;
+        s->head = NULL;
+        s->tail = NULL;
+        (void)pthread_mutex_unlock(&s->mu);
+
+        rc = s->failed ? 0 : apply_group(s, group);
+        free_ops(group);
+
+        (void)pthread_mutex_lock(&s->mu);
+        if (rc != 0 && !s->failed) {
+            s->failed = 1;
+            (void)snprintf(
+                s->failure, sizeof(s->failure), "%s", mdb_strerror(rc));
+            SL_ERROR("jobmanager state: commit failed: %s; the jobmanager "
+                     "refuses further changes until restarted",
+                     s->failure);
+        }
+        s->committed = upto;
+        (void)pthread_cond_broadcast(&s->done);
+    }
+    (void)pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+int
+sl__jm_store_open(const char *dir,
+                  enum sl_durability durability,
+                  struct sl__jm_store **out,
+                  struct sl_err *err)
+{
+    struct sl__jm_store *s = NULL;
+    MDB_txn *txn = NULL;
+    int rc = 0;
+    int i = 0;
+
+    *out = NULL;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        return sl_err_set(err,
+                          sl_err_from_errno(errno),
+                          NULL,
+                          "cannot create '%s': %s",
+                          dir,
+                          strerror(errno));
+    }
+    s = sl_calloc(1, sizeof(*s));
+    s->durability = durability;
+    rc = mdb_env_create(&s->env);
+    if (rc == 0) {
+        rc = mdb_env_set_maxdbs(s->env, SL__JM_NDB);
+    }
+    if (rc == 0) {
+        rc = mdb_env_set_mapsize(s->env, MAP_SIZE);
+    }
+    if (rc == 0) {
+        rc = mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS, 0644);
+    }
+    if (rc != 0) {
+        (void)lmdb_err(err, rc, "cannot open the environment");
+        goto fail;
+    }
+    rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    for (i = 0; rc == 0 && i < SL__JM_NDB; i++) {
+        rc = mdb_dbi_open(txn, db_names[i], MDB_CREATE, &s->dbi[i]);
+    }
+    if (rc == 0) {
+        rc = mdb_txn_commit(txn);
+        txn = NULL;
+    }
+    if (rc != 0) {
+        if (txn != NULL) {
+            mdb_txn_abort(txn);
+        }
+        (void)lmdb_err(err, rc, "cannot open the databases");
+        goto fail;
+    }
+    (void)pthread_mutex_init(&s->mu, NULL);
+    (void)pthread_cond_init(&s->work, NULL);
+    (void)pthread_cond_init(&s->done, NULL);
+    if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+        rc = sl_err_set(err, SL_EIO, NULL, "cannot start the writer thread");
+        goto fail;
+    }
+    *out = s;
+    return 0;
+
+fail:
+    mdb_env_close(s->env);
+    sl_free(s);
+    return rc < 0 ? rc : SL_EIO;
+}
+
+void
+sl__jm_store_close(struct sl__jm_store *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    (void)pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    (void)pthread_cond_signal(&s->work);
+    (void)pthread_mutex_unlock(&s->mu);
+    (void)pthread_join(s->writer, NULL);
+    (void)mdb_env_sync(s->env, 1);
+    mdb_env_close(s->env);
+    (void)pthread_mutex_destroy(&s->mu);
+    (void)pthread_cond_destroy(&s->work);
+    (void)pthread_cond_destroy(&s->done);
+    sl_free(s);
+}
+
+static uint64_t
+enqueue(struct sl__jm_store *s,
+        enum sl__jm_dbi db,
+        int del,
+        const void *key,
+        size_t klen,
+        const void *val,
+        size_t vlen)
+{
+    struct op *o = sl_malloc(sizeof(*o) + klen + vlen);
+    uint64_t seq = 0;
+
+    o->next = NULL;
+    o->db = db;
+    o->del = del;
+    o->klen = klen;
+    o->vlen = vlen;
+    memcpy(o->data, key, klen);
+    if (vlen > 0) {
+        memcpy(o->data + klen, val, vlen);
+    }
+    (void)pthread_mutex_lock(&s->mu);
+    if (s->tail != NULL) {
+        s->tail->next = o;
+    } else {
+        s->head = o;
+    }
+    s->tail = o;
+    seq = ++s->queued;
+    (void)pthread_cond_signal(&s->work);
+    (void)pthread_mutex_unlock(&s->mu);
+    return seq;
+}
+
+uint64_t
+sl__jm_store_put(struct sl__jm_store *s,
+                 enum sl__jm_dbi db,
+                 const void *key,
+                 size_t klen,
+                 const void *val,
+                 size_t vlen)
+{
+    return enqueue(s, db, 0, key, klen, val, vlen);
+}
+
+uint64_t
+sl__jm_store_del(struct sl__jm_store *s,
+                 enum sl__jm_dbi db,
+                 const void *key,
+                 size_t klen)
+{
+    return enqueue(s, db, 1, key, klen, NULL, 0);
+}
+
+uint64_t
+sl__jm_store_put_json(struct sl__jm_store *s,
+                      enum sl__jm_dbi db,
+                      const void *key,
+                      size_t klen,
+                      const json_t *val)
+{
+    char *text = json_dumps(val, JSON_COMPACT);
+    uint64_t seq = 0;
+
+    if (text == NULL) {
+        sl_panic("jobmanager state: cannot serialise a value");
+    }
+    seq = enqueue(s, db, 0, key, klen, text, strlen(text));
+    sl_free(text);
+    return seq;
+}
+
+int
+sl__jm_store_wait(struct sl__jm_store *s, uint64_t seq, struct sl_err *err)
+{
+    int rc = 0;
+
+    (void)pthread_mutex_lock(&s->mu);
+    while (s->committed < seq) {
+        (void)pthread_cond_wait(&s->done, &s->mu);
+    }
+    if (s->failed) {
+        rc = sl_err_set(err,
+                        SL_EIO,
+                        NULL,
+                        "jobmanager state: a commit failed (%s); restart "
+                        "the server",
+                        s->failure);
+    }
+    (void)pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+uint64_t
+sl__jm_store_last(struct sl__jm_store *s)
+{
+    uint64_t seq = 0;
+
+    (void)pthread_mutex_lock(&s->mu);
+    seq = s->queued;
+    (void)pthread_mutex_unlock(&s->mu);
+    return seq;
+}
+
+int
+sl__jm_store_scan(struct sl__jm_store *s,
+                  enum sl__jm_dbi db,
+                  const void *prefix,
+                  size_t plen,
+                  int (*cb)(void *ctx,
+                            const void *key,
+                            size_t klen,
+                            const void *val,
+                            size_t vlen),
+                  void *ctx)
+{
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    MDB_val k = {plen, (void *)prefix};
+    MDB_val v;
+    int rc = 0;
+    MDB_cursor_op op = plen > 0 ? MDB_SET_RANGE : MDB_FIRST;
+
+    rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+    if (rc != 0) {
+        return SL_EIO;
+    }
+    rc = mdb_cursor_open(txn, s->dbi[db], &cur);
+    if (rc != 0) {
+        mdb_txn_abort(txn);
+        return SL_EIO;
+    }
+    for (;;) {
+        rc = mdb_cursor_get(cur, &k, &v, op);
+        op = MDB_NEXT;
+        if (rc == MDB_NOTFOUND) {
+            rc = 0;
+            break;
+        }
+        if (rc != 0) {
+            rc = SL_EIO;
+            break;
+        }
+        if (plen > 0 && (k.mv_size < plen || memcmp(k.mv_data, prefix, plen))) {
+            break;
+        }
+        rc = cb(ctx, k.mv_data, k.mv_size, v.mv_data, v.mv_size);
+        if (rc != 0) {
+            break;
+        }
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+int
+sl__jm_store_get_json(struct sl__jm_store *s,
+                      enum sl__jm_dbi db,
+                      const void *key,
+                      size_t klen,
+                      json_t **out)
+{
+    MDB_txn *txn = NULL;
+    MDB_val k = {klen, (void *)key};
+    MDB_val v;
+    int rc = 0;
+
+    *out = NULL;
+    rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+    if (rc != 0) {
+        return SL_EIO;
+    }
+    rc = mdb_get(txn, s->dbi[db], &k, &v);
+    if (rc == 0) {
+        *out = json_loadb(v.mv_data, v.mv_size, 0, NULL);
+        rc = *out != NULL ? 0 : SL_ECORRUPT;
+    } else {
+        rc = rc == MDB_NOTFOUND ? SL_ENOENT : SL_EIO;
+    }
+    mdb_txn_abort(txn);
+    return rc;
+}
