@@ -8,12 +8,17 @@
 #   error CODE            the API.md error body with this code
 #   jq FILTER             must print true for the response body
 #   allow TEXT            the Allow header must contain TEXT
+# A line "config FILTER" before the first block is a jq filter applied to
+# the server configuration; @DIR@ in it is the case file's folder.
 # Usage: run_cases.sh SLUICE CASEFILE
 SLUICE=$1
 CASES=$2
 . "$(dirname "$0")/lib.sh"
 
-write_config "$TMP/config.json"
+dir=$(cd "$(dirname "$CASES")" && pwd)
+filter=$(sed -n 's/^config //p' "$CASES" | head -1)
+write_config "$TMP/config.json" "${filter:-.}"
+sed -i "s|@DIR@|$dir|g" "$TMP/config.json"
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 
 name="" method="" path="" body="" have_body=0
@@ -43,7 +48,7 @@ run_case() {
 
 while IFS= read -r line || [ -n "$line" ]; do
     case "$line" in
-        ''|'#'*) continue ;;
+        ''|'#'*|'config '*) continue ;;
         '== '*)
             run_case
             name=${line#== } method="" path="" body="" have_body=0
