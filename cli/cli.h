@@ -37,6 +37,7 @@ struct sl_cfg {
     uint64_t max_retries;        /* jobmanager.maxRetries */
     uint64_t max_in_progress;    /* jobmanager.maxInProgress */
     uint64_t max_errors;         /* jobmanager.maxErrors */
+    char worker_limits[4096];    /* jobmanager.workerLimits, JSON text */
 };
 
 /** @brief Fill @p cfg with the built-in defaults (the embedded config). */

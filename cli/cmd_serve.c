@@ -106,6 +106,15 @@ open_jobmanager(const struct sl_cfg *cfg,
         }
     }
     if (rc == 0) {
+        json_t *limits = json_loads(cfg->worker_limits, 0, NULL);
+        const char *name = NULL;
+        json_t *n = NULL;
+
+        json_object_foreach(limits, name, n)
+        {
+            sl_jm_set_worker_limit(*out, name, (unsigned)json_integer_value(n));
+        }
+        json_decref(limits);
         rc = sl_jm_start(*out, &err);
     }
     if (rc != 0) {

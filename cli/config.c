@@ -161,11 +161,61 @@ sl_cfg_defaults(struct sl_cfg *cfg)
     size_t i = 0;
 
     memset(cfg, 0, sizeof(*cfg));
+    memcpy(cfg->worker_limits, "{}", 3);
     for (i = 0; i < NKEYS; i++) {
         if (set_text(cfg, &keys[i], keys[i].def, NULL) != 0) {
             sl_panic("config: bad default for %s", keys[i].key);
         }
     }
+}
+
+/*
+ * jobmanager.workerLimits: {"<worker>": <max tasks in progress>}.  Kept as
+ * compact JSON text; the server applies it after registering workers.
+ */
+static int
+set_worker_limits(struct sl_cfg *cfg,
+                  json_t *v,
+                  const char *path,
+                  struct sl_err *err)
+{
+    const char *name = NULL;
+    json_t *n = NULL;
+    char *text = NULL;
+
+    if (!json_is_object(v)) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "jobmanager.workerLimits",
+                          "%s: jobmanager.workerLimits must be an object of "
+                          "worker name -> number",
+                          path);
+    }
+    json_object_foreach(v, name, n)
+    {
+        if (!json_is_integer(n) || json_integer_value(n) < 0 ||
+            json_integer_value(n) > 1000000) {
+            return sl_err_set(err,
+                              SL_ECONFIG,
+                              "jobmanager.workerLimits",
+                              "%s: jobmanager.workerLimits.%s must be a whole "
+                              "number from 0 to 1000000",
+                              path,
+                              name);
+        }
+    }
+    text = json_dumps(v, JSON_COMPACT);
+    if (text == NULL || strlen(text) >= sizeof(cfg->worker_limits)) {
+        sl_free(text);
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "jobmanager.workerLimits",
+                          "%s: jobmanager.workerLimits is too long",
+                          path);
+    }
+    memcpy(cfg->worker_limits, text, strlen(text) + 1);
+    sl_free(text);
+    return 0;
 }
 
 /* Is @name the dotted prefix of at least one key ("http" for "http.x")? */
@@ -203,13 +253,19 @@ apply_object(struct sl_cfg *cfg,
     int rc = 0;
 
     sl_err_clear(&inner);
-    sl_err_clear(&inner);
     json_object_foreach(obj, name, v)
     {
         const struct cfg_key *k = NULL;
 
         (void)snprintf(
             full, sizeof(full), "%s%s%s", prefix, prefix[0] ? "." : "", name);
+        if (strcmp(full, "jobmanager.workerLimits") == 0) {
+            rc = set_worker_limits(cfg, v, path, err);
+            if (rc != 0) {
+                return rc;
+            }
+            continue;
+        }
         if (json_is_object(v)) {
             if (!is_section(full)) {
                 return sl_err_set(err,
@@ -328,6 +384,12 @@ sl_cfg_print_keys(FILE *out)
 {
     size_t i = 0;
 
+    fprintf(out,
+            "  %-28s %-7s default %-16s %s\n",
+            "jobmanager.workerLimits",
+            "object",
+            "{}",
+            "max tasks in progress per worker, {\"name\": n}");
     for (i = 0; i < NKEYS; i++) {
         fprintf(out,
                 "  %-28s %-7s default %-16s %s\n",

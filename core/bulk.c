@@ -1243,6 +1243,12 @@ sl_bulk_reader_offset(const struct sl_bulk_reader *r)
     return r->offset;
 }
 
+uint64_t
+sl_bulk_reader_count(const struct sl_bulk_reader *r)
+{
+    return r->count;
+}
+
 void
 sl_bulk_reader_free(struct sl_bulk_reader *r)
 {

@@ -425,6 +425,8 @@ int sl_bulk_reader_attachment_read(struct sl_bulk_reader *r,
                                    struct sl_err *err);
 /** @brief Byte offset of the next unread byte. */
 uint64_t sl_bulk_reader_offset(const struct sl_bulk_reader *r);
+/** @brief Records read and verified so far. */
+uint64_t sl_bulk_reader_count(const struct sl_bulk_reader *r);
 /** @brief Free the reader; NULL-safe. */
 void sl_bulk_reader_free(struct sl_bulk_reader *r);
 

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 JM=$(cd "$(dirname "$0")/jm" && pwd)
 
-write_config "$TMP/config.json" ".jobmanager = {\"configDir\": \"$JM\", \"workflowsDir\": \"$JM/workflows\", \"leaseSeconds\": 2, \"maxRetries\": 2}"
+write_config "$TMP/config.json" ".jobmanager = {\"configDir\": \"$JM\", \"workflowsDir\": \"$JM/workflows\", \"leaseSeconds\": 2, \"maxRetries\": 2, \"workerLimits\": {\"processor\": 1}}"
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 req PUT /smila/store/persist/
 expect_status 201 "create the persistent store"
@@ -71,7 +71,16 @@ expect_jq '.todo.count == 3' "three processor tasks (one per bulk)"
 for i in 1 2; do take crawler; done_task crawler SUCCESSFUL; done
 take crawler
 expect_status 204 "no more crawl tasks"
-for i in 1 2 3; do
+take processor
+FIRST=$TID
+cp "$TASK" "$TMP/first.json"
+take processor
+expect_status 204 "workerLimits processor=1 holds the second task back"
+TID=$FIRST
+cp "$TMP/first.json" "$TASK"
+put_output output
+done_task processor SUCCESSFUL
+for i in 2 3; do
     take processor
     expect_jq '.input.input | length == 1' "processor task $i has one input bulk"
     put_output output
