@@ -21,8 +21,8 @@
 
 #include "jobmanager/jobmanager.h"
 
-static const char *worker_desc =
-    "{\"name\":\"noop\",\"input\":[{\"name\":\"in\",\"type\":\"recordBulks\"}]}";
+static const char *worker_desc = "{\"name\":\"noop\",\"input\":[{\"name\":"
+                                 "\"in\",\"type\":\"recordBulks\"}]}";
 
 struct worker_arg {
     struct sl_jm *jm;
@@ -47,8 +47,10 @@ worker_main(void *p)
         }
         idle = 0;
         if (sl_jm_task_finish(
-                a->jm, "noop",
-                json_string_value(json_object_get(task, "taskId")), ok,
+                a->jm,
+                "noop",
+                json_string_value(json_object_get(task, "taskId")),
+                ok,
                 &err) == 0) {
             a->done++;
         }
@@ -116,16 +118,29 @@ run_once(const char *base, int fsync_mode, long ntasks, int threads)
         sl_panic("jobmanager: %s", err.message);
     }
     json_decref(desc);
-    desc = json_pack(
-        "{s:s, s:s, s:{s:s}}", "name", "src", "type", "recordBulks",
-        "parameters", "store", "in");
+    desc = json_pack("{s:s, s:s, s:{s:s}}",
+                     "name",
+                     "src",
+                     "type",
+                     "recordBulks",
+                     "parameters",
+                     "store",
+                     "in");
     if (sl_jm_defs_put(jm, "buckets", desc, NULL, &err) != 0) {
         sl_panic("bucket: %s", err.message);
     }
     json_decref(desc);
-    desc = json_pack("{s:s, s:[s], s:{s:s, s:{s:s}}}", "name", "wf", "modes",
-                     "runOnce", "startAction", "worker", "noop", "input",
-                     "in", "src");
+    desc = json_pack("{s:s, s:[s], s:{s:s, s:{s:s}}}",
+                     "name",
+                     "wf",
+                     "modes",
+                     "runOnce",
+                     "startAction",
+                     "worker",
+                     "noop",
+                     "input",
+                     "in",
+                     "src");
     if (sl_jm_defs_put(jm, "workflows", desc, NULL, &err) != 0) {
         sl_panic("workflow: %s", err.message);
     }
@@ -249,7 +264,10 @@ main(int argc, char **argv)
     }
     printf("bench/tasks: %ld no-op tasks, %d worker threads, %d runs each "
            "(after one warm-up), warm page cache, nproc %ld\n",
-           ntasks, threads, runs, sysconf(_SC_NPROCESSORS_ONLN));
+           ntasks,
+           threads,
+           runs,
+           sysconf(_SC_NPROCESSORS_ONLN));
     for (mode = 0; mode < 2; mode++) {
         double r[16];
         double floor = 0;
@@ -263,8 +281,12 @@ main(int argc, char **argv)
         floor = lmdb_floor(base, mode, mode ? 300 : ntasks);
         printf("durability %-7s  finishes/s median %8.0f  min %8.0f  max "
                "%8.0f | baseline LMDB txn-per-op %8.0f/s | ratio %.2fx\n",
-               mode ? "fsync" : "process", r[runs / 2], r[0], r[runs - 1],
-               floor, r[runs / 2] / floor);
+               mode ? "fsync" : "process",
+               r[runs / 2],
+               r[0],
+               r[runs - 1],
+               floor,
+               r[runs / 2] / floor);
         fflush(stdout);
     }
     printf("peak RSS %ld KiB\n", sl_peak_rss_kib());

@@ -36,12 +36,12 @@ struct sl__jm_defs {
 
 /* One action of a workflow, as validation sees it. */
 struct actx {
-    const char *wf;                  /* workflow name */
-    const json_t *act;               /* the action object */
-    const struct sl__jm_worker *w;   /* its worker (NULL until checked) */
-    char path[32];                   /* "startAction" or "actions[3]" */
-    char label[32];                  /* "start action" or "action 4" */
-    int is_start;                    /* 1 for the start action */
+    const char *wf;                /* workflow name */
+    const json_t *act;             /* the action object */
+    const struct sl__jm_worker *w; /* its worker (NULL until checked) */
+    char path[32];                 /* "startAction" or "actions[3]" */
+    char label[32];                /* "start action" or "action 4" */
+    int is_start;                  /* 1 for the start action */
 };
 
 static const char *const kind_names[NKINDS] = {"bucket", "workflow", "job"};
@@ -154,7 +154,8 @@ parse_flags(const json_t *arr,
                           wname,
                           field);
     }
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         const char *s = json_string_value(v);
 
         (void)snprintf(f, sizeof(f), "%s[%zu]", field, i);
@@ -218,12 +219,13 @@ parse_slot(const json_t *j,
     if (!output && (json_object_get(j, "modes") != NULL || group != NULL)) {
         (void)snprintf(
             f, sizeof(f), "%s.%s", path, group != NULL ? "group" : "modes");
-        return sl_err_set(err,
-                          SL_EINVALDEF,
-                          f,
-                          "worker '%s': input slot '%s' takes no modes or group",
-                          wname,
-                          name);
+        return sl_err_set(
+            err,
+            SL_EINVALDEF,
+            f,
+            "worker '%s': input slot '%s' takes no modes or group",
+            wname,
+            name);
     }
     (void)snprintf(f, sizeof(f), "%s.modes", path);
     rc = parse_flags(json_object_get(j, "modes"),
@@ -272,14 +274,18 @@ parse_slots(const json_t *arr,
         return 0;
     }
     if (!json_is_array(arr)) {
-        return sl_err_set(
-            err, SL_EINVALDEF, field, "worker '%s': %s must be an array",
-            wname, field);
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          field,
+                          "worker '%s': %s must be an array",
+                          wname,
+                          field);
     }
     /* Zeroed and counted up front so sl__jm_worker_free cleans up halves. */
     *slots = sl_calloc(json_array_size(arr) + 1, sizeof(**slots));
     *nslots = json_array_size(arr);
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         (void)snprintf(path, sizeof(path), "%s[%zu]", field, i);
         rc = parse_slot(v, path, wname, output, &(*slots)[i], err);
         if (rc != 0) {
@@ -359,10 +365,9 @@ parse_param(const json_t *j,
     return 0;
 }
 
+/* The "parameters" array; names are unique, "<...>" names are wildcards. */
 static int
-parse_params(const json_t *arr,
-             struct sl__jm_worker *w,
-             struct sl_err *err)
+parse_params(const json_t *arr, struct sl__jm_worker *w, struct sl_err *err)
 {
     int rc = 0;
     size_t i = 0;
@@ -382,7 +387,8 @@ parse_params(const json_t *arr,
     }
     w->params = sl_calloc(json_array_size(arr) + 1, sizeof(*w->params));
     w->nparams = json_array_size(arr);
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         (void)snprintf(path, sizeof(path), "parameters[%zu]", i);
         rc = parse_param(v, path, w->name, &w->params[i], err);
         if (rc != 0) {
@@ -404,9 +410,7 @@ parse_params(const json_t *arr,
 }
 
 static int
-parse_generator(const json_t *desc,
-                struct sl__jm_worker *w,
-                struct sl_err *err)
+parse_generator(const json_t *desc, struct sl__jm_worker *w, struct sl_err *err)
 {
     const json_t *g = json_object_get(desc, "taskGenerator");
     const char *s = json_string_value(g);
@@ -704,7 +708,8 @@ find_dot(const struct sl__jm_defs *d, const char *type)
     size_t i = 0;
     const json_t *v = NULL;
 
-    json_array_foreach(d->dots, i, v) {
+    json_array_foreach(d->dots, i, v)
+    {
         const char *n = str_member(v, "name");
 
         if (type != NULL && n != NULL && strcmp(n, type) == 0) {
@@ -762,9 +767,8 @@ uses_bucket(const json_t *wf, const char *name)
             const char *key = NULL;
             const json_t *v = NULL;
 
-            json_object_foreach ((json_t *)json_object_get(act, dirs[k]),
-                                 key,
-                                 v) {
+            json_object_foreach((json_t *)json_object_get(act, dirs[k]), key, v)
+            {
                 const char *b = json_string_value(v);
 
                 if (b != NULL && strcmp(b, name) == 0) {
@@ -788,7 +792,8 @@ transient_type(const struct sl__jm_defs *d, const json_t *wf, const char *b)
 
     for (i = 0; i < n; i++) {
         const json_t *act = action_at(wf, i);
-        const struct sl__jm_worker *w = find_worker(d, str_member(act, "worker"));
+        const struct sl__jm_worker *w =
+            find_worker(d, str_member(act, "worker"));
         const char *key = NULL;
         const json_t *v = NULL;
         const struct sl__jm_slot *s = NULL;
@@ -796,14 +801,16 @@ transient_type(const struct sl__jm_defs *d, const json_t *wf, const char *b)
         if (w == NULL) {
             continue;
         }
-        json_object_foreach ((json_t *)json_object_get(act, "input"), key, v) {
+        json_object_foreach((json_t *)json_object_get(act, "input"), key, v)
+        {
             s = find_slot(w->input, w->ninput, key);
             if (s != NULL && json_is_string(v) &&
                 strcmp(json_string_value(v), b) == 0) {
                 return s->type;
             }
         }
-        json_object_foreach ((json_t *)json_object_get(act, "output"), key, v) {
+        json_object_foreach((json_t *)json_object_get(act, "output"), key, v)
+        {
             s = find_slot(w->output, w->noutput, key);
             if (s != NULL && json_is_string(v) &&
                 strcmp(json_string_value(v), b) == 0) {
@@ -850,13 +857,15 @@ merge_params(json_t *out, const json_t *params)
     const char *key = NULL;
     const json_t *v = NULL;
 
-    json_object_foreach ((json_t *)params, key, v) {
+    json_object_foreach((json_t *)params, key, v)
+    {
         (void)json_object_set_new(out, key, json_deep_copy(v));
     }
 }
 
 json_t *
-sl__jm_task_params(const json_t *job, const json_t *workflow,
+sl__jm_task_params(const json_t *job,
+                   const json_t *workflow,
                    const json_t *action)
 {
     json_t *out = json_object();
@@ -866,13 +875,15 @@ sl__jm_task_params(const json_t *job, const json_t *workflow,
     const json_t *v = NULL;
 
     /* Plain job parameters; keys meant for some worker are held back. */
-    json_object_foreach ((json_t *)jp, key, v) {
+    json_object_foreach((json_t *)jp, key, v)
+    {
         if (key_owner(workflow, key) == NULL) {
             (void)json_object_set_new(out, key, json_deep_copy(v));
         }
     }
     /* "<worker>.<param>" for this worker, prefix stripped. */
-    json_object_foreach ((json_t *)jp, key, v) {
+    json_object_foreach((json_t *)jp, key, v)
+    {
         const char *owner = key_owner(workflow, key);
 
         if (owner != NULL && worker != NULL && strcmp(owner, worker) == 0) {
@@ -957,13 +968,15 @@ expand_store(const char *tmpl,
     return 0;
 
 toolong:
-    return sl_err_set(err,
-                      SL_EINVALDEF,
-                      NULL,
-                      "bucket '%s': store name is too long",
-                      bucket);
+    return sl_err_set(
+        err, SL_EINVALDEF, NULL, "bucket '%s': store name is too long", bucket);
 }
 
+/*
+ * sl__jm_bucket_resolve without the lock, for validation under the write
+ * lock.  The DOT comes from the bucket definition or, for a transient
+ * bucket, from the slots it is connected to in @p wf.
+ */
 static int
 bucket_resolve_locked(const struct sl__jm_defs *d,
                       const json_t *job,
@@ -982,8 +995,8 @@ bucket_resolve_locked(const struct sl__jm_defs *d,
     struct sl_err nerr;
 
     memset(out, 0, sizeof(*out));
-    type = bdef != NULL ? str_member(bdef, "type")
-                        : transient_type(d, wf, bucket);
+    type =
+        bdef != NULL ? str_member(bdef, "type") : transient_type(d, wf, bucket);
     dot = find_dot(d, type);
     if (dot == NULL) {
         return sl_err_set(err,
@@ -1044,6 +1057,7 @@ sl__jm_bucket_resolve(const struct sl__jm_defs *d,
  * Validation.
  * --------------------------------------------------------------------- */
 
+/* A bucket: a known DOT and string-valued parameters. */
 static int
 validate_bucket(const struct sl__jm_defs *d,
                 const json_t *b,
@@ -1075,7 +1089,8 @@ validate_bucket(const struct sl__jm_defs *d,
                           "bucket '%s': parameters must be an object",
                           name);
     }
-    json_object_foreach ((json_t *)params, key, v) {
+    json_object_foreach((json_t *)params, key, v)
+    {
         if (!json_is_string(v)) {
             (void)snprintf(field, sizeof(field), "parameters.%s", key);
             return sl_err_set(err,
@@ -1099,13 +1114,12 @@ actx_init(struct actx *a, const json_t *wf, size_t i)
     action_names(i, a->path, sizeof(a->path), a->label, sizeof(a->label));
 }
 
-static int
-act_err(const struct actx *a,
-        struct sl_err *err,
-        const char *sub,
-        const char *key,
-        const char *fmt,
-        ...) __attribute__((format(printf, 5, 6)));
+static int act_err(const struct actx *a,
+                   struct sl_err *err,
+                   const char *sub,
+                   const char *key,
+                   const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
 
 /*
  * Report a workflow error in action @p a: the field is the action's path
@@ -1158,14 +1172,16 @@ check_wf_shape(const json_t *wf, const char *name, struct sl_err *err)
     size_t k = 0;
     char field[FIELD_MAX];
 
-    if (modes != NULL && (!json_is_array(modes) || json_array_size(modes) == 0)) {
+    if (modes != NULL &&
+        (!json_is_array(modes) || json_array_size(modes) == 0)) {
         return sl_err_set(err,
                           SL_EINVALDEF,
                           "modes",
                           "workflow '%s': modes must be a non-empty array",
                           name);
     }
-    json_array_foreach(modes, i, v) {
+    json_array_foreach(modes, i, v)
+    {
         const char *m = json_string_value(v);
 
         (void)snprintf(field, sizeof(field), "modes[%zu]", i);
@@ -1212,7 +1228,8 @@ check_wf_shape(const json_t *wf, const char *name, struct sl_err *err)
                           "workflow '%s': actions must be an array",
                           name);
     }
-    json_array_foreach(actions, i, v) {
+    json_array_foreach(actions, i, v)
+    {
         if (!json_is_object(v)) {
             (void)snprintf(field, sizeof(field), "actions[%zu]", i);
             return sl_err_set(err,
@@ -1238,7 +1255,8 @@ check_action_params(const struct actx *a, struct sl_err *err)
         return act_err(
             a, err, "parameters", NULL, "parameters must be an object");
     }
-    json_object_foreach ((json_t *)params, key, v) {
+    json_object_foreach((json_t *)params, key, v)
+    {
         const struct sl__jm_param_decl *p = find_param(a->w, key);
 
         if (p != NULL && !p->any_type && !is_scalar(v)) {
@@ -1267,7 +1285,8 @@ check_connections(const struct actx *a, int output, struct sl_err *err)
     if (map != NULL && !json_is_object(map)) {
         return act_err(a, err, dir, NULL, "%s must be an object", dir);
     }
-    json_object_foreach ((json_t *)map, key, v) {
+    json_object_foreach((json_t *)map, key, v)
+    {
         const struct sl__jm_slot *s =
             output ? find_slot(a->w->output, a->w->noutput, key)
                    : find_slot(a->w->input, a->w->ninput, key);
@@ -1294,6 +1313,11 @@ check_connections(const struct actx *a, int output, struct sl_err *err)
     return 0;
 }
 
+/*
+ * Every input slot is connected, except at the start action of a worker
+ * that makes its own first task (bulkSource, or the runOnceTrigger
+ * generator of crawlers).
+ */
 static int
 check_inputs(const struct actx *a, struct sl_err *err)
 {
@@ -1371,17 +1395,26 @@ check_output_groups(const struct actx *a, struct sl_err *err)
         int optional = (s->modes & SL__JM_SLOT_OPTIONAL) != 0;
 
         if (s->group == NULL && !optional && !connected) {
-            return act_err(a, err, "output", s->name,
-                           "output slot '%s' is not connected", s->name);
+            return act_err(a,
+                           err,
+                           "output",
+                           s->name,
+                           "output slot '%s' is not connected",
+                           s->name);
         }
         if (s->group != NULL && connected && used == NULL) {
             used = s->group;
         } else if (s->group != NULL && connected &&
                    strcmp(used, s->group) != 0) {
-            return act_err(a, err, "output", s->name,
+            return act_err(a,
+                           err,
+                           "output",
+                           s->name,
                            "output slot '%s' of group '%s' cannot be "
                            "combined with group '%s'",
-                           s->name, s->group, used);
+                           s->name,
+                           s->group,
+                           used);
         }
     }
     for (i = 0; used != NULL && i < w->noutput; i++) {
@@ -1390,30 +1423,41 @@ check_output_groups(const struct actx *a, struct sl_err *err)
         if (s->group != NULL && strcmp(s->group, used) == 0 &&
             (s->modes & SL__JM_SLOT_OPTIONAL) == 0 &&
             json_object_get(out, s->name) == NULL) {
-            return act_err(a, err, "output", s->name,
+            return act_err(a,
+                           err,
+                           "output",
+                           s->name,
                            "output slot '%s' must be connected because "
                            "group '%s' is used",
-                           s->name, used);
+                           s->name,
+                           used);
         }
     }
     for (i = 0; used == NULL && i < w->noutput; i++) {
         const char *g = w->output[i].group;
 
         if (g != NULL && first_of_group(w, i)) {
-            glen += (size_t)snprintf(groups + glen, sizeof(groups) - glen,
-                                     "%s'%s'", glen ? ", " : "", g);
+            glen += (size_t)snprintf(groups + glen,
+                                     sizeof(groups) - glen,
+                                     "%s'%s'",
+                                     glen ? ", " : "",
+                                     g);
             glen = glen < sizeof(groups) ? glen : sizeof(groups) - 1;
             every_required = every_required && group_has_required(w, g);
         }
     }
     if (used == NULL && glen > 0 && every_required) {
-        return act_err(a, err, "output", NULL,
+        return act_err(a,
+                       err,
+                       "output",
+                       NULL,
                        "one of the output slot groups %s must be connected",
                        groups);
     }
     return 0;
 }
 
+/* All per-action rules, in the order the documentation lists them. */
 static int
 check_action(const struct sl__jm_defs *d, struct actx *a, struct sl_err *err)
 {
@@ -1473,10 +1517,16 @@ check_slot_type(const struct sl__jm_defs *d,
     if (bdef != NULL) {
         have = str_member(bdef, "type");
         if (have != NULL && strcmp(have, type) != 0) {
-            return act_err(a, err, dir, slot,
+            return act_err(a,
+                           err,
+                           dir,
+                           slot,
                            "bucket '%s' has type '%s', but slot '%s' needs "
                            "'%s'",
-                           bucket, have, slot, type);
+                           bucket,
+                           have,
+                           slot,
+                           type);
         }
         return 0;
     }
@@ -1484,10 +1534,15 @@ check_slot_type(const struct sl__jm_defs *d,
     if (have == NULL) {
         (void)json_object_set_new(seen, bucket, json_string(type));
     } else if (strcmp(have, type) != 0) {
-        return act_err(a, err, dir, slot,
+        return act_err(a,
+                       err,
+                       dir,
+                       slot,
                        "transient bucket '%s' is connected to slots of types "
                        "'%s' and '%s'",
-                       bucket, have, type);
+                       bucket,
+                       have,
+                       type);
     }
     return 0;
 }
@@ -1514,23 +1569,23 @@ check_bucket_types(const struct sl__jm_defs *d,
             rc = act_err(&a, err, "worker", NULL, "unknown worker");
             break;
         }
-        json_object_foreach ((json_t *)json_object_get(a.act, "input"), key,
-                             v) {
+        json_object_foreach((json_t *)json_object_get(a.act, "input"), key, v)
+        {
             s = find_slot(a.w->input, a.w->ninput, key);
-            rc = check_slot_type(d, &a, "input", key, s->type,
-                                 json_string_value(v), seen, err);
+            rc = check_slot_type(
+                d, &a, "input", key, s->type, json_string_value(v), seen, err);
             if (rc != 0) {
                 break;
             }
         }
-        json_object_foreach ((json_t *)json_object_get(a.act, "output"), key,
-                             v) {
+        json_object_foreach((json_t *)json_object_get(a.act, "output"), key, v)
+        {
             if (rc != 0) {
                 break;
             }
             s = find_slot(a.w->output, a.w->noutput, key);
-            rc = check_slot_type(d, &a, "output", key, s->type,
-                                 json_string_value(v), seen, err);
+            rc = check_slot_type(
+                d, &a, "output", key, s->type, json_string_value(v), seen, err);
         }
     }
     json_decref(seen);
@@ -1554,7 +1609,8 @@ check_runonce_start(const struct sl__jm_defs *d,
     const char *key = NULL;
     struct actx a;
 
-    json_array_foreach(modes, i, v) {
+    json_array_foreach(modes, i, v)
+    {
         runonce = runonce || strcmp(json_string_value(v), "runOnce") == 0;
     }
     actx_init(&a, wf, 0);
@@ -1564,11 +1620,15 @@ check_runonce_start(const struct sl__jm_defs *d,
         a.w->generator == SL__JM_GEN_RUN_ONCE_TRIGGER) {
         return 0;
     }
-    json_object_foreach ((json_t *)json_object_get(a.act, "input"), key, v) {
+    json_object_foreach((json_t *)json_object_get(a.act, "input"), key, v)
+    {
         const char *b = json_string_value(v);
 
         if (json_object_get(d->defs[SL__JM_BUCKET], b) == NULL) {
-            return act_err(&a, err, "input", key,
+            return act_err(&a,
+                           err,
+                           "input",
+                           key,
                            "transient bucket '%s' cannot be a runOnce start "
                            "bucket (workflow modes allow runOnce)",
                            b);
@@ -1577,6 +1637,7 @@ check_runonce_start(const struct sl__jm_defs *d,
     return 0;
 }
 
+/* A workflow against the workers and buckets registered now. */
 static int
 validate_workflow(const struct sl__jm_defs *d,
                   const json_t *wf,
@@ -1708,8 +1769,9 @@ check_job_buckets(const struct sl__jm_defs *d,
             const char *key = NULL;
             const json_t *v = NULL;
 
-            json_object_foreach (
-                (json_t *)json_object_get(action_at(wf, i), dirs[k]), key, v) {
+            json_object_foreach(
+                (json_t *)json_object_get(action_at(wf, i), dirs[k]), key, v)
+            {
                 sl_err_clear(&nerr);
                 if (bucket_resolve_locked(
                         d, job, wf, json_string_value(v), &info, &nerr) != 0) {
@@ -1726,6 +1788,10 @@ check_job_buckets(const struct sl__jm_defs *d,
     return 0;
 }
 
+/*
+ * A job against the registry as it is now: its workflow exists, and the
+ * parameters it resolves to satisfy every worker and every bucket.
+ */
 static int
 validate_job(const struct sl__jm_defs *d, const json_t *job, struct sl_err *err)
 {
@@ -1815,16 +1881,23 @@ check_dependents(const struct sl__jm_defs *d,
     if (kind == SL__JM_JOB) {
         return 0;
     }
-    json_object_foreach (d->defs[SL__JM_WORKFLOW], key, v) {
+    json_object_foreach(d->defs[SL__JM_WORKFLOW], key, v)
+    {
         if (kind == SL__JM_BUCKET && uses_bucket(v, name) &&
             validate_workflow(d, v, &nerr) != 0) {
-            return sl_err_set(err, code, NULL,
+            return sl_err_set(err,
+                              code,
+                              NULL,
                               "%s '%s': workflow '%s' would become invalid: "
                               "%s",
-                              kind_names[kind], name, key, nerr.message);
+                              kind_names[kind],
+                              name,
+                              key,
+                              nerr.message);
         }
     }
-    json_object_foreach (d->defs[SL__JM_JOB], key, v) {
+    json_object_foreach(d->defs[SL__JM_JOB], key, v)
+    {
         const char *wname = str_member(v, "workflow");
         const json_t *wf = json_object_get(d->defs[SL__JM_WORKFLOW], wname);
         int uses = kind == SL__JM_WORKFLOW
@@ -1832,9 +1905,14 @@ check_dependents(const struct sl__jm_defs *d,
                        : wf != NULL && uses_bucket(wf, name);
 
         if (uses && validate_job(d, v, &nerr) != 0) {
-            return sl_err_set(err, code, NULL,
+            return sl_err_set(err,
+                              code,
+                              NULL,
                               "%s '%s': job '%s' would become invalid: %s",
-                              kind_names[kind], name, key, nerr.message);
+                              kind_names[kind],
+                              name,
+                              key,
+                              nerr.message);
         }
     }
     return 0;
@@ -1996,7 +2074,8 @@ sl__jm_defs_list(const struct sl__jm_defs *d, enum sl__jm_kind kind)
     arr = json_array();
     rdlock(d);
     keys = sl_calloc(json_object_size(d->defs[kind]) + 1, sizeof(*keys));
-    json_object_foreach (d->defs[kind], key, v) {
+    json_object_foreach(d->defs[kind], key, v)
+    {
         keys[n++] = key;
     }
     qsort(keys, n, sizeof(*keys), cmp_str);
@@ -2017,7 +2096,8 @@ job_using(const struct sl__jm_defs *d, enum sl__jm_kind kind, const char *name)
     const char *key = NULL;
     const json_t *v = NULL;
 
-    json_object_foreach (d->defs[SL__JM_JOB], key, v) {
+    json_object_foreach(d->defs[SL__JM_JOB], key, v)
+    {
         const char *wname = str_member(v, "workflow");
         const json_t *wf = json_object_get(d->defs[SL__JM_WORKFLOW], wname);
 
@@ -2147,7 +2227,8 @@ load_file(struct sl__jm_defs *d,
     }
     list = json_object_get(root, key);
     if (json_is_array(list)) {
-        json_array_foreach(list, i, v) {
+        json_array_foreach(list, i, v)
+        {
             failures += load_one(d, path, kind, v);
         }
     } else if (single_ok && list == NULL && json_is_object(root)) {
@@ -2160,6 +2241,7 @@ load_file(struct sl__jm_defs *d,
     return failures;
 }
 
+/* Every "*.json" file of @p dir in name order, so loading is repeatable. */
 static int
 load_workflows_dir(struct sl__jm_defs *d, const char *dir)
 {
@@ -2178,9 +2260,8 @@ load_workflows_dir(struct sl__jm_defs *d, const char *dir)
         if (errnum == ENOENT) {
             return 0;
         }
-        SL_WARN("%s: cannot open workflows directory: %s",
-                dir,
-                strerror(errnum));
+        SL_WARN(
+            "%s: cannot open workflows directory: %s", dir, strerror(errnum));
         return 1;
     }
     for (;;) {

@@ -1415,6 +1415,7 @@ sl_jm_open(const struct sl_jm_config *cfg,
         sl_jm_close(jm);
         return rc;
     }
+    sl__jm_store_set_swap_lock(jm->st, &jm->mu);
     *out = jm;
     return 0;
 }

@@ -173,9 +173,10 @@ struct sl__jm_bucket_info {
 
 /**
  * @brief Resolve bucket @p bucket as used by @p workflow in @p job: a
- * persistent bucket's store is "${store}" from bucket parameters, then job,
- * then workflow parameters; a transient bucket's store is "${tempStore}"
- * from job then workflow parameters.
+ * persistent bucket's store is "${store}", taken from the bucket's
+ * parameters if set there, else the workflow's, else the job's; a
+ * transient bucket's store is "${tempStore}" from the workflow's, else the
+ * job's parameters.
  * @return 0 or SL_EINVALDEF ("bucket 'x': parameter 'store' is not set").
  */
 int sl__jm_bucket_resolve(const struct sl__jm_defs *d,
@@ -207,6 +208,12 @@ int sl__jm_store_open(const char *dir,
                       struct sl__jm_store **out,
                       struct sl_err *err);
 void sl__jm_store_close(struct sl__jm_store *s);
+/**
+ * @brief Make the writer take queued changes only while holding @p lock,
+ * the lock under which callers queue the changes of one operation: then
+ * one operation's changes always commit together (atomically).
+ */
+void sl__jm_store_set_swap_lock(struct sl__jm_store *s, pthread_mutex_t *lock);
 /**
  * @brief Queue a put (key and value are copied).  Queued changes commit in
  * order, in groups, on the writer thread.

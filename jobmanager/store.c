@@ -46,6 +46,7 @@ struct sl__jm_store {
     int failed;         /* a commit failed: the store is read-only */
     int stopping;
     char failure[256];
+    pthread_mutex_t *swap_lock; /* the engine's lock, or NULL */
 };
 
 static int
@@ -124,11 +125,22 @@ writer_main(void *arg)
         if (s->head == NULL && s->stopping) {
             break;
         }
+        if (s->swap_lock != NULL) {
+            /* Take the group only between two engine operations, so the
+             * changes of one operation never straddle two commits.  Lock
+             * order is always engine lock, then s->mu. */
+            (void)pthread_mutex_unlock(&s->mu);
+            (void)pthread_mutex_lock(s->swap_lock);
+            (void)pthread_mutex_lock(&s->mu);
+        }
         group = s->head;
         upto = s->queued;
         s->head = NULL;
         s->tail = NULL;
         (void)pthread_mutex_unlock(&s->mu);
+        if (s->swap_lock != NULL) {
+            (void)pthread_mutex_unlock(s->swap_lock);
+        }
 
         rc = s->failed ? 0 : apply_group(s, group);
         free_ops(group);
@@ -267,6 +279,14 @@ enqueue(struct sl__jm_store *s,
     (void)pthread_cond_signal(&s->work);
     (void)pthread_mutex_unlock(&s->mu);
     return seq;
+}
+
+void
+sl__jm_store_set_swap_lock(struct sl__jm_store *s, pthread_mutex_t *lock)
+{
+    (void)pthread_mutex_lock(&s->mu);
+    s->swap_lock = lock;
+    (void)pthread_mutex_unlock(&s->mu);
 }
 
 uint64_t
