@@ -206,10 +206,20 @@ int
 sl_api_store_delete(struct sl_req *req)
 {
     const char *store = sl_req_param(req, "store");
+    char job[SL_NAME_MAX + 1];
     struct sl_err err;
     int rc = 0;
 
     sl_err_clear(&err);
+    if (req->svc->jm != NULL && sl_jm_store_in_use(req->svc->jm, store, job)) {
+        return sl_reply_error(req,
+                              SL_ECONFLICT,
+                              "store",
+                              "store '%s' is used by the active run of job "
+                              "'%s'",
+                              store,
+                              job);
+    }
     rc = sl_obj_store_delete(req->svc->store, store, &err);
     if (rc != 0) {
         return sl_reply_err(req, &err);

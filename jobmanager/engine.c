@@ -1311,6 +1311,36 @@ sl_jm_wfrun_cancel(struct sl_jm *jm,
     return rc != 0 ? rc : sl__jm_store_wait(jm->st, seq, err);
 }
 
+int
+sl_jm_store_in_use(struct sl_jm *jm,
+                   const char *store,
+                   char job[SL_NAME_MAX + 1])
+{
+    struct run *r = NULL;
+    int used = 0;
+
+    (void)pthread_mutex_lock(&jm->mu);
+    for (r = jm->runs; r != NULL && !used; r = r->next) {
+        const char *bucket = NULL;
+        json_t *bi = NULL;
+
+        json_object_foreach(r->buckets, bucket, bi)
+        {
+            const char *s = json_string_value(json_object_get(bi, "store"));
+
+            if (s != NULL && strcmp(s, store) == 0) {
+                used = 1;
+                if (job != NULL) {
+                    (void)snprintf(job, SL_NAME_MAX + 1, "%s", r->job);
+                }
+                break;
+            }
+        }
+    }
+    (void)pthread_mutex_unlock(&jm->mu);
+    return used;
+}
+
 /* ------------------------------------------------------------------------
  * Events.
  * --------------------------------------------------------------------- */

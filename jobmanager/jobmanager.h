@@ -172,6 +172,15 @@ int sl_jm_wfrun_cancel(struct sl_jm *jm,
 const char *
 sl_jm_run_state(struct sl_jm *jm, const char *job, const char *run_id);
 
+/**
+ * @brief Is object store @p store used by an active run (as the store of
+ * one of its buckets)?
+ * @return 1 and the job's name in @p job (if not NULL), or 0.
+ */
+int sl_jm_store_in_use(struct sl_jm *jm,
+                       const char *store,
+                       char job[SL_NAME_MAX + 1]);
+
 /* ------------------------------------------------------------------------
  * Tasks (the protocol of /smila/tasks/, also used by internal workers).
  * --------------------------------------------------------------------- */

@@ -52,6 +52,8 @@ expect_status 200 "start crawlJob"
 RUN=$(jq -r .jobId "$BODY")
 req POST /smila/jobmanager/jobs/crawlJob/
 expect_error 409 CONFLICT "second start of an active job"
+req DELETE /smila/store/temp/
+expect_error 409 CONFLICT "store of an active run cannot be deleted"
 req GET /smila/jobmanager/jobs/crawlJob/
 expect_jq ".runs.current == \"$RUN\"" "job info shows the current run"
 
