@@ -1,0 +1,570 @@
+/*
+ * Unit tests of the run engine through the public jobmanager API, with a
+ * real LMDB environment and object store in a temporary directory: task
+ * generators (runOnceTrigger, runOnce from a bucket, default follow-ups,
+ * completion), the state machine (finish, cancel, illegal transitions),
+ * retries, leases, postpone with events, and recovery by closing and
+ * reopening the jobmanager.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jobmanager/jobmanager.h"
+
+struct fx {
+    char dir[256];
+    char state[300];
+    char storedir[300];
+    struct sl_obj *store;
+    struct sl_jm *jm;
+    unsigned lease;
+};
+
+static const char *const workers[] = {
+    "{\"name\":\"split\",\"taskGenerator\":\"runOnceTrigger\","
+    "\"output\":[{\"name\":\"out\",\"type\":\"recordBulks\","
+    "\"modes\":[\"multiple\"]}]}",
+    "{\"name\":\"copy\",\"input\":[{\"name\":\"in\",\"type\":\"recordBulks\"}],"
+    "\"output\":[{\"name\":\"out\",\"type\":\"recordBulks\","
+    "\"modes\":[\"optional\"]}]}",
+    "{\"name\":\"done\",\"modes\":[\"requestsCompletion\"],"
+    "\"input\":[{\"name\":\"in\",\"type\":\"recordBulks\"}]}",
+};
+
+static unsigned
+three_parts(const json_t *params)
+{
+    (void)params;
+    return 3;
+}
+
+static void
+put_def(struct sl_jm *jm, const char *kind, const char *text)
+{
+    json_t *j = json_loads(text, 0, NULL);
+    struct sl_err err;
+
+    assert_non_null(j);
+    sl_err_clear(&err);
+    if (sl_jm_defs_put(jm, kind, j, NULL, &err) != 0) {
+        fail_msg("%s: %s (%s)", kind, err.message, err.field);
+    }
+    json_decref(j);
+}
+
+static void
+jm_open(struct fx *f)
+{
+    struct sl_jm_config cfg;
+    struct sl_err err;
+    size_t i = 0;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.state_dir = f->state;
+    cfg.store = f->store;
+    cfg.lease_seconds = f->lease;
+    cfg.max_retries = 2;
+    assert_int_equal(sl_jm_open(&cfg, &f->jm, &err), 0);
+    for (i = 0; i < sizeof(workers) / sizeof(workers[0]); i++) {
+        json_t *d = json_loads(workers[i], 0, NULL);
+
+        assert_int_equal(
+            sl_jm_register_worker(f->jm, d, i == 2 ? three_parts : NULL, &err),
+            0);
+        json_decref(d);
+    }
+    assert_int_equal(sl_jm_start(f->jm, &err), 0);
+}
+
+static int
+setup(void **state)
+{
+    struct fx *f = sl_calloc(1, sizeof(*f));
+    const char *tmp = getenv("TMPDIR");
+    struct sl_err err;
+
+    (void)snprintf(
+        f->dir, sizeof(f->dir), "%s/jmengine.XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(f->dir));
+    (void)snprintf(f->state, sizeof(f->state), "%s/jm", f->dir);
+    (void)snprintf(f->storedir, sizeof(f->storedir), "%s/store", f->dir);
+    assert_int_equal(
+        sl_obj_open_fs(f->storedir, SL_DURABILITY_PROCESS, &f->store, &err), 0);
+    assert_int_equal(sl_obj_store_create(f->store, "in", NULL, &err), 0);
+    f->lease = 60;
+    jm_open(f);
+    put_def(f->jm,
+            "buckets",
+            "{\"name\":\"src\",\"type\":\"recordBulks\","
+            "\"parameters\":{\"store\":\"in\"}}");
+    put_def(f->jm,
+            "workflows",
+            "{\"name\":\"chain\",\"modes\":[\"runOnce\"],"
+            "\"parameters\":{\"tempStore\":\"tmp\"},"
+            "\"startAction\":{\"worker\":\"split\",\"output\":{\"out\":\"a\"}},"
+            "\"actions\":[{\"worker\":\"copy\",\"input\":{\"in\":\"a\"},"
+            "\"output\":{\"out\":\"b\"}},"
+            "{\"worker\":\"done\",\"input\":{\"in\":\"b\"}}]}");
+    put_def(
+        f->jm,
+        "workflows",
+        "{\"name\":\"frombucket\",\"modes\":[\"runOnce\",\"standard\"],"
+        "\"parameters\":{\"tempStore\":\"tmp\"},"
+        "\"startAction\":{\"worker\":\"copy\",\"input\":{\"in\":\"src\"}}}");
+    put_def(f->jm, "jobs", "{\"name\":\"chainJob\",\"workflow\":\"chain\"}");
+    put_def(
+        f->jm, "jobs", "{\"name\":\"bucketJob\",\"workflow\":\"frombucket\"}");
+    *state = f;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fx *f = *state;
+    char cmd[400];
+
+    sl_jm_close(f->jm);
+    sl_obj_close(f->store);
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+    assert_int_equal(system(cmd), 0);
+    sl_free(f);
+    return 0;
+}
+
+/* Take a task of @worker; NULL if none. */
+static json_t *
+take(struct fx *f, const char *worker)
+{
+    json_t *t = NULL;
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    if (sl_jm_task_take(f->jm, worker, "h", NULL, &t, &err) != 0) {
+        return NULL;
+    }
+    return t;
+}
+
+/* Write @n bulks (empty objects) into output slot "out" of @t. */
+static void
+write_out(struct fx *f, const json_t *t, int n)
+{
+    json_t *b =
+        json_array_get(json_object_get(json_object_get(t, "output"), "out"), 0);
+    const char *store = json_string_value(json_object_get(b, "store"));
+    const char *id = json_string_value(json_object_get(b, "id"));
+    int i = 0;
+
+    for (i = 0; i < n; i++) {
+        struct sl_obj_writer *w = NULL;
+        char oid[600];
+        struct sl_err err;
+        size_t len = strlen(id);
+
+        if (i == 0) {
+            (void)snprintf(oid, sizeof(oid), "%s", id);
+        } else {
+            (void)snprintf(oid, sizeof(oid), "%.*s/%d", (int)(len - 2), id, i);
+        }
+        assert_int_equal(sl_obj_writer_open(f->store, store, oid, &w, &err), 0);
+        assert_int_equal(sl_obj_writer_write(w, "x", 1, &err), 0);
+        assert_int_equal(sl_obj_writer_commit(w, NULL, &err), 0);
+        sl_obj_writer_free(w);
+    }
+}
+
+static int
+finish(struct fx *f, json_t *t, const char *status)
+{
+    json_t *res = json_pack("{s:s}", "status", status);
+    struct sl_err err;
+    int rc =
+        sl_jm_task_finish(f->jm,
+                          json_string_value(json_object_get(t, "workerName")),
+                          json_string_value(json_object_get(t, "taskId")),
+                          res,
+                          &err);
+
+    json_decref(res);
+    return rc;
+}
+
+static json_t *
+run_data(struct fx *f, const char *job, const char *id)
+{
+    json_t *out = NULL;
+    struct sl_err err;
+
+    assert_int_equal(sl_jm_run_get(f->jm, job, id, 0, &out, &err), 0);
+    return out;
+}
+
+static const char *
+state_of(struct fx *f, const char *job, const char *id)
+{
+    static char buf[32];
+    json_t *d = NULL;
+    int i = 0;
+
+    /* The final state is written by the clean-up thread: wait a little. */
+    for (i = 0; i < 200; i++) {
+        d = run_data(f, job, id);
+        (void)snprintf(buf,
+                       sizeof(buf),
+                       "%s",
+                       json_string_value(json_object_get(d, "state")));
+        json_decref(d);
+        if (strcmp(buf, "CLEANINGUP") != 0 && strcmp(buf, "CANCELING") != 0) {
+            break;
+        }
+        (void)usleep(10000);
+    }
+    return buf;
+}
+
+/* Finish the three completion tasks of the "done" worker. */
+static void
+drain_completion(struct fx *f)
+{
+    json_t *t = NULL;
+    int i = 0;
+
+    for (i = 0; i < 3; i++) {
+        t = take(f, "done");
+        assert_non_null(t);
+        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+        json_decref(t);
+    }
+    assert_null(take(f, "done"));
+}
+
+static json_int_t
+task_counter(struct fx *f, const char *job, const char *id, const char *name)
+{
+    json_t *d = run_data(f, job, id);
+    json_int_t v =
+        json_integer_value(json_object_get(json_object_get(d, "tasks"), name));
+
+    json_decref(d);
+    return v;
+}
+
+/* runOnceTrigger: one task; multiple slot: one follow-up per bulk; the
+ * completion generator: partitions tasks in COMPLETING. */
+static void
+test_engine_generators_and_completion(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *t = NULL;
+    int i = 0;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    assert_string_equal(state_of(f, "chainJob", id), "FINISHING");
+    t = take(f, "split");
+    assert_non_null(t);
+    assert_int_equal(json_object_size(json_object_get(t, "input")), 0);
+    assert_null(take(f, "split"));
+    write_out(f, t, 4);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), SL_EGONE);
+    json_decref(t);
+    for (i = 0; i < 4; i++) {
+        t = take(f, "copy");
+        assert_non_null(t);
+        write_out(f, t, 1);
+        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+        json_decref(t);
+    }
+    assert_null(take(f, "copy"));
+    for (i = 0; i < 4; i++) {
+        t = take(f, "done");
+        assert_non_null(t);
+        assert_false(json_is_true(
+            json_object_get(json_object_get(t, "properties"), "completion")));
+        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+        json_decref(t);
+    }
+    assert_string_equal(state_of(f, "chainJob", id), "COMPLETING");
+    for (i = 0; i < 3; i++) {
+        t = take(f, "done");
+        assert_non_null(t);
+        assert_true(json_is_true(
+            json_object_get(json_object_get(t, "properties"), "completion")));
+        assert_int_equal(json_integer_value(json_object_get(
+                             json_object_get(t, "properties"), "partitions")),
+                         3);
+        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+        json_decref(t);
+    }
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+    assert_int_equal(task_counter(f, "chainJob", id, "createdTaskCount"), 12);
+    assert_int_equal(task_counter(f, "chainJob", id, "successfulTaskCount"),
+                     12);
+}
+
+/* runOnce from a bucket: one task per object; an empty bucket gives a run
+ * that succeeds at once. */
+static void
+test_engine_runonce_from_bucket(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *t = NULL;
+    int i = 0;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "bucketJob", "runOnce", id, &err),
+                     0);
+    assert_string_equal(state_of(f, "bucketJob", id), "SUCCEEDED");
+    for (i = 0; i < 5; i++) {
+        struct sl_obj_writer *w = NULL;
+        char oid[32];
+
+        (void)snprintf(oid, sizeof(oid), "src/o%d", i);
+        assert_int_equal(sl_obj_writer_open(f->store, "in", oid, &w, &err), 0);
+        assert_int_equal(sl_obj_writer_commit(w, NULL, &err), 0);
+        sl_obj_writer_free(w);
+    }
+    assert_int_equal(sl_jm_run_start(f->jm, "bucketJob", "runOnce", id, &err),
+                     0);
+    for (i = 0; i < 5; i++) {
+        t = take(f, "copy");
+        assert_non_null(t);
+        assert_int_equal(
+            json_array_size(json_object_get(json_object_get(t, "input"), "in")),
+            1);
+        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+        json_decref(t);
+    }
+    assert_null(take(f, "copy"));
+    assert_string_equal(state_of(f, "bucketJob", id), "SUCCEEDED");
+}
+
+/* Standard mode: RUNNING until finish; finish and cancel rules. */
+static void
+test_engine_state_machine(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    char id2[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "bucketJob", "standard", id, &err),
+                     0);
+    assert_string_equal(state_of(f, "bucketJob", id), "RUNNING");
+    assert_int_equal(sl_jm_run_start(f->jm, "bucketJob", NULL, id2, &err),
+                     SL_ECONFLICT);
+    assert_int_equal(sl_jm_run_delete(f->jm, "bucketJob", id, &err),
+                     SL_ECONFLICT);
+    assert_int_equal(sl_jm_run_finish(f->jm, "bucketJob", id, &err), 0);
+    assert_string_equal(state_of(f, "bucketJob", id), "SUCCEEDED");
+    assert_int_equal(sl_jm_run_finish(f->jm, "bucketJob", id, &err),
+                     SL_EBADSTATE);
+    assert_int_equal(sl_jm_run_cancel(f->jm, "bucketJob", id, &err),
+                     SL_EBADSTATE);
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", "standard", id2, &err),
+                     SL_EINVAL);
+    assert_string_equal(err.field, "mode");
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id2, &err), 0);
+    assert_int_equal(sl_jm_run_finish(f->jm, "chainJob", id2, &err),
+                     SL_EBADSTATE);
+    assert_int_equal(sl_jm_run_cancel(f->jm, "chainJob", id2, &err), 0);
+    assert_string_equal(state_of(f, "chainJob", id2), "CANCELED");
+    assert_null(take(f, "split"));
+    assert_int_equal(task_counter(f, "chainJob", id2, "cancelledTaskCount"), 1);
+    assert_int_equal(sl_jm_run_delete(f->jm, "chainJob", id2, &err), 0);
+    assert_int_equal(sl_jm_run_finish(f->jm, "chainJob", id2, &err), SL_ENOENT);
+    assert_int_equal(sl_jm_run_start(f->jm, "nojob", NULL, id2, &err),
+                     SL_ENOENT);
+}
+
+/* Recoverable errors retry under a new id until maxRetries; then the run
+ * fails and nothing is left. */
+static void
+test_engine_retries(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    char first[64];
+    struct sl_err err;
+    json_t *t = NULL;
+    int i = 0;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    for (i = 0; i < 3; i++) {
+        t = take(f, "split");
+        assert_non_null(t);
+        assert_int_equal(json_integer_value(json_object_get(
+                             json_object_get(t, "properties"), "retries")),
+                         i);
+        if (i == 0) {
+            (void)snprintf(first,
+                           sizeof(first),
+                           "%s",
+                           json_string_value(json_object_get(t, "taskId")));
+        } else {
+            assert_string_not_equal(
+                first, json_string_value(json_object_get(t, "taskId")));
+        }
+        assert_int_equal(finish(f, t, "RECOVERABLE_ERROR"), 0);
+        json_decref(t);
+    }
+    assert_string_equal(state_of(f, "chainJob", id), "FAILED");
+    assert_int_equal(
+        task_counter(f, "chainJob", id, "retriedAfterErrorTaskCount"), 2);
+    assert_int_equal(
+        task_counter(f, "chainJob", id, "failedAfterRetryTaskCount"), 1);
+    assert_null(take(f, "split"));
+}
+
+/* Postpone with a prerequisite event holds the task until completed. */
+static void
+test_engine_events(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *t = NULL;
+    json_t *res = NULL;
+
+    assert_int_equal(sl_jm_event_begin(f->jm, "login", &err), 1);
+    assert_int_equal(sl_jm_event_begin(f->jm, "login", &err), 0);
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    res = json_pack(
+        "{s:s, s:[s]}", "status", "POSTPONE", "prerequisiteEvents", "login");
+    assert_int_equal(
+        sl_jm_task_finish(f->jm,
+                          "split",
+                          json_string_value(json_object_get(t, "taskId")),
+                          res,
+                          &err),
+        0);
+    json_decref(res);
+    json_decref(t);
+    assert_null(take(f, "split"));
+    assert_int_equal(sl_jm_event_complete(f->jm, "login", &err), 0);
+    t = take(f, "split");
+    assert_non_null(t);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    drain_completion(f);
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+}
+
+/* An expired lease is a retry; the late finisher gets SL_EGONE. */
+static void
+test_engine_lease_expiry(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *t = NULL;
+    json_t *t2 = NULL;
+
+    sl_jm_close(f->jm);
+    f->lease = 1;
+    jm_open(f);
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    assert_non_null(t);
+    (void)sleep(2);
+    assert_int_equal(
+        sl_jm_task_keepalive(f->jm,
+                             "split",
+                             json_string_value(json_object_get(t, "taskId")),
+                             &err),
+        SL_EGONE);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), SL_EGONE);
+    t2 = take(f, "split");
+    assert_non_null(t2);
+    assert_int_equal(finish(f, t2, "SUCCESSFUL"), 0);
+    drain_completion(f);
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+    assert_int_equal(
+        task_counter(f, "chainJob", id, "retriedAfterTimeoutTaskCount"), 1);
+    json_decref(t);
+    json_decref(t2);
+}
+
+/* Close and reopen mid-run: the in-progress task is todo again, its old id
+ * is gone from nobody's view but finishing it still works only once, and
+ * the run completes with the same counters. */
+static void
+test_engine_recovery(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *t = NULL;
+    json_t *again = NULL;
+    int i = 0;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    write_out(f, t, 2);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    t = take(f, "copy"); /* in progress at the "crash" */
+    assert_non_null(t);
+    sl_jm_close(f->jm);
+    jm_open(f);
+    assert_string_equal(state_of(f, "chainJob", id), "FINISHING");
+    again = take(f, "copy");
+    assert_non_null(again);
+    json_decref(again);
+    again = take(f, "copy");
+    assert_non_null(again);
+    assert_null(take(f, "copy"));
+    json_decref(again);
+    json_decref(t);
+    sl_jm_close(f->jm);
+    jm_open(f);
+    for (i = 0; i < 2; i++) {
+        t = take(f, "copy");
+        assert_non_null(t);
+        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+        json_decref(t);
+    }
+    for (i = 0; i < 3; i++) {
+        t = take(f, "done");
+        assert_non_null(t);
+        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+        json_decref(t);
+    }
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+    assert_int_equal(task_counter(f, "chainJob", id, "createdTaskCount"), 6);
+    assert_int_equal(task_counter(f, "chainJob", id, "successfulTaskCount"), 6);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_engine_generators_and_completion, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_runonce_from_bucket, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_state_machine, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_lease_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_recovery, setup, teardown),
+    };
+
+    json_set_alloc_funcs(sl_malloc, sl_free);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
