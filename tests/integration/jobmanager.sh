@@ -11,6 +11,12 @@ start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 req PUT /smila/store/persist/
 expect_status 201 "create the persistent store"
 
+req GET /smila/jobmanager/jobs/autoJob/
+expect_jq '.runs.current | length > 0' "autoStart job runs after start"
+AUTORUN=$(jq -r .runs.current "$BODY")
+req GET "/smila/jobmanager/jobs/autoJob/$AUTORUN/"
+expect_jq '.state == "RUNNING" and .runMode == "STANDARD"' "autoStart run is a standard RUNNING run"
+
 TASK="$TMP/task.json"
 # take WORKER: takes a task into $TASK, sets TID.
 take() {
@@ -262,5 +268,7 @@ req GET "/smila/jobmanager/jobs/indexJob/$IRUN/"
 expect_jq '.state == "SUCCEEDED"' "finished run data survive a restart"
 req GET /smila/jobmanager/jobs/crawlJob2/
 expect_status 200 "user job survives a restart"
+req GET /smila/jobmanager/jobs/autoJob/
+expect_jq ".runs.current == \"$AUTORUN\" and .runs.completed == []" "autoStart run resumed, not started twice"
 stop_server
 finish

@@ -548,6 +548,92 @@ test_engine_recovery(void **state)
     assert_int_equal(task_counter(f, "chainJob", id, "successfulTaskCount"), 6);
 }
 
+/* Two runs with tasks for one worker are served in turn; the global
+ * in-progress limit holds tasks back. */
+static void
+test_engine_fairness_and_limits(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    char id2[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *held[4] = {NULL, NULL, NULL, NULL};
+    const char *prev = NULL;
+    int i = 0;
+
+    for (i = 0; i < 4; i++) {
+        struct sl_obj_writer *w = NULL;
+        char oid[32];
+
+        (void)snprintf(oid, sizeof(oid), "src/o%d", i);
+        assert_int_equal(sl_obj_writer_open(f->store, "in", oid, &w, &err), 0);
+        assert_int_equal(sl_obj_writer_commit(w, NULL, &err), 0);
+        sl_obj_writer_free(w);
+    }
+    put_def(
+        f->jm, "jobs", "{\"name\":\"bucketJob2\",\"workflow\":\"frombucket\"}");
+    assert_int_equal(sl_jm_run_start(f->jm, "bucketJob", "runOnce", id, &err),
+                     0);
+    assert_int_equal(sl_jm_run_start(f->jm, "bucketJob2", "runOnce", id2, &err),
+                     0);
+    for (i = 0; i < 4; i++) {
+        const char *job = NULL;
+
+        held[i] = take(f, "copy");
+        assert_non_null(held[i]);
+        job = json_string_value(
+            json_object_get(json_object_get(held[i], "properties"), "jobName"));
+        if (prev != NULL) {
+            assert_string_not_equal(prev, job);
+        }
+        prev = job;
+    }
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(finish(f, held[i], "SUCCESSFUL"), 0);
+        json_decref(held[i]);
+    }
+
+    /* Global limit of 2 tasks in progress. */
+    sl_jm_close(f->jm);
+    {
+        struct sl_jm_config cfg;
+        size_t k = 0;
+
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.state_dir = f->state;
+        cfg.store = f->store;
+        cfg.max_in_progress = 2;
+        assert_int_equal(sl_jm_open(&cfg, &f->jm, &err), 0);
+        for (k = 0; k < sizeof(workers) / sizeof(workers[0]); k++) {
+            json_t *d = json_loads(workers[k], 0, NULL);
+
+            assert_int_equal(sl_jm_register_worker(f->jm, d, NULL, &err), 0);
+            json_decref(d);
+        }
+        assert_int_equal(sl_jm_start(f->jm, &err), 0);
+    }
+    held[0] = take(f, "copy");
+    held[1] = take(f, "copy");
+    assert_non_null(held[0]);
+    assert_non_null(held[1]);
+    assert_null(take(f, "copy"));
+    assert_int_equal(finish(f, held[0], "SUCCESSFUL"), 0);
+    held[2] = take(f, "copy");
+    assert_non_null(held[2]);
+    for (i = 1; i < 3; i++) {
+        assert_int_equal(finish(f, held[i], "SUCCESSFUL"), 0);
+    }
+    for (i = 0; i < 3; i++) {
+        json_decref(held[i]);
+    }
+    held[3] = take(f, "copy");
+    assert_non_null(held[3]);
+    assert_int_equal(finish(f, held[3], "SUCCESSFUL"), 0);
+    json_decref(held[3]);
+    assert_string_equal(state_of(f, "bucketJob", id), "SUCCEEDED");
+    assert_string_equal(state_of(f, "bucketJob2", id2), "SUCCEEDED");
+}
+
 int
 main(void)
 {
@@ -563,6 +649,8 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_engine_lease_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_recovery, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_fairness_and_limits, setup, teardown),
     };
 
     json_set_alloc_funcs(sl_malloc, sl_free);

@@ -1,0 +1,538 @@
+/*
+ * Unit tests of the task context over the in-process backend with a real
+ * filesystem object store (no jobmanager): the output commit and discard
+ * rules, ids of "multiple" slots, input and runtime counters, parameters
+ * and the result JSON.  One table-driven perform hook does what the task
+ * parameters say.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "workers/workers_int.h"
+
+struct fixture {
+    char dir[512];
+    struct sl_obj *store;
+    struct sl__wk_backend *b;
+};
+
+/*
+ * Parameters: "write" records into "out" (or into "multi", starting a new
+ * bulk every "per" records), "read" 1 reads every input, "open" 1 opens
+ * the writer of "out" without writing, "result" is the return value,
+ * "later" an event for sl_task_retry_later.
+ */
+static int
+scripted_perform(struct sl_task_ctx *ctx)
+{
+    const char *slot = sl_task_param_str(ctx, "slot");
+    struct sl_bulk_writer *w = NULL;
+    struct sl_bulk_reader *r = NULL;
+    struct sl_record *rec = NULL;
+    uint64_t write = 0;
+    uint64_t per = 0;
+    uint64_t result = 0;
+    uint64_t flag = 0;
+    uint64_t i = 0;
+    char id[32];
+
+    assert_int_equal(sl_task_param_u64(ctx, "write", 0, &write), 0);
+    assert_int_equal(sl_task_param_u64(ctx, "per", 0, &per), 0);
+    assert_int_equal(sl_task_param_u64(ctx, "result", 0, &result), 0);
+    if (slot == NULL) {
+        slot = "out";
+    }
+    for (i = 0; i < write; i++) {
+        if (per > 0 && i > 0 && i % per == 0) {
+            assert_int_equal(sl_task_output_next(ctx, slot), 0);
+            /* A second next on the fresh, empty bulk is a no-op. */
+            assert_int_equal(sl_task_output_next(ctx, slot), 0);
+        }
+        assert_int_equal(sl_task_output_writer(ctx, slot, &w), 0);
+        (void)snprintf(id, sizeof(id), "r%llu", (unsigned long long)i);
+        rec = sl_record_new(id);
+        assert_int_equal(sl_bulk_writer_add(w, rec), 0);
+        sl_record_free(rec);
+    }
+    assert_int_equal(sl_task_param_u64(ctx, "open", 0, &flag), 0);
+    if (flag) {
+        assert_int_equal(sl_task_output_writer(ctx, "out", &w), 0);
+    }
+    assert_int_equal(sl_task_param_u64(ctx, "read", 0, &flag), 0);
+    for (i = 0; flag && i < sl_task_input_count(ctx, "in"); i++) {
+        int rc = 0;
+
+        assert_int_equal(sl_task_input_open(ctx, "in", i, &r), 0);
+        do {
+            rc = sl_bulk_reader_next(r, &rec, NULL);
+            sl_record_free(rec);
+            rec = NULL;
+        } while (rc == 1);
+        assert_int_equal(rc, 0);
+    }
+    sl_task_counter_add(ctx, "custom", 1.5);
+    sl_task_counter_add(ctx, "custom", 1.5);
+    if (sl_task_param_str(ctx, "later") != NULL) {
+        return sl_task_retry_later(ctx, sl_task_param_str(ctx, "later"));
+    }
+    if (result != SL_WORKER_OK) {
+        sl_task_set_message(
+            ctx, "scripted result %llu", (unsigned long long)result);
+    }
+    return (int)result;
+}
+
+static const struct sl_worker_type scripted = {
+    SL_WORKER_ABI_VERSION,
+    "scripted",
+    "{\"name\": \"scripted\"}",
+    scripted_perform,
+    NULL,
+};
+
+static int
+setup(void **state)
+{
+    struct fixture *f = sl_calloc(1, sizeof(*f));
+    const char *tmp = getenv("TMPDIR");
+
+    (void)snprintf(f->dir,
+                   sizeof(f->dir),
+                   "%s/test_workers.XXXXXX",
+                   tmp != NULL ? tmp : "/tmp");
+    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(
+        sl_obj_open_fs(f->dir, SL_DURABILITY_PROCESS, &f->store, NULL), 0);
+    assert_int_equal(sl_obj_store_create(f->store, "s", NULL, NULL), 0);
+    f->b = sl__wk_local_new(NULL, f->store);
+    *state = f;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fixture *f = *state;
+    char *cmd = sl_asprintf("rm -rf '%s'", f->dir);
+
+    sl__wk_local_free(f->b);
+    sl_obj_close(f->store);
+    assert_int_equal(system(cmd), 0);
+    sl_free(cmd);
+    sl_free(f);
+    return 0;
+}
+
+/* Run the scripted worker on a task with @params (JSON text). */
+static json_t *
+run(struct fixture *f, const char *params, unsigned flags, int cancel)
+{
+    json_t *task = json_pack("{s:s, s:o, s:{s:i}, s:{s:[{s:s, s:s, s:s}]},"
+                             " s:{s:[{s:s, s:s, s:s}], s:[{s:s, s:s, s:s}]}}",
+                             "taskId",
+                             "t1",
+                             "parameters",
+                             json_loads(params, 0, NULL),
+                             "properties",
+                             "retries",
+                             0,
+                             "input",
+                             "in",
+                             "bucket",
+                             "b",
+                             "store",
+                             "s",
+                             "id",
+                             "in/1",
+                             "output",
+                             "out",
+                             "bucket",
+                             "b",
+                             "store",
+                             "s",
+                             "id",
+                             "out/1",
+                             "multi",
+                             "bucket",
+                             "m",
+                             "store",
+                             "s",
+                             "id",
+                             "multi/x/0");
+    struct sl_task_ctx *ctx = NULL;
+    json_t *result = NULL;
+
+    assert_non_null(task);
+    ctx = sl__task_ctx_new(f->b, f->b->impl, &scripted, flags, task);
+    if (cancel) {
+        sl__task_ctx_cancel(ctx);
+    }
+    result = sl__task_ctx_run(ctx);
+    sl__task_ctx_free(ctx);
+    json_decref(task);
+    return result;
+}
+
+/* Records in object @id of store "s", or -1 if it does not exist. */
+static long
+records_in(struct fixture *f, const char *id)
+{
+    struct sl_obj_reader * or = NULL;
+    struct sl_bulk_reader *br = NULL;
+    struct sl_record *rec = NULL;
+    struct sl_source src;
+    long n = 0;
+    int rc = 0;
+
+    if (sl_obj_reader_open(f->store, "s", id, & or, NULL) != 0) {
+        return -1;
+    }
+    sl_obj_reader_source(or, &src);
+    assert_int_equal(sl_bulk_reader_new(&src, NULL, &br, NULL), 0);
+    for (;;) {
+        rc = sl_bulk_reader_next(br, &rec, NULL);
+        if (rc != 1) {
+            break;
+        }
+        sl_record_free(rec);
+        n++;
+    }
+    assert_int_equal(rc, 0);
+    sl_bulk_reader_free(br);
+    sl_obj_reader_free(or);
+    return n;
+}
+
+static json_int_t
+counter(const json_t *result, const char *name)
+{
+    return json_integer_value(
+        json_object_get(json_object_get(result, "counters"), name));
+}
+
+static const char *
+status(const json_t *result)
+{
+    return json_string_value(json_object_get(result, "status"));
+}
+
+static void
+test_workers_commit_on_ok(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = run(f, "{\"write\": 3}", 0, 0);
+
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_null(json_object_get(r, "errorMessage"));
+    assert_int_equal(records_in(f, "out/1"), 3);
+    assert_int_equal(counter(r, "output.out.recordCount"), 3);
+    assert_int_equal(counter(r, "custom"), 3);
+    assert_true(json_is_number(
+        json_object_get(json_object_get(r, "counters"), "duration")));
+    assert_true(json_is_number(
+        json_object_get(json_object_get(r, "counters"), "duration.perform")));
+    json_decref(r);
+}
+
+/* Table: results that discard outputs, unless the worker is autoCommit. */
+static void
+test_workers_discard_unless_ok(void **state)
+{
+    static const struct {
+        const char *params;
+        unsigned flags;
+        const char *status;
+        long records; /* -1: not committed */
+    } cases[] = {
+        {"{\"write\": 2, \"result\": 1}", 0, "RECOVERABLE_ERROR", -1},
+        {"{\"write\": 2, \"result\": 2}", 0, "FATAL_ERROR", -1},
+        {"{\"write\": 2, \"result\": 3}", 0, "POSTPONE", -1},
+        {"{\"write\": 2, \"result\": 1}",
+         SL__WK_AUTO_COMMIT,
+         "RECOVERABLE_ERROR",
+         2},
+        {"{\"write\": 2, \"result\": 9}", 0, "FATAL_ERROR", -1},
+    };
+    struct fixture *f = *state;
+    size_t i = 0;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *r = run(f, cases[i].params, cases[i].flags, 0);
+
+        assert_string_equal(status(r), cases[i].status);
+        assert_non_null(json_string_value(json_object_get(r, "errorMessage")));
+        assert_int_equal(records_in(f, "out/1"), cases[i].records);
+        (void)sl_obj_delete(f->store, "s", "out/1", NULL);
+        json_decref(r);
+    }
+}
+
+static void
+test_workers_empty_bulk_not_committed(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = run(f, "{\"open\": 1}", 0, 0);
+
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(records_in(f, "out/1"), -1);
+    assert_int_equal(counter(r, "output.out.recordCount"), 0);
+    json_decref(r);
+}
+
+static void
+test_workers_canceled_not_committed(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = run(f, "{\"write\": 2}", SL__WK_AUTO_COMMIT, 1);
+
+    assert_int_equal(records_in(f, "out/1"), -1);
+    json_decref(r);
+}
+
+static void
+test_workers_multiple_slot_ids(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = run(f, "{\"write\": 5, \"per\": 2, \"slot\": \"multi\"}", 0, 0);
+
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(records_in(f, "multi/x/0"), 2);
+    assert_int_equal(records_in(f, "multi/x/1"), 2);
+    assert_int_equal(records_in(f, "multi/x/2"), 1);
+    assert_int_equal(records_in(f, "multi/x/3"), -1);
+    assert_int_equal(counter(r, "output.multi.recordCount"), 5);
+    json_decref(r);
+}
+
+/* next on a slot that is not multiple is refused (the worker then fails). */
+static int
+next_on_single(struct sl_task_ctx *ctx)
+{
+    assert_int_equal(sl_task_output_next(ctx, "out"), SL_EINVAL);
+    assert_int_equal(sl_task_output_next(ctx, "nope"), SL_ENOENT);
+    return SL_WORKER_OK;
+}
+
+static void
+test_workers_next_needs_multiple(void **state)
+{
+    static const struct sl_worker_type t = {
+        SL_WORKER_ABI_VERSION, "t", "{\"name\": \"t\"}", next_on_single, NULL};
+    struct fixture *f = *state;
+    json_t *task = json_pack("{s:s, s:{s:[{s:s, s:s, s:s}]}}",
+                             "taskId",
+                             "t2",
+                             "output",
+                             "out",
+                             "bucket",
+                             "b",
+                             "store",
+                             "s",
+                             "id",
+                             "single");
+    struct sl_task_ctx *ctx = sl__task_ctx_new(f->b, f->b->impl, &t, 0, task);
+    json_t *r = sl__task_ctx_run(ctx);
+
+    assert_string_equal(status(r), "SUCCESSFUL");
+    json_decref(r);
+    sl__task_ctx_free(ctx);
+    json_decref(task);
+}
+
+static void
+test_workers_input_counters(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_obj_writer *w = NULL;
+    struct sl_bulk_writer *bw = NULL;
+    struct sl_record *rec = NULL;
+    struct sl_sink sink;
+    json_t *r = NULL;
+    int i = 0;
+
+    assert_int_equal(sl_obj_writer_open(f->store, "s", "in/1", &w, NULL), 0);
+    sl_obj_writer_sink(w, &sink);
+    assert_int_equal(sl_bulk_writer_new(&sink, &bw), 0);
+    for (i = 0; i < 4; i++) {
+        rec = sl_record_new("x");
+        assert_int_equal(sl_bulk_writer_add(bw, rec), 0);
+        sl_record_free(rec);
+    }
+    assert_int_equal(sl_bulk_writer_finish(bw), 0);
+    assert_int_equal(sl_obj_writer_commit(w, NULL, NULL), 0);
+    sl_bulk_writer_free(bw);
+    sl_obj_writer_free(w);
+
+    r = run(f, "{\"read\": 1}", 0, 0);
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(counter(r, "input.in.recordCount"), 4);
+    json_decref(r);
+}
+
+/* A missing input object is SL_ENOENT with a message naming it. */
+static int
+missing_input(struct sl_task_ctx *ctx)
+{
+    struct sl_bulk_reader *r = NULL;
+
+    assert_int_equal(sl_task_input_count(ctx, "in"), 1);
+    assert_int_equal(sl_task_input_count(ctx, "other"), 0);
+    assert_int_equal(sl_task_input_open(ctx, "in", 1, &r), SL_ENOENT);
+    assert_int_equal(sl_task_input_open(ctx, "in", 0, &r), SL_ENOENT);
+    assert_null(r);
+    return SL_WORKER_RECOVERABLE;
+}
+
+static void
+test_workers_missing_input(void **state)
+{
+    static const struct sl_worker_type t = {
+        SL_WORKER_ABI_VERSION, "t", "{\"name\": \"t\"}", missing_input, NULL};
+    struct fixture *f = *state;
+    json_t *task = json_pack("{s:s, s:{s:[{s:s, s:s, s:s}]}}",
+                             "taskId",
+                             "t3",
+                             "input",
+                             "in",
+                             "bucket",
+                             "b",
+                             "store",
+                             "s",
+                             "id",
+                             "gone");
+    struct sl_task_ctx *ctx = sl__task_ctx_new(f->b, f->b->impl, &t, 0, task);
+    json_t *r = sl__task_ctx_run(ctx);
+
+    assert_string_equal(status(r), "RECOVERABLE_ERROR");
+    assert_non_null(
+        strstr(json_string_value(json_object_get(r, "errorMessage")), "gone"));
+    json_decref(r);
+    sl__task_ctx_free(ctx);
+    json_decref(task);
+}
+
+static void
+test_workers_retry_later(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = run(f, "{\"write\": 1, \"later\": \"ev1\"}", 0, 0);
+
+    assert_string_equal(status(r), "POSTPONE");
+    assert_string_equal(json_string_value(json_array_get(
+                            json_object_get(r, "prerequisiteEvents"), 0)),
+                        "ev1");
+    assert_int_equal(records_in(f, "out/1"), -1);
+    json_decref(r);
+}
+
+/* Parameters: integers, decimal strings, defaults, junk. */
+static int
+params_perform(struct sl_task_ctx *ctx)
+{
+    uint64_t v = 0;
+
+    assert_int_equal(sl_task_param_u64(ctx, "i", 7, &v), 0);
+    assert_int_equal(v, 12);
+    assert_int_equal(sl_task_param_u64(ctx, "s", 7, &v), 0);
+    assert_int_equal(v, 34);
+    assert_int_equal(sl_task_param_u64(ctx, "absent", 7, &v), 0);
+    assert_int_equal(v, 7);
+    assert_int_equal(sl_task_param_u64(ctx, "bad", 7, &v), SL_EINVAL);
+    assert_int_equal(sl_task_param_u64(ctx, "neg", 7, &v), SL_EINVAL);
+    assert_string_equal(sl_task_param_str(ctx, "s"), "34");
+    assert_null(sl_task_param_str(ctx, "i"));
+    assert_false(sl_task_completion(ctx, NULL, NULL));
+    assert_false(sl_task_is_canceled(ctx));
+    assert_string_equal(sl_task_worker(ctx), "t");
+    return SL_WORKER_OK;
+}
+
+static void
+test_workers_params(void **state)
+{
+    static const struct sl_worker_type t = {
+        SL_WORKER_ABI_VERSION, "t", "{\"name\": \"t\"}", params_perform, NULL};
+    struct fixture *f = *state;
+    json_t *task = json_pack("{s:s, s:{s:i, s:s, s:s, s:i}}",
+                             "taskId",
+                             "t4",
+                             "parameters",
+                             "i",
+                             12,
+                             "s",
+                             "34",
+                             "bad",
+                             "x1",
+                             "neg",
+                             -1);
+    struct sl_task_ctx *ctx = sl__task_ctx_new(f->b, f->b->impl, &t, 0, task);
+    json_t *r = sl__task_ctx_run(ctx);
+
+    assert_string_equal(status(r), "SUCCESSFUL");
+    json_decref(r);
+    sl__task_ctx_free(ctx);
+    json_decref(task);
+}
+
+static void
+test_workers_type_flags(void **state)
+{
+    static const struct sl_worker_type ac = {
+        SL_WORKER_ABI_VERSION,
+        "ac",
+        "{\"name\": \"ac\", \"modes\": [\"bulkSource\", \"autoCommit\"]}",
+        params_perform,
+        NULL};
+    static const struct sl_worker_type bad = {SL_WORKER_ABI_VERSION,
+                                              "bad",
+                                              "{\"name\": \"other\"}",
+                                              params_perform,
+                                              NULL};
+    static const struct sl_worker_type old = {
+        0, "old", "{\"name\": \"old\"}", params_perform, NULL};
+    unsigned flags = 0;
+
+    (void)state;
+    assert_int_equal(sl__wk_type_flags(&ac, &flags, NULL), 0);
+    assert_int_equal(flags, SL__WK_AUTO_COMMIT);
+    assert_int_equal(sl__wk_type_flags(&scripted, &flags, NULL), 0);
+    assert_int_equal(flags, 0);
+    assert_int_equal(sl__wk_type_flags(&bad, &flags, NULL), SL_EINVALDEF);
+    assert_int_equal(sl__wk_type_flags(&old, &flags, NULL), SL_EINVALDEF);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_workers_commit_on_ok, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_discard_unless_ok, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_empty_bulk_not_committed, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_canceled_not_committed, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_multiple_slot_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_next_needs_multiple, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_input_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_missing_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_retry_later, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_workers_params, setup, teardown),
+        cmocka_unit_test(test_workers_type_flags),
+    };
+
+    json_set_alloc_funcs(sl_malloc, sl_free);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
