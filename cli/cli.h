@@ -12,10 +12,33 @@
 
 #include "core/sl.h"
 
+struct sl_worker_type;
+
+/**
+ * @brief The whole command line: dispatch argv[1] to a sub-command.
+ * @return the process exit status.
+ */
+int sl_cli_main(int argc, char **argv);
+/**
+ * @brief Worker types to offer besides the built-in ones (sluice-test adds
+ * its test workers); call before sl_cli_main.
+ * @param[in] types borrowed; must stay valid for the process lifetime.
+ */
+void sl_cli_set_extra_workers(const struct sl_worker_type *const *types,
+                              size_t n);
+/**
+ * @brief The built-in plus the extra worker types.
+ * @return borrowed array, valid for the process lifetime.
+ */
+const struct sl_worker_type *const *sl_cli_worker_types(size_t *n);
+
 /** @brief `sluice serve`: run the server until SIGINT/SIGTERM. */
 int sl_cli_serve_main(int argc, char **argv);
 /** @brief `sluice bulk cat|count|from-jsonl`: inspect and build bulks. */
 int sl_cli_bulk_main(int argc, char **argv);
+/** @brief `sluice worker`: take and perform tasks of one worker type from
+ * a server until SIGINT/SIGTERM. */
+int sl_cli_worker_main(int argc, char **argv);
 
 /** Server configuration; see docs/configuration.md for every key. */
 struct sl_cfg {
@@ -38,6 +61,8 @@ struct sl_cfg {
     uint64_t max_in_progress;    /* jobmanager.maxInProgress */
     uint64_t max_errors;         /* jobmanager.maxErrors */
     char worker_limits[4096];    /* jobmanager.workerLimits, JSON text */
+    uint64_t worker_threads;     /* workers.threads */
+    char workers_external[4096]; /* workers.external: "a,b" */
 };
 
 /** @brief Fill @p cfg with the built-in defaults (the embedded config). */

@@ -16,6 +16,7 @@
 #include "http/http.h"
 #include "jobmanager/jobmanager.h"
 #include "objectstore/objectstore.h"
+#include "workers/workers.h"
 
 static void
 usage(FILE *out)
@@ -99,6 +100,13 @@ open_jobmanager(const struct sl_cfg *cfg,
     jc.max_errors = (unsigned)cfg->max_errors;
     rc = sl_jm_open(&jc, out, &err);
     if (rc == 0) {
+        const struct sl_worker_type *const *types = NULL;
+        size_t n = 0;
+
+        types = sl_cli_worker_types(&n);
+        rc = sl_worker_register_all(*out, types, n, &err);
+    }
+    if (rc == 0) {
         rc = sl_jm_register_workers_file(*out, workers, &err);
         if (rc > 0) {
             SL_WARN("%d worker description(s) in %s failed", rc, workers);
@@ -122,6 +130,68 @@ open_jobmanager(const struct sl_cfg *cfg,
     }
     sl_free(state);
     sl_free(workers);
+    return rc;
+}
+
+/* Is @name in the comma-separated list @list (workers.external)? */
+static int
+in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = list;
+
+    while (*p != '\0') {
+        size_t len = strcspn(p, ",");
+
+        if (len == n && strncmp(p, name, n) == 0) {
+            return 1;
+        }
+        p += len;
+        if (*p == ',') {
+            p++;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Run the worker types in-process (workers.threads per type), except the
+ * ones of workers.external, which `sluice worker` processes take over the
+ * task API.  *out stays NULL when there is nothing to run.
+ */
+static int
+start_workers(const struct sl_cfg *cfg,
+              struct sl_jm *jm,
+              struct sl_obj *store,
+              struct sl_worker_pool **out)
+{
+    const struct sl_worker_type *const *types = NULL;
+    const struct sl_worker_type **run = NULL;
+    size_t n = 0;
+    size_t k = 0;
+    size_t i = 0;
+    int rc = 0;
+
+    *out = NULL;
+    types = sl_cli_worker_types(&n);
+    run = sl_calloc(n + 1, sizeof(*run));
+    for (i = 0; i < n; i++) {
+        if (!in_list(cfg->workers_external, types[i]->name)) {
+            run[k++] = types[i];
+        }
+    }
+    if (k > 0 && cfg->worker_threads > 0) {
+        rc = sl_worker_pool_start(
+            jm, store, run, k, (unsigned)cfg->worker_threads, out);
+        if (rc != 0) {
+            SL_ERROR("cannot start the worker pool: %s", sl_strerror(rc));
+        } else {
+            SL_INFO("%zu worker type(s) in-process, %u thread(s) each",
+                    k,
+                    (unsigned)cfg->worker_threads);
+        }
+    }
+    sl_free(run);
     return rc;
 }
 
@@ -223,6 +293,7 @@ sl_cli_serve_main(int argc, char **argv)
     struct sl_err err;
     struct sl_obj *store = NULL;
     struct sl_jm *jm = NULL;
+    struct sl_worker_pool *pool = NULL;
     struct sl_http_server *http = NULL;
     struct sl_http_config hc;
     struct sl_http_services svc;
@@ -263,6 +334,10 @@ sl_cli_serve_main(int argc, char **argv)
     }
 
     rc = open_jobmanager(&cfg, store, &jm);
+    if (rc != 0) {
+        goto out;
+    }
+    rc = start_workers(&cfg, jm, store, &pool);
     if (rc != 0) {
         goto out;
     }
@@ -312,6 +387,7 @@ sl_cli_serve_main(int argc, char **argv)
     }
 
 out:
+    sl_worker_pool_stop(pool); /* running tasks finish first */
     sl_jm_close(jm);
     sl_obj_close(store);
 

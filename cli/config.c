@@ -117,6 +117,16 @@ static const struct cfg_key keys[] = {
          1,
          100000,
          "task errors kept in a run's data"),
+    UINT("workers.threads",
+         worker_threads,
+         "2",
+         0,
+         256,
+         "threads per built-in worker type (0 = none in-process)"),
+    STR("workers.external",
+        workers_external,
+        "",
+        "comma-separated worker types left to `sluice worker` processes"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

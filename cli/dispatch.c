@@ -1,0 +1,91 @@
+/*
+ * The sluice command dispatcher (cli.h): `sluice` and the test binary
+ * `sluice-test` share it, so they differ only in the extra worker types
+ * they hand to sl_cli_set_extra_workers before calling sl_cli_main.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "workers/workers.h"
+
+static const struct sl_worker_type *const *extra_types;
+static size_t n_extra;
+static const struct sl_worker_type **all_types; /* builtin + extra */
+static size_t n_all;
+
+void
+sl_cli_set_extra_workers(const struct sl_worker_type *const *types, size_t n)
+{
+    extra_types = types;
+    n_extra = n;
+}
+
+const struct sl_worker_type *const *
+sl_cli_worker_types(size_t *n)
+{
+    const struct sl_worker_type *const *builtin = NULL;
+    size_t nb = 0;
+    size_t i = 0;
+
+    if (all_types == NULL) {
+        builtin = sl_worker_builtin(&nb);
+        all_types = sl_calloc(nb + n_extra + 1, sizeof(*all_types));
+        for (i = 0; i < nb; i++) {
+            all_types[n_all++] = builtin[i];
+        }
+        for (i = 0; i < n_extra; i++) {
+            all_types[n_all++] = extra_types[i];
+        }
+    }
+    *n = n_all;
+    return all_types;
+}
+
+static void
+usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sluice <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  serve        run the server (sluice serve --help)\n"
+            "  bulk         inspect and build record bulks (sluice bulk "
+            "--help)\n"
+            "  worker       run a worker against a server (sluice worker "
+            "--help)\n"
+            "\n"
+            "options:\n"
+            "  -h, --help     this help\n"
+            "  -V, --version  print the version\n");
+}
+
+int
+sl_cli_main(int argc, char **argv)
+{
+    json_set_alloc_funcs(sl_malloc, sl_free);
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+        printf("sluice %s\n", SL_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "serve") == 0) {
+        return sl_cli_serve_main(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "bulk") == 0) {
+        return sl_cli_bulk_main(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "worker") == 0) {
+        return sl_cli_worker_main(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "sluice: unknown command '%s' (sluice --help)\n", argv[1]);
+    return 2;
+}

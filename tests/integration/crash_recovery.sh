@@ -1,0 +1,102 @@
+#!/bin/bash
+# kill -9 at many points of a multi-task runOnce run (after about every Nth
+# task finish, and at random times), restart, and compare with an
+# uninterrupted run: the run ends SUCCEEDED with the same task counters,
+# the same committed output (every record id exactly once) and no
+# transient objects left.  Uses sluice-test (the server with the test
+# workers running in-process).
+SLUICE=${SLUICE_TEST:?set SLUICE_TEST to the sluice-test binary}
+. "$(dirname "$0")/lib.sh"
+CR=$(cd "$(dirname "$0")/crash" && pwd)
+POINTS=${CRASH_POINTS:-"5 20 40 80 120 160 200 240 280"}
+RANDOM_KILLS=${CRASH_RANDOM:-4}
+
+write_config "$TMP/config.json" ".jobmanager = {\"configDir\": \"$CR\", \"workflowsDir\": \"$CR/workflows\"}"
+
+# run_job DATA: starts the server on DATA, the store and the job; sets RUN.
+run_job() {
+    start_server --config "$TMP/config.json" --data-dir "$1"
+    req PUT /smila/store/out/
+    req POST /smila/jobmanager/jobs/chainJob/
+    RUN=$(jq -r .jobId "$BODY")
+}
+
+# wait_end: waits for the run's final state, prints it.
+wait_end() {
+    local i s
+    for i in $(seq 1 600); do
+        req GET "/smila/jobmanager/jobs/chainJob/$RUN/"
+        s=$(jq -r .state "$BODY")
+        case "$s" in SUCCEEDED|FAILED|CANCELED) echo "$s"; return 0 ;; esac
+        sleep 0.1
+    done
+    echo "TIMEOUT"
+}
+
+# summary DATA: counters and the sorted record ids of the output.
+summary() {
+    jq -c '{state, tasks: {createdTaskCount: .tasks.createdTaskCount, successfulTaskCount: .tasks.successfulTaskCount}}' "$BODY"
+    find "$1/store/out/results" -type f -print0 | sort -z |
+        xargs -0 -r -n 50 "$SLUICE" bulk cat | jq -r ._recordid | sort | md5sum
+    find "$1/store/out/results" -type f -print0 | sort -z |
+        xargs -0 -r -n 50 "$SLUICE" bulk cat | jq -r ._recordid | sort | uniq -d | wc -l
+}
+
+# The uninterrupted run.
+run_job "$TMP/base"
+[ "$(wait_end)" = SUCCEEDED ] && ok "uninterrupted run SUCCEEDED" || fail "uninterrupted run: $(cat "$BODY")"
+summary "$TMP/base" >"$TMP/base.summary"
+stop_server
+n=$(find "$TMP/base/store/out/results" -type f -print0 | sort -z | xargs -0 -r -n 50 "$SLUICE" bulk cat | wc -l)
+[ "$n" = 1500 ] && ok "uninterrupted run wrote 1500 records" || fail "uninterrupted run wrote $n records"
+
+# crash_once NAME KILLER...: a fresh run killed by the KILLER command.
+crash_once() {
+    local name=$1 data="$TMP/$1" state
+    shift
+    run_job "$data"
+    "$@"
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+    start_server --config "$TMP/config.json" --data-dir "$data"
+    state=$(wait_end)
+    summary "$data" >"$TMP/$name.summary"
+    if [ "$state" = SUCCEEDED ] && cmp -s "$TMP/base.summary" "$TMP/$name.summary"; then
+        ok "killed $name: same result as the uninterrupted run"
+    else
+        fail "killed $name: state $state; $(diff "$TMP/base.summary" "$TMP/$name.summary" | tr '\n' ' ')"
+    fi
+    sleep 0.2
+    req GET /smila/store/temp/
+    expect_jq '.objectCount == 0' "killed $name: no transient objects left"
+    stop_server
+    rm -rf "$data"
+}
+
+# after_finishes N: returns once the run has about N successful tasks.
+after_finishes() {
+    local i
+    for i in $(seq 1 3000); do
+        req GET "/smila/jobmanager/jobs/chainJob/$RUN/"
+        [ "$(jq -r '.tasks.successfulTaskCount' "$BODY")" -ge "$1" ] && return 0
+        [ "$(jq -r .state "$BODY")" = SUCCEEDED ] && return 0
+    done
+}
+
+for p in $POINTS; do
+    crash_once "after-$p-finishes" after_finishes "$p"
+done
+for i in $(seq 1 "$RANDOM_KILLS"); do
+    ms=$((RANDOM % 600))
+    crash_once "random-${ms}ms" sleep "0.$(printf '%03d' "$ms")"
+done
+# Twice in one run: kill, restart, kill again.
+crash_twice() {
+    after_finishes 30
+    kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+    start_server --config "$TMP/config.json" --data-dir "$TMP/twice"
+    after_finishes 150
+}
+crash_once twice crash_twice
+finish

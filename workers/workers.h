@@ -1,0 +1,220 @@
+/*
+ * Worker runtime: worker type tables, the task context that is a worker's
+ * only way to reach the engine, the in-process pool and the external
+ * (REST) runner of `sluice worker`.  See docs/workers.md.
+ *
+ * A worker is a `static const struct sl_worker_type` whose perform hook
+ * gets a struct sl_task_ctx.  The same type runs in-process (the context
+ * is backed by the jobmanager and the object store) or in another process
+ * (backed by /smila/tasks/... and /smila/store/... over HTTP): the worker
+ * code cannot tell the difference.
+ *
+ * Threading: a pool owns its threads.  perform runs on one pool thread
+ * with a context that belongs to that thread; only sl_task_is_canceled may
+ * change its answer while perform runs (the pool's keep-alive thread sets
+ * it).  sl_worker_pool_start/stop are called from one controlling thread.
+ * Delivery is at least once: a task may be performed again after a crash
+ * or a lost lease, so workers must be idempotent.
+ */
+#ifndef SL_WORKERS_H_INCLUDED
+#define SL_WORKERS_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sl.h"
+#include "jobmanager/jobmanager.h"
+#include "objectstore/objectstore.h"
+
+/** Version of struct sl_worker_type; bump when the table changes. */
+#define SL_WORKER_ABI_VERSION 1u
+
+struct sl_task_ctx;
+struct sl_worker_pool;
+
+/** Results of perform. */
+enum sl_worker_result {
+    SL_WORKER_OK = 0,          /* done; outputs are committed */
+    SL_WORKER_RECOVERABLE = 1, /* retry later (counts a retry) */
+    SL_WORKER_FATAL = 2,       /* fails the workflow run, no retry */
+    SL_WORKER_POSTPONE = 3,    /* requeue without counting a retry */
+};
+
+/**
+ * A worker type: a static const table, one per worker.  Optional hooks
+ * may be NULL.
+ */
+struct sl_worker_type {
+    unsigned abi_version;    /* SL_WORKER_ABI_VERSION */
+    const char *name;        /* worker name, as in the description */
+    const char *description; /* SMILA workers.json JSON text of the worker */
+    /* Do one task.  Returns an enum sl_worker_result value. */
+    int (*perform)(struct sl_task_ctx *ctx);
+    /* requestsCompletion workers: completion tasks from the task
+     * parameters (borrowed); NULL means 1. */
+    unsigned (*partitions)(const json_t *params);
+};
+
+/* ------------------------------------------------------------------------
+ * Registry.
+ * --------------------------------------------------------------------- */
+
+/**
+ * @brief The built-in worker types (the import workers).
+ * @param[out] n number of entries.
+ * @return borrowed static array.
+ */
+const struct sl_worker_type *const *sl_worker_builtin(size_t *n);
+/**
+ * @brief Worker type @p name of @p types, or NULL; borrowed.
+ */
+const struct sl_worker_type *sl_worker_find(
+    const struct sl_worker_type *const *types, size_t n, const char *name);
+/**
+ * @brief Register the descriptions of @p types with the jobmanager (before
+ * sl_jm_start).
+ * @return 0, SL_EINVALDEF (bad ABI version or description; err names the
+ * worker), SL_EEXIST, SL_EBADSTATE.
+ */
+int sl_worker_register_all(struct sl_jm *jm,
+                           const struct sl_worker_type *const *types,
+                           size_t n,
+                           struct sl_err *err);
+
+/* ------------------------------------------------------------------------
+ * Task context: what perform may use.  Every pointer it returns is
+ * borrowed and valid until perform returns unless a note says otherwise.
+ * --------------------------------------------------------------------- */
+
+/** @brief The whole task JSON (API.md "Task JSON"); borrowed. */
+const json_t *sl_task_json(const struct sl_task_ctx *ctx);
+/** @brief The task's worker name; borrowed. */
+const char *sl_task_worker(const struct sl_task_ctx *ctx);
+/** @brief Resolved parameter @p name or NULL; borrowed. */
+const json_t *sl_task_param(const struct sl_task_ctx *ctx, const char *name);
+/** @brief Parameter @p name if it is a string, else NULL; borrowed. */
+const char *sl_task_param_str(const struct sl_task_ctx *ctx, const char *name);
+/**
+ * @brief Parameter @p name as an unsigned number (a JSON integer or a
+ * decimal string); @p def when it is not set.
+ * @return 0 or SL_EINVAL (set but not a number).
+ */
+int sl_task_param_u64(const struct sl_task_ctx *ctx,
+                      const char *name,
+                      uint64_t def,
+                      uint64_t *out);
+/**
+ * @brief Is this a completion task (requestsCompletion workers, COMPLETING
+ * phase)?  Fills @p partition and @p partitions (may be NULL).
+ * @return 1 or 0.
+ */
+int sl_task_completion(const struct sl_task_ctx *ctx,
+                       unsigned *partition,
+                       unsigned *partitions);
+
+/** @brief Number of input bulks of slot @p slot (0 if none). */
+size_t sl_task_input_count(const struct sl_task_ctx *ctx, const char *slot);
+/**
+ * @brief Open input bulk @p i of @p slot for streaming.
+ * @param[out] r borrowed, valid until sl_task_input_close or the end of
+ * perform.  Memory is bounded by one record, not by the bulk.
+ * @return 0, SL_ENOENT (no such slot/bulk or object), SL_ECORRUPT,
+ * SL_EUPSTREAM (remote), SL_EIO; details logged and kept as the message.
+ */
+int sl_task_input_open(struct sl_task_ctx *ctx,
+                       const char *slot,
+                       size_t i,
+                       struct sl_bulk_reader **r);
+/** @brief Close an input early (counts its records); NULL-safe. */
+void sl_task_input_close(struct sl_task_ctx *ctx, struct sl_bulk_reader *r);
+
+/**
+ * @brief Writer of the current output bulk of @p slot, created on first use
+ * for the task's pre-assigned object id.
+ * @param[out] w borrowed, valid until sl_task_output_next on the slot or
+ * the end of perform.  Do not finish or free it.
+ * @return 0, SL_ENOENT (the slot has no output in this task: not
+ * connected), SL_EIO etc.
+ * @note Outputs are committed only when perform returns SL_WORKER_OK (for
+ * autoCommit workers: always); a bulk with no record is never committed.
+ */
+int sl_task_output_writer(struct sl_task_ctx *ctx,
+                          const char *slot,
+                          struct sl_bulk_writer **w);
+/**
+ * @brief For a "multiple" slot (its id ends in "/0"): close the current
+ * bulk and continue in "<prefix>/1", "/2", ...  A no-op while the current
+ * bulk is empty.
+ * @return 0, SL_EINVAL (not a multiple slot), SL_ENOENT, SL_EIO.
+ */
+int sl_task_output_next(struct sl_task_ctx *ctx, const char *slot);
+
+/** @brief Add @p v to counter @p name of this task. */
+void sl_task_counter_add(struct sl_task_ctx *ctx, const char *name, double v);
+/**
+ * @brief 1 when the task is no longer ours (canceled, lease lost): stop
+ * soon, the result will be ignored.  Thread-safe.
+ */
+int sl_task_is_canceled(const struct sl_task_ctx *ctx);
+/** @brief Begin event @p name: 1 if it began, 0 if already pending, <0. */
+int sl_task_event_begin(struct sl_task_ctx *ctx, const char *name);
+/** @brief Complete event @p name: 0 or an SL_E* code. */
+int sl_task_event_complete(struct sl_task_ctx *ctx, const char *name);
+/**
+ * @brief Ask to be retried later, after event @p event completes (NULL:
+ * just later).  Returns SL_WORKER_POSTPONE, for `return
+ * sl_task_retry_later(ctx, "x");`.
+ */
+int sl_task_retry_later(struct sl_task_ctx *ctx, const char *event);
+/** @brief Message for a non-OK result (copied). */
+void sl_task_set_message(struct sl_task_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------------------
+ * Pools.
+ * --------------------------------------------------------------------- */
+
+/**
+ * @brief Start an in-process pool: @p threads_per_worker threads per type
+ * take tasks with sl_jm_task_take, plus one keep-alive thread.
+ * @param[in] jm, store borrowed; must outlive the pool.
+ * @param[in] types the array is copied; the types it points to must
+ *   outlive the pool.
+ * @return 0 or SL_EINVALDEF (bad description).  *out is a new object,
+ * stop and free it with sl_worker_pool_stop.
+ */
+int sl_worker_pool_start(struct sl_jm *jm,
+                         struct sl_obj *store,
+                         const struct sl_worker_type *const *types,
+                         size_t n,
+                         unsigned threads_per_worker,
+                         struct sl_worker_pool **out);
+
+/** Settings of a remote pool; strings are copied. */
+struct sl_worker_remote_config {
+    const char *server; /* base URL, "http://127.0.0.1:8080" */
+    const char *token;  /* bearer token or NULL */
+    const char *host;   /* reported to the server or NULL (hostname) */
+};
+
+/**
+ * @brief Start a pool that takes tasks of @p type from a server over REST
+ * (`sluice worker`).  Call curl_global_init before.
+ * @return 0, SL_EINVAL (bad settings), SL_EINVALDEF.  *out as above.
+ */
+int sl_worker_remote_start(const struct sl_worker_remote_config *cfg,
+                           const struct sl_worker_type *type,
+                           unsigned threads,
+                           struct sl_worker_pool **out);
+/**
+ * @brief 0 while the pool works; an SL_E* code once it gave up for good
+ * (the server does not know the worker: SL_ENOENT).  Thread-safe.
+ */
+int sl_worker_pool_failed(struct sl_worker_pool *p);
+/**
+ * @brief Stop taking tasks, let running performs finish and report, join
+ * every thread and free @p p.  NULL-safe.
+ */
+void sl_worker_pool_stop(struct sl_worker_pool *p);
+
+#endif /* SL_WORKERS_H_INCLUDED */
