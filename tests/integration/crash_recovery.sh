@@ -8,7 +8,7 @@
 SLUICE=${SLUICE_TEST:?set SLUICE_TEST to the sluice-test binary}
 . "$(dirname "$0")/lib.sh"
 CR=$(cd "$(dirname "$0")/crash" && pwd)
-POINTS=${CRASH_POINTS:-"5 20 40 80 120 160 200 240 280"}
+POINTS=${CRASH_POINTS:-"3 10 25 50 90 130 170 210 250 280"}
 RANDOM_KILLS=${CRASH_RANDOM:-4}
 
 write_config "$TMP/config.json" ".jobmanager = {\"configDir\": \"$CR\", \"workflowsDir\": \"$CR/workflows\"}"
@@ -37,9 +37,9 @@ wait_end() {
 summary() {
     jq -c '{state, tasks: {createdTaskCount: .tasks.createdTaskCount, successfulTaskCount: .tasks.successfulTaskCount}}' "$BODY"
     find "$1/store/out/results" -type f -print0 | sort -z |
-        xargs -0 -r -n 50 "$SLUICE" bulk cat | jq -r ._recordid | sort | md5sum
+        xargs -0 -r -n 1 "$SLUICE" bulk cat | jq -r ._recordid | sort | md5sum
     find "$1/store/out/results" -type f -print0 | sort -z |
-        xargs -0 -r -n 50 "$SLUICE" bulk cat | jq -r ._recordid | sort | uniq -d | wc -l
+        xargs -0 -r -n 1 "$SLUICE" bulk cat | jq -r ._recordid | sort | uniq -d | wc -l
 }
 
 # The uninterrupted run.
@@ -47,7 +47,7 @@ run_job "$TMP/base"
 [ "$(wait_end)" = SUCCEEDED ] && ok "uninterrupted run SUCCEEDED" || fail "uninterrupted run: $(cat "$BODY")"
 summary "$TMP/base" >"$TMP/base.summary"
 stop_server
-n=$(find "$TMP/base/store/out/results" -type f -print0 | sort -z | xargs -0 -r -n 50 "$SLUICE" bulk cat | wc -l)
+n=$(find "$TMP/base/store/out/results" -type f -print0 | sort -z | xargs -0 -r -n 1 "$SLUICE" bulk cat | wc -l)
 [ "$n" = 1500 ] && ok "uninterrupted run wrote 1500 records" || fail "uninterrupted run wrote $n records"
 
 # crash_once NAME KILLER...: a fresh run killed by the KILLER command.
@@ -56,7 +56,15 @@ crash_once() {
     shift
     run_job "$data"
     "$@"
+    req GET "/smila/jobmanager/jobs/chainJob/$RUN/"
     kill -KILL "$SERVER_PID" 2>/dev/null || true
+    local at
+    at=$(jq -r '"\(.state) after \(.tasks.successfulTaskCount) of 301 finishes"' "$BODY")
+    case "$name:$at" in
+        random*|twice*) ;;
+        *SUCCEEDED*) fail "killed $name: the run had already ended ($at)" ;;
+        *) ok "killed $name mid-run: $at" ;;
+    esac
     wait "$SERVER_PID" 2>/dev/null || true
     SERVER_PID=""
     start_server --config "$TMP/config.json" --data-dir "$data"

@@ -12,3 +12,8 @@ foreach(t store_objects auth limits shutdown cli jobmanager)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 180
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
 endforeach()
+
+# kill -9 at many points of a run: needs sluice-test (test workers).
+add_test(NAME it_crash_recovery COMMAND ${SL_IT_DIR}/crash_recovery.sh)
+set_tests_properties(it_crash_recovery PROPERTIES TIMEOUT 600
+  ENVIRONMENT "SLUICE_TEST=$<TARGET_FILE:sluice-test>;SLUICE=$<TARGET_FILE:sluice-test>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
