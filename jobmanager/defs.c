@@ -18,10 +18,30 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "jobmanager/jobmanager_int.h"
+
+/*
+ * Bounded formatting of field paths and messages: truncation is fine for
+ * these (they are capped at their buffer), so the result is not checked.
+ * A function of our own, because gcc's -Wformat-truncation would flag the
+ * intended truncation of every direct snprintf at -O2.
+ */
+static void fmt_text(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+fmt_text(char *buf, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+}
 
 #define NKINDS    3
 #define FIELD_MAX 128 /* sizeof(struct sl_err.field) */
@@ -158,7 +178,7 @@ parse_flags(const json_t *arr,
     {
         const char *s = json_string_value(v);
 
-        (void)snprintf(f, sizeof(f), "%s[%zu]", field, i);
+        fmt_text(f, sizeof(f), "%s[%zu]", field, i);
         for (k = 0; s != NULL && k < nnames; k++) {
             if (strcmp(s, names[k]) == 0) {
                 break;
@@ -194,7 +214,7 @@ parse_slot(const json_t *j,
     char f[FIELD_MAX];
     struct sl_err nerr;
 
-    (void)snprintf(f, sizeof(f), "%s.name", path);
+    fmt_text(f, sizeof(f), "%s.name", path);
     if (!json_is_object(j) || name == NULL) {
         return sl_err_set(
             err, SL_EINVALDEF, f, "worker '%s': slot has no name", wname);
@@ -205,7 +225,7 @@ parse_slot(const json_t *j,
             err, SL_EINVALDEF, f, "worker '%s': slot %s", wname, nerr.message);
     }
     s->name = sl_strdup(name);
-    (void)snprintf(f, sizeof(f), "%s.type", path);
+    fmt_text(f, sizeof(f), "%s.type", path);
     if (!is_known_dot(type)) {
         return sl_err_set(err,
                           SL_EINVALDEF,
@@ -217,7 +237,7 @@ parse_slot(const json_t *j,
     }
     s->type = sl_strdup(type);
     if (!output && (json_object_get(j, "modes") != NULL || group != NULL)) {
-        (void)snprintf(
+        fmt_text(
             f, sizeof(f), "%s.%s", path, group != NULL ? "group" : "modes");
         return sl_err_set(
             err,
@@ -227,7 +247,7 @@ parse_slot(const json_t *j,
             wname,
             name);
     }
-    (void)snprintf(f, sizeof(f), "%s.modes", path);
+    fmt_text(f, sizeof(f), "%s.modes", path);
     rc = parse_flags(json_object_get(j, "modes"),
                      f,
                      wname,
@@ -240,7 +260,7 @@ parse_slot(const json_t *j,
     }
     if (group != NULL) {
         if (!json_is_string(group) || json_string_length(group) == 0) {
-            (void)snprintf(f, sizeof(f), "%s.group", path);
+            fmt_text(f, sizeof(f), "%s.group", path);
             return sl_err_set(err,
                               SL_EINVALDEF,
                               f,
@@ -286,14 +306,14 @@ parse_slots(const json_t *arr,
     *nslots = json_array_size(arr);
     json_array_foreach(arr, i, v)
     {
-        (void)snprintf(path, sizeof(path), "%s[%zu]", field, i);
+        fmt_text(path, sizeof(path), "%s[%zu]", field, i);
         rc = parse_slot(v, path, wname, output, &(*slots)[i], err);
         if (rc != 0) {
             return rc;
         }
         for (k = 0; k < i; k++) {
             if (strcmp((*slots)[k].name, (*slots)[i].name) == 0) {
-                (void)snprintf(path, sizeof(path), "%s[%zu].name", field, i);
+                fmt_text(path, sizeof(path), "%s[%zu].name", field, i);
                 return sl_err_set(err,
                                   SL_EINVALDEF,
                                   path,
@@ -321,7 +341,7 @@ parse_param(const json_t *j,
     char f[FIELD_MAX];
     struct sl_err nerr;
 
-    (void)snprintf(f, sizeof(f), "%s.name", path);
+    fmt_text(f, sizeof(f), "%s.name", path);
     if (!json_is_object(j) || name == NULL) {
         return sl_err_set(
             err, SL_EINVALDEF, f, "worker '%s': parameter has no name", wname);
@@ -336,7 +356,7 @@ parse_param(const json_t *j,
     }
     p->name = sl_strdup(name);
     if (opt != NULL && !json_is_boolean(opt)) {
-        (void)snprintf(f, sizeof(f), "%s.optional", path);
+        fmt_text(f, sizeof(f), "%s.optional", path);
         return sl_err_set(err,
                           SL_EINVALDEF,
                           f,
@@ -350,7 +370,7 @@ parse_param(const json_t *j,
         const char *t = json_string_value(type);
 
         if (t == NULL || (strcmp(t, "any") != 0 && strcmp(t, "string") != 0)) {
-            (void)snprintf(f, sizeof(f), "%s.type", path);
+            fmt_text(f, sizeof(f), "%s.type", path);
             return sl_err_set(err,
                               SL_EINVALDEF,
                               f,
@@ -389,14 +409,14 @@ parse_params(const json_t *arr, struct sl__jm_worker *w, struct sl_err *err)
     w->nparams = json_array_size(arr);
     json_array_foreach(arr, i, v)
     {
-        (void)snprintf(path, sizeof(path), "parameters[%zu]", i);
+        fmt_text(path, sizeof(path), "parameters[%zu]", i);
         rc = parse_param(v, path, w->name, &w->params[i], err);
         if (rc != 0) {
             return rc;
         }
         for (k = 0; k < i; k++) {
             if (strcmp(w->params[k].name, w->params[i].name) == 0) {
-                (void)snprintf(path, sizeof(path), "parameters[%zu].name", i);
+                fmt_text(path, sizeof(path), "parameters[%zu].name", i);
                 return sl_err_set(err,
                                   SL_EINVALDEF,
                                   path,
@@ -743,11 +763,11 @@ static void
 action_names(size_t i, char *path, size_t pcap, char *label, size_t lcap)
 {
     if (i == 0) {
-        (void)snprintf(path, pcap, "startAction");
-        (void)snprintf(label, lcap, "start action");
+        fmt_text(path, pcap, "startAction");
+        fmt_text(label, lcap, "start action");
     } else {
-        (void)snprintf(path, pcap, "actions[%zu]", i - 1);
-        (void)snprintf(label, lcap, "action %zu", i);
+        fmt_text(path, pcap, "actions[%zu]", i - 1);
+        fmt_text(label, lcap, "action %zu", i);
     }
 }
 
@@ -943,8 +963,8 @@ expand_store(const char *tmpl,
             continue;
         }
         n = (size_t)(end - (p + 2));
-        (void)snprintf(name, sizeof(name), "%.*s", (int)n, p + 2);
-        (void)snprintf(field, sizeof(field), "parameters.%s", name);
+        fmt_text(name, sizeof(name), "%.*s", (int)n, p + 2);
+        fmt_text(field, sizeof(field), "parameters.%s", name);
         for (k = 0; k < nsrc && v == NULL; k++) {
             v = json_object_get(src[k], name);
         }
@@ -1032,7 +1052,7 @@ bucket_resolve_locked(const struct sl__jm_defs *d,
                           out->store,
                           nerr.message);
     }
-    (void)snprintf(out->name, sizeof(out->name), "%s", bucket);
+    fmt_text(out->name, sizeof(out->name), "%s", bucket);
     out->persistent = bdef != NULL;
     return 0;
 }
@@ -1092,7 +1112,7 @@ validate_bucket(const struct sl__jm_defs *d,
     json_object_foreach((json_t *)params, key, v)
     {
         if (!json_is_string(v)) {
-            (void)snprintf(field, sizeof(field), "parameters.%s", key);
+            fmt_text(field, sizeof(field), "parameters.%s", key);
             return sl_err_set(err,
                               SL_EINVALDEF,
                               field,
@@ -1139,14 +1159,14 @@ act_err(const struct actx *a,
     const char *worker = str_member(a->act, "worker");
     va_list ap;
 
-    (void)snprintf(field,
-                   sizeof(field),
-                   "%s%s%s%s%s",
-                   a->path,
-                   sub != NULL ? "." : "",
-                   sub != NULL ? sub : "",
-                   key != NULL ? "." : "",
-                   key != NULL ? key : "");
+    fmt_text(field,
+             sizeof(field),
+             "%s%s%s%s%s",
+             a->path,
+             sub != NULL ? "." : "",
+             sub != NULL ? sub : "",
+             key != NULL ? "." : "",
+             key != NULL ? key : "");
     va_start(ap, fmt);
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
@@ -1184,7 +1204,7 @@ check_wf_shape(const json_t *wf, const char *name, struct sl_err *err)
     {
         const char *m = json_string_value(v);
 
-        (void)snprintf(field, sizeof(field), "modes[%zu]", i);
+        fmt_text(field, sizeof(field), "modes[%zu]", i);
         if (m == NULL ||
             (strcmp(m, "runOnce") != 0 && strcmp(m, "standard") != 0)) {
             return sl_err_set(err,
@@ -1231,7 +1251,7 @@ check_wf_shape(const json_t *wf, const char *name, struct sl_err *err)
     json_array_foreach(actions, i, v)
     {
         if (!json_is_object(v)) {
-            (void)snprintf(field, sizeof(field), "actions[%zu]", i);
+            fmt_text(field, sizeof(field), "actions[%zu]", i);
             return sl_err_set(err,
                               SL_EINVALDEF,
                               field,
@@ -1677,11 +1697,11 @@ job_param_field(const json_t *job,
 {
     char prefixed[FIELD_MAX];
 
-    (void)snprintf(prefixed, sizeof(prefixed), "%s.%s", worker, param);
+    fmt_text(prefixed, sizeof(prefixed), "%s.%s", worker, param);
     if (json_object_get(json_object_get(job, "parameters"), prefixed) != NULL) {
-        (void)snprintf(field, cap, "parameters.%s", prefixed);
+        fmt_text(field, cap, "parameters.%s", prefixed);
     } else {
-        (void)snprintf(field, cap, "parameters.%s", param);
+        fmt_text(field, cap, "parameters.%s", param);
     }
 }
 

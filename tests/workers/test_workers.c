@@ -349,7 +349,29 @@ const struct sl_worker_type sl_worker_testCompletion = {
  * Registry.
  * --------------------------------------------------------------------- */
 
+/* ------------------------------------------------------------------------
+ * testNoop: does nothing (bench/tasks-workers.sh measures the engine and
+ * the worker runtime with it).
+ * --------------------------------------------------------------------- */
+
+static int
+noop_perform(struct sl_task_ctx *ctx)
+{
+    (void)ctx;
+    return SL_WORKER_OK;
+}
+
+const struct sl_worker_type sl_worker_testNoop = {
+    SL_WORKER_ABI_VERSION,
+    "testNoop",
+    "{\"name\": \"testNoop\","
+    " \"input\": [{\"name\": \"input\", \"type\": \"recordBulks\"}]}",
+    noop_perform,
+    NULL,
+};
+
 static const struct sl_worker_type *const all[] = {
+    &sl_worker_testNoop,
     &sl_worker_testSplit,
     &sl_worker_testCopy,
     &sl_worker_testFail,

@@ -1,6 +1,6 @@
 /*
  * Test workers, compiled only into the tests and the sluice-test binary
- * (docs/workers.md "Test workers"): testSplit, testCopy, testFail,
+ * (docs/workers.md "Test workers"): testNoop, testSplit, testCopy, testFail,
  * testSlow and testCompletion.
  */
 #ifndef SL_TEST_WORKERS_H_INCLUDED
@@ -10,6 +10,7 @@
 
 #include "workers/workers.h"
 
+extern const struct sl_worker_type sl_worker_testNoop;
 extern const struct sl_worker_type sl_worker_testSplit;
 extern const struct sl_worker_type sl_worker_testCopy;
 extern const struct sl_worker_type sl_worker_testFail;
