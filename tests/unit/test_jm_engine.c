@@ -461,6 +461,12 @@ test_engine_events(void **state)
     json_decref(t);
     drain_completion(f);
     assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+
+    /* A pending event is completed by a restart (its owner is gone). */
+    assert_int_equal(sl_jm_event_begin(f->jm, "token", &err), 1);
+    sl_jm_close(f->jm);
+    jm_open(f);
+    assert_int_equal(sl_jm_event_begin(f->jm, "token", &err), 1);
 }
 
 /* An expired lease is a retry; the late finisher gets SL_EGONE. */
