@@ -327,7 +327,91 @@ parse_slots(const json_t *arr,
     return 0;
 }
 
-/* One parameter declaration {"name","optional","type"}. */
+/*
+ * "values": an optional non-empty array of the strings a parameter may
+ * take (for example deltaImportStrategy); checked at job creation.
+ */
+static int
+parse_values(const json_t *j,
+             const char *path,
+             const char *wname,
+             struct sl__jm_param_decl *p,
+             struct sl_err *err)
+{
+    const json_t *values = json_object_get(j, "values");
+    char f[FIELD_MAX];
+    size_t i = 0;
+    const json_t *v = NULL;
+
+    if (values == NULL) {
+        return 0;
+    }
+    fmt_text(f, sizeof(f), "%s.values", path);
+    if (!json_is_array(values) || json_array_size(values) == 0) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          f,
+                          "worker '%s': 'values' of parameter '%s' must be a "
+                          "non-empty array of strings",
+                          wname,
+                          p->name);
+    }
+    json_array_foreach(values, i, v)
+    {
+        if (!json_is_string(v)) {
+            return sl_err_set(err,
+                              SL_EINVALDEF,
+                              f,
+                              "worker '%s': 'values' of parameter '%s' must "
+                              "be strings",
+                              wname,
+                              p->name);
+        }
+    }
+    p->values = json_deep_copy(values);
+    return 0;
+}
+
+/*
+ * A value outside a declared "values" list: returns 1 and writes the
+ * allowed values, comma-separated, into @p allowed.
+ */
+static int
+value_not_allowed(const struct sl__jm_param_decl *p,
+                  const json_t *v,
+                  char *allowed,
+                  size_t cap)
+{
+    size_t i = 0;
+    const json_t *a = NULL;
+    size_t used = 0;
+
+    if (p->values == NULL) {
+        return 0;
+    }
+    json_array_foreach(p->values, i, a)
+    {
+        if (json_is_string(v) &&
+            strcmp(json_string_value(v), json_string_value(a)) == 0) {
+            return 0;
+        }
+    }
+    allowed[0] = '\0';
+    json_array_foreach(p->values, i, a)
+    {
+        if (used < cap) {
+            fmt_text(allowed + used,
+                     cap - used,
+                     "%s%s",
+                     i ? ", " : "",
+                     json_string_value(a));
+            used += strlen(allowed + used);
+        }
+    }
+    return 1;
+}
+
+/* One parameter declaration {"name","optional","type","values"}. */
 static int
 parse_param(const json_t *j,
             const char *path,
@@ -382,7 +466,7 @@ parse_param(const json_t *j,
         }
         p->any_type = strcmp(t, "any") == 0;
     }
-    return 0;
+    return parse_values(j, path, wname, p, err);
 }
 
 /* The "parameters" array; names are unique, "<...>" names are wildcards. */
@@ -560,6 +644,7 @@ sl__jm_worker_free(struct sl__jm_worker *w)
     }
     for (i = 0; w->params != NULL && i < w->nparams; i++) {
         sl_free(w->params[i].name);
+        json_decref(w->params[i].values);
     }
     sl_free(w->params);
     slots_free(w->input, w->ninput);
@@ -1724,6 +1809,7 @@ check_job_action(const struct sl__jm_defs *d,
     char path[32];
     char label[32];
     char field[FIELD_MAX];
+    char allowed[256];
     size_t k = 0;
 
     action_names(i, path, sizeof(path), label, sizeof(label));
@@ -1761,6 +1847,19 @@ check_job_action(const struct sl__jm_defs *d,
                             p->name,
                             w->name,
                             label);
+            goto out;
+        }
+        if (v != NULL && value_not_allowed(p, v, allowed, sizeof(allowed))) {
+            rc = sl_err_set(err,
+                            SL_EINVALDEF,
+                            field,
+                            "job '%s': parameter '%s' of worker '%s' (%s) "
+                            "must be one of %s",
+                            jname,
+                            p->name,
+                            w->name,
+                            label,
+                            allowed);
             goto out;
         }
     }

@@ -40,9 +40,10 @@ struct sl__jm_slot {
 };
 
 struct sl__jm_param_decl {
-    char *name;   /* "<...>" declares "any further parameters" */
-    int optional; /* 1 if it need not be set */
-    int any_type; /* "type": "any" (objects and arrays allowed) */
+    char *name;     /* "<...>" declares "any further parameters" */
+    int optional;   /* 1 if it need not be set */
+    int any_type;   /* "type": "any" (objects and arrays allowed) */
+    json_t *values; /* "values": the allowed strings, or NULL (any) */
 };
 
 struct sl__jm_worker {
