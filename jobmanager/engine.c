@@ -1341,6 +1341,29 @@ sl_jm_store_in_use(struct sl_jm *jm,
     return used;
 }
 
+int
+sl_jm_source_in_use(struct sl_jm *jm,
+                    const char *source,
+                    char job[SL_NAME_MAX + 1])
+{
+    struct run *r = NULL;
+    int used = 0;
+
+    (void)pthread_mutex_lock(&jm->mu);
+    for (r = jm->runs; r != NULL; r = r->next) {
+        if (r->data_source != NULL &&
+            (source == NULL || strcmp(r->data_source, source) == 0)) {
+            used = 1;
+            if (job != NULL) {
+                (void)snprintf(job, SL_NAME_MAX + 1, "%s", r->job);
+            }
+            break;
+        }
+    }
+    (void)pthread_mutex_unlock(&jm->mu);
+    return used;
+}
+
 /* ------------------------------------------------------------------------
  * Events.
  * --------------------------------------------------------------------- */

@@ -181,6 +181,15 @@ int sl_jm_store_in_use(struct sl_jm *jm,
                        const char *store,
                        char job[SL_NAME_MAX + 1]);
 
+/**
+ * @brief Is data source @p source (NULL: any) crawled by an active run
+ * (its "dataSource" parameter)?
+ * @return 1 and the job's name in @p job (if not NULL), or 0.
+ */
+int sl_jm_source_in_use(struct sl_jm *jm,
+                        const char *source,
+                        char job[SL_NAME_MAX + 1]);
+
 /* ------------------------------------------------------------------------
  * Tasks (the protocol of /smila/tasks/, also used by internal workers).
  * --------------------------------------------------------------------- */

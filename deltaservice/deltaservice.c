@@ -1,0 +1,682 @@
+/*
+ * Delta service: open and close, the meta environment (shard count and
+ * run sequences), the shard function, key and value codecs and the
+ * strategy table.  Record batches are in ops.c, scans in scan.c.
+ *
+ * Every environment is opened with MDB_NOSYNC | MDB_NOTLS: a committed
+ * transaction is in the page cache and survives kill -9; in fsync mode
+ * each commit is followed by mdb_env_sync (ARCHITECTURE.md section 10).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <openssl/sha.h>
+#include <zlib.h>
+
+#include "deltaservice/deltaservice_int.h"
+
+/* ------------------------------------------------------------------------
+ * Errors and commits
+ * --------------------------------------------------------------------- */
+
+int
+sl__delta_lmdb_err(const struct sl_delta *d,
+                   struct sl_err *err,
+                   int rc,
+                   int shard,
+                   const char *what)
+{
+    char where[32];
+
+    if (shard < 0) {
+        (void)snprintf(where, sizeof(where), "meta");
+    } else {
+        (void)snprintf(where, sizeof(where), "shard %d", shard);
+    }
+    if (rc == MDB_MAP_FULL) {
+        return sl_err_set(err,
+                          SL_ENOSPC,
+                          "deltaMapSize",
+                          "delta service %s is full (map size %llu bytes): "
+                          "raise deltaMapSize and restart",
+                          where,
+                          (unsigned long long)d->map_size);
+    }
+    if (rc == ENOSPC) {
+        return sl_err_set(err,
+                          SL_ENOSPC,
+                          NULL,
+                          "delta service %s: %s: no space left on device",
+                          where,
+                          what);
+    }
+    if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID ||
+        rc == MDB_VERSION_MISMATCH) {
+        return sl_err_set(err,
+                          SL_ECORRUPT,
+                          NULL,
+                          "delta service %s: %s: %s",
+                          where,
+                          what,
+                          mdb_strerror(rc));
+    }
+    return sl_err_set(err,
+                      SL_EIO,
+                      NULL,
+                      "delta service %s: %s: %s",
+                      where,
+                      what,
+                      mdb_strerror(rc));
+}
+
+int
+sl__delta_commit(const struct sl_delta *d, MDB_env *env, MDB_txn *txn)
+{
+    int rc = mdb_txn_commit(txn);
+
+    if (rc == 0 && d->durability == SL_DURABILITY_FSYNC) {
+        rc = mdb_env_sync(env, 1);
+    }
+    return rc;
+}
+
+int
+sl__delta_check_source(const char *source, struct sl_err *err)
+{
+    size_t len = source != NULL ? strlen(source) : 0;
+
+    if (len == 0 || len > SL_DELTA_SOURCE_MAX) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "source",
+                          "a delta source id must have 1 to %u bytes",
+                          SL_DELTA_SOURCE_MAX);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Shards, keys and values
+ * --------------------------------------------------------------------- */
+
+unsigned
+sl_delta_shard_for(unsigned shards, const char *id)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+
+    crc = crc32(crc, (const Bytef *)id, (uInt)strlen(id));
+    return (unsigned)(crc % shards);
+}
+
+unsigned
+sl_delta_shard_of(const struct sl_delta *d, const char *id)
+{
+    return sl_delta_shard_for(d->nshards, id);
+}
+
+unsigned
+sl_delta_shards(const struct sl_delta *d)
+{
+    return d->nshards;
+}
+
+size_t
+sl__delta_key_len(const struct sl_delta *d, size_t slen, size_t idlen)
+{
+    size_t len = slen + 1 + idlen;
+
+    return len <= d->maxkey ? len : d->maxkey;
+}
+
+int
+sl__delta_key(const struct sl_delta *d,
+              const char *source,
+              size_t slen,
+              const char *id,
+              size_t idlen,
+              unsigned char *out)
+{
+    size_t keep = 0;
+
+    memcpy(out, source, slen);
+    out[slen] = '\0';
+    if (slen + 1 + idlen <= d->maxkey) {
+        memcpy(out + slen + 1, id, idlen);
+        return 0;
+    }
+    /* Too long for LMDB: a prefix of the id, then its full digest. */
+    keep = d->maxkey - slen - 1 - SL__DELTA_LONG_DIGEST;
+    memcpy(out + slen + 1, id, keep);
+    (void)SHA256((const unsigned char *)id, idlen, out + slen + 1 + keep);
+    return 1;
+}
+
+size_t
+sl__delta_elem_key(const char *source,
+                   size_t slen,
+                   const char *cid,
+                   size_t cidlen,
+                   const char *eid,
+                   size_t eidlen,
+                   unsigned char *out)
+{
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    size_t len = slen + 1;
+
+    memcpy(out, source, slen);
+    out[slen] = '\0';
+    (void)SHA256((const unsigned char *)cid, cidlen, md);
+    memcpy(out + len, md, SL__DELTA_DIGEST);
+    len += SL__DELTA_DIGEST;
+    if (eid != NULL) {
+        (void)SHA256((const unsigned char *)eid, eidlen, md);
+        memcpy(out + len, md, SL__DELTA_DIGEST);
+        len += SL__DELTA_DIGEST;
+    }
+    return len;
+}
+
+static void
+put_u64(unsigned char *p, uint64_t v)
+{
+    int i = 0;
+
+    for (i = 0; i < 8; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+static uint64_t
+get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    int i = 0;
+
+    for (i = 7; i >= 0; i--) {
+        v = (v << 8) | p[i];
+    }
+    return v;
+}
+
+static void
+put_u32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+static uint32_t
+get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+size_t
+sl__delta_val_size(const struct sl__delta_val *v)
+{
+    size_t n = 12 + v->hash_len + 4 + v->cid_len;
+
+    if (v->flags & SL__DELTA_F_LONGID) {
+        n += 4 + v->id_len;
+    }
+    return n;
+}
+
+void
+sl__delta_val_encode(const struct sl__delta_val *v, unsigned char *out)
+{
+    size_t off = 12;
+
+    out[0] = SL__DELTA_VERSION;
+    out[1] = (unsigned char)v->flags;
+    put_u64(out + SL__DELTA_VISITED_OFF, v->visited);
+    out[10] = (unsigned char)v->hash_len;
+    out[11] = (unsigned char)(v->hash_len >> 8);
+    memcpy(out + off, v->hash, v->hash_len);
+    off += v->hash_len;
+    put_u32(out + off, (uint32_t)v->cid_len);
+    off += 4;
+    if (v->cid_len > 0) {
+        memcpy(out + off, v->cid, v->cid_len);
+        off += v->cid_len;
+    }
+    if (v->flags & SL__DELTA_F_LONGID) {
+        put_u32(out + off, (uint32_t)v->id_len);
+        memcpy(out + off + 4, v->id, v->id_len);
+    }
+}
+
+void
+sl__delta_val_set_visited(unsigned char *p, uint64_t seq)
+{
+    put_u64(p + SL__DELTA_VISITED_OFF, seq);
+}
+
+int
+sl__delta_val_decode(const void *data, size_t n, struct sl__delta_val *v)
+{
+    const unsigned char *p = data;
+    size_t off = 12;
+
+    memset(v, 0, sizeof(*v));
+    if (n < 16 || p[0] != SL__DELTA_VERSION) {
+        return SL_ECORRUPT;
+    }
+    v->flags = p[1];
+    v->visited = get_u64(p + SL__DELTA_VISITED_OFF);
+    v->hash_len = (size_t)p[10] | (size_t)p[11] << 8;
+    if (v->hash_len > n - off - 4) {
+        return SL_ECORRUPT;
+    }
+    v->hash = (const char *)p + off;
+    off += v->hash_len;
+    v->cid_len = get_u32(p + off);
+    off += 4;
+    if (v->cid_len > n - off) {
+        return SL_ECORRUPT;
+    }
+    v->cid = v->cid_len > 0 ? (const char *)p + off : NULL;
+    off += v->cid_len;
+    if (v->flags & SL__DELTA_F_LONGID) {
+        if (n - off < 4 || get_u32(p + off) > n - off - 4) {
+            return SL_ECORRUPT;
+        }
+        v->id_len = get_u32(p + off);
+        v->id = (const char *)p + off + 4;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Open and close
+ * --------------------------------------------------------------------- */
+
+/*
+ * Create and open one environment at path with the given named databases.
+ * The caller closes *env on failure too (LMDB's rule), so *env is set as
+ * soon as it exists.
+ */
+static int
+open_env(const char *path,
+         uint64_t map_size,
+         const char *const *names,
+         MDB_dbi *dbis,
+         int ndbs,
+         MDB_env **env)
+{
+    MDB_txn *txn = NULL;
+    int rc = 0;
+    int i = 0;
+
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        return errno;
+    }
+    rc = mdb_env_create(env);
+    if (rc != 0) {
+        *env = NULL;
+        return rc;
+    }
+    rc = mdb_env_set_maxdbs(*env, (MDB_dbi)ndbs);
+    if (rc == 0) {
+        rc = mdb_env_set_mapsize(*env, (size_t)map_size);
+    }
+    if (rc == 0) {
+        rc = mdb_env_open(*env, path, MDB_NOSYNC | MDB_NOTLS, 0644);
+    }
+    if (rc == 0) {
+        rc = mdb_txn_begin(*env, NULL, 0, &txn);
+    }
+    for (i = 0; rc == 0 && i < ndbs; i++) {
+        rc = mdb_dbi_open(txn, names[i], MDB_CREATE, &dbis[i]);
+    }
+    if (rc == 0) {
+        rc = mdb_txn_commit(txn);
+        txn = NULL;
+    }
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    return rc;
+}
+
+/*
+ * Read the stored shard count, or store @p want (default when 0) at the
+ * first open.  A different count is refused: entries are found by
+ * crc32 % count, so changing it would lose them.
+ */
+static int
+settle_shards(struct sl_delta *d, unsigned want, struct sl_err *err)
+{
+    static const char key[] = "shards";
+    MDB_txn *txn = NULL;
+    MDB_val k = {sizeof(key) - 1, (void *)key};
+    MDB_val v;
+    unsigned char buf[4];
+    uint32_t stored = 0;
+    int rc = 0;
+
+    rc = mdb_txn_begin(d->meta, NULL, 0, &txn);
+    if (rc != 0) {
+        return sl__delta_lmdb_err(d, err, rc, -1, "begin");
+    }
+    rc = mdb_get(txn, d->meta_config, &k, &v);
+    if (rc == 0) {
+        if (v.mv_size != 4) {
+            mdb_txn_abort(txn);
+            return sl_err_set(
+                err, SL_ECORRUPT, NULL, "delta service: bad shard count");
+        }
+        stored = get_u32(v.mv_data);
+        mdb_txn_abort(txn);
+        if (want != 0 && want != stored) {
+            return sl_err_set(err,
+                              SL_ECONFLICT,
+                              "deltaShards",
+                              "the delta service in '%s' has %u shards, not "
+                              "%u: re-sharding is not supported (clear the "
+                              "directory or keep deltaShards at %u)",
+                              d->dir,
+                              (unsigned)stored,
+                              want,
+                              (unsigned)stored);
+        }
+        d->nshards = stored;
+        return 0;
+    }
+    if (rc != MDB_NOTFOUND) {
+        mdb_txn_abort(txn);
+        return sl__delta_lmdb_err(d, err, rc, -1, "read the shard count");
+    }
+    d->nshards = want != 0 ? want : SL_DELTA_DEFAULT_SHARDS;
+    put_u32(buf, d->nshards);
+    v.mv_size = sizeof(buf);
+    v.mv_data = buf;
+    rc = mdb_put(txn, d->meta_config, &k, &v, 0);
+    if (rc == 0) {
+        rc = mdb_txn_commit(txn);
+        txn = NULL;
+    }
+    if (rc == 0) {
+        rc = mdb_env_sync(d->meta, 1);
+    }
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    return rc == 0 ? 0 : sl__delta_lmdb_err(d, err, rc, -1, "store shards");
+}
+
+static int
+open_shards(struct sl_delta *d, struct sl_err *err)
+{
+    static const char *const names[2] = {"entries", "elements"};
+    unsigned i = 0;
+    int rc = 0;
+
+    d->shards = sl_calloc(d->nshards, sizeof(*d->shards));
+    for (i = 0; i < d->nshards; i++) {
+        struct sl__delta_shard *s = &d->shards[i];
+        MDB_dbi dbis[2];
+        char *path = sl_asprintf("%s/shard-%02u", d->dir, i);
+
+        rc = open_env(path, d->map_size, names, dbis, 2, &s->env);
+        sl_free(path);
+        if (rc != 0) {
+            return sl__delta_lmdb_err(d, err, rc, (int)i, "open");
+        }
+        s->entries = dbis[0];
+        s->elements = dbis[1];
+    }
+    return 0;
+}
+
+int
+sl_delta_open(const char *dir,
+              unsigned shards,
+              enum sl_durability durability,
+              uint64_t map_size,
+              struct sl_delta **out,
+              struct sl_err *err)
+{
+    static const char *const meta_names[2] = {"config", "runs"};
+    struct sl_delta *d = NULL;
+    MDB_dbi dbis[2];
+    char *path = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    if (shards > SL_DELTA_MAX_SHARDS) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "deltaShards",
+                          "deltaShards must be 1 to %u",
+                          SL_DELTA_MAX_SHARDS);
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        return sl_err_set(err,
+                          sl_err_from_errno(errno),
+                          NULL,
+                          "cannot create '%s': %s",
+                          dir,
+                          strerror(errno));
+    }
+    d = sl_calloc(1, sizeof(*d));
+    d->dir = sl_strdup(dir);
+    d->durability = durability;
+    d->map_size = map_size != 0 ? map_size : SL_DELTA_DEFAULT_MAP_SIZE;
+    path = sl_asprintf("%s/meta", dir);
+    rc = open_env(path, (uint64_t)1 << 26, meta_names, dbis, 2, &d->meta);
+    sl_free(path);
+    if (rc != 0) {
+        rc = sl__delta_lmdb_err(d, err, rc, -1, "open");
+        goto fail;
+    }
+    d->meta_config = dbis[0];
+    d->meta_runs = dbis[1];
+    d->maxkey = (size_t)mdb_env_get_maxkeysize(d->meta);
+    rc = settle_shards(d, shards, err);
+    if (rc == 0) {
+        rc = open_shards(d, err);
+    }
+    if (rc != 0) {
+        goto fail;
+    }
+    *out = d;
+    return 0;
+
+fail:
+    sl_delta_close(d);
+    return rc;
+}
+
+void
+sl_delta_close(struct sl_delta *d)
+{
+    unsigned i = 0;
+
+    if (d == NULL) {
+        return;
+    }
+    for (i = 0; d->shards != NULL && i < d->nshards; i++) {
+        if (d->shards[i].env != NULL) {
+            (void)mdb_env_sync(d->shards[i].env, 1);
+            mdb_env_close(d->shards[i].env);
+        }
+    }
+    if (d->meta != NULL) {
+        (void)mdb_env_sync(d->meta, 1);
+        mdb_env_close(d->meta);
+    }
+    sl_free(d->shards);
+    sl_free(d->dir);
+    sl_free(d);
+}
+
+/* ------------------------------------------------------------------------
+ * Runs
+ * --------------------------------------------------------------------- */
+
+int
+sl_delta_run_begin(struct sl_delta *d,
+                   const char *source,
+                   uint64_t *seq,
+                   struct sl_err *err)
+{
+    MDB_txn *txn = NULL;
+    MDB_val k = {0, NULL};
+    MDB_val v;
+    unsigned char buf[8];
+    uint64_t cur = 0;
+    int rc = 0;
+
+    rc = sl__delta_check_source(source, err);
+    if (rc != 0) {
+        return rc;
+    }
+    k.mv_size = strlen(source);
+    k.mv_data = (void *)source;
+    rc = mdb_txn_begin(d->meta, NULL, 0, &txn);
+    if (rc != 0) {
+        return sl__delta_lmdb_err(d, err, rc, -1, "begin a run");
+    }
+    rc = mdb_get(txn, d->meta_runs, &k, &v);
+    if (rc == 0 && v.mv_size == 8) {
+        cur = get_u64(v.mv_data);
+    } else if (rc == 0 || rc == MDB_NOTFOUND) {
+        rc = 0;
+    }
+    if (rc == 0) {
+        put_u64(buf, cur + 1);
+        v.mv_size = sizeof(buf);
+        v.mv_data = buf;
+        rc = mdb_put(txn, d->meta_runs, &k, &v, 0);
+    }
+    if (rc == 0) {
+        rc = sl__delta_commit(d, d->meta, txn);
+        txn = NULL;
+    }
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    if (rc != 0) {
+        return sl__delta_lmdb_err(d, err, rc, -1, "begin a run");
+    }
+    *seq = cur + 1;
+    return 0;
+}
+
+int
+sl_delta_run_current(struct sl_delta *d,
+                     const char *source,
+                     uint64_t *seq,
+                     struct sl_err *err)
+{
+    MDB_txn *txn = NULL;
+    MDB_val k = {0, NULL};
+    MDB_val v;
+    int rc = 0;
+
+    rc = sl__delta_check_source(source, err);
+    if (rc != 0) {
+        return rc;
+    }
+    k.mv_size = strlen(source);
+    k.mv_data = (void *)source;
+    *seq = 0;
+    rc = mdb_txn_begin(d->meta, NULL, MDB_RDONLY, &txn);
+    if (rc != 0) {
+        return sl__delta_lmdb_err(d, err, rc, -1, "read a run");
+    }
+    rc = mdb_get(txn, d->meta_runs, &k, &v);
+    if (rc == 0 && v.mv_size == 8) {
+        *seq = get_u64(v.mv_data);
+    }
+    mdb_txn_abort(txn);
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+        return sl__delta_lmdb_err(d, err, rc, -1, "read a run");
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Strategies: SMILA.md 7.11, in one table.
+ * --------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int reads;   /* deltaChecker checks */
+    int writes;  /* updatePusher marks updated */
+    int deletes; /* delta-delete at completion */
+} strategies[] = {
+    [SL_DELTA_STRATEGY_DISABLED] = {"disabled", 0, 0, 0},
+    [SL_DELTA_STRATEGY_INITIAL] = {"initial", 0, 1, 0},
+    [SL_DELTA_STRATEGY_ADDITIVE] = {"additive", 1, 1, 0},
+    [SL_DELTA_STRATEGY_FULL] = {"full", 1, 1, 1},
+};
+
+#define NSTRATEGIES (sizeof(strategies) / sizeof(strategies[0]))
+
+int
+sl_delta_strategy_parse(const char *s,
+                        enum sl_delta_strategy *out,
+                        struct sl_err *err)
+{
+    size_t i = 0;
+
+    if (s == NULL) {
+        *out = SL_DELTA_STRATEGY_FULL;
+        return 0;
+    }
+    for (i = 0; i < NSTRATEGIES; i++) {
+        if (strcmp(s, strategies[i].name) == 0) {
+            *out = (enum sl_delta_strategy)i;
+            return 0;
+        }
+    }
+    return sl_err_set(err,
+                      SL_EINVAL,
+                      "deltaImportStrategy",
+                      "deltaImportStrategy must be disabled, initial, "
+                      "additive or full, not '%.64s'",
+                      s);
+}
+
+/* Table row of s; unknown values behave as disabled (fail safe). */
+static size_t
+row(enum sl_delta_strategy s)
+{
+    return (size_t)s < NSTRATEGIES ? (size_t)s : SL_DELTA_STRATEGY_DISABLED;
+}
+
+const char *
+sl_delta_strategy_name(enum sl_delta_strategy s)
+{
+    return strategies[row(s)].name;
+}
+
+int
+sl_delta_strategy_reads(enum sl_delta_strategy s)
+{
+    return strategies[row(s)].reads;
+}
+
+int
+sl_delta_strategy_writes(enum sl_delta_strategy s)
+{
+    return strategies[row(s)].writes;
+}
+
+int
+sl_delta_strategy_deletes(enum sl_delta_strategy s)
+{
+    return strategies[row(s)].deletes;
+}
+
+int
+sl_delta_should_delete(enum sl_delta_strategy s, int fatal_errors, int canceled)
+{
+    return sl_delta_strategy_deletes(s) && !fatal_errors && !canceled;
+}

@@ -1,0 +1,300 @@
+/*
+ * Delta service: remembers, per source and record id, the delta hash of the
+ * last pushed version of a record and the run that last visited it, so an
+ * import run pushes only new and changed records and deletes the records
+ * that disappeared (SMILA.md 7.7-7.11, docs/deltaservice.md).
+ *
+ * Model:
+ * - N shards (default 16), each its own LMDB environment under the
+ *   service directory.  A record's shard is sl_delta_shard_of() of its
+ *   compound id when it has one, else of its record id, so a compound and
+ *   its elements share a shard.  The shard count is fixed at the first
+ *   open; re-sharding is not supported.
+ * - Each run of a source takes the next run sequence
+ *   (sl_delta_run_begin, persisted).  "Visited in this run" means
+ *   visited == seq; starting a run costs O(1).
+ * - All record operations take batches: one write transaction per shard
+ *   per batch, keys sorted before writing.
+ * - Records without a delta hash are never looked up nor stored.
+ * - Entries of different sources never interact.
+ *
+ * Durability: a call that returned 0 has committed its writes; they
+ * survive kill -9 (SL_DURABILITY_PROCESS) or power loss
+ * (SL_DURABILITY_FSYNC, one sync per shard transaction).
+ *
+ * Threading: a struct sl_delta may be used from any number of threads at
+ * once (except sl_delta_close).  Batches for different shards run in
+ * parallel; writes to one shard serialise on LMDB's writer lock.  No LMDB
+ * transaction is held while a callback runs, so callbacks may call the
+ * service again.
+ */
+#ifndef SL_DELTASERVICE_H_INCLUDED
+#define SL_DELTASERVICE_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sl.h"
+#include "objectstore/objectstore.h" /* enum sl_durability only */
+
+#define SL_DELTA_DEFAULT_SHARDS   16u
+#define SL_DELTA_MAX_SHARDS       256u
+#define SL_DELTA_DEFAULT_MAP_SIZE ((uint64_t)1 << 30) /* per shard, virtual */
+#define SL_DELTA_SOURCE_MAX       255u                /* bytes of a source id */
+#define SL_DELTA_ID_MAX           65536u /* bytes of a record/compound id */
+#define SL_DELTA_HASH_MAX         1024u  /* bytes of a delta hash */
+#define SL_DELTA_SCAN_BATCH       1000u  /* default obsolete batch */
+
+struct sl_delta;
+
+/** Result of a record in a batch (struct sl_delta_rec.result). */
+enum sl_delta_state {
+    SL_DELTA_NEW = 1,      /* no entry: push it */
+    SL_DELTA_CHANGED = 2,  /* entry with another hash: push as update */
+    SL_DELTA_UPTODATE = 3, /* same hash: marked visited, drop it */
+    SL_DELTA_NOHASH = 4,   /* no hash: not looked up, not stored; push it */
+    /* A negative SL_E* code: the service refused this record (empty or
+     * too long id, too long hash); SMILA skips such records. */
+};
+
+/**
+ * One record of a batch.  The strings are borrowed for the call only.
+ * id and compound_id are the record's _recordid and _compoundRecordId,
+ * hash its _deltaHash, is_compound its _isCompound.
+ */
+struct sl_delta_rec {
+    const char *id;          /* required, non-empty */
+    const char *compound_id; /* enclosing compound, or NULL */
+    const char *hash;        /* NULL or "": never stored */
+    int is_compound;         /* 1: a compound (archive) */
+    int result;              /* out: enum sl_delta_state, 0 or SL_E* */
+};
+
+/** One obsolete entry, as given to an obsolete-scan callback. */
+struct sl_delta_obsolete {
+    const char *id;          /* borrowed, valid during the callback */
+    const char *compound_id; /* borrowed, or NULL when not an element */
+    int is_compound;         /* 1: the entry is a compound */
+};
+
+/* ------------------------------------------------------------------------
+ * Open and close
+ * --------------------------------------------------------------------- */
+
+/**
+ * @brief Open (or create) the delta service in directory @p dir (created
+ * if missing; the parent must exist).  Layout: dir/meta (shard count and
+ * run sequences), dir/shard-00 .. dir/shard-NN.
+ * @param[in] dir borrowed; copied.
+ * @param[in] shards shard count; 0 means the stored count, or
+ * SL_DELTA_DEFAULT_SHARDS for a new service.  At most
+ * SL_DELTA_MAX_SHARDS.
+ * @param[in] map_size LMDB map size per shard in bytes (virtual; the files
+ * grow as used); 0 means SL_DELTA_DEFAULT_MAP_SIZE.  A larger value than
+ * before grows existing shards.
+ * @return 0; SL_ECONFLICT when @p shards differs from the stored count
+ * (re-sharding is not supported); SL_EINVAL; SL_ECORRUPT; SL_EIO.  On
+ * success *out is a new object, caller frees with sl_delta_close.
+ */
+int sl_delta_open(const char *dir,
+                  unsigned shards,
+                  enum sl_durability durability,
+                  uint64_t map_size,
+                  struct sl_delta **out,
+                  struct sl_err *err);
+
+/**
+ * @brief Sync and close; NULL-safe.
+ * @note No other call on @p d may run or follow.
+ */
+void sl_delta_close(struct sl_delta *d);
+
+/** @brief Number of shards of @p d. */
+unsigned sl_delta_shards(const struct sl_delta *d);
+
+/**
+ * @brief Shard of a record: pass its compound id when it has one, else its
+ * record id.  The function is fixed forever (entries are found by it):
+ * zlib crc32 (IEEE 802.3, initial value 0) of the id's bytes without the
+ * NUL, modulo the shard count.
+ */
+unsigned sl_delta_shard_of(const struct sl_delta *d, const char *id);
+
+/** @brief As sl_delta_shard_of for a shard count @p shards (> 0). */
+unsigned sl_delta_shard_for(unsigned shards, const char *id);
+
+/* ------------------------------------------------------------------------
+ * Runs
+ * --------------------------------------------------------------------- */
+
+/**
+ * @brief Start a run of @p source: take the next run sequence (1, 2, ...)
+ * and persist it.  O(1): no entry is touched.
+ * @return 0, SL_EINVAL (bad source), SL_EIO or SL_ENOSPC.
+ */
+int sl_delta_run_begin(struct sl_delta *d,
+                       const char *source,
+                       uint64_t *seq,
+                       struct sl_err *err);
+
+/**
+ * @brief The last sequence sl_delta_run_begin gave @p source (0: none).
+ * @return 0, SL_EINVAL or SL_EIO.
+ */
+int sl_delta_run_current(struct sl_delta *d,
+                         const char *source,
+                         uint64_t *seq,
+                         struct sl_err *err);
+
+/* ------------------------------------------------------------------------
+ * Record batches.  On an error return the caller treats the whole batch
+ * as failed and may retry it: every operation is idempotent.  Shards
+ * committed before the failure keep their changes.
+ * --------------------------------------------------------------------- */
+
+/**
+ * @brief Delta check of @p n records in run @p seq: sets each result to
+ * NEW, CHANGED, UPTODATE, NOHASH or an SL_E* code.  An UPTODATE record is
+ * marked visited in the same transaction; an UPTODATE compound also marks
+ * all its elements visited (nested compounds too).
+ * @param[in,out] recs borrowed; only result is written.
+ * @return 0, SL_EINVAL (bad source or seq 0), SL_ENOSPC (shard full: raise
+ * deltaMapSize), SL_ECORRUPT, SL_EIO.
+ */
+int sl_delta_check(struct sl_delta *d,
+                   const char *source,
+                   uint64_t seq,
+                   struct sl_delta_rec *recs,
+                   size_t n,
+                   struct sl_err *err);
+
+/**
+ * @brief After a successful push: store hash, visited = @p seq, the
+ * compound flag and the link to the compound of @p n records.  Sets each
+ * result to 0 (stored), SL_DELTA_NOHASH (not stored) or an SL_E* code.
+ * @return as sl_delta_check.
+ */
+int sl_delta_mark_updated(struct sl_delta *d,
+                          const char *source,
+                          uint64_t seq,
+                          struct sl_delta_rec *recs,
+                          size_t n,
+                          struct sl_err *err);
+
+/**
+ * @brief Whether @p rec (id, compound_id, hash) holds this hash and was
+ * visited in run @p seq, i.e. was pushed in this run (or found up to date
+ * in it): a retried push task skips it.  *pushed is 0 for a record
+ * without hash.
+ * @return 0, SL_EINVAL, SL_ECORRUPT or SL_EIO.
+ */
+int sl_delta_was_pushed_in_run(struct sl_delta *d,
+                               const char *source,
+                               uint64_t seq,
+                               const struct sl_delta_rec *rec,
+                               int *pushed,
+                               struct sl_err *err);
+
+/* ------------------------------------------------------------------------
+ * Delta-delete and maintenance
+ * --------------------------------------------------------------------- */
+
+/**
+ * @brief Stream the entries of @p source in @p shard not visited in run
+ * @p seq (visited < seq) to @p cb in batches of at most @p batch entries
+ * (0: SL_DELTA_SCAN_BATCH).  cb sends the deletes for its @p n entries
+ * (borrowed, valid during the call) and returns 0; any other value stops
+ * the scan, nothing of that batch is removed and the scan returns it.
+ * After cb returns 0 the entries of that batch
+ * that are still not visited are removed in one write transaction; an
+ * entry visited meanwhile stays.  A crash between cb and the removal
+ * leaves the entries in place, so the next scan reports them again.
+ * @param[out] removed entries removed, or NULL.
+ * @return 0, cb's non-zero value, SL_EINVAL (bad source, seq or shard),
+ * SL_ECORRUPT, SL_EIO, SL_ENOSPC.
+ * @note No transaction is open while cb runs.  Memory is bounded by the
+ * batch size.
+ */
+int sl_delta_obsolete_scan(struct sl_delta *d,
+                           const char *source,
+                           uint64_t seq,
+                           unsigned shard,
+                           size_t batch,
+                           int (*cb)(void *ctx,
+                                     const struct sl_delta_obsolete *entries,
+                                     size_t n),
+                           void *ctx,
+                           uint64_t *removed,
+                           struct sl_err *err);
+
+/**
+ * @brief Remove every entry of @p source (in bounded transactions).  The
+ * run sequence of the source is kept: sequences never go backwards.
+ * @return 0, SL_EINVAL, SL_EIO.
+ */
+int sl_delta_clear(struct sl_delta *d, const char *source, struct sl_err *err);
+
+/** @brief Remove every entry of every source. 0 or SL_EIO. */
+int sl_delta_clear_all(struct sl_delta *d, struct sl_err *err);
+
+/**
+ * @brief Count the entries of @p source (exact; a cursor pass per shard).
+ * @param[out] total sum, or NULL.
+ * @param[out] per_shard array of sl_delta_shards(d) counts, or NULL.
+ * @return 0, SL_EINVAL or SL_EIO.
+ */
+int sl_delta_count(struct sl_delta *d,
+                   const char *source,
+                   uint64_t *total,
+                   uint64_t *per_shard,
+                   struct sl_err *err);
+
+/**
+ * @brief Call @p cb once for each source that has entries, in byte order.
+ * The source string is borrowed for the call; a non-zero return stops the
+ * listing.
+ * @return 0, cb's non-zero value or SL_EIO.
+ */
+int sl_delta_sources(struct sl_delta *d,
+                     int (*cb)(void *ctx, const char *source),
+                     void *ctx,
+                     struct sl_err *err);
+
+/* ------------------------------------------------------------------------
+ * deltaImportStrategy (SMILA.md 7.11).  Workers ask these functions and
+ * never hard-code the table.
+ * --------------------------------------------------------------------- */
+enum sl_delta_strategy {
+    SL_DELTA_STRATEGY_DISABLED = 0, /* no reads, no writes, no delete */
+    SL_DELTA_STRATEGY_INITIAL = 1,  /* writes only */
+    SL_DELTA_STRATEGY_ADDITIVE = 2, /* checks and writes */
+    SL_DELTA_STRATEGY_FULL = 3,     /* checks, writes, delta-delete */
+};
+
+/**
+ * @brief Parse "disabled", "initial", "additive" or "full"; NULL gives the
+ * default SL_DELTA_STRATEGY_FULL.
+ * @return 0 or SL_EINVAL for anything else (message in @p err, field
+ * "deltaImportStrategy").
+ */
+int sl_delta_strategy_parse(const char *s,
+                            enum sl_delta_strategy *out,
+                            struct sl_err *err);
+/** @brief The parameter value of @p s ("full"); never NULL. */
+const char *sl_delta_strategy_name(enum sl_delta_strategy s);
+/** @brief 1 when the deltaChecker checks (additive, full). */
+int sl_delta_strategy_reads(enum sl_delta_strategy s);
+/** @brief 1 when the updatePusher marks updated (initial, additive, full). */
+int sl_delta_strategy_writes(enum sl_delta_strategy s);
+/** @brief 1 when the completion phase runs delta-delete (full). */
+int sl_delta_strategy_deletes(enum sl_delta_strategy s);
+/**
+ * @brief 1 when the completion phase of a run must run delta-delete: the
+ * strategy deletes, the crawl phase had no fatal task errors and the run
+ * was not canceled.
+ */
+int sl_delta_should_delete(enum sl_delta_strategy s,
+                           int fatal_errors,
+                           int canceled);
+
+#endif /* SL_DELTASERVICE_H_INCLUDED */

@@ -1,0 +1,602 @@
+/*
+ * Scans of the delta service: the obsolete scan of delta-delete, clear,
+ * count and the source list.
+ *
+ * The obsolete scan never holds a transaction while its callback runs: a
+ * read transaction collects a bounded batch of unvisited entries, the
+ * callback sends the deletes, and a write transaction removes those
+ * entries that are still unvisited (re-checked inside it, so a record
+ * visited meanwhile stays).  A crash between callback and removal leaves
+ * the entries, and the next run's scan reports them again.
+ */
+#include <string.h>
+
+#include "deltaservice/deltaservice_int.h"
+
+#define CLEAR_TXN_MAX 10000 /* deletes per transaction in clear */
+
+struct found {
+    size_t key; /* offset of the primary key in the arena */
+    size_t klen;
+    size_t id;  /* offset of the NUL-terminated id */
+    size_t cid; /* offset of the compound id, or SIZE_MAX */
+    int is_compound;
+};
+
+struct collect {
+    struct found *f; /* batch entries */
+    size_t n;
+    size_t cap;
+    char *arena; /* keys and strings of the batch */
+    size_t alen;
+    size_t acap;
+    unsigned char *last; /* key of the last collected entry */
+    size_t lastlen;
+};
+
+static size_t
+arena_add(struct collect *c, const void *p, size_t n, int nul)
+{
+    size_t off = c->alen;
+    size_t need = c->alen + n + (nul ? 1 : 0);
+
+    if (need > c->acap) {
+        c->acap = need > 2 * c->acap ? need : 2 * c->acap;
+        c->arena = sl_realloc(c->arena, c->acap);
+    }
+    memcpy(c->arena + off, p, n);
+    c->alen += n;
+    if (nul) {
+        c->arena[c->alen++] = '\0';
+    }
+    return off;
+}
+
+static int
+has_prefix(const MDB_val *k, const void *prefix, size_t plen)
+{
+    return k->mv_size >= plen && memcmp(k->mv_data, prefix, plen) == 0;
+}
+
+/* Copy one obsolete entry (key and value borrowed from LMDB) into c. */
+static void
+collect_add(struct collect *c,
+            size_t slen,
+            const MDB_val *k,
+            const struct sl__delta_val *v)
+{
+    struct found *f = NULL;
+
+    if (c->n == c->cap) {
+        c->cap = c->cap != 0 ? 2 * c->cap : 64;
+        c->f = sl_realloc(c->f, c->cap * sizeof(*c->f));
+    }
+    f = &c->f[c->n++];
+    f->key = arena_add(c, k->mv_data, k->mv_size, 0);
+    f->klen = k->mv_size;
+    if (v->flags & SL__DELTA_F_LONGID) {
+        f->id = arena_add(c, v->id, v->id_len, 1);
+    } else {
+        f->id = arena_add(
+            c, (const char *)k->mv_data + slen + 1, k->mv_size - slen - 1, 1);
+    }
+    f->cid = v->cid != NULL ? arena_add(c, v->cid, v->cid_len, 1) : SIZE_MAX;
+    f->is_compound = (v->flags & SL__DELTA_F_COMPOUND) != 0;
+}
+
+/*
+ * Collect up to max unvisited entries of the source after c->last (from
+ * the start when c->lastlen is 0).  *more is 0 when the range ended.
+ */
+static int
+collect_batch(struct sl_delta *d,
+              unsigned shard,
+              const unsigned char *prefix,
+              size_t plen,
+              uint64_t seq,
+              size_t max,
+              struct collect *c,
+              int *more)
+{
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    MDB_val k;
+    MDB_val v;
+    int rc = 0;
+
+    c->n = 0;
+    c->alen = 0;
+    *more = 0;
+    rc = mdb_txn_begin(d->shards[shard].env, NULL, MDB_RDONLY, &txn);
+    if (rc == 0) {
+        rc = mdb_cursor_open(txn, d->shards[shard].entries, &cur);
+    }
+    if (rc != 0) {
+        goto out;
+    }
+    k.mv_data = c->lastlen > 0 ? c->last : (unsigned char *)prefix;
+    k.mv_size = c->lastlen > 0 ? c->lastlen : plen;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    if (rc == 0 && c->lastlen > 0 && k.mv_size == c->lastlen &&
+        memcmp(k.mv_data, c->last, c->lastlen) == 0) {
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT); /* survived: skip */
+    }
+    while (rc == 0 && has_prefix(&k, prefix, plen)) {
+        struct sl__delta_val val;
+
+        if (sl__delta_val_decode(v.mv_data, v.mv_size, &val) != 0) {
+            rc = MDB_CORRUPTED;
+            goto out;
+        }
+        if (val.visited < seq) {
+            if (c->n == max) {
+                *more = 1;
+                break;
+            }
+            collect_add(c, plen - 1, &k, &val);
+        }
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    if (rc == MDB_NOTFOUND) {
+        rc = 0;
+    }
+    if (rc == 0 && c->n > 0) {
+        const struct found *f = &c->f[c->n - 1];
+
+        memcpy(c->last, c->arena + f->key, f->klen);
+        c->lastlen = f->klen;
+    }
+
+out:
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    return rc;
+}
+
+/* Remove the collected entries that are still unvisited; one txn. */
+static int
+remove_batch(struct sl_delta *d,
+             unsigned shard,
+             const char *source,
+             uint64_t seq,
+             const struct collect *c,
+             uint64_t *removed)
+{
+    const struct sl__delta_shard *s = &d->shards[shard];
+    unsigned char ekey[SL_DELTA_SOURCE_MAX + 1 + 2 * SL__DELTA_DIGEST];
+    MDB_txn *txn = NULL;
+    size_t slen = strlen(source);
+    size_t i = 0;
+    int rc = 0;
+
+    rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    for (i = 0; rc == 0 && i < c->n; i++) {
+        const struct found *f = &c->f[i];
+        MDB_val k = {f->klen, c->arena + f->key};
+        MDB_val v;
+        struct sl__delta_val val;
+
+        rc = mdb_get(txn, s->entries, &k, &v);
+        if (rc == MDB_NOTFOUND) {
+            rc = 0;
+            continue;
+        }
+        if (rc == 0 && sl__delta_val_decode(v.mv_data, v.mv_size, &val)) {
+            rc = MDB_CORRUPTED;
+        }
+        if (rc != 0 || val.visited >= seq) {
+            continue; /* visited meanwhile: keep it */
+        }
+        if (val.flags & SL__DELTA_F_ELEMENT) {
+            MDB_val ek;
+            const char *id = c->arena + f->id;
+
+            ek.mv_data = ekey;
+            ek.mv_size = sl__delta_elem_key(
+                source, slen, val.cid, val.cid_len, id, strlen(id), ekey);
+            rc = mdb_del(txn, s->elements, &ek, NULL);
+            rc = rc == MDB_NOTFOUND ? 0 : rc;
+        }
+        if (rc == 0) {
+            rc = mdb_del(txn, s->entries, &k, NULL);
+        }
+        if (rc == 0) {
+            (*removed)++;
+        }
+    }
+    if (rc == 0) {
+        rc = sl__delta_commit(d, s->env, txn);
+    } else if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    return rc;
+}
+
+static int
+source_prefix(const char *source, unsigned char *out)
+{
+    size_t slen = strlen(source);
+
+    memcpy(out, source, slen);
+    out[slen] = '\0';
+    return (int)(slen + 1);
+}
+
+int
+sl_delta_obsolete_scan(struct sl_delta *d,
+                       const char *source,
+                       uint64_t seq,
+                       unsigned shard,
+                       size_t batch,
+                       int (*cb)(void *ctx,
+                                 const struct sl_delta_obsolete *entries,
+                                 size_t n),
+                       void *ctx,
+                       uint64_t *removed,
+                       struct sl_err *err)
+{
+    unsigned char prefix[SL_DELTA_SOURCE_MAX + 1];
+    struct sl_delta_obsolete *out = NULL;
+    struct collect c;
+    uint64_t nremoved = 0;
+    size_t plen = 0;
+    size_t i = 0;
+    int more = 1;
+    int rc = 0;
+
+    memset(&c, 0, sizeof(c));
+    rc = sl__delta_check_source(source, err);
+    if (rc == 0 && (seq == 0 || shard >= d->nshards)) {
+        rc = sl_err_set(err,
+                        SL_EINVAL,
+                        seq == 0 ? "seq" : "shard",
+                        "bad run sequence %llu or shard %u (of %u)",
+                        (unsigned long long)seq,
+                        shard,
+                        d->nshards);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    batch = batch != 0 ? batch : SL_DELTA_SCAN_BATCH;
+    plen = (size_t)source_prefix(source, prefix);
+    c.last = sl_malloc(d->maxkey);
+    out = sl_malloc(batch * sizeof(*out));
+    while (more) {
+        rc = collect_batch(d, shard, prefix, plen, seq, batch, &c, &more);
+        if (rc != 0) {
+            rc = sl__delta_lmdb_err(d, err, rc, (int)shard, "obsolete scan");
+            goto out;
+        }
+        if (c.n == 0) {
+            break;
+        }
+        for (i = 0; i < c.n; i++) {
+            out[i].id = c.arena + c.f[i].id;
+            out[i].compound_id =
+                c.f[i].cid != SIZE_MAX ? c.arena + c.f[i].cid : NULL;
+            out[i].is_compound = c.f[i].is_compound;
+        }
+        rc = cb(ctx, out, c.n);
+        if (rc != 0) {
+            goto out;
+        }
+        rc = remove_batch(d, shard, source, seq, &c, &nremoved);
+        if (rc != 0) {
+            rc = sl__delta_lmdb_err(d, err, rc, (int)shard, "remove");
+            goto out;
+        }
+    }
+
+out:
+    if (removed != NULL) {
+        *removed = nremoved;
+    }
+    sl_free(out);
+    sl_free(c.last);
+    sl_free(c.arena);
+    sl_free(c.f);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Clear, count, sources
+ * --------------------------------------------------------------------- */
+
+/*
+ * Delete up to CLEAR_TXN_MAX keys with the prefix from dbi in one write
+ * transaction; *more says whether keys may remain.
+ */
+static int
+clear_some(struct sl_delta *d,
+           MDB_env *env,
+           MDB_dbi dbi,
+           const unsigned char *prefix,
+           size_t plen,
+           int *more)
+{
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    int n = 0;
+    int rc = 0;
+
+    *more = 0;
+    rc = mdb_txn_begin(env, NULL, 0, &txn);
+    if (rc == 0) {
+        rc = mdb_cursor_open(txn, dbi, &cur);
+    }
+    while (rc == 0) {
+        MDB_val k = {plen, (void *)prefix};
+        MDB_val v;
+
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        if (rc != 0 || !has_prefix(&k, prefix, plen)) {
+            break;
+        }
+        if (n == CLEAR_TXN_MAX) {
+            *more = 1;
+            break;
+        }
+        rc = mdb_cursor_del(cur, 0);
+        n++;
+    }
+    if (rc == MDB_NOTFOUND) {
+        rc = 0;
+    }
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    if (rc == 0 && n > 0) {
+        rc = sl__delta_commit(d, env, txn);
+    } else if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    return rc;
+}
+
+int
+sl_delta_clear(struct sl_delta *d, const char *source, struct sl_err *err)
+{
+    unsigned char prefix[SL_DELTA_SOURCE_MAX + 1];
+    size_t plen = 0;
+    unsigned i = 0;
+    int more = 1;
+    int rc = 0;
+
+    rc = sl__delta_check_source(source, err);
+    if (rc != 0) {
+        return rc;
+    }
+    plen = (size_t)source_prefix(source, prefix);
+    for (i = 0; i < d->nshards; i++) {
+        const struct sl__delta_shard *s = &d->shards[i];
+
+        for (more = 1; rc == 0 && more;) {
+            rc = clear_some(d, s->env, s->entries, prefix, plen, &more);
+        }
+        for (more = 1; rc == 0 && more;) {
+            rc = clear_some(d, s->env, s->elements, prefix, plen, &more);
+        }
+        if (rc != 0) {
+            return sl__delta_lmdb_err(d, err, rc, (int)i, "clear");
+        }
+    }
+    return 0;
+}
+
+int
+sl_delta_clear_all(struct sl_delta *d, struct sl_err *err)
+{
+    unsigned i = 0;
+    int rc = 0;
+
+    for (i = 0; i < d->nshards; i++) {
+        const struct sl__delta_shard *s = &d->shards[i];
+        MDB_txn *txn = NULL;
+
+        rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+        if (rc == 0) {
+            rc = mdb_drop(txn, s->entries, 0);
+        }
+        if (rc == 0) {
+            rc = mdb_drop(txn, s->elements, 0);
+        }
+        if (rc == 0) {
+            rc = sl__delta_commit(d, s->env, txn);
+        } else if (txn != NULL) {
+            mdb_txn_abort(txn);
+        }
+        if (rc != 0) {
+            return sl__delta_lmdb_err(d, err, rc, (int)i, "clear all");
+        }
+    }
+    return 0;
+}
+
+/* Number of entries with the prefix in one shard (a read transaction). */
+static int
+count_shard(const struct sl__delta_shard *s,
+            const unsigned char *prefix,
+            size_t plen,
+            uint64_t *n)
+{
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    MDB_val k = {plen, (void *)prefix};
+    MDB_val v;
+    int rc = 0;
+
+    *n = 0;
+    rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+    if (rc == 0) {
+        rc = mdb_cursor_open(txn, s->entries, &cur);
+    }
+    if (rc == 0) {
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    }
+    while (rc == 0 && has_prefix(&k, prefix, plen)) {
+        (*n)++;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+sl_delta_count(struct sl_delta *d,
+               const char *source,
+               uint64_t *total,
+               uint64_t *per_shard,
+               struct sl_err *err)
+{
+    unsigned char prefix[SL_DELTA_SOURCE_MAX + 1];
+    uint64_t sum = 0;
+    size_t plen = 0;
+    unsigned i = 0;
+    int rc = 0;
+
+    rc = sl__delta_check_source(source, err);
+    if (rc != 0) {
+        return rc;
+    }
+    plen = (size_t)source_prefix(source, prefix);
+    for (i = 0; i < d->nshards; i++) {
+        uint64_t n = 0;
+
+        rc = count_shard(&d->shards[i], prefix, plen, &n);
+        if (rc != 0) {
+            return sl__delta_lmdb_err(d, err, rc, (int)i, "count");
+        }
+        if (per_shard != NULL) {
+            per_shard[i] = n;
+        }
+        sum += n;
+    }
+    if (total != NULL) {
+        *total = sum;
+    }
+    return 0;
+}
+
+struct names {
+    char **v; /* sorted, unique */
+    size_t n;
+    size_t cap;
+};
+
+static void
+names_add(struct names *ns, const char *s, size_t len)
+{
+    size_t lo = 0;
+    size_t hi = ns->n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strncmp(ns->v[mid], s, len);
+
+        if (c == 0 && ns->v[mid][len] == '\0') {
+            return;
+        }
+        if (c < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (ns->n == ns->cap) {
+        ns->cap = ns->cap != 0 ? 2 * ns->cap : 16;
+        ns->v = sl_realloc(ns->v, ns->cap * sizeof(*ns->v));
+    }
+    memmove(ns->v + lo + 1, ns->v + lo, (ns->n - lo) * sizeof(*ns->v));
+    ns->v[lo] = sl_strndup(s, len);
+    ns->n++;
+}
+
+/*
+ * Add the sources of one shard: seek to the first key, take the source
+ * (up to the NUL), then seek past all its keys to source "\x01".
+ */
+static int
+sources_shard(const struct sl__delta_shard *s, struct names *ns)
+{
+    unsigned char seek[SL_DELTA_SOURCE_MAX + 1];
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    MDB_val k;
+    MDB_val v;
+    int rc = 0;
+
+    rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+    if (rc == 0) {
+        rc = mdb_cursor_open(txn, s->entries, &cur);
+    }
+    if (rc == 0) {
+        rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    }
+    while (rc == 0) {
+        const char *key = k.mv_data;
+        const char *nul = memchr(key, '\0', k.mv_size);
+        size_t slen = nul != NULL ? (size_t)(nul - key) : 0;
+
+        if (slen == 0 || slen > SL_DELTA_SOURCE_MAX) {
+            rc = MDB_CORRUPTED;
+            break;
+        }
+        names_add(ns, key, slen);
+        memcpy(seek, key, slen);
+        seek[slen] = 0x01;
+        k.mv_data = seek;
+        k.mv_size = slen + 1;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    }
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+sl_delta_sources(struct sl_delta *d,
+                 int (*cb)(void *ctx, const char *source),
+                 void *ctx,
+                 struct sl_err *err)
+{
+    struct names ns;
+    unsigned i = 0;
+    size_t j = 0;
+    int rc = 0;
+
+    memset(&ns, 0, sizeof(ns));
+    for (i = 0; i < d->nshards; i++) {
+        rc = sources_shard(&d->shards[i], &ns);
+        if (rc != 0) {
+            rc = sl__delta_lmdb_err(d, err, rc, (int)i, "list sources");
+            goto out;
+        }
+    }
+    for (j = 0; j < ns.n; j++) {
+        rc = cb(ctx, ns.v[j]);
+        if (rc != 0) {
+            break;
+        }
+    }
+
+out:
+    for (j = 0; j < ns.n; j++) {
+        sl_free(ns.v[j]);
+    }
+    sl_free(ns.v);
+    return rc;
+}
