@@ -63,6 +63,8 @@ struct sl_cfg {
     char worker_limits[4096];    /* jobmanager.workerLimits, JSON text */
     uint64_t worker_threads;     /* workers.threads */
     char workers_external[4096]; /* workers.external: "a,b" */
+    uint64_t delta_shards;       /* deltaShards */
+    uint64_t delta_map_size;     /* deltaMapSize */
 };
 
 /** @brief Fill @p cfg with the built-in defaults (the embedded config). */

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "http/http.h"
+#include "deltaservice/deltaservice.h"
 #include "jobmanager/jobmanager.h"
 #include "objectstore/objectstore.h"
 #include "workers/workers.h"
@@ -195,6 +196,30 @@ start_workers(const struct sl_cfg *cfg,
     return rc;
 }
 
+/* The delta service under <dataDir>/delta (docs/deltaservice.md). */
+static int
+open_delta(const struct sl_cfg *cfg, struct sl_delta **out)
+{
+    struct sl_err err;
+    char *dir = sl_asprintf("%s/delta", cfg->data_dir);
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_delta_open(dir,
+                       (unsigned)cfg->delta_shards,
+                       strcmp(cfg->durability, "fsync") == 0
+                           ? SL_DURABILITY_FSYNC
+                           : SL_DURABILITY_PROCESS,
+                       cfg->delta_map_size,
+                       out,
+                       &err);
+    if (rc != 0) {
+        SL_ERROR("cannot open the delta service: %s", err.message);
+    }
+    sl_free(dir);
+    return rc;
+}
+
 static void
 on_signal(uv_signal_t *h, int signum)
 {
@@ -293,6 +318,7 @@ sl_cli_serve_main(int argc, char **argv)
     struct sl_err err;
     struct sl_obj *store = NULL;
     struct sl_jm *jm = NULL;
+    struct sl_delta *delta = NULL;
     struct sl_worker_pool *pool = NULL;
     struct sl_http_server *http = NULL;
     struct sl_http_config hc;
@@ -333,6 +359,10 @@ sl_cli_serve_main(int argc, char **argv)
         goto out;
     }
 
+    rc = open_delta(&cfg, &delta);
+    if (rc != 0) {
+        goto out;
+    }
     rc = open_jobmanager(&cfg, store, &jm);
     if (rc != 0) {
         goto out;
@@ -353,6 +383,7 @@ sl_cli_serve_main(int argc, char **argv)
     hc.max_object_bytes = cfg.max_object_bytes;
     svc.store = store;
     svc.jm = jm;
+    svc.delta = delta;
 
     if (uv_loop_init(&loop) != 0) {
         SL_ERROR("cannot create the event loop");
@@ -389,6 +420,7 @@ sl_cli_serve_main(int argc, char **argv)
 out:
     sl_worker_pool_stop(pool); /* running tasks finish first */
     sl_jm_close(jm);
+    sl_delta_close(delta);
     sl_obj_close(store);
 
     sl_free(store_root);

@@ -127,6 +127,18 @@ static const struct cfg_key keys[] = {
         workers_external,
         "",
         "comma-separated worker types left to `sluice worker` processes"),
+    UINT("deltaShards",
+         delta_shards,
+         "16",
+         1,
+         1024,
+         "delta service shards (fixed when the delta store is created)"),
+    UINT("deltaMapSize",
+         delta_map_size,
+         "1073741824",
+         1048576,
+         UINT64_C(1) << 40,
+         "LMDB map size per delta shard in bytes (grown by a restart)"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/sl.h"
+#include "deltaservice/deltaservice.h"
 #include "jobmanager/jobmanager.h"
 #include "objectstore/objectstore.h"
 
@@ -32,8 +33,9 @@ struct sl_http_config {
 
 /** What the handlers may use; all borrowed, must outlive the server. */
 struct sl_http_services {
-    struct sl_obj *store; /* object store service */
-    struct sl_jm *jm;     /* jobmanager */
+    struct sl_obj *store;   /* object store service */
+    struct sl_jm *jm;       /* jobmanager */
+    struct sl_delta *delta; /* delta service */
 };
 
 /**

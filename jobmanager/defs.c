@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "deltaservice/deltaservice.h"
 #include "jobmanager/jobmanager_int.h"
 
 /*
@@ -1908,6 +1909,37 @@ check_job_buckets(const struct sl__jm_defs *d,
 }
 
 /*
+ * deltaImportStrategy is a job-wide switch of the delta service (SMILA.md
+ * 7.11); whatever level sets it, the value every action resolves to must be
+ * one of the strategies, so a typo fails at job creation rather than
+ * silently meaning "full" in the middle of a crawl.
+ */
+static int
+check_strategy(const json_t *job,
+               const json_t *wf,
+               size_t i,
+               struct sl_err *err)
+{
+    json_t *params = sl__jm_task_params(job, wf, action_at(wf, i));
+    const json_t *v = json_object_get(params, "deltaImportStrategy");
+    enum sl_delta_strategy st = SL_DELTA_STRATEGY_FULL;
+    int rc = 0;
+
+    if (v != NULL &&
+        (!json_is_string(v) ||
+         sl_delta_strategy_parse(json_string_value(v), &st, NULL) != 0)) {
+        rc = sl_err_set(err,
+                        SL_EINVALDEF,
+                        "parameters.deltaImportStrategy",
+                        "job '%s': deltaImportStrategy must be disabled, "
+                        "initial, additive or full",
+                        str_member(job, "name"));
+    }
+    json_decref(params);
+    return rc;
+}
+
+/*
  * A job against the registry as it is now: its workflow exists, and the
  * parameters it resolves to satisfy every worker and every bucket.
  */
@@ -1956,6 +1988,9 @@ validate_job(const struct sl__jm_defs *d, const json_t *job, struct sl_err *err)
     n = action_count(wf);
     for (i = 0; i < n; i++) {
         rc = check_job_action(d, job, wf, i, err);
+        if (rc == 0) {
+            rc = check_strategy(job, wf, i, err);
+        }
         if (rc != 0) {
             return rc;
         }

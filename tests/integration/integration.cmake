@@ -17,3 +17,7 @@ endforeach()
 add_test(NAME it_crash_recovery COMMAND ${SL_IT_DIR}/crash_recovery.sh)
 set_tests_properties(it_crash_recovery PROPERTIES TIMEOUT 600
   ENVIRONMENT "SLUICE_TEST=$<TARGET_FILE:sluice-test>;SLUICE=$<TARGET_FILE:sluice-test>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+
+add_test(NAME it_importing COMMAND ${SL_IT_DIR}/importing.sh)
+set_tests_properties(it_importing PROPERTIES TIMEOUT 120
+  ENVIRONMENT "SLUICE_TEST=$<TARGET_FILE:sluice-test>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
