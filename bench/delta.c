@@ -21,6 +21,7 @@
  * median, min and max; peak RSS at the end.
  *
  * usage: bench-delta [--records N] [--runs R] [--dir DIR]
+ *                    [--order shuffled|crawl]
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -92,6 +93,17 @@ rng(uint64_t *s)
     return x;
 }
 
+/* --order crawl: records come in path order, as a crawler delivers a
+ * directory's files together; default: shuffled (the worst case). */
+static int crawl_order = 0;
+
+static int
+cmp_rec(const void *a, const void *b)
+{
+    return strcmp(((const struct sl_delta_rec *)a)->id,
+                  ((const struct sl_delta_rec *)b)->id);
+}
+
 static void
 make_data(struct data *dt, size_t n)
 {
@@ -112,6 +124,10 @@ make_data(struct data *dt, size_t n)
         dt->hashes[i] = sl_asprintf("%016llx", (unsigned long long)rng(&seed));
         dt->recs[i].id = dt->ids[i];
         dt->recs[i].hash = dt->hashes[i];
+    }
+    if (crawl_order) {
+        qsort(dt->recs, n, sizeof(dt->recs[0]), cmp_rec);
+        return;
     }
     /* Shuffle so batches are not pre-sorted. */
     for (i = n - 1; i > 0; i--) {
@@ -514,6 +530,7 @@ main(int argc, char **argv)
         {"records", required_argument, NULL, 'n'},
         {"runs", required_argument, NULL, 'r'},
         {"dir", required_argument, NULL, 'd'},
+        {"order", required_argument, NULL, 'o'},
         {NULL, 0, NULL, 0},
     };
     uint64_t n = 1000000;
@@ -525,7 +542,12 @@ main(int argc, char **argv)
     int c = 0;
     int r = 0;
 
-    while ((c = getopt_long(argc, argv, "n:r:d:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:r:d:o:", opts, NULL)) != -1) {
+        if (c == 'o' &&
+            (strcmp(optarg, "crawl") == 0 || strcmp(optarg, "shuffled") == 0)) {
+            crawl_order = strcmp(optarg, "crawl") == 0;
+            continue;
+        }
         if (c == 'n' && sl_parse_u64(optarg, &n) == 0 && n >= BATCH) {
             continue;
         }
@@ -539,16 +561,17 @@ main(int argc, char **argv)
         }
         fprintf(stderr,
                 "usage: %s [--records N>=1000] [--runs 1-15] "
-                "[--dir DIR]\n",
+                "[--dir DIR] [--order shuffled|crawl]\n",
                 argv[0]);
         return 2;
     }
     (void)mkdir(dir, 0755);
     make_data(&dt, (size_t)n);
     t = sl_calloc(runs, sizeof(*t));
-    printf("bench-delta: %zu records, batches of %d, 16 shards, "
+    printf("bench-delta: %zu records (%s order), batches of %d, 16 shards, "
            "durability process, %d runs after a warm-up\n",
            dt.n,
+           crawl_order ? "crawl" : "shuffled",
            BATCH,
            (int)runs);
     fflush(stdout);
