@@ -14,6 +14,8 @@
  * NULL that keeps the array non-empty.
  */
 static const struct sl_worker_type *const builtin[] = {
+    &sl_worker_fileCrawler,
+    &sl_worker_fileFetcher,
     NULL,
 };
 

@@ -217,4 +217,30 @@ int sl_worker_pool_failed(struct sl_worker_pool *p);
  */
 void sl_worker_pool_stop(struct sl_worker_pool *p);
 
+/* ------------------------------------------------------------------------
+ * Built-in workers (docs/workers.md), listed by sl_worker_builtin.
+ * --------------------------------------------------------------------- */
+
+/** Default of the fileCrawler filter and fileFetcher parameter
+ * `maxFileSize` (100 MiB). */
+#define SL_WORKER_FILE_MAX_SIZE 104857600u
+
+extern const struct sl_worker_type sl_worker_fileCrawler;
+extern const struct sl_worker_type sl_worker_fileFetcher;
+
+/**
+ * @brief Escape a raw file path (any bytes but NUL) into valid UTF-8 for
+ * record ids and attributes: every byte that is not part of a valid UTF-8
+ * sequence, and every backslash, becomes "\xNN" (two lowercase hex
+ * digits).  Reversed by sl_worker_path_unescape.
+ * @return new string, caller frees with sl_free.
+ */
+char *sl_worker_path_escape(const char *raw);
+/**
+ * @brief Reverse sl_worker_path_escape: "\xNN" becomes byte NN; any
+ * other character is copied.
+ * @return new string, caller frees with sl_free.
+ */
+char *sl_worker_path_unescape(const char *escaped);
+
 #endif /* SL_WORKERS_H_INCLUDED */

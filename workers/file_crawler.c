@@ -1,0 +1,803 @@
+/*
+ * fileCrawler (SMILA.md 7.4, ARCHITECTURE.md 7): lists one directory per
+ * directory record.  Sub-directories go to the multiple output
+ * `directoriesToCrawl` (follow-up tasks, in parallel), regular files become
+ * metadata records in the multiple output `filesToCrawl`, at most
+ * `maxFilesPerBulk` per bulk.  The first task (no input) crawls
+ * `rootFolder`.  See docs/workers.md "fileCrawler" for the attributes, the
+ * counters and the escaping of names that are not valid UTF-8.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "workers/workers.h"
+
+#define DEFAULT_MAX_FILES_PER_BULK 1000u
+/* The first sub-directories of a task get a bulk (a follow-up task) each;
+ * after that they are grouped, so one task keeps few output bulks open. */
+#define DIRS_SINGLE    32u
+#define DIRS_PER_GROUP 256u
+#define MAX_PATTERNS   64u
+
+/* Pattern sets of `filters`: compiled include and exclude lists. */
+struct patterns {
+    regex_t include[MAX_PATTERNS];
+    regex_t exclude[MAX_PATTERNS];
+    size_t n_include;
+    size_t n_exclude;
+};
+
+/* The resolved parameters and the output state of one task. */
+struct crawl {
+    struct sl_task_ctx *ctx;
+    const char *source;      /* dataSource, borrowed */
+    uint64_t max_file_size;  /* filters.maxFileSize */
+    uint64_t max_depth;      /* filters.maxFolderDepth, UINT64_MAX: none */
+    int follow;              /* filters.followSymbolicLinks */
+    uint64_t files_per_bulk; /* maxFilesPerBulk */
+    struct patterns files;   /* filters.filePatterns, on the name */
+    struct patterns folders; /* filters.folderPatterns, on the path */
+    uint64_t files_in_bulk;  /* records in the current filesToCrawl bulk */
+    uint64_t dirs_written;   /* directory records written by this task */
+    int files_connected;     /* 0 once filesToCrawl proved unconnected */
+    int dirs_connected;      /* same for directoriesToCrawl */
+};
+
+/* ------------------------------------------------------------------------
+ * Escaping of names that are not valid UTF-8.
+ * --------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at @s (n bytes left), 0 if invalid. */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+    size_t len = 0;
+    size_t i = 0;
+    uint32_t cp = 0;
+
+    if (s[0] < 0x80) {
+        return 1;
+    }
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        len = 2;
+        cp = s[0] & 0x1fu;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        len = 3;
+        cp = s[0] & 0x0fu;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        len = 4;
+        cp = s[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    if (len > n) {
+        return 0;
+    }
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0u) != 0x80u) {
+            return 0;
+        }
+        cp = (cp << 6) | (s[i] & 0x3fu);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) {
+        return 0;
+    }
+    return len;
+}
+
+char *
+sl_worker_path_escape(const char *raw)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)raw;
+    size_t n = strlen(raw);
+    char *out = sl_malloc(n * 4 + 1);
+    size_t o = 0;
+    size_t i = 0;
+
+    while (i < n) {
+        size_t len = s[i] == '\\' ? 0 : utf8_seq(s + i, n - i);
+
+        if (len == 0) {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[s[i] >> 4];
+            out[o++] = hex[s[i] & 0xfu];
+            i++;
+            continue;
+        }
+        memcpy(out + o, s + i, len);
+        o += len;
+        i += len;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static int
+hexval(char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+char *
+sl_worker_path_unescape(const char *esc)
+{
+    size_t n = strlen(esc);
+    char *out = sl_malloc(n + 1);
+    size_t o = 0;
+    size_t i = 0;
+
+    while (i < n) {
+        if (esc[i] == '\\' && i + 3 < n && esc[i + 1] == 'x' &&
+            hexval(esc[i + 2]) >= 0 && hexval(esc[i + 3]) >= 0) {
+            out[o++] = (char)(hexval(esc[i + 2]) * 16 + hexval(esc[i + 3]));
+            i += 4;
+            continue;
+        }
+        out[o++] = esc[i++];
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* ------------------------------------------------------------------------
+ * Parameters.
+ * --------------------------------------------------------------------- */
+
+static int
+json_u64(const json_t *v, uint64_t def, uint64_t *out)
+{
+    if (v == NULL || json_is_null(v)) {
+        *out = def;
+        return 0;
+    }
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (uint64_t)json_integer_value(v);
+        return 0;
+    }
+    if (json_is_string(v)) {
+        return sl_parse_u64(json_string_value(v), out);
+    }
+    return SL_EINVAL;
+}
+
+static void
+patterns_free(struct patterns *p)
+{
+    size_t i = 0;
+
+    for (i = 0; i < p->n_include; i++) {
+        regfree(&p->include[i]);
+    }
+    for (i = 0; i < p->n_exclude; i++) {
+        regfree(&p->exclude[i]);
+    }
+    p->n_include = p->n_exclude = 0;
+}
+
+/* Compile the list @key ("include"/"exclude") of @spec into @re. */
+static int
+compile_list(struct sl_task_ctx *ctx,
+             const json_t *spec,
+             const char *what,
+             const char *key,
+             regex_t *re,
+             size_t *n)
+{
+    const json_t *list = json_object_get(spec, key);
+    const json_t *v = NULL;
+    size_t i = 0;
+    int rc = 0;
+
+    if (list == NULL) {
+        return 0;
+    }
+    if (!json_is_array(list) || json_array_size(list) > MAX_PATTERNS) {
+        sl_task_set_message(ctx,
+                            "filters.%s.%s: an array of at most %u regexes",
+                            what,
+                            key,
+                            MAX_PATTERNS);
+        return SL_EINVAL;
+    }
+    json_array_foreach(list, i, v)
+    {
+        if (!json_is_string(v)) {
+            sl_task_set_message(ctx, "filters.%s.%s: not a string", what, key);
+            return SL_EINVAL;
+        }
+        rc = regcomp(&re[*n], json_string_value(v), REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            sl_task_set_message(ctx,
+                                "filters.%s.%s[%zu]: bad regex '%s'",
+                                what,
+                                key,
+                                i,
+                                json_string_value(v));
+            return SL_EINVAL;
+        }
+        (*n)++;
+    }
+    return 0;
+}
+
+static int
+patterns_init(struct sl_task_ctx *ctx,
+              const json_t *filters,
+              const char *what,
+              struct patterns *p)
+{
+    const json_t *spec = json_object_get(filters, what);
+    int rc = 0;
+
+    if (spec == NULL) {
+        return 0;
+    }
+    if (!json_is_object(spec)) {
+        sl_task_set_message(ctx, "filters.%s: not an object", what);
+        return SL_EINVAL;
+    }
+    rc = compile_list(ctx, spec, what, "include", p->include, &p->n_include);
+    if (rc == 0) {
+        rc =
+            compile_list(ctx, spec, what, "exclude", p->exclude, &p->n_exclude);
+    }
+    return rc;
+}
+
+/* 1 when @s passes: some include matches (or there is none) and no
+ * exclude matches. */
+static int
+patterns_pass(const struct patterns *p, const char *s)
+{
+    size_t i = 0;
+    int in = p->n_include == 0;
+
+    for (i = 0; !in && i < p->n_include; i++) {
+        in = regexec(&p->include[i], s, 0, NULL, 0) == 0;
+    }
+    for (i = 0; in && i < p->n_exclude; i++) {
+        in = regexec(&p->exclude[i], s, 0, NULL, 0) != 0;
+    }
+    return in;
+}
+
+/* Read the parameters into @c; 0 or SL_EINVAL with the task message set. */
+static int
+crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
+{
+    const json_t *filters = sl_task_param(ctx, "filters");
+    const json_t *follow = NULL;
+    int rc = 0;
+
+    memset(c, 0, sizeof(*c));
+    c->ctx = ctx;
+    c->files_connected = c->dirs_connected = 1;
+    c->source = sl_task_param_str(ctx, "dataSource");
+    if (c->source == NULL || c->source[0] == '\0') {
+        sl_task_set_message(ctx, "parameter dataSource is required");
+        return SL_EINVAL;
+    }
+    rc = sl_task_param_u64(
+        ctx, "maxFilesPerBulk", DEFAULT_MAX_FILES_PER_BULK, &c->files_per_bulk);
+    if (rc != 0 || c->files_per_bulk == 0) {
+        sl_task_set_message(ctx, "maxFilesPerBulk: a number > 0");
+        return SL_EINVAL;
+    }
+    if (filters != NULL && !json_is_object(filters)) {
+        sl_task_set_message(ctx, "filters: not an object");
+        return SL_EINVAL;
+    }
+    if (json_u64(json_object_get(filters, "maxFileSize"),
+                 SL_WORKER_FILE_MAX_SIZE,
+                 &c->max_file_size) != 0 ||
+        json_u64(json_object_get(filters, "maxFolderDepth"),
+                 UINT64_MAX,
+                 &c->max_depth) != 0) {
+        sl_task_set_message(ctx,
+                            "filters.maxFileSize and filters.maxFolderDepth: "
+                            "numbers >= 0");
+        return SL_EINVAL;
+    }
+    follow = json_object_get(filters, "followSymbolicLinks");
+    c->follow = json_is_true(follow) ||
+                (json_is_string(follow) &&
+                 strcmp(json_string_value(follow), "true") == 0);
+    rc = patterns_init(ctx, filters, "filePatterns", &c->files);
+    if (rc == 0) {
+        rc = patterns_init(ctx, filters, "folderPatterns", &c->folders);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Records.
+ * --------------------------------------------------------------------- */
+
+/* Does the (escaped) name end in an archive extension? */
+static int
+is_compound(const char *name)
+{
+    static const char *const ext[] = {".zip",
+                                      ".tar",
+                                      ".tgz",
+                                      ".tar.gz",
+                                      ".tar.bz2",
+                                      ".tar.xz",
+                                      ".7z",
+                                      ".jar",
+                                      ".cpio",
+                                      ".iso"};
+    size_t n = strlen(name);
+    size_t i = 0;
+
+    for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+        size_t m = strlen(ext[i]);
+
+        if (n > m && strcasecmp(name + n - m, ext[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The writer of @slot, or NULL (and *connected = 0) when the slot is not
+ * connected.  0 or an SL_E* code. */
+static int
+writer(struct crawl *c,
+       const char *slot,
+       int *connected,
+       struct sl_bulk_writer **w)
+{
+    int rc = 0;
+
+    *w = NULL;
+    if (!*connected) {
+        return 0;
+    }
+    rc = sl_task_output_writer(c->ctx, slot, w);
+    if (rc == SL_ENOENT) {
+        *connected = 0;
+        return 0;
+    }
+    return rc;
+}
+
+/* Write the file record of @name (escaped @ename) in @dir (escaped
+ * @edir). */
+static int
+emit_file(struct crawl *c,
+          const char *edir,
+          const char *ename,
+          const struct stat *st)
+{
+    struct sl_bulk_writer *w = NULL;
+    json_t *meta = NULL;
+    const char *dot = strrchr(ename, '.');
+    char *path =
+        sl_asprintf("%s/%s", strcmp(edir, "/") == 0 ? "" : edir, ename);
+    char when[40];
+    char hash[64];
+    int64_t ms = 0;
+    int rc = 0;
+
+    if (c->files_in_bulk >= c->files_per_bulk) {
+        rc = sl_task_output_next(c->ctx, "filesToCrawl");
+        if (rc != 0 && rc != SL_ENOENT) {
+            goto out;
+        }
+        c->files_in_bulk = 0;
+    }
+    rc = writer(c, "filesToCrawl", &c->files_connected, &w);
+    if (rc != 0 || w == NULL) {
+        goto out;
+    }
+    ms = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+    sl_time_format(ms, when, sizeof(when));
+    (void)snprintf(hash,
+                   sizeof(hash),
+                   "%lld-%lld.%09ld",
+                   (long long)st->st_size,
+                   (long long)st->st_mtim.tv_sec,
+                   (long)st->st_mtim.tv_nsec);
+    meta = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s}",
+                     "_recordid",
+                     path,
+                     "_source",
+                     c->source,
+                     "fileName",
+                     ename,
+                     "filePath",
+                     path,
+                     "fileFolder",
+                     edir,
+                     "fileSize",
+                     (json_int_t)st->st_size,
+                     "fileLastModified",
+                     when,
+                     "_deltaHash",
+                     hash);
+    if (meta == NULL) {
+        rc = SL_EINTERNAL;
+        goto out;
+    }
+    if (dot != NULL && dot != ename && dot[1] != '\0') {
+        (void)json_object_set_new(meta, "fileExtension", json_string(dot + 1));
+    }
+    if (is_compound(ename)) {
+        (void)json_object_set_new(meta, "_isCompound", json_true());
+    }
+    rc = sl_bulk_writer_record_begin(w, meta);
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_end(w);
+    }
+    if (rc == 0) {
+        c->files_in_bulk++;
+        sl_task_counter_add(c->ctx, "files.records", 1);
+    }
+
+out:
+    json_decref(meta);
+    sl_free(path);
+    return rc;
+}
+
+/* Write the directory record of @epath at @depth whose ancestors (itself
+ * excluded) are @chain (borrowed). */
+static int
+emit_dir(struct crawl *c, const char *epath, uint64_t depth, json_t *chain)
+{
+    struct sl_bulk_writer *w = NULL;
+    json_t *meta = NULL;
+    int rc = 0;
+
+    if (c->dirs_written > 0 &&
+        (c->dirs_written <= DIRS_SINGLE ||
+         (c->dirs_written - DIRS_SINGLE) % DIRS_PER_GROUP == 0)) {
+        rc = sl_task_output_next(c->ctx, "directoriesToCrawl");
+        if (rc != 0 && rc != SL_ENOENT) {
+            return rc;
+        }
+    }
+    rc = writer(c, "directoriesToCrawl", &c->dirs_connected, &w);
+    if (rc != 0 || w == NULL) {
+        return rc;
+    }
+    meta = json_pack("{s:s, s:I, s:O}",
+                     "_recordid",
+                     epath,
+                     "depth",
+                     (json_int_t)depth,
+                     "ancestors",
+                     chain);
+    if (meta == NULL) {
+        return SL_EINTERNAL;
+    }
+    rc = sl_bulk_writer_record_begin(w, meta);
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_end(w);
+    }
+    json_decref(meta);
+    c->dirs_written++;
+    sl_task_counter_add(c->ctx, "directories.records", 1);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Listing one directory.
+ * --------------------------------------------------------------------- */
+
+static json_t *
+devino(const struct stat *st)
+{
+    char s[64];
+
+    (void)snprintf(s,
+                   sizeof(s),
+                   "%llu:%llu",
+                   (unsigned long long)st->st_dev,
+                   (unsigned long long)st->st_ino);
+    return json_string(s);
+}
+
+/* Is (dev, ino) of @st one of the strings of @chain? */
+static int
+in_chain(const json_t *chain, const struct stat *st)
+{
+    json_t *me = devino(st);
+    const json_t *v = NULL;
+    size_t i = 0;
+    int found = 0;
+
+    json_array_foreach(chain, i, v)
+    {
+        if (json_equal(v, me)) {
+            found = 1;
+            break;
+        }
+    }
+    json_decref(me);
+    return found;
+}
+
+/*
+ * Handle entry @name of the open directory @dfd (raw path @raw, escaped
+ * @epath, at @depth, ancestor chain @chain including the directory itself).
+ * Problems with one entry are counted, not errors; the return value is an
+ * output error only.
+ */
+static int
+crawl_entry(struct crawl *c,
+            int dfd,
+            const char *raw,
+            const char *epath,
+            uint64_t depth,
+            json_t *chain,
+            const char *name)
+{
+    struct stat st;
+    char *ename = NULL;
+    char *sub = NULL;
+    int rc = 0;
+
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        SL_WARN("fileCrawler: %s/%s: %s", raw, name, strerror(errno));
+        sl_task_counter_add(c->ctx, "files.vanished", 1);
+        return 0;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        if (!c->follow) {
+            sl_task_counter_add(c->ctx, "files.skipped.symlink", 1);
+            return 0;
+        }
+        if (fstatat(dfd, name, &st, 0) != 0) {
+            SL_WARN("fileCrawler: %s/%s: dangling link (%s)",
+                    raw,
+                    name,
+                    strerror(errno));
+            sl_task_counter_add(c->ctx, "files.vanished", 1);
+            return 0;
+        }
+    }
+    ename = sl_worker_path_escape(name);
+    if (S_ISDIR(st.st_mode)) {
+        sub = sl_asprintf("%s/%s", strcmp(epath, "/") == 0 ? "" : epath, ename);
+        if (in_chain(chain, &st)) {
+            SL_WARN("fileCrawler: %s/%s: symbolic link loop", raw, name);
+            sl_task_counter_add(c->ctx, "directories.loops", 1);
+        } else if (depth + 1 > c->max_depth) {
+            sl_task_counter_add(c->ctx, "directories.tooDeep", 1);
+        } else if (!patterns_pass(&c->folders, sub)) {
+            sl_task_counter_add(c->ctx, "directories.filtered", 1);
+        } else {
+            rc = emit_dir(c, sub, depth + 1, chain);
+        }
+    } else if (!S_ISREG(st.st_mode)) {
+        sl_task_counter_add(c->ctx, "files.skipped.special", 1);
+    } else if (!patterns_pass(&c->files, ename)) {
+        sl_task_counter_add(c->ctx, "files.filtered", 1);
+    } else if ((uint64_t)st.st_size > c->max_file_size) {
+        sl_task_counter_add(c->ctx, "files.skipped.size", 1);
+    } else {
+        rc = emit_file(c, epath, ename, &st);
+    }
+    sl_free(sub);
+    sl_free(ename);
+    return rc;
+}
+
+/*
+ * List directory @raw (escaped @epath) at @depth whose ancestors are
+ * @ancestors (may be NULL).  An unreadable directory is counted and
+ * skipped; the return value is an output error only.
+ */
+static int
+crawl_dir(struct crawl *c,
+          const char *raw,
+          const char *epath,
+          uint64_t depth,
+          const json_t *ancestors)
+{
+    struct dirent *de = NULL;
+    struct stat st;
+    json_t *chain = NULL;
+    DIR *d = NULL;
+    int fd = -1;
+    int rc = 0;
+
+    fd = open(raw, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        SL_WARN("fileCrawler: directory %s: %s", raw, strerror(errno));
+        sl_task_counter_add(c->ctx, "directories.unreadable", 1);
+        goto out;
+    }
+    d = fdopendir(fd);
+    if (d == NULL) {
+        SL_WARN("fileCrawler: directory %s: %s", raw, strerror(errno));
+        sl_task_counter_add(c->ctx, "directories.unreadable", 1);
+        goto out;
+    }
+    fd = -1;
+    chain = json_is_array(ancestors) ? json_deep_copy(ancestors) : json_array();
+    (void)json_array_append_new(chain, devino(&st));
+    sl_task_counter_add(c->ctx, "directories.crawled", 1);
+    for (;;) {
+        errno = 0;
+        de = readdir(d);
+        if (de == NULL) {
+            if (errno != 0) {
+                SL_WARN("fileCrawler: directory %s: %s", raw, strerror(errno));
+                sl_task_counter_add(c->ctx, "directories.unreadable", 1);
+            }
+            break;
+        }
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+            continue;
+        }
+        rc = crawl_entry(c, dirfd(d), raw, epath, depth, chain, de->d_name);
+        if (rc != 0 || sl_task_is_canceled(c->ctx)) {
+            break;
+        }
+    }
+
+out:
+    json_decref(chain);
+    if (d != NULL) {
+        (void)closedir(d);
+    }
+    if (fd >= 0) {
+        (void)close(fd);
+    }
+    return rc;
+}
+
+/* The first task: crawl rootFolder.  Returns an SL_WORKER_* result. */
+static int
+crawl_root(struct crawl *c)
+{
+    const char *root = sl_task_param_str(c->ctx, "rootFolder");
+    char abs[PATH_MAX];
+    char *epath = NULL;
+    int rc = 0;
+
+    if (root == NULL || root[0] == '\0') {
+        sl_task_set_message(c->ctx, "parameter rootFolder is required");
+        return SL_WORKER_FATAL;
+    }
+    if (realpath(root, abs) == NULL) {
+        sl_task_set_message(c->ctx, "rootFolder %s: %s", root, strerror(errno));
+        return SL_WORKER_FATAL;
+    }
+    epath = sl_worker_path_escape(abs);
+    rc = crawl_dir(c, abs, epath, 0, NULL);
+    sl_free(epath);
+    if (rc != 0) {
+        sl_task_set_message(c->ctx, "output: %s", sl_strerror(rc));
+        return SL_WORKER_RECOVERABLE;
+    }
+    return SL_WORKER_OK;
+}
+
+/* A follow-up task: crawl every directory record of input bulk @i. */
+static int
+crawl_input(struct crawl *c, size_t i)
+{
+    struct sl_bulk_reader *r = NULL;
+    struct sl_err err;
+    const char *name = NULL;
+    json_t *meta = NULL;
+    uint64_t size = 0;
+    uint64_t depth = 0;
+    const char *id = NULL;
+    char *raw = NULL;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_task_input_open(c->ctx, "directoriesToCrawl", i, &r);
+    if (rc != 0) {
+        sl_task_set_message(c->ctx, "input %zu: %s", i, sl_strerror(rc));
+        return SL_WORKER_RECOVERABLE;
+    }
+    for (;;) {
+        rc = sl_bulk_reader_next_meta(r, &meta, &err);
+        if (rc <= 0) {
+            break;
+        }
+        do {
+            rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
+        } while (rc == 1);
+        if (rc < 0) {
+            break;
+        }
+        if (json_u64(json_object_get(meta, "depth"), 0, &depth) != 0) {
+            depth = 0;
+        }
+        id = json_string_value(json_object_get(meta, "_recordid"));
+        if (id == NULL) {
+            json_decref(meta);
+            meta = NULL;
+            continue;
+        }
+        raw = sl_worker_path_unescape(id);
+        rc = crawl_dir(c, raw, id, depth, json_object_get(meta, "ancestors"));
+        SL_FREE(raw);
+        json_decref(meta);
+        meta = NULL;
+        if (rc != 0) {
+            sl_task_set_message(c->ctx, "output: %s", sl_strerror(rc));
+            return SL_WORKER_RECOVERABLE;
+        }
+        if (sl_task_is_canceled(c->ctx)) {
+            return SL_WORKER_RECOVERABLE;
+        }
+    }
+    json_decref(meta);
+    if (rc < 0) {
+        sl_task_set_message(c->ctx, "input %zu: %s", i, err.message);
+        return SL_WORKER_FATAL;
+    }
+    sl_task_input_close(c->ctx, r);
+    return SL_WORKER_OK;
+}
+
+static int
+crawler_perform(struct sl_task_ctx *ctx)
+{
+    struct crawl c;
+    size_t n = sl_task_input_count(ctx, "directoriesToCrawl");
+    size_t i = 0;
+    int res = SL_WORKER_OK;
+
+    if (crawl_init(ctx, &c) != 0) {
+        patterns_free(&c.files);
+        patterns_free(&c.folders);
+        return SL_WORKER_FATAL;
+    }
+    if (n == 0) {
+        res = crawl_root(&c);
+    }
+    for (i = 0; i < n && res == SL_WORKER_OK; i++) {
+        res = crawl_input(&c, i);
+    }
+    patterns_free(&c.files);
+    patterns_free(&c.folders);
+    return res;
+}
+
+const struct sl_worker_type sl_worker_fileCrawler = {
+    SL_WORKER_ABI_VERSION,
+    "fileCrawler",
+    "{\"name\": \"fileCrawler\", \"taskGenerator\": \"runOnceTrigger\","
+    " \"parameters\": [{\"name\": \"dataSource\"},"
+    "                  {\"name\": \"rootFolder\"},"
+    "                  {\"name\": \"filters\", \"optional\": true,"
+    "                   \"type\": \"any\"},"
+    "                  {\"name\": \"maxFilesPerBulk\", \"optional\": true}],"
+    " \"input\": [{\"name\": \"directoriesToCrawl\","
+    "              \"type\": \"recordBulks\"}],"
+    " \"output\": [{\"name\": \"directoriesToCrawl\","
+    "               \"type\": \"recordBulks\","
+    "               \"modes\": [\"multiple\", \"optional\"]},"
+    "              {\"name\": \"filesToCrawl\", \"type\": \"recordBulks\","
+    "               \"modes\": [\"multiple\", \"optional\"]}]}",
+    crawler_perform,
+    NULL,
+};

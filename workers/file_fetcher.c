@@ -1,0 +1,252 @@
+/*
+ * fileFetcher (SMILA.md 7.4): for each record of input `filesToFetch`,
+ * opens the file its `filePath` (else `_recordid`) names, after undoing
+ * the crawler's escaping (sl_worker_path_unescape), and writes the record
+ * with the content streamed into attachment `fileContent` to output
+ * `files`.  Memory is one fixed read buffer per task, whatever the file
+ * size.  See docs/workers.md "fileFetcher".
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "workers/workers.h"
+
+#define READ_BUF (64u * 1024u)
+
+/* State of one task. */
+struct fetch {
+    struct sl_task_ctx *ctx;
+    struct sl_bulk_writer *w; /* output `files`, borrowed */
+    uint64_t max_size;        /* maxFileSize */
+    char *buf;                /* READ_BUF bytes */
+};
+
+/* Open @raw read-only without blocking on FIFOs or following into a
+ * terminal; on failure count and log why.  Returns the fd or -1. */
+static int
+open_file(struct fetch *f, const char *raw, struct stat *st)
+{
+    int fd = open(raw, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+    if (fd < 0) {
+        SL_WARN("fileFetcher: %s: %s", raw, strerror(errno));
+        sl_task_counter_add(f->ctx,
+                            errno == ENOENT || errno == ENOTDIR
+                                ? "files.vanished"
+                                : "files.unreadable",
+                            1);
+        return -1;
+    }
+    if (fstat(fd, st) != 0) {
+        SL_WARN("fileFetcher: %s: %s", raw, strerror(errno));
+        sl_task_counter_add(f->ctx, "files.unreadable", 1);
+        (void)close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        sl_task_counter_add(f->ctx, "files.skipped.special", 1);
+        (void)close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/*
+ * Stream exactly @size bytes of @fd into the current attachment.  A file
+ * that shrank while being read cannot be completed (the record is already
+ * half written): SL_ETRUNCATED.  Growth is cut at @size and counted.
+ */
+static int
+copy_content(struct fetch *f, int fd, const char *raw, uint64_t size)
+{
+    uint64_t left = size;
+    ssize_t n = 0;
+    int rc = 0;
+
+    while (left > 0) {
+        size_t want = left < READ_BUF ? (size_t)left : READ_BUF;
+
+        n = read(fd, f->buf, want);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            sl_task_set_message(f->ctx, "read %s: %s", raw, strerror(errno));
+            return SL_EIO;
+        }
+        if (n == 0) {
+            sl_task_counter_add(f->ctx, "files.changed", 1);
+            sl_task_set_message(f->ctx,
+                                "%s shrank while being read (%llu bytes "
+                                "missing); the task is retried",
+                                raw,
+                                (unsigned long long)left);
+            return SL_ETRUNCATED;
+        }
+        rc = sl_bulk_writer_attachment_write(f->w, f->buf, (size_t)n);
+        if (rc != 0) {
+            sl_task_set_message(f->ctx, "write: %s", sl_strerror(rc));
+            return rc;
+        }
+        left -= (uint64_t)n;
+    }
+    do {
+        n = read(fd, f->buf, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) {
+        SL_WARN("fileFetcher: %s grew while being read; kept the first "
+                "%llu bytes",
+                raw,
+                (unsigned long long)size);
+        sl_task_counter_add(f->ctx, "files.changed", 1);
+    }
+    return 0;
+}
+
+/* Fetch the file of record @meta (borrowed; fileSize is updated).  Files
+ * that cannot be read are counted and skipped; the return value is an
+ * output or read error that fails the task. */
+static int
+fetch_record(struct fetch *f, json_t *meta)
+{
+    const json_t *p = json_object_get(meta, "filePath");
+    const char *esc =
+        json_is_string(p)
+            ? json_string_value(p)
+            : json_string_value(json_object_get(meta, "_recordid"));
+    struct stat st;
+    char *raw = NULL;
+    int fd = -1;
+    int rc = 0;
+
+    if (esc == NULL) {
+        sl_task_counter_add(f->ctx, "files.unreadable", 1);
+        return 0;
+    }
+    raw = sl_worker_path_unescape(esc);
+    fd = open_file(f, raw, &st);
+    if (fd < 0) {
+        goto out;
+    }
+    (void)json_object_set_new(
+        meta, "fileSize", json_integer((json_int_t)st.st_size));
+    rc = sl_bulk_writer_record_begin(f->w, meta);
+    if (rc != 0) {
+        sl_task_set_message(f->ctx, "write: %s", sl_strerror(rc));
+        goto out;
+    }
+    if ((uint64_t)st.st_size > f->max_size) {
+        sl_task_counter_add(f->ctx, "files.skipped.size", 1);
+    } else {
+        rc = sl_bulk_writer_attachment_begin(
+            f->w, "fileContent", (uint64_t)st.st_size);
+        if (rc == 0) {
+            rc = copy_content(f, fd, raw, (uint64_t)st.st_size);
+        }
+        if (rc != 0) {
+            goto out;
+        }
+        sl_task_counter_add(f->ctx, "files.fetched", 1);
+        sl_task_counter_add(f->ctx, "files.bytes", (double)st.st_size);
+    }
+    rc = sl_bulk_writer_record_end(f->w);
+    if (rc != 0) {
+        sl_task_set_message(f->ctx, "write: %s", sl_strerror(rc));
+    }
+
+out:
+    if (fd >= 0) {
+        (void)close(fd);
+    }
+    sl_free(raw);
+    return rc;
+}
+
+/* Fetch every record of input bulk @i.  Returns an SL_WORKER_* result. */
+static int
+fetch_bulk(struct fetch *f, size_t i)
+{
+    struct sl_bulk_reader *r = NULL;
+    struct sl_err err;
+    const char *name = NULL;
+    json_t *meta = NULL;
+    uint64_t size = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_task_input_open(f->ctx, "filesToFetch", i, &r);
+    if (rc != 0) {
+        sl_task_set_message(f->ctx, "input %zu: %s", i, sl_strerror(rc));
+        return SL_WORKER_RECOVERABLE;
+    }
+    for (;;) {
+        rc = sl_bulk_reader_next_meta(r, &meta, &err);
+        if (rc <= 0) {
+            break;
+        }
+        /* Attachments of the input are read, checked and dropped. */
+        do {
+            rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
+        } while (rc == 1);
+        if (rc < 0) {
+            break;
+        }
+        rc = fetch_record(f, meta);
+        json_decref(meta);
+        meta = NULL;
+        if (rc != 0 || sl_task_is_canceled(f->ctx)) {
+            return SL_WORKER_RECOVERABLE;
+        }
+    }
+    json_decref(meta);
+    if (rc < 0) {
+        sl_task_set_message(f->ctx, "input %zu: %s", i, err.message);
+        return SL_WORKER_FATAL;
+    }
+    sl_task_input_close(f->ctx, r);
+    return SL_WORKER_OK;
+}
+
+static int
+fetcher_perform(struct sl_task_ctx *ctx)
+{
+    struct fetch f;
+    size_t n = sl_task_input_count(ctx, "filesToFetch");
+    size_t i = 0;
+    int res = SL_WORKER_OK;
+    int rc = 0;
+
+    memset(&f, 0, sizeof(f));
+    f.ctx = ctx;
+    rc = sl_task_param_u64(
+        ctx, "maxFileSize", SL_WORKER_FILE_MAX_SIZE, &f.max_size);
+    if (rc != 0) {
+        sl_task_set_message(ctx, "maxFileSize: not a number");
+        return SL_WORKER_FATAL;
+    }
+    rc = sl_task_output_writer(ctx, "files", &f.w);
+    if (rc != 0) {
+        sl_task_set_message(ctx, "output files: %s", sl_strerror(rc));
+        return rc == SL_ENOENT ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
+    }
+    f.buf = sl_malloc(READ_BUF);
+    for (i = 0; i < n && res == SL_WORKER_OK; i++) {
+        res = fetch_bulk(&f, i);
+    }
+    sl_free(f.buf);
+    return res;
+}
+
+const struct sl_worker_type sl_worker_fileFetcher = {
+    SL_WORKER_ABI_VERSION,
+    "fileFetcher",
+    "{\"name\": \"fileFetcher\","
+    " \"parameters\": [{\"name\": \"maxFileSize\", \"optional\": true}],"
+    " \"input\": [{\"name\": \"filesToFetch\", \"type\": \"recordBulks\"}],"
+    " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
+    fetcher_perform,
+    NULL,
+};
