@@ -39,6 +39,9 @@ int sl_cli_bulk_main(int argc, char **argv);
 /** @brief `sluice worker`: take and perform tasks of one worker type from
  * a server until SIGINT/SIGTERM. */
 int sl_cli_worker_main(int argc, char **argv);
+/** @brief `sluice search`: query an index of a running server and print
+ * the hits. */
+int sl_cli_search_main(int argc, char **argv);
 
 /** Server configuration; see docs/configuration.md for every key. */
 struct sl_cfg {

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "http/http.h"
 #include "deltaservice/deltaservice.h"
+#include "index/index.h"
 #include "jobmanager/jobmanager.h"
 #include "objectstore/objectstore.h"
 #include "workers/workers.h"
@@ -220,6 +221,23 @@ open_delta(const struct sl_cfg *cfg, struct sl_delta **out)
     return rc;
 }
 
+/* The embedded full-text index under <dataDir>/index (docs/index.md). */
+static int
+open_index(const struct sl_cfg *cfg, struct sl_index_set **out)
+{
+    struct sl_err err;
+    char *dir = sl_asprintf("%s/index", cfg->data_dir);
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_index_open(dir, out, &err);
+    if (rc != 0) {
+        SL_ERROR("cannot open the index: %s", err.message);
+    }
+    sl_free(dir);
+    return rc;
+}
+
 static void
 on_signal(uv_signal_t *h, int signum)
 {
@@ -319,6 +337,7 @@ sl_cli_serve_main(int argc, char **argv)
     struct sl_obj *store = NULL;
     struct sl_jm *jm = NULL;
     struct sl_delta *delta = NULL;
+    struct sl_index_set *index = NULL;
     struct sl_worker_pool *pool = NULL;
     struct sl_http_server *http = NULL;
     struct sl_http_config hc;
@@ -363,6 +382,10 @@ sl_cli_serve_main(int argc, char **argv)
     if (rc != 0) {
         goto out;
     }
+    rc = open_index(&cfg, &index);
+    if (rc != 0) {
+        goto out;
+    }
     rc = open_jobmanager(&cfg, store, &jm);
     if (rc != 0) {
         goto out;
@@ -384,6 +407,7 @@ sl_cli_serve_main(int argc, char **argv)
     svc.store = store;
     svc.jm = jm;
     svc.delta = delta;
+    svc.index = index;
 
     if (uv_loop_init(&loop) != 0) {
         SL_ERROR("cannot create the event loop");
@@ -420,6 +444,7 @@ sl_cli_serve_main(int argc, char **argv)
 out:
     sl_worker_pool_stop(pool); /* running tasks finish first */
     sl_jm_close(jm);
+    sl_index_close(index);
     sl_delta_close(delta);
     sl_obj_close(store);
 

@@ -54,6 +54,8 @@ usage(FILE *out)
             "--help)\n"
             "  worker       run a worker against a server (sluice worker "
             "--help)\n"
+            "  search       query an index of a running server (sluice "
+            "search --help)\n"
             "\n"
             "options:\n"
             "  -h, --help     this help\n"
@@ -85,6 +87,9 @@ sl_cli_main(int argc, char **argv)
     }
     if (strcmp(argv[1], "worker") == 0) {
         return sl_cli_worker_main(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "search") == 0) {
+        return sl_cli_search_main(argc - 1, argv + 1);
     }
     fprintf(stderr, "sluice: unknown command '%s' (sluice --help)\n", argv[1]);
     return 2;

@@ -13,6 +13,7 @@
 
 #include "core/sl.h"
 #include "deltaservice/deltaservice.h"
+#include "index/index.h"
 #include "jobmanager/jobmanager.h"
 #include "objectstore/objectstore.h"
 
@@ -33,9 +34,10 @@ struct sl_http_config {
 
 /** What the handlers may use; all borrowed, must outlive the server. */
 struct sl_http_services {
-    struct sl_obj *store;   /* object store service */
-    struct sl_jm *jm;       /* jobmanager */
-    struct sl_delta *delta; /* delta service */
+    struct sl_obj *store;       /* object store service */
+    struct sl_jm *jm;           /* jobmanager */
+    struct sl_delta *delta;     /* delta service */
+    struct sl_index_set *index; /* embedded full-text index */
 };
 
 /**

@@ -70,6 +70,12 @@ const struct sl_route sl__routes[] = {
     R("DELETE", "/smila/importing/delta", sl_api_delta_clear_all),
     R("GET", "/smila/importing/delta/:source", sl_api_delta_source_get),
     R("DELETE", "/smila/importing/delta/:source", sl_api_delta_source_delete),
+    R("GET", "/smila/index", sl_api_index_list),
+    R("GET", "/smila/index/:name", sl_api_index_get),
+    /* Before the document route, which would take these ids too. */
+    R("GET", "/smila/index/:name/search", sl_api_index_search),
+    R("GET", "/smila/index/:name/records", sl_api_index_records),
+    R("GET", "/smila/index/:name/*id", sl_api_index_doc_get),
     R("GET", "/smila/tasks", sl_api_tasks_get),
     R("GET", "/smila/tasks/:worker", sl_api_tasks_get),
     R("POST", "/smila/tasks/:worker", sl_api_tasks_take),

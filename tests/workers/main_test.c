@@ -3,7 +3,9 @@
  * `serve` runs in-process and `worker` runs as an external worker.  One
  * test-only command: `sluice-test delta-seed DATA_DIR SOURCE N` writes N
  * delta entries ("r0".."r<N-1>") for SOURCE, so the importing REST API can
- * be tested before the import workers exist.
+ * be tested before the import workers exist.  `sluice-test index-seed
+ * DATA_DIR INDEX JSONL_FILE` upserts one JSON document per line into the
+ * embedded index, for the index REST API before the indexWriter exists.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "deltaservice/deltaservice.h"
+#include "index/index.h"
 #include "tests/workers/test_workers.h"
 
 static int
@@ -52,6 +55,48 @@ delta_seed(const char *data, const char *source, const char *count)
     return rc == 0 ? 0 : 1;
 }
 
+static int
+index_seed(const char *data, const char *index, const char *file)
+{
+    struct sl_index_set *set = NULL;
+    struct sl_err err;
+    json_error_t jerr;
+    char *dir = sl_asprintf("%s/index", data);
+    FILE *in = fopen(file, "r");
+    json_t *doc = NULL;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (in == NULL) {
+        fprintf(stderr, "index-seed: cannot open '%s'\n", file);
+        sl_free(dir);
+        return 2;
+    }
+    (void)mkdir(data, 0755);
+    rc = sl_index_open(dir, &set, &err);
+    while (rc == 0) {
+        doc = json_loadf(in, JSON_DISABLE_EOF_CHECK, &jerr);
+        if (doc == NULL) {
+            break; /* end of file (or a bad line: reported below) */
+        }
+        rc = sl_index_upsert(set, index, doc, &err);
+        json_decref(doc);
+    }
+    if (rc == 0 && !feof(in)) {
+        (void)fscanf(in, " ");
+        if (!feof(in)) {
+            rc = sl_err_set(&err, SL_EBADJSON, NULL, "%s", jerr.text);
+        }
+    }
+    if (rc != 0) {
+        fprintf(stderr, "index-seed: %s\n", err.message);
+    }
+    (void)fclose(in);
+    sl_index_close(set);
+    sl_free(dir);
+    return rc == 0 ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -60,6 +105,9 @@ main(int argc, char **argv)
 
     if (argc == 5 && strcmp(argv[1], "delta-seed") == 0) {
         return delta_seed(argv[2], argv[3], argv[4]);
+    }
+    if (argc == 5 && strcmp(argv[1], "index-seed") == 0) {
+        return index_seed(argv[2], argv[3], argv[4]);
     }
     sl_cli_set_extra_workers(types, n);
     return sl_cli_main(argc, argv);

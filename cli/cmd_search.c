@@ -1,0 +1,264 @@
+/*
+ * `sluice search`: send a full-text query to a running server
+ * (GET /smila/index/<name>/search, docs/index.md) and print one hit per
+ * line: score, record id and title, separated by tabs.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "cli/cli.h"
+
+#define EXIT_USAGE     2
+#define MAX_REPLY      (16u << 20) /* a page of 1000 hits fits easily */
+#define DEFAULT_SERVER "http://127.0.0.1:8080"
+#define DEFAULT_INDEX  "default"
+
+struct args {
+    const char *server;
+    const char *index;
+    const char *token;
+    const char *query;
+    uint64_t limit;
+};
+
+static void
+usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sluice search [--server URL] [--index NAME] [--limit N]\n"
+            "                     [--token TOKEN] QUERY\n"
+            "\n"
+            "Searches an index of a running server and prints one hit per "
+            "line:\n"
+            "score, record id and title, separated by tabs (best first).\n"
+            "QUERY uses the FTS5 syntax of docs/index.md, e.g. 'report AND "
+            "2026'.\n"
+            "\n"
+            "options:\n"
+            "  -s, --server URL   server base URL (default " DEFAULT_SERVER
+            ")\n"
+            "  -i, --index NAME   index name (default " DEFAULT_INDEX ")\n"
+            "  -n, --limit N      hits to print, 1 to 1000 (default 10)\n"
+            "      --token TOKEN  API token (Authorization: Bearer)\n"
+            "  -h, --help         this help\n"
+            "\n"
+            "Exit status: 0 success (also without hits), 1 failure, 2 usage "
+            "error.\n");
+}
+
+/* Parse argv into @a; returns -1 to go on, else the exit status. */
+static int
+parse_args(int argc, char **argv, struct args *a)
+{
+    static const struct option opts[] = {
+        {"server", required_argument, NULL, 's'},
+        {"index", required_argument, NULL, 'i'},
+        {"limit", required_argument, NULL, 'n'},
+        {"token", required_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c = 0;
+
+    memset(a, 0, sizeof(*a));
+    a->server = DEFAULT_SERVER;
+    a->index = DEFAULT_INDEX;
+    a->limit = 10;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "s:i:n:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            a->server = optarg;
+            break;
+        case 'i':
+            a->index = optarg;
+            break;
+        case 'n':
+            if (sl_parse_u64(optarg, &a->limit) != 0 || a->limit == 0 ||
+                a->limit > 1000) {
+                fprintf(stderr,
+                        "sluice search: --limit must be 1 to 1000, not "
+                        "'%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'T':
+            a->token = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1 || argv[optind][0] == '\0') {
+        fprintf(stderr,
+                "sluice search: exactly one non-empty QUERY is required "
+                "(sluice search --help)\n");
+        return EXIT_USAGE;
+    }
+    if (sl_name_check_entity(a->index, NULL) != 0) {
+        fprintf(stderr, "sluice search: invalid index name '%s'\n", a->index);
+        return EXIT_USAGE;
+    }
+    a->query = argv[optind];
+    return -1;
+}
+
+/* libcurl write callback: collect the reply in a bounded buffer. */
+static size_t
+on_data(char *data, size_t size, size_t n, void *ctx)
+{
+    struct sl_buf *b = ctx;
+
+    if (sl_buf_append(b, data, size * n) != 0) {
+        return 0; /* makes libcurl fail with CURLE_WRITE_ERROR */
+    }
+    return size * n;
+}
+
+/*
+ * GET @url into @b; *status is the HTTP status.  Returns 0 or 1 with the
+ * reason printed.
+ */
+static int
+http_get(const char *url, const char *token, struct sl_buf *b, long *status)
+{
+    char errbuf[CURL_ERROR_SIZE];
+    struct curl_slist *headers = NULL;
+    char *auth = NULL;
+    CURL *h = curl_easy_init();
+    CURLcode cc = CURLE_OK;
+    int rc = 0;
+
+    if (h == NULL) {
+        fprintf(stderr, "sluice search: cannot initialise libcurl\n");
+        return 1;
+    }
+    errbuf[0] = '\0';
+    if (token != NULL) {
+        auth = sl_asprintf("Authorization: Bearer %s", token);
+        headers = curl_slist_append(headers, auth);
+    }
+    (void)curl_easy_setopt(h, CURLOPT_URL, url);
+    (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+    (void)curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+    (void)curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    cc = curl_easy_perform(h);
+    if (cc != CURLE_OK) {
+        fprintf(stderr,
+                "sluice search: %s: %s\n",
+                url,
+                errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        rc = 1;
+    } else {
+        (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    }
+    curl_slist_free_all(headers);
+    sl_free(auth);
+    curl_easy_cleanup(h);
+    return rc;
+}
+
+/* Print the hits of a search reply; 0 or 1 when the reply is not one. */
+static int
+print_hits(const char *text)
+{
+    json_t *reply = json_loads(text, 0, NULL);
+    json_t *hits = json_object_get(reply, "hits");
+    json_t *hit = NULL;
+    size_t i = 0;
+
+    if (!json_is_array(hits)) {
+        fprintf(stderr, "sluice search: unexpected reply from the server\n");
+        json_decref(reply);
+        return 1;
+    }
+    json_array_foreach(hits, i, hit)
+    {
+        const char *title = json_string_value(json_object_get(hit, "title"));
+
+        printf("%.4f\t%s\t%s\n",
+               json_number_value(json_object_get(hit, "score")),
+               json_string_value(json_object_get(hit, "_recordid")),
+               title ? title : "");
+    }
+    fprintf(stderr,
+            "%zu of %lld hit(s)\n",
+            json_array_size(hits),
+            (long long)json_integer_value(json_object_get(reply, "total")));
+    json_decref(reply);
+    return 0;
+}
+
+int
+sl_cli_search_main(int argc, char **argv)
+{
+    struct args a;
+    struct sl_buf body;
+    char *q = NULL;
+    char *url = NULL;
+    long status = 0;
+    size_t slen = 0;
+    int rc = 0;
+
+    rc = parse_args(argc, argv, &a);
+    if (rc >= 0) {
+        return rc;
+    }
+    sl_buf_init(&body, MAX_REPLY);
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "sluice search: cannot initialise libcurl\n");
+        return 1;
+    }
+    q = curl_easy_escape(NULL, a.query, 0);
+    if (q == NULL) {
+        fprintf(stderr, "sluice search: cannot encode the query\n");
+        rc = 1;
+        goto out;
+    }
+    slen = strlen(a.server);
+    while (slen > 0 && a.server[slen - 1] == '/') {
+        slen--;
+    }
+    url = sl_asprintf("%.*s/smila/index/%s/search?q=%s&limit=%llu",
+                      (int)slen,
+                      a.server,
+                      a.index,
+                      q,
+                      (unsigned long long)a.limit);
+    rc = http_get(url, a.token, &body, &status);
+    if (rc != 0) {
+        goto out;
+    }
+    if (status != 200) {
+        json_t *reply = json_loads(body.data ? body.data : "", 0, NULL);
+        const char *msg = json_string_value(
+            json_object_get(json_object_get(reply, "error"), "message"));
+
+        fprintf(stderr,
+                "sluice search: HTTP %ld: %s\n",
+                status,
+                msg ? msg : "unexpected reply");
+        json_decref(reply);
+        rc = 1;
+        goto out;
+    }
+    rc = print_hits(body.data ? body.data : "");
+
+out:
+    curl_free(q);
+    sl_free(url);
+    sl_buf_free(&body);
+    curl_global_cleanup();
+    return rc;
+}

@@ -1,0 +1,187 @@
+/*
+ * Embedded index REST API (docs/index.md): the indexes with their document
+ * counts, full-text search, paging through record ids and fetching one
+ * stored document.  Writes come from the indexWriter worker, not from here.
+ */
+#include <string.h>
+
+#include "http/http_int.h"
+
+#define SEARCH_DEFAULT_LIMIT  10
+#define RECORDS_DEFAULT_LIMIT 100
+
+/* The index service may be absent (servers built without it): 503. */
+static int
+no_index(struct sl_req *req)
+{
+    if (req->svc->index != NULL) {
+        return 0;
+    }
+    (void)sl_reply_error(
+        req, SL_ENOTREADY, NULL, "the index service is not available");
+    return 1;
+}
+
+/*
+ * Read "limit" as 1..SL_INDEX_MAX_LIMIT (default @def); replies 400 and
+ * returns SL_EINVAL otherwise.
+ */
+static int
+query_limit(struct sl_req *req, uint64_t def, uint64_t *out)
+{
+    int rc = sl_req_query_u64(req, "limit", def, SL_INDEX_MAX_LIMIT, out);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (*out == 0) {
+        (void)sl_reply_error(req,
+                             SL_EINVAL,
+                             "limit",
+                             "query argument 'limit' must be a whole number "
+                             "from 1 to %u, not '0'",
+                             SL_INDEX_MAX_LIMIT);
+        return SL_EINVAL;
+    }
+    return 0;
+}
+
+int
+sl_api_index_list(struct sl_req *req)
+{
+    json_t *list = NULL;
+    json_t *item = NULL;
+    struct sl_err err;
+    size_t i = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (no_index(req)) {
+        return 0;
+    }
+    rc = sl_index_list(req->svc->index, &list, &err);
+    if (rc != 0) {
+        return sl_reply_err(req, &err);
+    }
+    json_array_foreach(list, i, item)
+    {
+        char *path =
+            sl_asprintf("/smila/index/%s/",
+                        json_string_value(json_object_get(item, "name")));
+        char *url = sl_req_url(req, path);
+
+        (void)json_object_set_new(item, "url", json_string(url));
+        sl_free(url);
+        sl_free(path);
+    }
+    return sl_reply_json(req, 200, json_pack("{s:o}", "indexes", list));
+}
+
+int
+sl_api_index_get(struct sl_req *req)
+{
+    const char *name = sl_req_param(req, "name");
+    struct sl_err err;
+    uint64_t count = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (no_index(req)) {
+        return 0;
+    }
+    rc = sl_index_count(req->svc->index, name, &count, &err);
+    if (rc != 0) {
+        return sl_reply_err(req, &err);
+    }
+    return sl_reply_json(
+        req,
+        200,
+        json_pack(
+            "{s:s, s:I}", "name", name, "documentCount", (json_int_t)count));
+}
+
+int
+sl_api_index_search(struct sl_req *req)
+{
+    const char *name = sl_req_param(req, "name");
+    const char *q = sl_req_query(req, "q");
+    json_t *result = NULL;
+    struct sl_err err;
+    uint64_t limit = 0;
+    uint64_t offset = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (no_index(req)) {
+        return 0;
+    }
+    if (q == NULL || q[0] == '\0') {
+        return sl_reply_error(
+            req, SL_EINVAL, "q", "query argument 'q' (the query) is required");
+    }
+    rc = query_limit(req, SEARCH_DEFAULT_LIMIT, &limit);
+    if (rc != 0) {
+        return 0;
+    }
+    rc = sl_req_query_u64(req, "offset", 0, SL_INDEX_MAX_OFFSET, &offset);
+    if (rc != 0) {
+        return 0;
+    }
+    rc = sl_index_search(req->svc->index,
+                         name,
+                         q,
+                         (unsigned)limit,
+                         (unsigned)offset,
+                         &result,
+                         &err);
+    if (rc != 0) {
+        return sl_reply_err(req, &err);
+    }
+    return sl_reply_json(req, 200, result);
+}
+
+int
+sl_api_index_records(struct sl_req *req)
+{
+    const char *name = sl_req_param(req, "name");
+    const char *after = sl_req_query(req, "after");
+    json_t *result = NULL;
+    struct sl_err err;
+    uint64_t limit = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (no_index(req)) {
+        return 0;
+    }
+    rc = query_limit(req, RECORDS_DEFAULT_LIMIT, &limit);
+    if (rc != 0) {
+        return 0;
+    }
+    rc = sl_index_records(
+        req->svc->index, name, after, (unsigned)limit, &result, &err);
+    if (rc != 0) {
+        return sl_reply_err(req, &err);
+    }
+    return sl_reply_json(req, 200, result);
+}
+
+int
+sl_api_index_doc_get(struct sl_req *req)
+{
+    const char *name = sl_req_param(req, "name");
+    const char *id = sl_req_param(req, "id");
+    json_t *doc = NULL;
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (no_index(req)) {
+        return 0;
+    }
+    rc = sl_index_get(req->svc->index, name, id, &doc, &err);
+    if (rc != 0) {
+        return sl_reply_err(req, &err);
+    }
+    return sl_reply_json(req, 200, doc);
+}

@@ -1,0 +1,616 @@
+/*
+ * Embedded full-text index, the set of databases and the write side:
+ * opening an index (schema, pragmas, prepared statements), upserts and
+ * deletes in one transaction per batch (docs/index.md).
+ *
+ * Schema: `documents` keeps one row per _recordid (a UNIQUE text key in
+ * byte order) with the columns of the well-known fields, the SHA-256 of the
+ * text and the document without its "text" (which lives in its own
+ * column).  Its INTEGER PRIMARY KEY `id` is the stable rowid that the FTS5
+ * table `documents_fts` (external content over title, text and path)
+ * refers to; triggers keep the two in step.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <openssl/evp.h>
+
+#include "index/index_int.h"
+
+#define BUSY_TIMEOUT_MS 5000
+#define SCHEMA_VERSION  1
+
+struct sl_index_set {
+    char *dir;
+    pthread_mutex_t mu;     /* guards the list */
+    struct sl__index *head; /* open indexes */
+};
+
+static const char schema_sql[] =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=NORMAL;"
+    "CREATE TABLE IF NOT EXISTS documents("
+    " id INTEGER PRIMARY KEY,"
+    " _recordid TEXT NOT NULL UNIQUE COLLATE BINARY,"
+    " title TEXT, text TEXT, path TEXT, mime TEXT, size INTEGER,"
+    " modified TEXT, source TEXT, compound_id TEXT,"
+    " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL);"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts USING fts5("
+    " title, text, path, content='documents', content_rowid='id',"
+    " tokenize='unicode61 remove_diacritics 2');"
+    "CREATE TRIGGER IF NOT EXISTS documents_ai AFTER INSERT ON documents "
+    "BEGIN INSERT INTO documents_fts(rowid, title, text, path)"
+    " VALUES (new.id, new.title, new.text, new.path); END;"
+    "CREATE TRIGGER IF NOT EXISTS documents_ad AFTER DELETE ON documents "
+    "BEGIN INSERT INTO documents_fts(documents_fts, rowid, title, text, path)"
+    " VALUES ('delete', old.id, old.title, old.text, old.path); END;"
+    "CREATE TRIGGER IF NOT EXISTS documents_au AFTER UPDATE ON documents "
+    "BEGIN INSERT INTO documents_fts(documents_fts, rowid, title, text, path)"
+    " VALUES ('delete', old.id, old.title, old.text, old.path);"
+    " INSERT INTO documents_fts(rowid, title, text, path)"
+    " VALUES (new.id, new.title, new.text, new.path); END;"
+    "PRAGMA user_version=1;";
+
+/* Statement texts, indexed by the SL__IX_* constants. */
+static const char *const stmt_sql[SL__IX_NSTMT] = {
+    [SL__IX_BEGIN] = "BEGIN IMMEDIATE",
+    [SL__IX_COMMIT] = "COMMIT",
+    [SL__IX_ROLLBACK] = "ROLLBACK",
+    [SL__IX_UPSERT] =
+        "INSERT INTO documents(_recordid, title, text, path, mime, size,"
+        " modified, source, compound_id, text_sha256, meta)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+        " ON CONFLICT(_recordid) DO UPDATE SET title = excluded.title,"
+        " text = excluded.text, path = excluded.path, mime = excluded.mime,"
+        " size = excluded.size, modified = excluded.modified,"
+        " source = excluded.source, compound_id = excluded.compound_id,"
+        " text_sha256 = excluded.text_sha256, meta = excluded.meta"
+        " WHERE documents.meta IS NOT excluded.meta"
+        " OR documents.text IS NOT excluded.text",
+    [SL__IX_DELETE] = "DELETE FROM documents WHERE _recordid = ?1",
+    [SL__IX_GET] = "SELECT meta, text FROM documents WHERE _recordid = ?1",
+    [SL__IX_COUNT] = "SELECT count(*) FROM documents",
+    [SL__IX_SEARCH] =
+        "SELECT d._recordid, -bm25(documents_fts, 5.0, 1.0, 2.0), d.title,"
+        " snippet(documents_fts, -1, '<b>', '</b>', '...', 16), d.path"
+        " FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid"
+        " WHERE documents_fts MATCH ?1"
+        " ORDER BY bm25(documents_fts, 5.0, 1.0, 2.0), d._recordid"
+        " LIMIT ?2 OFFSET ?3",
+    [SL__IX_TOTAL] =
+        "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?1",
+    [SL__IX_RECORDS] = "SELECT _recordid, text_sha256 FROM documents"
+                       " WHERE _recordid > ?1 ORDER BY _recordid LIMIT ?2",
+};
+
+/* Where the columns of an upsert come from: the first key present wins. */
+struct field {
+    int param;     /* statement parameter */
+    int text_only; /* must be a string when present */
+    const char *keys[3];
+};
+
+static const struct field fields[] = {
+    {2, 1, {"title", NULL, NULL}},
+    {3, 1, {"text", NULL, NULL}},
+    {4, 1, {"path", "FilePath", NULL}},
+    {5, 0, {"mimeType", "mime", NULL}},
+    {6, 0, {"size", "FileSize", NULL}},
+    {7, 0, {"lastModified", "modified", NULL}},
+    {8, 0, {"_source", "source", NULL}},
+    {9, 0, {"_compoundRecordId", "compoundId", NULL}},
+};
+
+const char *
+sl__index_dir(const struct sl_index_set *set)
+{
+    return set->dir;
+}
+
+int
+sl__index_db_err(struct sl__index *ix,
+                 int src,
+                 const char *what,
+                 struct sl_err *err)
+{
+    int code = SL_EIO;
+
+    switch (src & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        code = SL_ENOTREADY;
+        break;
+    case SQLITE_FULL:
+        code = SL_ENOSPC;
+        break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        code = SL_ECORRUPT;
+        break;
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+        code = SL_EACCES;
+        break;
+    default:
+        break;
+    }
+    return sl_err_set(err,
+                      code,
+                      NULL,
+                      "index '%s': %s: %s",
+                      ix->name,
+                      what,
+                      ix->db ? sqlite3_errmsg(ix->db) : sqlite3_errstr(src));
+}
+
+/* mkdir -p with mode 0755; 0 or an SL_E* code. */
+static int
+mkdirs(const char *path)
+{
+    char *p = sl_strdup(path);
+    char *s = NULL;
+    int rc = 0;
+
+    for (s = p + 1; *s != '\0'; s++) {
+        if (*s != '/') {
+            continue;
+        }
+        *s = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            rc = sl_err_from_errno(errno);
+            goto out;
+        }
+        *s = '/';
+    }
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+        rc = sl_err_from_errno(errno);
+    }
+out:
+    sl_free(p);
+    return rc;
+}
+
+int
+sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err)
+{
+    struct sl_index_set *set = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    rc = mkdirs(dir);
+    if (rc != 0) {
+        return sl_err_set(err,
+                          rc,
+                          NULL,
+                          "cannot create index directory '%s': %s",
+                          dir,
+                          sl_strerror(rc));
+    }
+    set = sl_calloc(1, sizeof(*set));
+    set->dir = sl_strdup(dir);
+    (void)pthread_mutex_init(&set->mu, NULL);
+    *out = set;
+    return 0;
+}
+
+static void
+index_free(struct sl__index *ix)
+{
+    int i = 0;
+
+    if (ix == NULL) {
+        return;
+    }
+    for (i = 0; i < SL__IX_NSTMT; i++) {
+        (void)sqlite3_finalize(ix->st[i]);
+    }
+    (void)sqlite3_close(ix->db);
+    (void)pthread_mutex_destroy(&ix->mu);
+    sl_free(ix);
+}
+
+void
+sl_index_close(struct sl_index_set *set)
+{
+    struct sl__index *ix = NULL;
+
+    if (set == NULL) {
+        return;
+    }
+    while (set->head != NULL) {
+        ix = set->head;
+        set->head = ix->next;
+        index_free(ix);
+    }
+    (void)pthread_mutex_destroy(&set->mu);
+    sl_free(set->dir);
+    sl_free(set);
+}
+
+/*
+ * Open (and with @create, create) the database of index @name: pragmas,
+ * schema and every prepared statement.  Called with the set's mutex held,
+ * so an index is opened once.
+ */
+static int
+index_open(struct sl_index_set *set,
+           const char *name,
+           int create,
+           struct sl__index **out,
+           struct sl_err *err)
+{
+    struct sl__index *ix = sl_calloc(1, sizeof(*ix));
+    char *path = sl_asprintf("%s/%s.db", set->dir, name);
+    struct stat sb;
+    int src = SQLITE_OK;
+    int rc = 0;
+    int i = 0;
+
+    (void)snprintf(ix->name, sizeof(ix->name), "%s", name);
+    (void)pthread_mutex_init(&ix->mu, NULL);
+    if (!create && stat(path, &sb) != 0) {
+        rc = errno == ENOENT
+                 ? sl_err_set(err, SL_ENOENT, "index", "no index '%s'", name)
+                 : sl_err_set(err,
+                              sl_err_from_errno(errno),
+                              "index",
+                              "index '%s': %s",
+                              name,
+                              strerror(errno));
+        goto fail;
+    }
+    src = sqlite3_open_v2(path,
+                          &ix->db,
+                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                              SQLITE_OPEN_NOMUTEX,
+                          NULL);
+    if (src != SQLITE_OK) {
+        rc = sl__index_db_err(ix, src, "open", err);
+        goto fail;
+    }
+    (void)sqlite3_busy_timeout(ix->db, BUSY_TIMEOUT_MS);
+    (void)sqlite3_extended_result_codes(ix->db, 1);
+    src = sqlite3_exec(ix->db, schema_sql, NULL, NULL, NULL);
+    if (src != SQLITE_OK) {
+        rc = sl__index_db_err(ix, src, "schema", err);
+        goto fail;
+    }
+    for (i = 0; i < SL__IX_NSTMT; i++) {
+        src = sqlite3_prepare_v3(ix->db,
+                                 stmt_sql[i],
+                                 -1,
+                                 SQLITE_PREPARE_PERSISTENT,
+                                 &ix->st[i],
+                                 NULL);
+        if (src != SQLITE_OK) {
+            rc = sl__index_db_err(ix, src, "prepare", err);
+            goto fail;
+        }
+    }
+    *out = ix;
+    sl_free(path);
+    return 0;
+
+fail:
+    index_free(ix);
+    sl_free(path);
+    return rc;
+}
+
+int
+sl__index_acquire(struct sl_index_set *set,
+                  const char *name,
+                  int create,
+                  struct sl__index **out,
+                  struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    rc = sl_name_check_entity(name, err);
+    if (rc != 0) {
+        return rc;
+    }
+    (void)pthread_mutex_lock(&set->mu);
+    for (ix = set->head; ix != NULL; ix = ix->next) {
+        if (strcmp(ix->name, name) == 0) {
+            break;
+        }
+    }
+    if (ix == NULL) {
+        rc = index_open(set, name, create, &ix, err);
+        if (rc == 0) {
+            ix->next = set->head;
+            set->head = ix;
+        }
+    }
+    (void)pthread_mutex_unlock(&set->mu);
+    if (rc != 0) {
+        return rc;
+    }
+    (void)pthread_mutex_lock(&ix->mu);
+    *out = ix;
+    return 0;
+}
+
+void
+sl__index_release(struct sl__index *ix)
+{
+    int i = 0;
+
+    for (i = 0; i < SL__IX_NSTMT; i++) {
+        (void)sqlite3_reset(ix->st[i]);
+        (void)sqlite3_clear_bindings(ix->st[i]);
+    }
+    (void)pthread_mutex_unlock(&ix->mu);
+}
+
+/* Run a statement without result rows (BEGIN, COMMIT, a write). */
+static int
+step_done(struct sl__index *ix, int which, struct sl_err *err)
+{
+    sqlite3_stmt *st = ix->st[which];
+    int src = sqlite3_step(st);
+
+    (void)sqlite3_reset(st);
+    if (src != SQLITE_DONE) {
+        return sl__index_db_err(ix, src, stmt_sql[which], err);
+    }
+    return 0;
+}
+
+/* Lower-case hex SHA-256 of @len bytes into @hex (65 bytes). */
+static void
+sha256_hex(const void *data, size_t len, char hex[65])
+{
+    static const char digits[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    unsigned int i = 0;
+
+    if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1) {
+        sl_panic("EVP_Digest(SHA-256) failed");
+    }
+    for (i = 0; i < n && i < 32; i++) {
+        hex[2 * i] = digits[md[i] >> 4];
+        hex[2 * i + 1] = digits[md[i] & 0xf];
+    }
+    hex[2 * i] = '\0';
+}
+
+/*
+ * Bind the column of field @f from @doc: strings, numbers and booleans as
+ * they are, absent or null as NULL.  Title, text and path must be strings
+ * since they are indexed.
+ */
+static int
+bind_field(sqlite3_stmt *st,
+           const json_t *doc,
+           const struct field *f,
+           struct sl_err *err)
+{
+    const json_t *v = NULL;
+    const char *key = NULL;
+    size_t k = 0;
+
+    for (k = 0; k < 3 && f->keys[k] != NULL && v == NULL; k++) {
+        key = f->keys[k];
+        v = json_object_get(doc, key);
+    }
+    if (v == NULL || json_is_null(v)) {
+        return sqlite3_bind_null(st, f->param) == SQLITE_OK ? 0 : SL_EINTERNAL;
+    }
+    if (json_is_string(v)) {
+        return sqlite3_bind_text64(st,
+                                   f->param,
+                                   json_string_value(v),
+                                   json_string_length(v),
+                                   SQLITE_STATIC,
+                                   SQLITE_UTF8) == SQLITE_OK
+                   ? 0
+                   : SL_EINTERNAL;
+    }
+    if (f->text_only || json_is_object(v) || json_is_array(v)) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          key,
+                          "field '%s' must be a %s",
+                          key,
+                          f->text_only ? "string" : "string or number");
+    }
+    if (json_is_integer(v)) {
+        return sqlite3_bind_int64(st, f->param, json_integer_value(v)) ==
+                       SQLITE_OK
+                   ? 0
+                   : SL_EINTERNAL;
+    }
+    if (json_is_real(v)) {
+        return sqlite3_bind_double(st, f->param, json_real_value(v)) ==
+                       SQLITE_OK
+                   ? 0
+                   : SL_EINTERNAL;
+    }
+    return sqlite3_bind_int(st, f->param, json_is_true(v)) == SQLITE_OK
+               ? 0
+               : SL_EINTERNAL;
+}
+
+/* Check that @id is a usable record id: non-empty, bounded, no NUL. */
+static int
+check_id(const char *id, size_t len, struct sl_err *err)
+{
+    if (id == NULL || len == 0) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "_recordid",
+                          "a non-empty string _recordid is required");
+    }
+    if (len > SL_INDEX_ID_MAX || strlen(id) != len) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "_recordid",
+                          "_recordid too long (max %u bytes) or contains NUL",
+                          SL_INDEX_ID_MAX);
+    }
+    return 0;
+}
+
+/*
+ * Upsert one document inside the open transaction.  The stored metadata is
+ * the document without "text" (compact, sorted keys, so an unchanged
+ * document compares equal and the upsert writes nothing).
+ */
+static int
+write_doc(struct sl__index *ix, const json_t *doc, struct sl_err *err)
+{
+    sqlite3_stmt *st = ix->st[SL__IX_UPSERT];
+    const json_t *jid = json_object_get(doc, "_recordid");
+    const json_t *jtext = json_object_get(doc, "text");
+    json_t *meta = NULL;
+    char *meta_text = NULL;
+    char hex[65];
+    size_t i = 0;
+    int rc = 0;
+
+    if (!json_is_object(doc)) {
+        return sl_err_set(err, SL_EINVAL, NULL, "a document must be an object");
+    }
+    rc = check_id(json_string_value(jid), json_string_length(jid), err);
+    if (rc != 0) {
+        return rc;
+    }
+    for (i = 0; i < sizeof(fields) / sizeof(fields[0]) && rc == 0; i++) {
+        rc = bind_field(st, doc, &fields[i], err);
+    }
+    if (rc != 0) {
+        goto out;
+    }
+    if (json_is_string(jtext)) {
+        sha256_hex(json_string_value(jtext), json_string_length(jtext), hex);
+    } else {
+        sha256_hex("", 0, hex);
+    }
+    /* json_copy does not modify its argument; jansson lacks a const one. */
+    meta = json_copy((json_t *)doc);
+    (void)json_object_del(meta, "text");
+    meta_text = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
+    if (meta_text == NULL) {
+        rc = sl_err_set(err, SL_EINVAL, NULL, "document cannot be encoded");
+        goto out;
+    }
+    if (sqlite3_bind_text(st, 1, json_string_value(jid), -1, SQLITE_STATIC) !=
+            SQLITE_OK ||
+        sqlite3_bind_text(st, 10, hex, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
+        sqlite3_bind_text(st, 11, meta_text, -1, SQLITE_STATIC) != SQLITE_OK) {
+        rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+        goto out;
+    }
+    rc = step_done(ix, SL__IX_UPSERT, err);
+
+out:
+    (void)sqlite3_clear_bindings(st);
+    json_decref(meta);
+    sl_free(meta_text);
+    return rc;
+}
+
+/* Delete one document inside the open transaction; absent is fine. */
+static int
+delete_doc(struct sl__index *ix, const char *id, struct sl_err *err)
+{
+    sqlite3_stmt *st = ix->st[SL__IX_DELETE];
+    int rc = 0;
+
+    rc = check_id(id, id ? strlen(id) : 0, err);
+    if (rc != 0) {
+        return rc;
+    }
+    if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
+        return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+    }
+    rc = step_done(ix, SL__IX_DELETE, err);
+    (void)sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/*
+ * All writes go through here: one IMMEDIATE transaction for the batch, so
+ * a reader never sees half of it and a failure leaves nothing behind.
+ * Without @create a missing index makes the call a no-op (deletes only).
+ */
+static int
+apply(struct sl_index_set *set,
+      const char *index,
+      const struct sl_index_op *ops,
+      size_t n,
+      int create,
+      struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    size_t i = 0;
+    int rc = 0;
+
+    rc = sl__index_acquire(set, index, create, &ix, err);
+    if (rc == SL_ENOENT && !create) {
+        sl_err_clear(err);
+        return 0;
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    rc = step_done(ix, SL__IX_BEGIN, err);
+    if (rc != 0) {
+        goto out;
+    }
+    for (i = 0; i < n && rc == 0; i++) {
+        rc = ops[i].doc != NULL ? write_doc(ix, ops[i].doc, err)
+                                : delete_doc(ix, ops[i].id, err);
+        if (rc != 0 && err != NULL && n > 1) {
+            (void)snprintf(err->field, sizeof(err->field), "ops[%zu]", i);
+        }
+    }
+    if (rc == 0) {
+        rc = step_done(ix, SL__IX_COMMIT, err);
+    }
+    if (rc != 0) {
+        (void)step_done(ix, SL__IX_ROLLBACK, NULL);
+    }
+out:
+    sl__index_release(ix);
+    return rc;
+}
+
+int
+sl_index_apply(struct sl_index_set *set,
+               const char *index,
+               const struct sl_index_op *ops,
+               size_t n,
+               struct sl_err *err)
+{
+    return apply(set, index, ops, n, 1, err);
+}
+
+int
+sl_index_upsert(struct sl_index_set *set,
+                const char *index,
+                const json_t *doc,
+                struct sl_err *err)
+{
+    struct sl_index_op op = {doc, NULL};
+
+    return apply(set, index, &op, 1, 1, err);
+}
+
+int
+sl_index_delete(struct sl_index_set *set,
+                const char *index,
+                const char *id,
+                struct sl_err *err)
+{
+    struct sl_index_op op = {NULL, id};
+
+    return apply(set, index, &op, 1, 0, err);
+}

@@ -1,0 +1,146 @@
+/*
+ * Embedded full-text index (docs/index.md): one SQLite database with FTS5
+ * per index name under the index directory (<dataDir>/index/<name>.db).
+ *
+ * Model:
+ * - A document is a JSON object with a non-empty string "_recordid".  Its
+ *   columns come from well-known fields (title, text, path, mime type,
+ *   size, modification date, source, compound id); the whole object is
+ *   kept and returned by sl_index_get.
+ * - Writes are idempotent: an upsert of an existing id replaces it (or
+ *   does nothing when the document is unchanged), a delete of an absent id
+ *   succeeds.  sl_index_apply writes many in one transaction.
+ * - Databases are opened lazily on first use.  Writes create an index;
+ *   reads of an index that does not exist answer SL_ENOENT.
+ *
+ * Durability: WAL mode with synchronous=NORMAL.  A write that returned 0
+ * is committed and survives a crash of the process; after a power loss the
+ * last committed transactions may be lost, the database stays consistent.
+ *
+ * Threading: a struct sl_index_set may be used from any number of threads
+ * at once (except sl_index_close).  Each index has one SQLite connection
+ * guarded by a mutex, so calls on one index serialise and calls on
+ * different indexes run in parallel.  No lock is held between calls.
+ */
+#ifndef SL_INDEX_H_INCLUDED
+#define SL_INDEX_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sl.h"
+
+#define SL_INDEX_MAX_LIMIT  1000u   /* hits or records per call */
+#define SL_INDEX_MAX_OFFSET 100000u /* search offset */
+#define SL_INDEX_MAX_QUERY  1024u   /* bytes of an FTS query */
+#define SL_INDEX_ID_MAX     65536u  /* bytes of a _recordid */
+
+struct sl_index_set;
+
+/** One write of a batch: an upsert of @p doc, or a delete of @p id. */
+struct sl_index_op {
+    const json_t *doc; /* borrowed; upsert when not NULL */
+    const char *id;    /* borrowed; delete when doc is NULL */
+};
+
+/**
+ * @brief Open the index set rooted at @p dir (created when missing).
+ * @return 0, SL_EIO or another errno code with details in @p err.  On
+ * success *out is a new object, caller frees with sl_index_close.
+ */
+int
+sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err);
+/** @brief Close every database and free @p set; NULL-safe. */
+void sl_index_close(struct sl_index_set *set);
+
+/**
+ * @brief Insert or replace the document @p doc in @p index (created on
+ * first write).
+ * @param[in] doc borrowed; an object with a string "_recordid".
+ * @return 0, SL_EBADNAME (index name), SL_EINVAL (no id, id too long,
+ * wrong field type), SL_EIO / SL_ENOSPC / SL_ECORRUPT from SQLite.
+ */
+int sl_index_upsert(struct sl_index_set *set,
+                    const char *index,
+                    const json_t *doc,
+                    struct sl_err *err);
+/**
+ * @brief Remove document @p id; 0 also when it (or the index) is absent.
+ * @return 0, SL_EBADNAME, SL_EINVAL, SL_EIO.
+ */
+int sl_index_delete(struct sl_index_set *set,
+                    const char *index,
+                    const char *id,
+                    struct sl_err *err);
+/**
+ * @brief Apply @p n writes in one transaction: all or none.
+ * @param[in] ops borrowed array.
+ * @return as sl_index_upsert; err.field names the failing op ("ops[3]").
+ */
+int sl_index_apply(struct sl_index_set *set,
+                   const char *index,
+                   const struct sl_index_op *ops,
+                   size_t n,
+                   struct sl_err *err);
+
+/**
+ * @brief Full-text search with FTS5 MATCH, best first (bm25).
+ * @param[in] query FTS5 query syntax, 1..SL_INDEX_MAX_QUERY bytes.
+ * @param[in] limit hits to return, capped at SL_INDEX_MAX_LIMIT.
+ * @param[in] offset hits to skip, at most SL_INDEX_MAX_OFFSET.
+ * @param[out] out new reference, caller decrefs:
+ * {"total":n,"hits":[{"_recordid","score","title","snippet","path"}]};
+ * a higher score is a better match.
+ * @return 0, SL_ENOENT (no such index), SL_EINVAL (empty, too long or
+ * malformed query, with SQLite's message), SL_EBADNAME, SL_EIO.
+ */
+int sl_index_search(struct sl_index_set *set,
+                    const char *index,
+                    const char *query,
+                    unsigned limit,
+                    unsigned offset,
+                    json_t **out,
+                    struct sl_err *err);
+/**
+ * @brief Number of documents in @p index.
+ * @return 0, SL_ENOENT (no such index), SL_EBADNAME, SL_EIO.
+ */
+int sl_index_count(struct sl_index_set *set,
+                   const char *index,
+                   uint64_t *count,
+                   struct sl_err *err);
+/**
+ * @brief The indexes in name order with their document counts.
+ * @param[out] out new reference, caller decrefs:
+ * [{"name":..,"documentCount":..},...].
+ * @return 0 or SL_EIO.
+ */
+int sl_index_list(struct sl_index_set *set, json_t **out, struct sl_err *err);
+/**
+ * @brief Page through record ids in byte order, for comparing indexes.
+ * @param[in] after exclusive lower bound, NULL or "" to start.
+ * @param[in] limit records per page, 1..SL_INDEX_MAX_LIMIT (capped).
+ * @param[out] out new reference, caller decrefs:
+ * {"records":[{"_recordid","textSha256"}],"next":id or null}; pass "next"
+ * as @p after for the following page.
+ * @return 0, SL_ENOENT, SL_EBADNAME, SL_EIO.
+ */
+int sl_index_records(struct sl_index_set *set,
+                     const char *index,
+                     const char *after,
+                     unsigned limit,
+                     json_t **out,
+                     struct sl_err *err);
+/**
+ * @brief The stored document @p id.
+ * @param[out] doc new reference, caller decrefs.
+ * @return 0, SL_ENOENT (no such index or document), SL_EBADNAME, SL_EIO,
+ * SL_ECORRUPT.
+ */
+int sl_index_get(struct sl_index_set *set,
+                 const char *index,
+                 const char *id,
+                 json_t **doc,
+                 struct sl_err *err);
+
+#endif /* SL_INDEX_H_INCLUDED */

@@ -1,0 +1,353 @@
+/*
+ * Embedded full-text index, the read side: search (FTS5 MATCH, bm25,
+ * snippet), counts, the list of indexes, paging through record ids and
+ * fetching one stored document (docs/index.md).
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index_int.h"
+
+/* A text column as a JSON string, or null (NULL column or bad UTF-8). */
+static json_t *
+col_json(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    json_t *v = NULL;
+
+    if (s != NULL) {
+        v = json_stringn((const char *)s, (size_t)sqlite3_column_bytes(st, i));
+    }
+    return v != NULL ? v : json_null();
+}
+
+/*
+ * Step a statement that reads FTS5 MATCH results.  FTS5 reports query
+ * syntax errors (and unknown column filters) as SQLITE_ERROR while
+ * stepping; those are the caller's fault and become SL_EINVAL.
+ */
+static int
+step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
+{
+    int src = sqlite3_step(st);
+
+    if (src == SQLITE_ROW || src == SQLITE_DONE) {
+        return src;
+    }
+    if ((src & 0xff) == SQLITE_ERROR) {
+        return sl_err_set(
+            err, SL_EINVAL, "q", "malformed query: %s", sqlite3_errmsg(ix->db));
+    }
+    return sl__index_db_err(ix, src, "search", err);
+}
+
+int
+sl_index_search(struct sl_index_set *set,
+                const char *index,
+                const char *query,
+                unsigned limit,
+                unsigned offset,
+                json_t **out,
+                struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    sqlite3_stmt *st = NULL;
+    json_t *hits = NULL;
+    sqlite3_int64 total = 0;
+    int rc = 0;
+
+    *out = NULL;
+    if (query == NULL || query[0] == '\0') {
+        return sl_err_set(err, SL_EINVAL, "q", "the query is empty");
+    }
+    if (strlen(query) > SL_INDEX_MAX_QUERY) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "q",
+                          "the query is longer than %u bytes",
+                          SL_INDEX_MAX_QUERY);
+    }
+    if (offset > SL_INDEX_MAX_OFFSET) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "offset",
+                          "offset must be at most %u",
+                          SL_INDEX_MAX_OFFSET);
+    }
+    limit = limit > SL_INDEX_MAX_LIMIT ? SL_INDEX_MAX_LIMIT : limit;
+    rc = sl__index_acquire(set, index, 0, &ix, err);
+    if (rc != 0) {
+        return rc;
+    }
+    st = ix->st[SL__IX_TOTAL];
+    (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
+    rc = step_match(ix, st, err);
+    if (rc < 0) {
+        goto out;
+    }
+    total = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    rc = 0;
+
+    st = ix->st[SL__IX_SEARCH];
+    (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+    (void)sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
+    hits = json_array();
+    while ((rc = step_match(ix, st, err)) == SQLITE_ROW) {
+        (void)json_array_append_new(hits,
+                                    json_pack("{s:o, s:f, s:o, s:o, s:o}",
+                                              "_recordid",
+                                              col_json(st, 0),
+                                              "score",
+                                              sqlite3_column_double(st, 1),
+                                              "title",
+                                              col_json(st, 2),
+                                              "snippet",
+                                              col_json(st, 3),
+                                              "path",
+                                              col_json(st, 4)));
+    }
+    if (rc < 0) {
+        goto out;
+    }
+    rc = 0;
+    *out = json_pack("{s:I, s:O}", "total", (json_int_t)total, "hits", hits);
+
+out:
+    json_decref(hits);
+    sl__index_release(ix);
+    return rc;
+}
+
+int
+sl_index_count(struct sl_index_set *set,
+               const char *index,
+               uint64_t *count,
+               struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    sqlite3_stmt *st = NULL;
+    int src = SQLITE_OK;
+    int rc = 0;
+
+    *count = 0;
+    rc = sl__index_acquire(set, index, 0, &ix, err);
+    if (rc != 0) {
+        return rc;
+    }
+    st = ix->st[SL__IX_COUNT];
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        *count = (uint64_t)sqlite3_column_int64(st, 0);
+    } else {
+        rc = sl__index_db_err(ix, src, "count", err);
+    }
+    sl__index_release(ix);
+    return rc;
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Names of the databases in the index directory ("<name>.db" with a valid
+ * name), sorted; new array of new strings, caller frees each and the array.
+ */
+static int
+scan_names(const char *dir, char ***names, size_t *n, struct sl_err *err)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de = NULL;
+    size_t cap = 0;
+
+    *names = NULL;
+    *n = 0;
+    if (d == NULL) {
+        return sl_err_set(err,
+                          sl_err_from_errno(errno),
+                          NULL,
+                          "cannot read index directory '%s': %s",
+                          dir,
+                          strerror(errno));
+    }
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        char *name = NULL;
+
+        if (len <= 3 || strcmp(de->d_name + len - 3, ".db") != 0) {
+            continue;
+        }
+        name = sl_strndup(de->d_name, len - 3);
+        if (sl_name_check_entity(name, NULL) != 0) {
+            sl_free(name);
+            continue;
+        }
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            *names = sl_realloc(*names, cap * sizeof(**names));
+        }
+        (*names)[(*n)++] = name;
+    }
+    (void)closedir(d);
+    if (*n > 1) {
+        qsort(*names, *n, sizeof(**names), cmp_names);
+    }
+    return 0;
+}
+
+int
+sl_index_list(struct sl_index_set *set, json_t **out, struct sl_err *err)
+{
+    char **names = NULL;
+    json_t *list = NULL;
+    uint64_t count = 0;
+    size_t n = 0;
+    size_t i = 0;
+    int rc = 0;
+
+    *out = NULL;
+    rc = scan_names(sl__index_dir(set), &names, &n, err);
+    if (rc != 0) {
+        return rc;
+    }
+    list = json_array();
+    for (i = 0; i < n && rc == 0; i++) {
+        rc = sl_index_count(set, names[i], &count, err);
+        if (rc == 0) {
+            (void)json_array_append_new(list,
+                                        json_pack("{s:s, s:I}",
+                                                  "name",
+                                                  names[i],
+                                                  "documentCount",
+                                                  (json_int_t)count));
+        }
+    }
+    for (i = 0; i < n; i++) {
+        sl_free(names[i]);
+    }
+    sl_free(names);
+    if (rc != 0) {
+        json_decref(list);
+        return rc;
+    }
+    *out = list;
+    return 0;
+}
+
+int
+sl_index_records(struct sl_index_set *set,
+                 const char *index,
+                 const char *after,
+                 unsigned limit,
+                 json_t **out,
+                 struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    sqlite3_stmt *st = NULL;
+    json_t *records = NULL;
+    json_t *next = NULL;
+    unsigned got = 0;
+    int src = SQLITE_OK;
+    int rc = 0;
+
+    *out = NULL;
+    if (limit == 0) {
+        return sl_err_set(err, SL_EINVAL, "limit", "limit must be positive");
+    }
+    limit = limit > SL_INDEX_MAX_LIMIT ? SL_INDEX_MAX_LIMIT : limit;
+    rc = sl__index_acquire(set, index, 0, &ix, err);
+    if (rc != 0) {
+        return rc;
+    }
+    st = ix->st[SL__IX_RECORDS];
+    (void)sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
+    /* One more than asked tells whether a next page exists. */
+    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)limit + 1);
+    records = json_array();
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        if (got == limit) {
+            next = json_deep_copy(
+                json_object_get(json_array_get(records, got - 1), "_recordid"));
+            break;
+        }
+        (void)json_array_append_new(records,
+                                    json_pack("{s:o, s:o}",
+                                              "_recordid",
+                                              col_json(st, 0),
+                                              "textSha256",
+                                              col_json(st, 1)));
+        got++;
+    }
+    if (src != SQLITE_ROW && src != SQLITE_DONE) {
+        rc = sl__index_db_err(ix, src, "records", err);
+        json_decref(records);
+        json_decref(next);
+        goto out;
+    }
+    *out = json_pack(
+        "{s:o, s:o}", "records", records, "next", next ? next : json_null());
+
+out:
+    sl__index_release(ix);
+    return rc;
+}
+
+int
+sl_index_get(struct sl_index_set *set,
+             const char *index,
+             const char *id,
+             json_t **doc,
+             struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    sqlite3_stmt *st = NULL;
+    json_t *meta = NULL;
+    int src = SQLITE_OK;
+    int rc = 0;
+
+    *doc = NULL;
+    rc = sl__index_acquire(set, index, 0, &ix, err);
+    if (rc != 0) {
+        return rc;
+    }
+    st = ix->st[SL__IX_GET];
+    (void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    src = sqlite3_step(st);
+    if (src == SQLITE_DONE) {
+        rc = sl_err_set(err,
+                        SL_ENOENT,
+                        "_recordid",
+                        "no document '%s' in index '%s'",
+                        id,
+                        index);
+        goto out;
+    }
+    if (src != SQLITE_ROW) {
+        rc = sl__index_db_err(ix, src, "get", err);
+        goto out;
+    }
+    meta = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+    if (!json_is_object(meta)) {
+        rc = sl_err_set(err,
+                        SL_ECORRUPT,
+                        NULL,
+                        "index '%s': stored document '%s' is not JSON",
+                        index,
+                        id);
+        goto out;
+    }
+    if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+        (void)json_object_set_new(meta, "text", col_json(st, 1));
+    }
+    *doc = meta;
+    meta = NULL;
+
+out:
+    json_decref(meta);
+    sl__index_release(ix);
+    return rc;
+}

@@ -1,0 +1,472 @@
+/*
+ * Unit tests of the embedded full-text index (index/): idempotent upserts
+ * and deletes, batches, search ranking and snippets, unicode text,
+ * malformed queries, record paging, counts, reopening and two writer
+ * threads.  Each test works in its own temporary directory under $TMPDIR.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ftw.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "index/index.h"
+
+struct fixture {
+    char dir[512];
+    struct sl_index_set *set;
+};
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static int
+setup(void **state)
+{
+    struct fixture *f = sl_calloc(1, sizeof(*f));
+    const char *tmp = getenv("TMPDIR");
+    struct sl_err err;
+
+    (void)snprintf(
+        f->dir, sizeof(f->dir), "%s/test_index.XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(f->dir));
+    assert_int_equal(sl_index_open(f->dir, &f->set, &err), 0);
+    *state = f;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    sl_index_close(f->set);
+    (void)nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    sl_free(f);
+    return 0;
+}
+
+/* Upsert a document built from a JSON text; asserts success. */
+static void
+put(struct sl_index_set *set, const char *index, const char *json)
+{
+    json_t *doc = json_loads(json, 0, NULL);
+    struct sl_err err;
+
+    assert_non_null(doc);
+    sl_err_clear(&err);
+    if (sl_index_upsert(set, index, doc, &err) != 0) {
+        fail_msg("upsert %s: %s", json, err.message);
+    }
+    json_decref(doc);
+}
+
+static uint64_t
+count(struct sl_index_set *set, const char *index)
+{
+    uint64_t n = 0;
+
+    assert_int_equal(sl_index_count(set, index, &n, NULL), 0);
+    return n;
+}
+
+static json_t *
+search(struct sl_index_set *set, const char *index, const char *q)
+{
+    json_t *out = NULL;
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    if (sl_index_search(set, index, q, 10, 0, &out, &err) != 0) {
+        fail_msg("search %s: %s", q, err.message);
+    }
+    return out;
+}
+
+static void
+test_index_upsert_idempotent(void **state)
+{
+    struct fixture *f = *state;
+    json_t *doc = NULL;
+    json_t *res = NULL;
+    struct sl_err err;
+
+    put(f->set,
+        "docs",
+        "{\"_recordid\":\"a\",\"title\":\"A\",\"text\":\"alpha\"}");
+    put(f->set,
+        "docs",
+        "{\"_recordid\":\"a\",\"title\":\"A\",\"text\":\"alpha\"}");
+    assert_int_equal(count(f->set, "docs"), 1);
+    /* Update: the old text is no longer found, the new one is. */
+    put(f->set,
+        "docs",
+        "{\"_recordid\":\"a\",\"title\":\"A2\",\"text\":\"beta\"}");
+    assert_int_equal(count(f->set, "docs"), 1);
+    res = search(f->set, "docs", "alpha");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 0);
+    json_decref(res);
+    res = search(f->set, "docs", "beta");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 1);
+    json_decref(res);
+    assert_int_equal(sl_index_get(f->set, "docs", "a", &doc, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(doc, "title")), "A2");
+    assert_string_equal(json_string_value(json_object_get(doc, "text")),
+                        "beta");
+    json_decref(doc);
+
+    assert_int_equal(sl_index_delete(f->set, "docs", "a", &err), 0);
+    assert_int_equal(sl_index_delete(f->set, "docs", "a", &err), 0);
+    assert_int_equal(sl_index_delete(f->set, "nosuch", "a", &err), 0);
+    assert_int_equal(count(f->set, "docs"), 0);
+    assert_int_equal(sl_index_get(f->set, "docs", "a", &doc, &err), SL_ENOENT);
+    res = search(f->set, "docs", "beta");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 0);
+    json_decref(res);
+}
+
+static void
+test_index_bad_input(void **state)
+{
+    struct fixture *f = *state;
+    json_t *doc = json_pack("{s:s}", "title", "no id");
+    json_t *out = NULL;
+    uint64_t n = 0;
+    struct sl_err err;
+
+    assert_int_equal(sl_index_upsert(f->set, "docs", doc, &err), SL_EINVAL);
+    json_decref(doc);
+    doc = json_pack("{s:s, s:i}", "_recordid", "x", "text", 5);
+    assert_int_equal(sl_index_upsert(f->set, "docs", doc, &err), SL_EINVAL);
+    assert_string_equal(err.field, "text");
+    json_decref(doc);
+    doc = json_pack("{s:s}", "_recordid", "x");
+    assert_int_equal(sl_index_upsert(f->set, "bad/name", doc, &err),
+                     SL_EBADNAME);
+    json_decref(doc);
+    assert_int_equal(sl_index_count(f->set, "nosuch", &n, &err), SL_ENOENT);
+    assert_int_equal(sl_index_search(f->set, "nosuch", "x", 10, 0, &out, &err),
+                     SL_ENOENT);
+}
+
+static void
+test_index_batch(void **state)
+{
+    struct fixture *f = *state;
+    json_t *a = json_pack("{s:s, s:s}", "_recordid", "a", "text", "one");
+    json_t *b = json_pack("{s:s, s:s}", "_recordid", "b", "text", "two");
+    json_t *bad = json_pack("{s:s}", "text", "no id");
+    struct sl_index_op ops[3];
+    struct sl_err err;
+
+    memset(ops, 0, sizeof(ops));
+    ops[0].doc = a;
+    ops[1].doc = b;
+    ops[2].doc = bad;
+    /* All or nothing: the third op fails, nothing is written. */
+    assert_int_equal(sl_index_apply(f->set, "docs", ops, 3, &err), SL_EINVAL);
+    assert_string_equal(err.field, "ops[2]");
+    assert_int_equal(count(f->set, "docs"), 0);
+    ops[2].doc = NULL;
+    ops[2].id = "a";
+    assert_int_equal(sl_index_apply(f->set, "docs", ops, 3, &err), 0);
+    assert_int_equal(count(f->set, "docs"), 1);
+    json_decref(a);
+    json_decref(b);
+    json_decref(bad);
+}
+
+static void
+test_index_search_ranking(void **state)
+{
+    struct fixture *f = *state;
+    json_t *res = NULL;
+    json_t *hit = NULL;
+    struct sl_err err;
+
+    put(f->set,
+        "docs",
+        "{\"_recordid\":\"/data/a.txt\",\"title\":\"Quarterly report\","
+        "\"path\":\"/data/a.txt\",\"text\":\"The quarterly report shows "
+        "growth in the northern region and a new warehouse.\"}");
+    put(f->set,
+        "docs",
+        "{\"_recordid\":\"/data/b.txt\",\"title\":\"Lunch menu\","
+        "\"text\":\"Soup, bread and a report about nothing much.\"}");
+    put(f->set,
+        "docs",
+        "{\"_recordid\":\"/data/c.txt\",\"title\":\"Holidays\","
+        "\"text\":\"Nothing to see here.\"}");
+    res = search(f->set, "docs", "warehouse");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 1);
+    hit = json_array_get(json_object_get(res, "hits"), 0);
+    assert_string_equal(json_string_value(json_object_get(hit, "_recordid")),
+                        "/data/a.txt");
+    assert_string_equal(json_string_value(json_object_get(hit, "path")),
+                        "/data/a.txt");
+    assert_non_null(strstr(json_string_value(json_object_get(hit, "snippet")),
+                           "<b>warehouse</b>"));
+    assert_true(json_real_value(json_object_get(hit, "score")) > 0);
+    json_decref(res);
+
+    /* Both mention "report"; the one with it in the title ranks first. */
+    res = search(f->set, "docs", "report");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 2);
+    hit = json_array_get(json_object_get(res, "hits"), 0);
+    assert_string_equal(json_string_value(json_object_get(hit, "_recordid")),
+                        "/data/a.txt");
+    json_decref(res);
+
+    res = search(f->set, "docs", "title:lunch OR holidays");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 2);
+    json_decref(res);
+    res = search(f->set, "docs", "quarter*");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 1);
+    json_decref(res);
+    /* limit and offset page through the hits, total stays. */
+    assert_int_equal(
+        sl_index_search(f->set, "docs", "report", 1, 1, &res, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 2);
+    assert_int_equal(json_array_size(json_object_get(res, "hits")), 1);
+    hit = json_array_get(json_object_get(res, "hits"), 0);
+    assert_string_equal(json_string_value(json_object_get(hit, "_recordid")),
+                        "/data/b.txt");
+    json_decref(res);
+}
+
+static void
+test_index_unicode(void **state)
+{
+    struct fixture *f = *state;
+    json_t *res = NULL;
+    json_t *doc = NULL;
+    struct sl_err err;
+
+    put(f->set,
+        "docs",
+        "{\"_recordid\":\"k\\u00f6ln\",\"title\":\"Gr\\u00fc\\u00dfe\","
+        "\"text\":\"Viele Gr\\u00fc\\u00dfe aus K\\u00f6ln und ein Caf\\u00e9 "
+        "\\u2603\"}");
+    res = search(f->set, "docs", "köln");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 1);
+    json_decref(res);
+    res = search(f->set, "docs", "KÖLN");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 1);
+    json_decref(res);
+    res = search(f->set, "docs", "cafe"); /* diacritics removed */
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 1);
+    json_decref(res);
+    assert_int_equal(sl_index_get(f->set, "docs", "köln", &doc, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(doc, "title")),
+                        "Grüße");
+    json_decref(doc);
+}
+
+static void
+test_index_malformed_query(void **state)
+{
+    struct fixture *f = *state;
+    static const char *const bad[] = {
+        "\"unterminated", "AND", "a OR", "nosuchcolumn:x", "(a", ""};
+    json_t *out = NULL;
+    struct sl_err err;
+    size_t i = 0;
+
+    put(f->set, "docs", "{\"_recordid\":\"a\",\"text\":\"alpha\"}");
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        sl_err_clear(&err);
+        assert_int_equal(
+            sl_index_search(f->set, "docs", bad[i], 10, 0, &out, &err),
+            SL_EINVAL);
+        assert_null(out);
+        assert_string_equal(err.field, "q");
+        assert_true(strlen(err.message) > 0);
+    }
+    /* The index still works after the errors. */
+    out = search(f->set, "docs", "alpha");
+    assert_int_equal(json_integer_value(json_object_get(out, "total")), 1);
+    json_decref(out);
+}
+
+static void
+test_index_records_paging(void **state)
+{
+    struct fixture *f = *state;
+    static const char *const ids[] = {"b", "a", "/x", "B", "é", "a/b", "aa"};
+    static const char *const sorted[] = {"/x", "B", "a", "a/b", "aa", "b", "é"};
+    char json[128];
+    const char *after = NULL;
+    char *next = NULL;
+    json_t *page = NULL;
+    json_t *rec = NULL;
+    size_t seen = 0;
+    size_t i = 0;
+
+    for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        (void)snprintf(json,
+                       sizeof(json),
+                       "{\"_recordid\":\"%s\",\"text\":\"t %zu\"}",
+                       ids[i],
+                       i);
+        put(f->set, "docs", json);
+    }
+    assert_int_equal(count(f->set, "docs"), 7);
+    do {
+        assert_int_equal(
+            sl_index_records(f->set, "docs", after, 3, &page, NULL), 0);
+        json_array_foreach(json_object_get(page, "records"), i, rec)
+        {
+            assert_true(seen < 7);
+            assert_string_equal(
+                json_string_value(json_object_get(rec, "_recordid")),
+                sorted[seen]);
+            assert_int_equal(
+                strlen(json_string_value(json_object_get(rec, "textSha256"))),
+                64);
+            seen++;
+        }
+        sl_free(next);
+        next = NULL;
+        if (json_is_string(json_object_get(page, "next"))) {
+            next = sl_strdup(json_string_value(json_object_get(page, "next")));
+            assert_string_equal(next, sorted[seen - 1]);
+        }
+        after = next;
+        json_decref(page);
+    } while (after != NULL);
+    assert_int_equal(seen, 7);
+    /* Exactly a full last page: next is null. */
+    assert_int_equal(sl_index_records(f->set, "docs", "aa", 2, &page, NULL), 0);
+    assert_int_equal(json_array_size(json_object_get(page, "records")), 2);
+    assert_true(json_is_null(json_object_get(page, "next")));
+    json_decref(page);
+}
+
+static void
+test_index_list_and_reopen(void **state)
+{
+    struct fixture *f = *state;
+    json_t *list = NULL;
+    json_t *doc = NULL;
+    struct sl_err err;
+
+    put(f->set, "zeta", "{\"_recordid\":\"1\",\"text\":\"z\"}");
+    put(f->set, "alpha", "{\"_recordid\":\"1\",\"text\":\"a\"}");
+    put(f->set, "alpha", "{\"_recordid\":\"2\",\"text\":\"persisted words\"}");
+    sl_index_close(f->set);
+    f->set = NULL;
+    assert_int_equal(sl_index_open(f->dir, &f->set, &err), 0);
+    assert_int_equal(sl_index_list(f->set, &list, &err), 0);
+    assert_int_equal(json_array_size(list), 2);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(list, 0), "name")),
+        "alpha");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(list, 0),
+                                                        "documentCount")),
+                     2);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(list, 1),
+                                                        "documentCount")),
+                     1);
+    json_decref(list);
+    doc = search(f->set, "alpha", "persisted");
+    assert_int_equal(json_integer_value(json_object_get(doc, "total")), 1);
+    json_decref(doc);
+}
+
+#define MT_DOCS 200
+
+struct mt_arg {
+    struct sl_index_set *set;
+    int t;
+    int errors;
+};
+
+static void *
+mt_writer(void *p)
+{
+    struct mt_arg *a = p;
+    struct sl_err err;
+    char id[32];
+    int i = 0;
+
+    for (i = 0; i < MT_DOCS; i++) {
+        json_t *doc = NULL;
+
+        (void)snprintf(id, sizeof(id), "t%d/%d", a->t, i);
+        doc = json_pack(
+            "{s:s, s:s}", "_recordid", id, "text", i % 2 ? "odd" : "even");
+        if (sl_index_upsert(a->set, "mt", doc, &err) != 0) {
+            a->errors++;
+        }
+        json_decref(doc);
+        if (i % 10 == 0 &&
+            sl_index_count(a->set, "mt", &(uint64_t){0}, &err) != 0) {
+            a->errors++;
+        }
+    }
+    return NULL;
+}
+
+static void
+test_index_concurrent_upserts(void **state)
+{
+    struct fixture *f = *state;
+    struct mt_arg args[2];
+    pthread_t th[2];
+    json_t *res = NULL;
+    int i = 0;
+
+    for (i = 0; i < 2; i++) {
+        args[i].set = f->set;
+        args[i].t = i;
+        args[i].errors = 0;
+        assert_int_equal(pthread_create(&th[i], NULL, mt_writer, &args[i]), 0);
+    }
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(args[i].errors, 0);
+    }
+    assert_int_equal(count(f->set, "mt"), 2 * MT_DOCS);
+    res = search(f->set, "mt", "odd");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")),
+                     MT_DOCS);
+    json_decref(res);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_index_upsert_idempotent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_bad_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_search_ranking, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_unicode, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_malformed_query, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_records_paging, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_list_and_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_concurrent_upserts, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
