@@ -227,6 +227,7 @@ void sl_worker_pool_stop(struct sl_worker_pool *p);
 
 extern const struct sl_worker_type sl_worker_fileCrawler;
 extern const struct sl_worker_type sl_worker_fileFetcher;
+extern const struct sl_worker_type sl_worker_fileExtractor;
 
 /**
  * @brief Escape a raw file path (any bytes but NUL) into valid UTF-8 for
