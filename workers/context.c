@@ -393,6 +393,62 @@ sl_task_input_close(struct sl_task_ctx *ctx, struct sl_bulk_reader *r)
     }
 }
 
+int
+sl_task_input_each(struct sl_task_ctx *ctx,
+                   const char *slot,
+                   int (*cb)(void *arg, json_t *meta),
+                   void *arg)
+{
+    size_t n = sl_task_input_count(ctx, slot);
+    size_t i = 0;
+
+    for (i = 0; i < n; i++) {
+        struct sl_bulk_reader *r = NULL;
+        struct sl_err err;
+        const char *name = NULL;
+        json_t *meta = NULL;
+        uint64_t size = 0;
+        int rc = 0;
+        int res = SL_WORKER_OK;
+
+        sl_err_clear(&err);
+        rc = sl_task_input_open(ctx, slot, i, &r);
+        if (rc != 0) {
+            sl_task_set_message(ctx, "input %zu: %s", i, sl_strerror(rc));
+            return SL_WORKER_RECOVERABLE;
+        }
+        for (;;) {
+            rc = sl_bulk_reader_next_meta(r, &meta, &err);
+            if (rc <= 0) {
+                break;
+            }
+            do {
+                rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
+            } while (rc == 1);
+            if (rc == 0) {
+                res = cb(arg, meta);
+            }
+            json_decref(meta);
+            meta = NULL;
+            if (rc < 0) {
+                break;
+            }
+            if (res != SL_WORKER_OK) {
+                return res;
+            }
+            if (sl_task_is_canceled(ctx)) {
+                return SL_WORKER_RECOVERABLE;
+            }
+        }
+        if (rc < 0) {
+            sl_task_set_message(ctx, "input %zu: %s", i, err.message);
+            return SL_WORKER_FATAL;
+        }
+        sl_task_input_close(ctx, r);
+    }
+    return SL_WORKER_OK;
+}
+
 /* ------------------------------------------------------------------------
  * Outputs.
  * --------------------------------------------------------------------- */

@@ -332,9 +332,8 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
  * Records.
  * --------------------------------------------------------------------- */
 
-/* Does the (escaped) name end in an archive extension? */
-static int
-is_compound(const char *name)
+int
+sl_worker_is_archive_name(const char *name)
 {
     static const char *const ext[] = {".zip",
                                       ".tar",
@@ -442,7 +441,7 @@ emit_file(struct crawl *c,
     if (dot != NULL && dot != ename && dot[1] != '\0') {
         (void)json_object_set_new(meta, "fileExtension", json_string(dot + 1));
     }
-    if (is_compound(ename)) {
+    if (sl_worker_is_archive_name(ename)) {
         (void)json_object_set_new(meta, "_isCompound", json_true());
     }
     rc = sl_bulk_writer_record_begin(w, meta);
@@ -696,65 +695,30 @@ crawl_root(struct crawl *c)
     return SL_WORKER_OK;
 }
 
-/* A follow-up task: crawl every directory record of input bulk @i. */
+/* A follow-up task: crawl one directory record of the input (a callback of
+ * sl_task_input_each).  Returns an SL_WORKER_* result. */
 static int
-crawl_input(struct crawl *c, size_t i)
+crawl_input(void *arg, json_t *meta)
 {
-    struct sl_bulk_reader *r = NULL;
-    struct sl_err err;
-    const char *name = NULL;
-    json_t *meta = NULL;
-    uint64_t size = 0;
+    struct crawl *c = arg;
     uint64_t depth = 0;
-    const char *id = NULL;
+    const char *id = json_string_value(json_object_get(meta, "_recordid"));
     char *raw = NULL;
     int rc = 0;
 
-    sl_err_clear(&err);
-    rc = sl_task_input_open(c->ctx, "directoriesToCrawl", i, &r);
+    if (id == NULL) {
+        return SL_WORKER_OK;
+    }
+    if (json_u64(json_object_get(meta, "depth"), 0, &depth) != 0) {
+        depth = 0;
+    }
+    raw = sl_worker_path_unescape(id);
+    rc = crawl_dir(c, raw, id, depth, json_object_get(meta, "ancestors"));
+    sl_free(raw);
     if (rc != 0) {
-        sl_task_set_message(c->ctx, "input %zu: %s", i, sl_strerror(rc));
+        sl_task_set_message(c->ctx, "output: %s", sl_strerror(rc));
         return SL_WORKER_RECOVERABLE;
     }
-    for (;;) {
-        rc = sl_bulk_reader_next_meta(r, &meta, &err);
-        if (rc <= 0) {
-            break;
-        }
-        do {
-            rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
-        } while (rc == 1);
-        if (rc < 0) {
-            break;
-        }
-        if (json_u64(json_object_get(meta, "depth"), 0, &depth) != 0) {
-            depth = 0;
-        }
-        id = json_string_value(json_object_get(meta, "_recordid"));
-        if (id == NULL) {
-            json_decref(meta);
-            meta = NULL;
-            continue;
-        }
-        raw = sl_worker_path_unescape(id);
-        rc = crawl_dir(c, raw, id, depth, json_object_get(meta, "ancestors"));
-        SL_FREE(raw);
-        json_decref(meta);
-        meta = NULL;
-        if (rc != 0) {
-            sl_task_set_message(c->ctx, "output: %s", sl_strerror(rc));
-            return SL_WORKER_RECOVERABLE;
-        }
-        if (sl_task_is_canceled(c->ctx)) {
-            return SL_WORKER_RECOVERABLE;
-        }
-    }
-    json_decref(meta);
-    if (rc < 0) {
-        sl_task_set_message(c->ctx, "input %zu: %s", i, err.message);
-        return SL_WORKER_FATAL;
-    }
-    sl_task_input_close(c->ctx, r);
     return SL_WORKER_OK;
 }
 
@@ -763,7 +727,6 @@ crawler_perform(struct sl_task_ctx *ctx)
 {
     struct crawl c;
     size_t n = sl_task_input_count(ctx, "directoriesToCrawl");
-    size_t i = 0;
     int res = SL_WORKER_OK;
 
     if (crawl_init(ctx, &c) != 0) {
@@ -773,9 +736,8 @@ crawler_perform(struct sl_task_ctx *ctx)
     }
     if (n == 0) {
         res = crawl_root(&c);
-    }
-    for (i = 0; i < n && res == SL_WORKER_OK; i++) {
-        res = crawl_input(&c, i);
+    } else {
+        res = sl_task_input_each(ctx, "directoriesToCrawl", crawl_input, &c);
     }
     patterns_free(&c.files);
     patterns_free(&c.folders);

@@ -60,33 +60,6 @@ struct extract {
  * Names.
  * --------------------------------------------------------------------- */
 
-/* Does @name end in an archive extension?  The list of fileCrawler. */
-static int
-is_compound(const char *name)
-{
-    static const char *const ext[] = {".zip",
-                                      ".tar",
-                                      ".tgz",
-                                      ".tar.gz",
-                                      ".tar.bz2",
-                                      ".tar.xz",
-                                      ".7z",
-                                      ".jar",
-                                      ".cpio",
-                                      ".iso"};
-    size_t n = strlen(name);
-    size_t i = 0;
-
-    for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
-        size_t m = strlen(ext[i]);
-
-        if (n > m && strcasecmp(name + n - m, ext[i]) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /*
  * Normalise the raw inner path @raw: empty and "." segments are dropped,
  * so are ".." segments and a leading "/", which also set *sanitised.  The
@@ -515,7 +488,7 @@ extract_entry(struct extract *x,
         rc = meta != NULL ? write_bare(x, meta) : SL_EINTERNAL;
         goto out;
     }
-    if (is_compound(clean)) {
+    if (sl_worker_is_archive_name(clean)) {
         if (depth + 1 <= x->max_depth) {
             rc = nested(x, a, e, id, depth + 1);
             goto out;
@@ -685,48 +658,13 @@ out:
     return rc;
 }
 
-/* Extract every record of input bulk @i.  Returns an SL_WORKER_* result. */
+/* One input record (a callback of sl_task_input_each): an SL_E* failure
+ * of extract_record, which has set the task message, retries the task. */
 static int
-extract_bulk(struct extract *x, size_t i)
+extract_input(void *arg, json_t *meta)
 {
-    struct sl_bulk_reader *r = NULL;
-    struct sl_err err;
-    const char *name = NULL;
-    json_t *meta = NULL;
-    uint64_t size = 0;
-    int rc = 0;
-
-    sl_err_clear(&err);
-    rc = sl_task_input_open(x->ctx, "compounds", i, &r);
-    if (rc != 0) {
-        sl_task_set_message(x->ctx, "input %zu: %s", i, sl_strerror(rc));
-        return SL_WORKER_RECOVERABLE;
-    }
-    for (;;) {
-        rc = sl_bulk_reader_next_meta(r, &meta, &err);
-        if (rc <= 0) {
-            break;
-        }
-        do {
-            rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
-        } while (rc == 1);
-        if (rc < 0) {
-            break;
-        }
-        rc = extract_record(x, meta);
-        json_decref(meta);
-        meta = NULL;
-        if (rc != 0 || sl_task_is_canceled(x->ctx)) {
-            return SL_WORKER_RECOVERABLE;
-        }
-    }
-    json_decref(meta);
-    if (rc < 0) {
-        sl_task_set_message(x->ctx, "input %zu: %s", i, err.message);
-        return SL_WORKER_FATAL;
-    }
-    sl_task_input_close(x->ctx, r);
-    return SL_WORKER_OK;
+    return extract_record(arg, meta) == 0 ? SL_WORKER_OK
+                                          : SL_WORKER_RECOVERABLE;
 }
 
 /* Read the limits into @x; 0 or SL_EINVAL with the task message set. */
@@ -771,8 +709,6 @@ static int
 extractor_perform(struct sl_task_ctx *ctx)
 {
     struct extract x;
-    size_t n = sl_task_input_count(ctx, "compounds");
-    size_t i = 0;
     int res = SL_WORKER_OK;
     int rc = 0;
 
@@ -785,9 +721,7 @@ extractor_perform(struct sl_task_ctx *ctx)
         return rc == SL_ENOENT ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
     }
     x.buf = sl_malloc(READ_BUF);
-    for (i = 0; i < n && res == SL_WORKER_OK; i++) {
-        res = extract_bulk(&x, i);
-    }
+    res = sl_task_input_each(ctx, "compounds", extract_input, &x);
     sl_free(x.buf);
     return res;
 }

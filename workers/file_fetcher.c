@@ -165,57 +165,18 @@ out:
     return rc;
 }
 
-/* Fetch every record of input bulk @i.  Returns an SL_WORKER_* result. */
+/* One input record (a callback of sl_task_input_each): an SL_E* failure
+ * of fetch_record, which has set the task message, retries the task. */
 static int
-fetch_bulk(struct fetch *f, size_t i)
+fetch_input(void *arg, json_t *meta)
 {
-    struct sl_bulk_reader *r = NULL;
-    struct sl_err err;
-    const char *name = NULL;
-    json_t *meta = NULL;
-    uint64_t size = 0;
-    int rc = 0;
-
-    sl_err_clear(&err);
-    rc = sl_task_input_open(f->ctx, "filesToFetch", i, &r);
-    if (rc != 0) {
-        sl_task_set_message(f->ctx, "input %zu: %s", i, sl_strerror(rc));
-        return SL_WORKER_RECOVERABLE;
-    }
-    for (;;) {
-        rc = sl_bulk_reader_next_meta(r, &meta, &err);
-        if (rc <= 0) {
-            break;
-        }
-        /* Attachments of the input are read, checked and dropped. */
-        do {
-            rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
-        } while (rc == 1);
-        if (rc < 0) {
-            break;
-        }
-        rc = fetch_record(f, meta);
-        json_decref(meta);
-        meta = NULL;
-        if (rc != 0 || sl_task_is_canceled(f->ctx)) {
-            return SL_WORKER_RECOVERABLE;
-        }
-    }
-    json_decref(meta);
-    if (rc < 0) {
-        sl_task_set_message(f->ctx, "input %zu: %s", i, err.message);
-        return SL_WORKER_FATAL;
-    }
-    sl_task_input_close(f->ctx, r);
-    return SL_WORKER_OK;
+    return fetch_record(arg, meta) == 0 ? SL_WORKER_OK : SL_WORKER_RECOVERABLE;
 }
 
 static int
 fetcher_perform(struct sl_task_ctx *ctx)
 {
     struct fetch f;
-    size_t n = sl_task_input_count(ctx, "filesToFetch");
-    size_t i = 0;
     int res = SL_WORKER_OK;
     int rc = 0;
 
@@ -233,9 +194,7 @@ fetcher_perform(struct sl_task_ctx *ctx)
         return rc == SL_ENOENT ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
     }
     f.buf = sl_malloc(READ_BUF);
-    for (i = 0; i < n && res == SL_WORKER_OK; i++) {
-        res = fetch_bulk(&f, i);
-    }
+    res = sl_task_input_each(ctx, "filesToFetch", fetch_input, &f);
     sl_free(f.buf);
     return res;
 }

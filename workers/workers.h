@@ -129,6 +129,20 @@ int sl_task_input_open(struct sl_task_ctx *ctx,
 void sl_task_input_close(struct sl_task_ctx *ctx, struct sl_bulk_reader *r);
 
 /**
+ * @brief Call @p cb with the metadata (borrowed for the call) of every
+ * record of every input bulk of @p slot, in order; attachments are read,
+ * checked and skipped.  @p cb returns SL_WORKER_OK to go on; any other
+ * result stops the walk and is returned.
+ * @return SL_WORKER_OK, @p cb's result, SL_WORKER_RECOVERABLE (an input
+ * cannot be opened, or the task was canceled) or SL_WORKER_FATAL (a corrupt
+ * input bulk); the task message is set for the last two.
+ */
+int sl_task_input_each(struct sl_task_ctx *ctx,
+                       const char *slot,
+                       int (*cb)(void *arg, json_t *meta),
+                       void *arg);
+
+/**
  * @brief Writer of the current output bulk of @p slot, created on first use
  * for the task's pre-assigned object id.
  * @param[out] w borrowed, valid until sl_task_output_next on the slot or
@@ -243,5 +257,11 @@ char *sl_worker_path_escape(const char *raw);
  * @return new string, caller frees with sl_free.
  */
 char *sl_worker_path_unescape(const char *escaped);
+/**
+ * @brief Does @p name end in an archive extension (.zip, .tar, .tgz,
+ * .tar.gz, .tar.bz2, .tar.xz, .7z, .jar, .cpio, .iso; any case)?  The one
+ * list fileCrawler and fileExtractor mark compounds by.
+ */
+int sl_worker_is_archive_name(const char *name);
 
 #endif /* SL_WORKERS_H_INCLUDED */
