@@ -44,33 +44,6 @@ usage(FILE *out)
     sl_cfg_print_keys(out);
 }
 
-/* mkdir -p: create @path and its missing parents with mode 0755. */
-static int
-mkdirs(const char *path)
-{
-    char *p = sl_strdup(path);
-    char *s = NULL;
-    int rc = 0;
-
-    for (s = p + 1; *s != '\0'; s++) {
-        if (*s != '/') {
-            continue;
-        }
-        *s = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            rc = sl_err_from_errno(errno);
-            goto out;
-        }
-        *s = '/';
-    }
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-        rc = sl_err_from_errno(errno);
-    }
-out:
-    sl_free(p);
-    return rc;
-}
-
 /*
  * Open the jobmanager under <dataDir>/jobmanager, register the external
  * worker descriptions of <configDir>/workers.json, load definitions and
@@ -359,11 +332,9 @@ sl_cli_serve_main(int argc, char **argv)
     sl_log_set_level(level);
     (void)signal(SIGPIPE, SIG_IGN);
 
-    rc = mkdirs(cfg.data_dir);
+    rc = sl_mkdirs(cfg.data_dir, &err);
     if (rc != 0) {
-        SL_ERROR("cannot create data directory '%s': %s",
-                 cfg.data_dir,
-                 sl_strerror(rc));
+        SL_ERROR("cannot create the data directory: %s", err.message);
         return 1;
     }
     store_root = sl_asprintf("%s/store", cfg.data_dir);

@@ -237,6 +237,13 @@ void sl_uuid(char out[37]);
  * @return 0 or SL_EINVAL (empty, junk, overflow).
  */
 int sl_parse_u64(const char *s, uint64_t *out);
+/**
+ * @brief mkdir -p: create @p path and its missing parents (mode 0755);
+ * existing directories are fine.
+ * @return 0 or an SL_E* code from errno, with the directory that could not
+ * be created and the system's reason in @p err.
+ */
+int sl_mkdirs(const char *path, struct sl_err *err);
 /** @brief Write all of @p len bytes to @p fd, retrying on EINTR. */
 int sl_write_all(int fd, const void *buf, size_t len);
 /** @brief Peak resident set size of this process in KiB (VmHWM), or -1. */

@@ -3,6 +3,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,6 +85,45 @@ sl_parse_u64(const char *s, uint64_t *out)
     }
     *out = v;
     return 0;
+}
+
+/* mkdir one level; EEXIST is fine.  Fills @err for anything else. */
+static int
+mkdir_one(const char *path, struct sl_err *err)
+{
+    int e = 0;
+
+    if (mkdir(path, 0755) == 0 || errno == EEXIST) {
+        return 0;
+    }
+    e = errno;
+    return sl_err_set(err,
+                      sl_err_from_errno(e),
+                      NULL,
+                      "cannot create directory '%s': %s",
+                      path,
+                      strerror(e));
+}
+
+int
+sl_mkdirs(const char *path, struct sl_err *err)
+{
+    char *p = sl_strdup(path);
+    char *s = NULL;
+    int rc = 0;
+
+    for (s = p + 1; *s != '\0' && rc == 0; s++) {
+        if (*s == '/') {
+            *s = '\0';
+            rc = mkdir_one(p, err);
+            *s = '/';
+        }
+    }
+    if (rc == 0) {
+        rc = mkdir_one(p, err);
+    }
+    sl_free(p);
+    return rc;
 }
 
 int

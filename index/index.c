@@ -145,33 +145,6 @@ sl__index_db_err(struct sl__index *ix,
                       ix->db ? sqlite3_errmsg(ix->db) : sqlite3_errstr(src));
 }
 
-/* mkdir -p with mode 0755; 0 or an SL_E* code. */
-static int
-mkdirs(const char *path)
-{
-    char *p = sl_strdup(path);
-    char *s = NULL;
-    int rc = 0;
-
-    for (s = p + 1; *s != '\0'; s++) {
-        if (*s != '/') {
-            continue;
-        }
-        *s = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            rc = sl_err_from_errno(errno);
-            goto out;
-        }
-        *s = '/';
-    }
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-        rc = sl_err_from_errno(errno);
-    }
-out:
-    sl_free(p);
-    return rc;
-}
-
 int
 sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err)
 {
@@ -179,14 +152,9 @@ sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err)
     int rc = 0;
 
     *out = NULL;
-    rc = mkdirs(dir);
+    rc = sl_mkdirs(dir, err);
     if (rc != 0) {
-        return sl_err_set(err,
-                          rc,
-                          NULL,
-                          "cannot create index directory '%s': %s",
-                          dir,
-                          sl_strerror(rc));
+        return rc;
     }
     set = sl_calloc(1, sizeof(*set));
     set->dir = sl_strdup(dir);

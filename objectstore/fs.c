@@ -619,34 +619,6 @@ rm_contents(int fd, int depth)
  * Service
  * --------------------------------------------------------------------- */
 
-/* mkdir -p for the configured root; existing directories are fine. */
-static int
-mkdir_parents(const char *root, struct sl_err *err)
-{
-    char *path = sl_strdup(root);
-    char *p = NULL;
-    int rc = 0;
-
-    for (p = path + 1; *p != '\0'; p++) {
-        if (*p != '/') {
-            continue;
-        }
-        *p = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-            rc = sys_err(err, errno, "cannot create directory '%s'", path);
-            goto out;
-        }
-        *p = '/';
-    }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-        rc = sys_err(err, errno, "cannot create directory '%s'", path);
-        goto out;
-    }
-out:
-    sl_free(path);
-    return rc;
-}
-
 static void
 fs_close(void *ctx)
 {
@@ -692,7 +664,7 @@ sl__obj_fs_new(const char *root,
     }
     (void)pthread_rwlockattr_destroy(&attr);
     fs->lock_ready = 1;
-    rc = mkdir_parents(root, err);
+    rc = sl_mkdirs(root, err);
     if (rc != 0) {
         goto fail;
     }
