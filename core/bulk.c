@@ -34,65 +34,8 @@ static const unsigned char record_magic[4] = {'S', 'L', 'R', 'C'};
 static const unsigned char trailer_magic[4] = {'S', 'L', 'N', 'D'};
 
 /* ------------------------------------------------------------------------
- * Little-endian integers and checksums.
+ * Checksums.
  * --------------------------------------------------------------------- */
-static void
-put_u16(unsigned char *p, uint16_t v)
-{
-    p[0] = (unsigned char)(v & 0xff);
-    p[1] = (unsigned char)(v >> 8);
-}
-
-static void
-put_u32(unsigned char *p, uint32_t v)
-{
-    int i = 0;
-
-    for (i = 0; i < 4; i++) {
-        p[i] = (unsigned char)((v >> (8 * i)) & 0xff);
-    }
-}
-
-static void
-put_u64(unsigned char *p, uint64_t v)
-{
-    int i = 0;
-
-    for (i = 0; i < 8; i++) {
-        p[i] = (unsigned char)((v >> (8 * i)) & 0xff);
-    }
-}
-
-static uint16_t
-get_u16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t
-get_u32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    int i = 0;
-
-    for (i = 3; i >= 0; i--) {
-        v = (v << 8) | p[i];
-    }
-    return v;
-}
-
-static uint64_t
-get_u64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    int i = 0;
-
-    for (i = 7; i >= 0; i--) {
-        v = (v << 8) | p[i];
-    }
-    return v;
-}
-
 /*
  * Extend a zlib CRC-32 over @len bytes.  zlib's crc32() takes a uInt
  * length, so very large pieces go in chunks.
@@ -272,7 +215,7 @@ sl_bulk_writer_new(const struct sl_sink *sink, struct sl_bulk_writer **out)
     memcpy(hdr, bulk_magic, 4);
     hdr[4] = SL_BULK_VERSION;
     hdr[5] = BULK_MINOR;
-    put_u16(hdr + 6, 0);
+    sl_le_put16(hdr + 6, 0);
     rc = emit(w, hdr, sizeof(hdr));
     if (rc != 0) {
         goto fail;
@@ -325,7 +268,7 @@ sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
         goto fail;
     }
     memcpy(head, record_magic, 4);
-    put_u32(head + 4, (uint32_t)len);
+    sl_le_put32(head + 4, (uint32_t)len);
     w->crc = 0;
     json_object_clear(w->names);
     rc = emit_rec(w, head, sizeof(head));
@@ -371,8 +314,8 @@ sl_bulk_writer_attachment_begin(struct sl_bulk_writer *w,
         goto fail;
     }
     head[0] = TAG_ATTACHMENT;
-    put_u16(head + 1, (uint16_t)nlen);
-    put_u64(sz, size);
+    sl_le_put16(head + 1, (uint16_t)nlen);
+    sl_le_put64(sz, size);
     rc = emit_rec(w, head, sizeof(head));
     if (rc != 0) {
         goto fail;
@@ -435,7 +378,7 @@ sl_bulk_writer_record_end(struct sl_bulk_writer *w)
     if (rc != 0) {
         return wfail(w, rc);
     }
-    put_u32(crc, w->crc);
+    sl_le_put32(crc, w->crc);
     rc = emit(w, crc, sizeof(crc));
     if (rc != 0) {
         return wfail(w, rc);
@@ -494,8 +437,8 @@ sl_bulk_writer_finish(struct sl_bulk_writer *w)
         return wfail(w, SL_EINVAL);
     }
     memcpy(t, trailer_magic, 4);
-    put_u64(t + 4, w->count);
-    put_u32(t + TRAILER_BODY_LEN, crc_update(0, t, TRAILER_BODY_LEN));
+    sl_le_put64(t + 4, w->count);
+    sl_le_put32(t + TRAILER_BODY_LEN, crc_update(0, t, TRAILER_BODY_LEN));
     rc = emit(w, t, sizeof(t));
     if (rc != 0) {
         return wfail(w, rc);
@@ -791,7 +734,7 @@ sl_bulk_reader_new(const struct sl_source *src,
         rc = rfail(r, err, SL_ECORRUPT, 0, "not a bulk (bad magic)");
         goto fail;
     }
-    if (hdr[4] != SL_BULK_VERSION || get_u16(hdr + 6) != 0) {
+    if (hdr[4] != SL_BULK_VERSION || sl_le_get16(hdr + 6) != 0) {
         rc = rfail(r,
                    err,
                    SL_ECORRUPT,
@@ -799,7 +742,7 @@ sl_bulk_reader_new(const struct sl_source *src,
                    "unsupported bulk version %u.%u (flags 0x%04x)",
                    hdr[4],
                    hdr[5],
-                   get_u16(hdr + 6));
+                   sl_le_get16(hdr + 6));
         goto fail;
     }
     r->where = IN_RECORD;
@@ -830,10 +773,10 @@ read_trailer(struct sl_bulk_reader *r, struct sl_err *err)
         return io_fail(r, err, rc, r->rec_off, "the trailer");
     }
     crc = crc_update(0, t, TRAILER_BODY_LEN);
-    if (crc != get_u32(t + TRAILER_BODY_LEN)) {
+    if (crc != sl_le_get32(t + TRAILER_BODY_LEN)) {
         return rfail(r, err, SL_ECORRUPT, r->rec_off, "checksum mismatch");
     }
-    n = get_u64(t + 4);
+    n = sl_le_get64(t + 4);
     if (n != r->count) {
         return rfail(r,
                      err,
@@ -893,7 +836,7 @@ att_next(struct sl_bulk_reader *r,
         if (rc != 0) {
             return io_fail(r, err, rc, off, "the record checksum");
         }
-        if (get_u32(b) != r->crc) {
+        if (sl_le_get32(b) != r->crc) {
             return rfail(r, err, SL_ECORRUPT, r->rec_off, "checksum mismatch");
         }
         r->count++;
@@ -914,7 +857,7 @@ att_next(struct sl_bulk_reader *r,
     if (rc != 0) {
         return io_fail(r, err, rc, off, "an attachment frame");
     }
-    nlen = get_u16(b);
+    nlen = sl_le_get16(b);
     if (nlen == 0 || nlen > SL_ATTACHMENT_NAME_MAX) {
         return rfail(r,
                      err,
@@ -950,7 +893,7 @@ att_next(struct sl_bulk_reader *r,
     if (rc != 0) {
         return io_fail(r, err, rc, off, "an attachment frame");
     }
-    r->att_left = get_u64(b);
+    r->att_left = sl_le_get64(b);
     if (r->att_left > MAX_ATTACHMENT_SZ) {
         return rfail(r,
                      err,
@@ -1061,7 +1004,7 @@ record_start(struct sl_bulk_reader *r,
     if (rc != 0) {
         return io_fail(r, err, rc, r->rec_off, "a record header");
     }
-    meta_len = get_u32(head + 4);
+    meta_len = sl_le_get32(head + 4);
     if (meta_len > r->max_meta ||
         (rec_limit != 0 &&
          (uint64_t)meta_len + RECORD_HEAD_LEN + RECORD_END_LEN > rec_limit)) {

@@ -244,10 +244,56 @@ int sl_parse_u64(const char *s, uint64_t *out);
  * be created and the system's reason in @p err.
  */
 int sl_mkdirs(const char *path, struct sl_err *err);
+/**
+ * @brief Percent-encode @p s for a URL path: unreserved bytes stay, '/'
+ * stays when @p keep_slash, everything else becomes %XX.
+ * @return new string, caller frees with sl_free.
+ */
+char *sl_url_escape(const char *s, int keep_slash);
 /** @brief Write all of @p len bytes to @p fd, retrying on EINTR. */
 int sl_write_all(int fd, const void *buf, size_t len);
 /** @brief Peak resident set size of this process in KiB (VmHWM), or -1. */
 long sl_peak_rss_kib(void);
+
+/* Little-endian integers of on-disk formats (bulks, delta entries). */
+static inline void
+sl_le_put16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+static inline void
+sl_le_put32(unsigned char *p, uint32_t v)
+{
+    sl_le_put16(p, (uint16_t)v);
+    sl_le_put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static inline void
+sl_le_put64(unsigned char *p, uint64_t v)
+{
+    sl_le_put32(p, (uint32_t)v);
+    sl_le_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint16_t
+sl_le_get16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t
+sl_le_get32(const unsigned char *p)
+{
+    return (uint32_t)sl_le_get16(p) | (uint32_t)sl_le_get16(p + 2) << 16;
+}
+
+static inline uint64_t
+sl_le_get64(const unsigned char *p)
+{
+    return (uint64_t)sl_le_get32(p) | (uint64_t)sl_le_get32(p + 4) << 32;
+}
 
 /* ------------------------------------------------------------------------
  * Records: JSON metadata (an object with a string "_recordid") plus named

@@ -126,6 +126,32 @@ sl_mkdirs(const char *path, struct sl_err *err)
     return rc;
 }
 
+char *
+sl_url_escape(const char *s, int keep_slash)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(s);
+    char *out = sl_malloc(n * 3 + 1);
+    size_t j = 0;
+    size_t i = 0;
+
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
+            c == '~' || (keep_slash && c == '/')) {
+            out[j++] = (char)c;
+        } else {
+            out[j++] = '%';
+            out[j++] = hex[c >> 4];
+            out[j++] = hex[c & 15];
+        }
+    }
+    out[j] = '\0';
+    return out;
+}
+
 int
 sl_write_all(int fd, const void *buf, size_t len)
 {

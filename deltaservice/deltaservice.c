@@ -177,44 +177,6 @@ sl__delta_elem_key(const char *source,
     return len;
 }
 
-static void
-put_u64(unsigned char *p, uint64_t v)
-{
-    int i = 0;
-
-    for (i = 0; i < 8; i++) {
-        p[i] = (unsigned char)(v >> (8 * i));
-    }
-}
-
-static uint64_t
-get_u64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    int i = 0;
-
-    for (i = 7; i >= 0; i--) {
-        v = (v << 8) | p[i];
-    }
-    return v;
-}
-
-static void
-put_u32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16);
-    p[3] = (unsigned char)(v >> 24);
-}
-
-static uint32_t
-get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
 size_t
 sl__delta_val_size(const struct sl__delta_val *v)
 {
@@ -233,19 +195,19 @@ sl__delta_val_encode(const struct sl__delta_val *v, unsigned char *out)
 
     out[0] = SL__DELTA_VERSION;
     out[1] = (unsigned char)v->flags;
-    put_u64(out + SL__DELTA_VISITED_OFF, v->visited);
+    sl_le_put64(out + SL__DELTA_VISITED_OFF, v->visited);
     out[10] = (unsigned char)v->hash_len;
     out[11] = (unsigned char)(v->hash_len >> 8);
     memcpy(out + off, v->hash, v->hash_len);
     off += v->hash_len;
-    put_u32(out + off, (uint32_t)v->cid_len);
+    sl_le_put32(out + off, (uint32_t)v->cid_len);
     off += 4;
     if (v->cid_len > 0) {
         memcpy(out + off, v->cid, v->cid_len);
         off += v->cid_len;
     }
     if (v->flags & SL__DELTA_F_LONGID) {
-        put_u32(out + off, (uint32_t)v->id_len);
+        sl_le_put32(out + off, (uint32_t)v->id_len);
         memcpy(out + off + 4, v->id, v->id_len);
     }
 }
@@ -253,7 +215,7 @@ sl__delta_val_encode(const struct sl__delta_val *v, unsigned char *out)
 void
 sl__delta_val_set_visited(unsigned char *p, uint64_t seq)
 {
-    put_u64(p + SL__DELTA_VISITED_OFF, seq);
+    sl_le_put64(p + SL__DELTA_VISITED_OFF, seq);
 }
 
 int
@@ -267,14 +229,14 @@ sl__delta_val_decode(const void *data, size_t n, struct sl__delta_val *v)
         return SL_ECORRUPT;
     }
     v->flags = p[1];
-    v->visited = get_u64(p + SL__DELTA_VISITED_OFF);
+    v->visited = sl_le_get64(p + SL__DELTA_VISITED_OFF);
     v->hash_len = (size_t)p[10] | (size_t)p[11] << 8;
     if (v->hash_len > n - off - 4) {
         return SL_ECORRUPT;
     }
     v->hash = (const char *)p + off;
     off += v->hash_len;
-    v->cid_len = get_u32(p + off);
+    v->cid_len = sl_le_get32(p + off);
     off += 4;
     if (v->cid_len > n - off) {
         return SL_ECORRUPT;
@@ -282,10 +244,10 @@ sl__delta_val_decode(const void *data, size_t n, struct sl__delta_val *v)
     v->cid = v->cid_len > 0 ? (const char *)p + off : NULL;
     off += v->cid_len;
     if (v->flags & SL__DELTA_F_LONGID) {
-        if (n - off < 4 || get_u32(p + off) > n - off - 4) {
+        if (n - off < 4 || sl_le_get32(p + off) > n - off - 4) {
             return SL_ECORRUPT;
         }
-        v->id_len = get_u32(p + off);
+        v->id_len = sl_le_get32(p + off);
         v->id = (const char *)p + off + 4;
     }
     return 0;
@@ -370,7 +332,7 @@ settle_shards(struct sl_delta *d, unsigned want, struct sl_err *err)
             return sl_err_set(
                 err, SL_ECORRUPT, NULL, "delta service: bad shard count");
         }
-        stored = get_u32(v.mv_data);
+        stored = sl_le_get32(v.mv_data);
         mdb_txn_abort(txn);
         if (want != 0 && want != stored) {
             return sl_err_set(err,
@@ -392,7 +354,7 @@ settle_shards(struct sl_delta *d, unsigned want, struct sl_err *err)
         return sl__delta_lmdb_err(d, err, rc, -1, "read the shard count");
     }
     d->nshards = want != 0 ? want : SL_DELTA_DEFAULT_SHARDS;
-    put_u32(buf, d->nshards);
+    sl_le_put32(buf, d->nshards);
     v.mv_size = sizeof(buf);
     v.mv_data = buf;
     rc = mdb_put(txn, d->meta_config, &k, &v, 0);
@@ -544,12 +506,12 @@ sl_delta_run_begin(struct sl_delta *d,
     }
     rc = mdb_get(txn, d->meta_runs, &k, &v);
     if (rc == 0 && v.mv_size == 8) {
-        cur = get_u64(v.mv_data);
+        cur = sl_le_get64(v.mv_data);
     } else if (rc == 0 || rc == MDB_NOTFOUND) {
         rc = 0;
     }
     if (rc == 0) {
-        put_u64(buf, cur + 1);
+        sl_le_put64(buf, cur + 1);
         v.mv_size = sizeof(buf);
         v.mv_data = buf;
         rc = mdb_put(txn, d->meta_runs, &k, &v, 0);
@@ -592,7 +554,7 @@ sl_delta_run_current(struct sl_delta *d,
     }
     rc = mdb_get(txn, d->meta_runs, &k, &v);
     if (rc == 0 && v.mv_size == 8) {
-        *seq = get_u64(v.mv_data);
+        *seq = sl_le_get64(v.mv_data);
     }
     mdb_txn_abort(txn);
     if (rc != 0 && rc != MDB_NOTFOUND) {

@@ -13,37 +13,10 @@
 #define LIST_DEFAULT_LIMIT 1000
 #define LIST_MAX_LIMIT     100000
 
-/* Escape an id for use in a URL path: keep unreserved bytes and '/'. */
-static char *
-url_path_escape(const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t n = strlen(s);
-    char *out = sl_malloc(n * 3 + 1);
-    size_t j = 0;
-    size_t i = 0;
-
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
-            c == '~' || c == '/') {
-            out[j++] = (char)c;
-        } else {
-            out[j++] = '%';
-            out[j++] = hex[c >> 4];
-            out[j++] = hex[c & 15];
-        }
-    }
-    out[j] = '\0';
-    return out;
-}
-
 static char *
 object_url(const struct sl_req *req, const char *store, const char *id)
 {
-    char *eid = url_path_escape(id);
+    char *eid = sl_url_escape(id, 1);
     char *path = sl_asprintf("/smila/store/%s/%s", store, eid);
     char *url = sl_req_url(req, path);
 

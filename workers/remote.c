@@ -50,33 +50,6 @@ struct tmpobj {
  * Helpers.
  * --------------------------------------------------------------------- */
 
-/* Escape @s for a URL path; '/' is kept when @keep_slash. */
-static char *
-escape(const char *s, int keep_slash)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t n = strlen(s);
-    char *out = sl_malloc(n * 3 + 1);
-    size_t j = 0;
-    size_t i = 0;
-
-    for (i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-
-        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-            (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' ||
-            ch == '~' || (keep_slash && ch == '/')) {
-            out[j++] = (char)ch;
-        } else {
-            out[j++] = '%';
-            out[j++] = hex[ch >> 4];
-            out[j++] = hex[ch & 15];
-        }
-    }
-    out[j] = '\0';
-    return out;
-}
-
 /* The SL_E* code of an API error code string ("NOT_FOUND"), or 0. */
 static int
 code_from_api(const char *api)
@@ -289,7 +262,7 @@ static int
 remote_take(void *conn, const char *worker, json_t **task, struct sl_err *err)
 {
     struct conn *c = conn;
-    char *w = escape(worker, 0);
+    char *w = sl_url_escape(worker, 0);
     char *path = sl_asprintf("/smila/tasks/%s/", w);
     json_t *body = json_pack("{s:s}", "host", c->r->host);
     struct sl_buf reply;
@@ -334,8 +307,8 @@ task_call(struct conn *c,
           const json_t *body,
           struct sl_err *err)
 {
-    char *w = escape(worker, 0);
-    char *t = escape(task_id, 0);
+    char *w = sl_url_escape(worker, 0);
+    char *t = sl_url_escape(task_id, 0);
     char *path = sl_asprintf("/smila/tasks/%s/%s/%s", w, t, verb);
     struct sl_buf reply;
     long status = 0;
@@ -374,8 +347,8 @@ remote_finish(void *conn,
 static char *
 object_url(const struct conn *c, const char *store, const char *id)
 {
-    char *s = escape(store, 0);
-    char *i = escape(id, 1);
+    char *s = sl_url_escape(store, 0);
+    char *i = sl_url_escape(id, 1);
     char *url = sl_asprintf("%s/smila/store/%s/%s", c->r->server, s, i);
 
     sl_free(s);
@@ -530,7 +503,7 @@ static int
 remote_event(void *conn, const char *name, int complete, struct sl_err *err)
 {
     struct conn *c = conn;
-    char *e = escape(name, 0);
+    char *e = sl_url_escape(name, 0);
     char *path = sl_asprintf(
         "/smila/jobmanager/events/%s/%s", e, complete ? "complete" : "begin");
     struct sl_buf reply;
