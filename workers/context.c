@@ -59,6 +59,12 @@ struct sl_task_ctx {
     atomic_int canceled;
 };
 
+const struct sl_worker_services *
+sl_task_services(const struct sl_task_ctx *ctx)
+{
+    return &ctx->b->services;
+}
+
 /* ------------------------------------------------------------------------
  * Life cycle.
  * --------------------------------------------------------------------- */

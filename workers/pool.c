@@ -413,18 +413,19 @@ fail:
 int
 sl_worker_pool_start(struct sl_jm *jm,
                      struct sl_obj *store,
+                     const struct sl_worker_services *services,
                      const struct sl_worker_type *const *types,
                      size_t n,
                      unsigned threads_per_worker,
                      struct sl_worker_pool **out)
 {
-    return sl__wk_pool_start(sl__wk_local_new(jm, store),
-                             sl__wk_local_free,
-                             types,
-                             n,
-                             threads_per_worker,
-                             0,
-                             out);
+    struct sl__wk_backend *b = sl__wk_local_new(jm, store);
+
+    if (services != NULL) {
+        b->services = *services;
+    }
+    return sl__wk_pool_start(
+        b, sl__wk_local_free, types, n, threads_per_worker, 0, out);
 }
 
 int

@@ -17,6 +17,10 @@ static const struct sl_worker_type *const builtin[] = {
     &sl_worker_fileCrawler,
     &sl_worker_fileFetcher,
     &sl_worker_fileExtractor,
+    &sl_worker_deltaChecker,
+    &sl_worker_updatePusher,
+    &sl_worker_textExtractor,
+    &sl_worker_indexWriter,
     NULL,
 };
 

@@ -26,6 +26,10 @@
 #include "jobmanager/jobmanager.h"
 #include "objectstore/objectstore.h"
 
+struct sl_delta;
+struct sl_index_set;
+struct sl_bb;
+
 /** Version of struct sl_worker_type; bump when the table changes. */
 #define SL_WORKER_ABI_VERSION 1u
 
@@ -180,6 +184,25 @@ int sl_task_event_complete(struct sl_task_ctx *ctx, const char *name);
  * sl_task_retry_later(ctx, "x");`.
  */
 int sl_task_retry_later(struct sl_task_ctx *ctx, const char *event);
+/**
+ * In-process services some workers need (deltaChecker and updatePusher:
+ * the delta service and the bulkbuilder; indexWriter: the index;
+ * textExtractor: the converter configuration).  Every member is borrowed
+ * and may be NULL; a worker that needs a missing one fails its task with
+ * a message saying so (REST workers have none of them).
+ */
+struct sl_worker_services {
+    struct sl_delta *delta;     /* delta service */
+    struct sl_bb *bulkbuilder;  /* push target of jobToPushTo */
+    struct sl_index_set *index; /* embedded index */
+    const json_t *converters;   /* textExtractor converters (config) */
+};
+
+/** @brief The services of the pool that runs this task; never NULL (an
+ * all-NULL struct for REST workers); borrowed. */
+const struct sl_worker_services *
+sl_task_services(const struct sl_task_ctx *ctx);
+
 /** @brief Message for a non-OK result (copied). */
 void sl_task_set_message(struct sl_task_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -192,6 +215,8 @@ void sl_task_set_message(struct sl_task_ctx *ctx, const char *fmt, ...)
  * @brief Start an in-process pool: @p threads_per_worker threads per type
  * take tasks with sl_jm_task_take, plus one keep-alive thread.
  * @param[in] jm, store borrowed; must outlive the pool.
+ * @param[in] services copied; what it points to is borrowed and must
+ *   outlive the pool.  NULL: none.
  * @param[in] types the array is copied; the types it points to must
  *   outlive the pool.
  * @return 0 or SL_EINVALDEF (bad description).  *out is a new object,
@@ -199,6 +224,7 @@ void sl_task_set_message(struct sl_task_ctx *ctx, const char *fmt, ...)
  */
 int sl_worker_pool_start(struct sl_jm *jm,
                          struct sl_obj *store,
+                         const struct sl_worker_services *services,
                          const struct sl_worker_type *const *types,
                          size_t n,
                          unsigned threads_per_worker,
@@ -242,6 +268,10 @@ void sl_worker_pool_stop(struct sl_worker_pool *p);
 extern const struct sl_worker_type sl_worker_fileCrawler;
 extern const struct sl_worker_type sl_worker_fileFetcher;
 extern const struct sl_worker_type sl_worker_fileExtractor;
+extern const struct sl_worker_type sl_worker_deltaChecker;
+extern const struct sl_worker_type sl_worker_updatePusher;
+extern const struct sl_worker_type sl_worker_textExtractor;
+extern const struct sl_worker_type sl_worker_indexWriter;
 
 /**
  * @brief Escape a raw file path (any bytes but NUL) into valid UTF-8 for

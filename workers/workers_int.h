@@ -63,7 +63,8 @@ struct sl__wk_ops {
 
 struct sl__wk_backend {
     const struct sl__wk_ops *ops;
-    void *impl; /* passed to conn_new */
+    void *impl;                         /* passed to conn_new */
+    struct sl_worker_services services; /* all NULL for REST */
 };
 
 /** @brief The in-process backend over @p jm (may be NULL for tests that

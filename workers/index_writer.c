@@ -1,0 +1,18 @@
+/* indexWriter: being written. */
+#include "workers/workers.h"
+
+static int
+perform(struct sl_task_ctx *ctx)
+{
+    sl_task_set_message(ctx, "indexWriter: not built yet");
+    return SL_WORKER_FATAL;
+}
+
+const struct sl_worker_type sl_worker_indexWriter = {
+    SL_WORKER_ABI_VERSION,
+    "indexWriter",
+    "{\"name\": \"indexWriter\", \"input\": [{\"name\": \"in\", \"type\": "
+    "\"recordBulks\"}]}",
+    perform,
+    NULL,
+};
