@@ -68,6 +68,9 @@ struct sl_cfg {
     char workers_external[4096]; /* workers.external: "a,b" */
     uint64_t delta_shards;       /* deltaShards */
     uint64_t delta_map_size;     /* deltaMapSize */
+    uint64_t bb_limit_size;      /* bulkbuilder.bulkLimitSize */
+    uint64_t bb_limit_ms;        /* bulkbuilder.bulkLimitTimeMs */
+    char converters[16384];      /* textExtractor.converters, JSON text */
 };
 
 /** @brief Fill @p cfg with the built-in defaults (the embedded config). */

@@ -52,7 +52,8 @@ usage(FILE *out)
 static int
 open_jobmanager(const struct sl_cfg *cfg,
                 struct sl_obj *store,
-                struct sl_jm **out)
+                struct sl_jm **out,
+                struct sl_bb **bb)
 {
     struct sl_jm_config jc;
     struct sl_err err;
@@ -82,6 +83,19 @@ open_jobmanager(const struct sl_cfg *cfg,
         rc = sl_worker_register_all(*out, types, n, &err);
     }
     if (rc == 0) {
+        struct sl_bb_config bc;
+        char *dir = sl_asprintf("%s/bulkbuilder", cfg->data_dir);
+
+        memset(&bc, 0, sizeof(bc));
+        bc.dir = dir;
+        bc.durability = jc.durability;
+        bc.limit_size = cfg->bb_limit_size;
+        bc.limit_ms = (unsigned)cfg->bb_limit_ms;
+        rc = sl_bb_open(&bc, *out, store, bb, &err);
+        sl_free(dir);
+        sl_jm_set_start_check(*out, sl_worker_start_check, *out);
+    }
+    if (rc == 0) {
         rc = sl_jm_register_workers_file(*out, workers, &err);
         if (rc > 0) {
             SL_WARN("%d worker description(s) in %s failed", rc, workers);
@@ -99,6 +113,9 @@ open_jobmanager(const struct sl_cfg *cfg,
         }
         json_decref(limits);
         rc = sl_jm_start(*out, &err);
+    }
+    if (rc == 0) {
+        rc = sl_bb_start(*bb, &err);
     }
     if (rc != 0) {
         SL_ERROR("cannot start the jobmanager: %s", err.message);
@@ -138,6 +155,7 @@ static int
 start_workers(const struct sl_cfg *cfg,
               struct sl_jm *jm,
               struct sl_obj *store,
+              const struct sl_worker_services *services,
               struct sl_worker_pool **out)
 {
     const struct sl_worker_type *const *types = NULL;
@@ -157,7 +175,7 @@ start_workers(const struct sl_cfg *cfg,
     }
     if (k > 0 && cfg->worker_threads > 0) {
         rc = sl_worker_pool_start(
-            jm, store, NULL, run, k, (unsigned)cfg->worker_threads, out);
+            jm, store, services, run, k, (unsigned)cfg->worker_threads, out);
         if (rc != 0) {
             SL_ERROR("cannot start the worker pool: %s", sl_strerror(rc));
         } else {
@@ -312,6 +330,9 @@ sl_cli_serve_main(int argc, char **argv)
     struct sl_delta *delta = NULL;
     struct sl_index_set *index = NULL;
     struct sl_worker_pool *pool = NULL;
+    struct sl_bb *bb = NULL;
+    struct sl_worker_services ws;
+    json_t *converters = NULL;
     struct sl_http_server *http = NULL;
     struct sl_http_config hc;
     struct sl_http_services svc;
@@ -357,11 +378,17 @@ sl_cli_serve_main(int argc, char **argv)
     if (rc != 0) {
         goto out;
     }
-    rc = open_jobmanager(&cfg, store, &jm);
+    rc = open_jobmanager(&cfg, store, &jm, &bb);
     if (rc != 0) {
         goto out;
     }
-    rc = start_workers(&cfg, jm, store, &pool);
+    converters = json_loads(cfg.converters, 0, NULL);
+    memset(&ws, 0, sizeof(ws));
+    ws.delta = delta;
+    ws.bulkbuilder = bb;
+    ws.index = index;
+    ws.converters = converters;
+    rc = start_workers(&cfg, jm, store, &ws, &pool);
     if (rc != 0) {
         goto out;
     }
@@ -379,6 +406,7 @@ sl_cli_serve_main(int argc, char **argv)
     svc.jm = jm;
     svc.delta = delta;
     svc.index = index;
+    svc.bulkbuilder = bb;
 
     if (uv_loop_init(&loop) != 0) {
         SL_ERROR("cannot create the event loop");
@@ -414,7 +442,9 @@ sl_cli_serve_main(int argc, char **argv)
 
 out:
     sl_worker_pool_stop(pool); /* running tasks finish first */
+    sl_bb_close(bb);
     sl_jm_close(jm);
+    json_decref(converters);
     sl_index_close(index);
     sl_delta_close(delta);
     sl_obj_close(store);

@@ -139,6 +139,18 @@ static const struct cfg_key keys[] = {
          1048576,
          UINT64_C(1) << 40,
          "LMDB map size per delta shard in bytes (grown by a restart)"),
+    UINT("bulkbuilder.bulkLimitSize",
+         bb_limit_size,
+         "10485760",
+         1024,
+         UINT64_C(1) << 32,
+         "bytes after which the bulkbuilder commits a job's open bulk"),
+    UINT("bulkbuilder.bulkLimitTimeMs",
+         bb_limit_ms,
+         "1000",
+         10,
+         3600000,
+         "age in ms after which the bulkbuilder commits an open bulk"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -184,6 +196,7 @@ sl_cfg_defaults(struct sl_cfg *cfg)
 
     memset(cfg, 0, sizeof(*cfg));
     memcpy(cfg->worker_limits, "{}", 3);
+    memcpy(cfg->converters, "{}", 3);
     for (i = 0; i < NKEYS; i++) {
         if (set_text(cfg, &keys[i], keys[i].def, NULL) != 0) {
             sl_panic("config: bad default for %s", keys[i].key);
@@ -240,6 +253,69 @@ set_worker_limits(struct sl_cfg *cfg,
     return 0;
 }
 
+/*
+ * textExtractor.converters: {"<mime type>": {"command": [argv...],
+ * "timeoutSeconds": n, "maxMemoryMB": n}} (docs/workers.md).  Kept as
+ * compact JSON text for the textExtractor.
+ */
+static int
+set_converters(struct sl_cfg *cfg,
+               json_t *v,
+               const char *path,
+               struct sl_err *err)
+{
+    const char *mime = NULL;
+    json_t *c = NULL;
+    char *text = NULL;
+
+    if (!json_is_object(v)) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "textExtractor.converters",
+                          "%s: textExtractor.converters must be an object of "
+                          "MIME type -> converter",
+                          path);
+    }
+    json_object_foreach(v, mime, c)
+    {
+        json_t *cmd = json_object_get(c, "command");
+        json_t *a = NULL;
+        size_t i = 0;
+        int ok = json_is_array(cmd) && json_array_size(cmd) > 0;
+
+        json_array_foreach(cmd, i, a)
+        {
+            ok = ok && json_is_string(a);
+        }
+        if (!ok ||
+            (json_object_get(c, "timeoutSeconds") != NULL &&
+             !json_is_integer(json_object_get(c, "timeoutSeconds"))) ||
+            (json_object_get(c, "maxMemoryMB") != NULL &&
+             !json_is_integer(json_object_get(c, "maxMemoryMB")))) {
+            return sl_err_set(err,
+                              SL_ECONFIG,
+                              "textExtractor.converters",
+                              "%s: textExtractor.converters.%s needs "
+                              "\"command\": [program, args...] and integer "
+                              "timeoutSeconds / maxMemoryMB",
+                              path,
+                              mime);
+        }
+    }
+    text = json_dumps(v, JSON_COMPACT);
+    if (text == NULL || strlen(text) >= sizeof(cfg->converters)) {
+        sl_free(text);
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "textExtractor.converters",
+                          "%s: textExtractor.converters is too long",
+                          path);
+    }
+    memcpy(cfg->converters, text, strlen(text) + 1);
+    sl_free(text);
+    return 0;
+}
+
 /* Is @name the dotted prefix of at least one key ("http" for "http.x")? */
 static int
 is_section(const char *name)
@@ -247,6 +323,9 @@ is_section(const char *name)
     size_t n = strlen(name);
     size_t i = 0;
 
+    if (strcmp(name, "textExtractor") == 0) {
+        return 1;
+    }
     for (i = 0; i < NKEYS; i++) {
         if (strncmp(keys[i].key, name, n) == 0 && keys[i].key[n] == '.') {
             return 1;
@@ -283,6 +362,13 @@ apply_object(struct sl_cfg *cfg,
             full, sizeof(full), "%s%s%s", prefix, prefix[0] ? "." : "", name);
         if (strcmp(full, "jobmanager.workerLimits") == 0) {
             rc = set_worker_limits(cfg, v, path, err);
+            if (rc != 0) {
+                return rc;
+            }
+            continue;
+        }
+        if (strcmp(full, "textExtractor.converters") == 0) {
+            rc = set_converters(cfg, v, path, err);
             if (rc != 0) {
                 return rc;
             }
@@ -412,6 +498,12 @@ sl_cfg_print_keys(FILE *out)
             "object",
             "{}",
             "max tasks in progress per worker, {\"name\": n}");
+    fprintf(out,
+            "  %-28s %-7s default %-16s %s\n",
+            "textExtractor.converters",
+            "object",
+            "{}",
+            "external converters per MIME type (docs/workers.md)");
     for (i = 0; i < NKEYS; i++) {
         fprintf(out,
                 "  %-28s %-7s default %-16s %s\n",

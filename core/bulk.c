@@ -233,6 +233,41 @@ fail:
 }
 
 int
+sl_bulk_writer_resume(const struct sl_sink *sink,
+                      uint64_t count,
+                      uint64_t bytes,
+                      struct sl_bulk_writer **out)
+{
+    struct sl_bulk_writer *w = NULL;
+
+    *out = NULL;
+    if (sink == NULL || sink->write == NULL || bytes < HEADER_LEN) {
+        return SL_EINVAL;
+    }
+    w = sl_calloc(1, sizeof(*w));
+    w->sink = *sink;
+    w->buf = sl_malloc(IO_BUF_SIZE);
+    w->names = name_set_new();
+    w->state = W_IDLE;
+    w->count = count;
+    w->bytes = bytes;
+    *out = w;
+    return 0;
+}
+
+int
+sl_bulk_writer_flush(struct sl_bulk_writer *w)
+{
+    int rc = 0;
+
+    if (!wusable(w)) {
+        return SL_EBADSTATE;
+    }
+    rc = wflush(w);
+    return rc != 0 ? wfail(w, rc) : 0;
+}
+
+int
 sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
 {
     unsigned char head[RECORD_HEAD_LEN];

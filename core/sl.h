@@ -405,6 +405,20 @@ struct sl_bulk_limits {
  * frees with sl_bulk_writer_free.
  */
 int sl_bulk_writer_new(const struct sl_sink *sink, struct sl_bulk_writer **out);
+/**
+ * @brief Writer that appends to a bulk whose header and @p count complete
+ * records (@p bytes bytes in all, header included) are already in the
+ * sink's file: for journals that are reopened after a restart.  Writes
+ * nothing now.
+ * @return 0 or SL_EINVAL.  *out as for sl_bulk_writer_new.
+ */
+int sl_bulk_writer_resume(const struct sl_sink *sink,
+                          uint64_t count,
+                          uint64_t bytes,
+                          struct sl_bulk_writer **out);
+/** @brief Hand every buffered byte to the sink (records written so far are
+ * then in the sink).  0 or the sink's error (the writer then failed). */
+int sl_bulk_writer_flush(struct sl_bulk_writer *w);
 /** @brief Write one whole record. 0 or an SL_E* code (writer then failed). */
 int sl_bulk_writer_add(struct sl_bulk_writer *w, const struct sl_record *rec);
 /**

@@ -481,22 +481,32 @@ sl_delta_close(struct sl_delta *d)
  * Runs
  * --------------------------------------------------------------------- */
 
-int
-sl_delta_run_begin(struct sl_delta *d,
-                   const char *source,
-                   uint64_t *seq,
-                   struct sl_err *err)
+/*
+ * Take the next run sequence of @source, unless @run_id (may be NULL) is
+ * the run that took the current one: then answer that.  The meta value is
+ * the 8-byte sequence followed by the run id that took it.
+ */
+static int
+run_take(struct sl_delta *d,
+         const char *source,
+         const char *run_id,
+         uint64_t *seq,
+         struct sl_err *err)
 {
     MDB_txn *txn = NULL;
     MDB_val k = {0, NULL};
     MDB_val v;
-    unsigned char buf[8];
+    unsigned char buf[8 + 256];
+    size_t idlen = run_id != NULL ? strlen(run_id) : 0;
     uint64_t cur = 0;
     int rc = 0;
 
     rc = sl__delta_check_source(source, err);
     if (rc != 0) {
         return rc;
+    }
+    if (idlen > sizeof(buf) - 8) {
+        return sl_err_set(err, SL_EINVAL, "runId", "run id is too long");
     }
     k.mv_size = strlen(source);
     k.mv_data = (void *)source;
@@ -505,14 +515,23 @@ sl_delta_run_begin(struct sl_delta *d,
         return sl__delta_lmdb_err(d, err, rc, -1, "begin a run");
     }
     rc = mdb_get(txn, d->meta_runs, &k, &v);
-    if (rc == 0 && v.mv_size == 8) {
+    if (rc == 0 && v.mv_size >= 8) {
         cur = sl_le_get64(v.mv_data);
+        if (idlen > 0 && v.mv_size == 8 + idlen &&
+            memcmp((const char *)v.mv_data + 8, run_id, idlen) == 0) {
+            mdb_txn_abort(txn);
+            *seq = cur;
+            return 0;
+        }
     } else if (rc == 0 || rc == MDB_NOTFOUND) {
         rc = 0;
     }
     if (rc == 0) {
         sl_le_put64(buf, cur + 1);
-        v.mv_size = sizeof(buf);
+        if (idlen > 0) {
+            memcpy(buf + 8, run_id, idlen);
+        }
+        v.mv_size = 8 + idlen;
         v.mv_data = buf;
         rc = mdb_put(txn, d->meta_runs, &k, &v, 0);
     }
@@ -528,6 +547,28 @@ sl_delta_run_begin(struct sl_delta *d,
     }
     *seq = cur + 1;
     return 0;
+}
+
+int
+sl_delta_run_begin(struct sl_delta *d,
+                   const char *source,
+                   uint64_t *seq,
+                   struct sl_err *err)
+{
+    return run_take(d, source, NULL, seq, err);
+}
+
+int
+sl_delta_run_for(struct sl_delta *d,
+                 const char *source,
+                 const char *run_id,
+                 uint64_t *seq,
+                 struct sl_err *err)
+{
+    if (run_id == NULL || run_id[0] == '\0') {
+        return sl_err_set(err, SL_EINVAL, "runId", "a run id is required");
+    }
+    return run_take(d, source, run_id, seq, err);
 }
 
 int
@@ -553,7 +594,7 @@ sl_delta_run_current(struct sl_delta *d,
         return sl__delta_lmdb_err(d, err, rc, -1, "read a run");
     }
     rc = mdb_get(txn, d->meta_runs, &k, &v);
-    if (rc == 0 && v.mv_size == 8) {
+    if (rc == 0 && v.mv_size >= 8) {
         *seq = sl_le_get64(v.mv_data);
     }
     mdb_txn_abort(txn);

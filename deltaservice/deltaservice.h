@@ -138,6 +138,19 @@ int sl_delta_run_begin(struct sl_delta *d,
                        struct sl_err *err);
 
 /**
+ * @brief The run sequence of job run @p run_id for @p source: the first
+ * call of a run takes the next sequence (as sl_delta_run_begin), every
+ * later call with the same run id answers the same one, also after a
+ * restart.  Workers of one import run call this with the task's jobRunId.
+ * @return 0, SL_EINVAL (bad source, empty or too long run id), SL_EIO.
+ */
+int sl_delta_run_for(struct sl_delta *d,
+                     const char *source,
+                     const char *run_id,
+                     uint64_t *seq,
+                     struct sl_err *err);
+
+/**
  * @brief The last sequence sl_delta_run_begin gave @p source (0: none).
  * @return 0, SL_EINVAL or SL_EIO.
  */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/sl.h"
+#include "bulkbuilder/bulkbuilder.h"
 #include "deltaservice/deltaservice.h"
 #include "index/index.h"
 #include "jobmanager/jobmanager.h"
@@ -38,6 +39,7 @@ struct sl_http_services {
     struct sl_jm *jm;           /* jobmanager */
     struct sl_delta *delta;     /* delta service */
     struct sl_index_set *index; /* embedded full-text index */
+    struct sl_bb *bulkbuilder;  /* push API of standard jobs */
 };
 
 /**

@@ -70,6 +70,10 @@ const struct sl_route sl__routes[] = {
     R("DELETE", "/smila/importing/delta", sl_api_delta_clear_all),
     R("GET", "/smila/importing/delta/:source", sl_api_delta_source_get),
     R("DELETE", "/smila/importing/delta/:source", sl_api_delta_source_delete),
+    R("POST", "/smila/job/:job/record", sl_api_bb_record_post),
+    R("DELETE", "/smila/job/:job/record", sl_api_bb_record_delete),
+    R("POST", "/smila/job/:job/bulk", sl_api_bb_bulk_post),
+    R("GET", "/smila/bulkbuilder", sl_api_bb_status),
     R("GET", "/smila/index", sl_api_index_list),
     R("GET", "/smila/index/:name", sl_api_index_get),
     /* Before the document route, which would take these ids too. */

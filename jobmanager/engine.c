@@ -855,6 +855,24 @@ prepare_run(struct sl_jm *jm,
             sl_strdup(json_string_value(json_object_get(params, "dataSource")));
     }
     json_decref(params);
+    if (jm->start_check != NULL) {
+        size_t i = 0;
+        json_t *act = NULL;
+
+        for (i = 0; (act = sl__jm_action(r, (int)i)) != NULL; i++) {
+            params = sl__jm_task_params(r->jobdef, r->wfdef, act);
+            rc = jm->start_check(
+                jm->start_check_arg,
+                job,
+                json_string_value(json_object_get(act, "worker")),
+                params,
+                err);
+            json_decref(params);
+            if (rc != 0) {
+                goto fail;
+            }
+        }
+    }
     *objects = json_array();
     json_object_foreach(json_object_get(start, "input"), slot, b)
     {
@@ -1502,6 +1520,19 @@ sl_jm_register_worker(struct sl_jm *jm,
                           json_string_value(json_object_get(desc, "name")));
     }
     return 0;
+}
+
+void
+sl_jm_set_start_check(struct sl_jm *jm,
+                      int (*check)(void *arg,
+                                   const char *job,
+                                   const char *worker,
+                                   const json_t *params,
+                                   struct sl_err *err),
+                      void *arg)
+{
+    jm->start_check = check;
+    jm->start_check_arg = arg;
 }
 
 void

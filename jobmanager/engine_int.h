@@ -115,6 +115,13 @@ struct cleanup {
 
 struct sl_jm {
     struct sl_jm_config cfg;
+    /* sl_jm_set_start_check; called without mu held */
+    int (*start_check)(void *arg,
+                       const char *job,
+                       const char *worker,
+                       const json_t *params,
+                       struct sl_err *err);
+    void *start_check_arg;
     char *state_dir;
     char *config_dir;
     char *workflows_dir;

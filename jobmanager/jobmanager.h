@@ -63,6 +63,20 @@ int sl_jm_register_worker(struct sl_jm *jm,
 int sl_jm_register_workers_file(struct sl_jm *jm,
                                 const char *path,
                                 struct sl_err *err);
+/**
+ * @brief Install a check run for every action of a job when a run of it
+ * is about to start, with the action's resolved parameters (borrowed):
+ * a non-zero SL_E* code refuses the start with @p err (for example the
+ * updatePusher's jobToPushTo must be running: SL_ECONFLICT).  Called
+ * without any jobmanager lock held.  Set before sl_jm_start.
+ */
+void sl_jm_set_start_check(struct sl_jm *jm,
+                           int (*check)(void *arg,
+                                        const char *job,
+                                        const char *worker,
+                                        const json_t *params,
+                                        struct sl_err *err),
+                           void *arg);
 /** @brief Set the concurrency limit of one worker (0 = none). */
 void sl_jm_set_worker_limit(struct sl_jm *jm,
                             const char *worker,
@@ -207,6 +221,44 @@ int sl_jm_task_take(struct sl_jm *jm,
                     const json_t *qualifiers,
                     json_t **out,
                     struct sl_err *err);
+/**
+ * @brief A bulkSource worker (the bulkbuilder) asks for an initial task of
+ * the running standard job @p job: a new workflow run with one task of
+ * the start action, handed out in progress to the caller at once (SMILA's
+ * getInitialTask).  The caller writes the task's outputs and finishes it
+ * with sl_jm_task_finish like any task; the task is persisted, so after a
+ * crash it is todo again in @p worker's queue.
+ * @return 0 and the task JSON in *out (caller json_decref's it),
+ *   SL_ENOTREADY (no such job, or it is not running in standard mode),
+ *   SL_EINVAL (@p worker is not the job's start worker or not a
+ *   bulkSource), or a store error.
+ */
+int sl_jm_task_initial(struct sl_jm *jm,
+                       const char *job,
+                       const char *worker,
+                       json_t **out,
+                       struct sl_err *err);
+/**
+ * @brief Take task @p task_id of @p worker back after a restart, whether
+ * it is todo or in progress (the lease is renewed).  For bulkSource
+ * workers that record their task ids.
+ * @return 0 and the task JSON in *out, or SL_EGONE (no such task: it was
+ * finished, or its run ended).
+ */
+int sl_jm_task_reclaim(struct sl_jm *jm,
+                       const char *worker,
+                       const char *task_id,
+                       json_t **out,
+                       struct sl_err *err);
+/**
+ * @brief Is @p job running in standard mode with the bulkSource worker
+ * @p worker as its start worker?  0, SL_ENOTREADY or SL_EINVAL as for
+ * sl_jm_task_initial.
+ */
+int sl_jm_bulk_source_ready(struct sl_jm *jm,
+                            const char *job,
+                            const char *worker,
+                            struct sl_err *err);
 /** @brief Renew the lease. 0, or SL_EGONE (not in progress any more). */
 int sl_jm_task_keepalive(struct sl_jm *jm,
                          const char *worker,

@@ -561,6 +561,128 @@ out:
     return rc;
 }
 
+/* The active standard run of @job if it starts with bulk source @worker;
+ * called with jm->mu held. */
+static struct run *
+bulk_source_run(struct sl_jm *jm,
+                const char *job,
+                const char *worker,
+                struct sl_err *err)
+{
+    struct run *r = sl__jm_run_find(jm, job);
+    const struct sl__jm_worker *w = NULL;
+
+    if (r == NULL || r->runonce || r->state != RS_RUNNING) {
+        (void)sl_err_set(err,
+                         SL_ENOTREADY,
+                         "job",
+                         "job '%s' is not running in standard mode",
+                         job);
+        return NULL;
+    }
+    w = sl__jm_defs_worker(
+        jm->defs,
+        json_string_value(json_object_get(sl__jm_action(r, 0), "worker")));
+    if (w == NULL || strcmp(w->name, worker) != 0 ||
+        !(w->modes & SL__JM_WORKER_BULK_SOURCE)) {
+        (void)sl_err_set(err,
+                         SL_EINVAL,
+                         "job",
+                         "job '%s' does not start with bulk source '%s'",
+                         job,
+                         worker);
+        return NULL;
+    }
+    return r;
+}
+
+int
+sl_jm_bulk_source_ready(struct sl_jm *jm,
+                        const char *job,
+                        const char *worker,
+                        struct sl_err *err)
+{
+    int rc = 0;
+
+    (void)pthread_mutex_lock(&jm->mu);
+    if (bulk_source_run(jm, job, worker, err) == NULL) {
+        rc = err->code;
+    }
+    (void)pthread_mutex_unlock(&jm->mu);
+    return rc;
+}
+
+int
+sl_jm_task_initial(struct sl_jm *jm,
+                   const char *job,
+                   const char *worker,
+                   json_t **out,
+                   struct sl_err *err)
+{
+    struct run *r = NULL;
+    struct task *t = NULL;
+    uint64_t seq = 0;
+    int rc = 0;
+
+    *out = NULL;
+    (void)pthread_mutex_lock(&jm->mu);
+    r = bulk_source_run(jm, job, worker, err);
+    if (r == NULL) {
+        rc = err->code;
+        goto out;
+    }
+    t = sl__jm_task_create(jm, r, sl__jm_wfrun_new(r), 0, NULL, NULL);
+    if (t == NULL) {
+        rc = sl_err_set(
+            err, SL_EINTERNAL, "worker", "no queue for '%s'", worker);
+        goto out;
+    }
+    mark_inprogress(jm, t);
+    *out = json_deep_copy(t->json);
+    (void)json_object_set_new(
+        *out, "leaseSeconds", json_integer(jm->cfg.lease_seconds));
+    sl__jm_run_persist(jm, r);
+out:
+    seq = sl__jm_store_last(jm->st);
+    (void)pthread_mutex_unlock(&jm->mu);
+    if (rc == 0) {
+        rc = sl__jm_store_wait(jm->st, seq, err);
+        if (rc != 0) {
+            json_decref(*out);
+            *out = NULL;
+        }
+    }
+    return rc;
+}
+
+int
+sl_jm_task_reclaim(struct sl_jm *jm,
+                   const char *worker,
+                   const char *task_id,
+                   json_t **out,
+                   struct sl_err *err)
+{
+    struct task *t = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    (void)pthread_mutex_lock(&jm->mu);
+    t = sl__jm_task_get(jm, task_id);
+    if (t == NULL || strcmp(t->wq->worker->name, worker) != 0) {
+        rc = sl_err_set(err, SL_EGONE, "taskId", "task %s is gone", task_id);
+    } else {
+        if (t->inprogress) {
+            t->lease_until =
+                sl_mono_ms() + (int64_t)jm->cfg.lease_seconds * 1000;
+        } else {
+            mark_inprogress(jm, t);
+        }
+        *out = json_deep_copy(t->json);
+    }
+    (void)pthread_mutex_unlock(&jm->mu);
+    return rc;
+}
+
 int
 sl_jm_task_keepalive(struct sl_jm *jm,
                      const char *worker,

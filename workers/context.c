@@ -14,6 +14,7 @@
 /* An open input bulk. */
 struct in_bulk {
     struct sl_bulk_reader *reader;
+    size_t index;         /* in its slot */
     void *handle;         /* backend object */
     struct sl_source src; /* borrowed by reader; must not move */
     char *slot;
@@ -49,6 +50,7 @@ struct sl_task_ctx {
     const char *task_id;
     const char *worker;
     json_t *counters;
+    json_t *counted; /* "<slot>/<i>" of inputs whose records are counted */
     struct in_bulk *inputs;
     struct out_slot *outs;
     size_t nouts;
@@ -163,6 +165,7 @@ sl__task_ctx_free(struct sl_task_ctx *ctx)
     }
     sl_free(ctx->outs);
     json_decref(ctx->counters);
+    json_decref(ctx->counted);
     sl_free(ctx->message);
     sl_free(ctx->event);
     sl_free(ctx);
@@ -356,6 +359,7 @@ sl_task_input_open(struct sl_task_ctx *ctx,
         goto fail;
     }
     in->slot = sl_strdup(slot);
+    in->index = i;
     in->next = ctx->inputs;
     ctx->inputs = in;
     *r = in->reader;
@@ -390,8 +394,17 @@ sl_task_input_close(struct sl_task_ctx *ctx, struct sl_bulk_reader *r)
         struct in_bulk *in = *pp;
 
         *pp = in->next;
-        (void)snprintf(name, sizeof(name), "input.%s.recordCount", in->slot);
-        sl_task_counter_add(ctx, name, (double)sl_bulk_reader_count(r));
+        /* A bulk read twice (deltaChecker's two passes) counts once. */
+        (void)snprintf(name, sizeof(name), "%s/%zu", in->slot, in->index);
+        if (ctx->counted == NULL) {
+            ctx->counted = json_object();
+        }
+        if (json_object_get(ctx->counted, name) == NULL) {
+            (void)json_object_set_new(ctx->counted, name, json_true());
+            (void)snprintf(
+                name, sizeof(name), "input.%s.recordCount", in->slot);
+            sl_task_counter_add(ctx, name, (double)sl_bulk_reader_count(r));
+        }
         sl_bulk_reader_free(in->reader);
         ctx->b->ops->input_close(in->handle);
         sl_free(in->slot);

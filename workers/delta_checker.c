@@ -1,18 +1,372 @@
-/* deltaChecker: being written. */
+/*
+ * deltaChecker (SMILA.md 7.7): asks the delta service whether each record
+ * of `recordsToCheck` is new, changed or up to date in this job run, and
+ * writes new and changed ones (changed with `_update: true`) to
+ * `updatedRecords`, compounds to `updatedCompounds` when that slot is
+ * connected.  Up-to-date records are dropped (the service has marked them,
+ * and for compounds their elements, visited).  Records without a
+ * `_deltaHash` pass; records the service refuses are skipped and counted.
+ * Strategies `disabled` and `initial` pass everything through.
+ *
+ * Two passes over each input bulk: the first reads metadata only and
+ * checks it in batches (one delta transaction per shard per batch); the
+ * second copies the chosen records, attachments streamed.  Memory: one
+ * batch of metadata and one byte per input record.
+ * See docs/workers.md "deltaChecker".
+ */
+#include <string.h>
+
+#include "deltaservice/deltaservice.h"
 #include "workers/workers.h"
 
-static int
-perform(struct sl_task_ctx *ctx)
+#define BATCH    1000u
+#define COPY_BUF (64u * 1024u)
+
+/* Where a record goes. */
+enum dest {
+    DEST_DROP = 0,
+    DEST_RECORDS = 1,
+    DEST_RECORDS_UPDATE = 2, /* with _update: true */
+    DEST_COMPOUNDS = 3,
+    DEST_COMPOUNDS_UPDATE = 4,
+};
+
+struct check {
+    struct sl_task_ctx *ctx;
+    struct sl_delta *delta;
+    enum sl_delta_strategy strategy;
+    const char *run_id;
+    const char *param_source;
+    int has_compounds;   /* updatedCompounds is connected */
+    unsigned char *dest; /* per record of the current bulk */
+    size_t ndest, capdest;
+    /* the current batch */
+    json_t *metas[BATCH];
+    struct sl_delta_rec recs[BATCH];
+    size_t first[BATCH]; /* record index in the bulk */
+    size_t n;
+    char *source; /* source of the batch */
+    uint64_t seq;
+};
+
+static enum dest
+route(const struct check *c, const json_t *meta, int update)
 {
-    sl_task_set_message(ctx, "deltaChecker: not built yet");
-    return SL_WORKER_FATAL;
+    if (c->has_compounds &&
+        json_is_true(json_object_get(meta, "_isCompound"))) {
+        return update ? DEST_COMPOUNDS_UPDATE : DEST_COMPOUNDS;
+    }
+    return update ? DEST_RECORDS_UPDATE : DEST_RECORDS;
+}
+
+static void
+dest_set(struct check *c, size_t i, enum dest d)
+{
+    while (i >= c->capdest) {
+        size_t cap = c->capdest ? c->capdest * 2 : 1024;
+
+        c->dest = sl_realloc(c->dest, cap);
+        memset(c->dest + c->capdest, 0, cap - c->capdest);
+        c->capdest = cap;
+    }
+    c->dest[i] = (unsigned char)d;
+    if (i + 1 > c->ndest) {
+        c->ndest = i + 1;
+    }
+}
+
+/* Check the batch; 0 or SL_E* (the task message is set). */
+static int
+flush_batch(struct check *c)
+{
+    struct sl_err err;
+    size_t i = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (c->n == 0) {
+        return 0;
+    }
+    rc = sl_delta_check(c->delta, c->source, c->seq, c->recs, c->n, &err);
+    if (rc != 0) {
+        sl_task_set_message(c->ctx, "delta service: %s", err.message);
+        goto out;
+    }
+    for (i = 0; i < c->n; i++) {
+        const json_t *meta = c->metas[i];
+
+        switch (c->recs[i].result) {
+        case SL_DELTA_NEW:
+            sl_task_counter_add(c->ctx, "records.new", 1);
+            dest_set(c, c->first[i], route(c, meta, 0));
+            break;
+        case SL_DELTA_CHANGED:
+            sl_task_counter_add(c->ctx, "records.changed", 1);
+            dest_set(c, c->first[i], route(c, meta, 1));
+            break;
+        case SL_DELTA_UPTODATE:
+            sl_task_counter_add(c->ctx, "records.uptodate", 1);
+            dest_set(c, c->first[i], DEST_DROP);
+            break;
+        case SL_DELTA_NOHASH:
+            sl_task_counter_add(c->ctx, "records.nohash", 1);
+            dest_set(c, c->first[i], route(c, meta, 0));
+            break;
+        default:
+            SL_WARN("deltaChecker: %s: refused by the delta service: %s",
+                    c->recs[i].id,
+                    sl_strerror(c->recs[i].result));
+            sl_task_counter_add(c->ctx, "records.skipped", 1);
+            dest_set(c, c->first[i], DEST_DROP);
+            break;
+        }
+    }
+out:
+    for (i = 0; i < c->n; i++) {
+        json_decref(c->metas[i]);
+    }
+    c->n = 0;
+    return rc;
+}
+
+/* Pass 1: decide every record of input @b. */
+static int
+decide(struct check *c, size_t b)
+{
+    struct sl_bulk_reader *r = NULL;
+    struct sl_err err;
+    json_t *meta = NULL;
+    size_t idx = 0;
+    int rc = sl_task_input_open(c->ctx, "recordsToCheck", b, &r);
+
+    sl_err_clear(&err);
+    if (rc != 0) {
+        sl_task_set_message(c->ctx, "input %zu: %s", b, sl_strerror(rc));
+        return SL_WORKER_RECOVERABLE;
+    }
+    c->ndest = 0;
+    while ((rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
+        const char *source =
+            json_string_value(json_object_get(meta, "_source"));
+        const json_t *hash = json_object_get(meta, "_deltaHash");
+        const char *name = NULL;
+        uint64_t size = 0;
+
+        while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, &err)) ==
+               1) {
+        }
+        if (rc != 0) {
+            json_decref(meta);
+            break;
+        }
+        if (source == NULL) {
+            source = c->param_source;
+        }
+        if (!sl_delta_strategy_reads(c->strategy) || source == NULL ||
+            !json_is_string(hash) || json_string_length(hash) == 0) {
+            if (sl_delta_strategy_reads(c->strategy)) {
+                sl_task_counter_add(c->ctx, "records.nohash", 1);
+            }
+            dest_set(c, idx++, route(c, meta, 0));
+            json_decref(meta);
+            continue;
+        }
+        if (c->n > 0 && strcmp(source, c->source) != 0) {
+            rc = flush_batch(c);
+            if (rc != 0) {
+                json_decref(meta);
+                break;
+            }
+        }
+        if (c->n == 0 &&
+            (c->source == NULL || strcmp(source, c->source) != 0)) {
+            sl_free(c->source);
+            c->source = sl_asprintf("%s", source);
+            rc = sl_delta_run_for(c->delta, source, c->run_id, &c->seq, &err);
+            if (rc != 0) {
+                sl_task_set_message(c->ctx, "delta service: %s", err.message);
+                json_decref(meta);
+                break;
+            }
+        }
+        c->metas[c->n] = meta;
+        memset(&c->recs[c->n], 0, sizeof(c->recs[c->n]));
+        c->recs[c->n].id =
+            json_string_value(json_object_get(meta, "_recordid"));
+        c->recs[c->n].compound_id =
+            json_string_value(json_object_get(meta, "_compoundRecordId"));
+        c->recs[c->n].hash = json_string_value(hash);
+        c->recs[c->n].is_compound =
+            json_is_true(json_object_get(meta, "_isCompound"));
+        c->first[c->n] = idx++;
+        c->n++;
+        if (c->n == BATCH) {
+            rc = flush_batch(c);
+            if (rc != 0) {
+                break;
+            }
+        }
+    }
+    if (rc == 0) {
+        rc = flush_batch(c);
+    } else if (rc < 0 && c->n > 0) {
+        size_t i = 0;
+
+        for (i = 0; i < c->n; i++) {
+            json_decref(c->metas[i]);
+        }
+        c->n = 0;
+    }
+    sl_task_input_close(c->ctx, r);
+    if (rc == SL_ECORRUPT || rc == SL_ETRUNCATED || rc == SL_ETOOLARGE) {
+        sl_task_set_message(c->ctx, "input %zu: %s", b, err.message);
+        return SL_WORKER_FATAL;
+    }
+    return rc == 0 ? SL_WORKER_OK : SL_WORKER_RECOVERABLE;
+}
+
+/* Pass 2: copy the chosen records of input @b. */
+static int
+copy(struct check *c, size_t b, char *buf)
+{
+    struct sl_bulk_reader *r = NULL;
+    struct sl_bulk_writer *w = NULL;
+    struct sl_err err;
+    json_t *meta = NULL;
+    size_t idx = 0;
+    int rc = sl_task_input_open(c->ctx, "recordsToCheck", b, &r);
+
+    sl_err_clear(&err);
+    if (rc != 0) {
+        sl_task_set_message(c->ctx, "input %zu: %s", b, sl_strerror(rc));
+        return SL_WORKER_RECOVERABLE;
+    }
+    while ((rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
+        enum dest d = idx < c->ndest ? (enum dest)c->dest[idx] : DEST_DROP;
+        const char *name = NULL;
+        uint64_t size = 0;
+
+        idx++;
+        if (d == DEST_DROP) {
+            while ((rc = sl_bulk_reader_attachment_next(
+                        r, &name, &size, &err)) == 1) {
+            }
+            json_decref(meta);
+            if (rc != 0) {
+                break;
+            }
+            continue;
+        }
+        if (d == DEST_RECORDS_UPDATE || d == DEST_COMPOUNDS_UPDATE) {
+            (void)json_object_set_new(meta, "_update", json_true());
+        }
+        rc = sl_task_output_writer(c->ctx,
+                                   d == DEST_COMPOUNDS ||
+                                           d == DEST_COMPOUNDS_UPDATE
+                                       ? "updatedCompounds"
+                                       : "updatedRecords",
+                                   &w);
+        if (rc == 0) {
+            rc = sl_bulk_writer_record_begin(w, meta);
+        }
+        json_decref(meta);
+        while (rc == 0 && (rc = sl_bulk_reader_attachment_next(
+                               r, &name, &size, &err)) == 1) {
+            size_t n = 0;
+
+            rc = sl_bulk_writer_attachment_begin(w, name, size);
+            while (rc == 0 &&
+                   (rc = sl_bulk_reader_attachment_read(
+                        r, buf, COPY_BUF, &n, &err)) == 0 &&
+                   n > 0) {
+                rc = sl_bulk_writer_attachment_write(w, buf, n);
+            }
+        }
+        if (rc == 0) {
+            rc = sl_bulk_writer_record_end(w);
+        }
+        if (rc != 0) {
+            break;
+        }
+    }
+    sl_task_input_close(c->ctx, r);
+    if (rc == 0) {
+        return SL_WORKER_OK;
+    }
+    sl_task_set_message(c->ctx,
+                        "input %zu: %s",
+                        b,
+                        err.message[0] ? err.message : sl_strerror(rc));
+    return rc == SL_ECORRUPT || rc == SL_ETRUNCATED ? SL_WORKER_FATAL
+                                                    : SL_WORKER_RECOVERABLE;
+}
+
+static int
+checker_perform(struct sl_task_ctx *ctx)
+{
+    struct check *c = sl_calloc(1, sizeof(*c));
+    struct sl_bulk_writer *w = NULL;
+    const char *strategy = sl_task_param_str(ctx, "deltaImportStrategy");
+    struct sl_err err;
+    char *buf = NULL;
+    size_t n = sl_task_input_count(ctx, "recordsToCheck");
+    size_t b = 0;
+    int res = SL_WORKER_OK;
+
+    sl_err_clear(&err);
+    c->ctx = ctx;
+    c->delta = sl_task_services(ctx)->delta;
+    c->run_id = json_string_value(json_object_get(
+        json_object_get(sl_task_json(ctx), "properties"), "jobRunId"));
+    c->param_source = sl_task_param_str(ctx, "dataSource");
+    c->strategy = SL_DELTA_STRATEGY_FULL;
+    if (strategy != NULL &&
+        sl_delta_strategy_parse(strategy, &c->strategy, &err) != 0) {
+        sl_task_set_message(ctx, "deltaImportStrategy: %s", err.message);
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
+    if (sl_delta_strategy_reads(c->strategy) &&
+        (c->delta == NULL || c->run_id == NULL)) {
+        sl_task_set_message(ctx,
+                            "deltaChecker needs the delta service: run it "
+                            "inside `sluice serve`");
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
+    c->has_compounds =
+        sl_task_output_writer(ctx, "updatedCompounds", &w) != SL_ENOENT;
+    buf = sl_malloc(COPY_BUF);
+    for (b = 0; b < n && res == SL_WORKER_OK; b++) {
+        if (sl_task_is_canceled(ctx)) {
+            res = SL_WORKER_RECOVERABLE;
+            break;
+        }
+        res = decide(c, b);
+        if (res == SL_WORKER_OK) {
+            res = copy(c, b, buf);
+        }
+    }
+out:
+    sl_free(buf);
+    sl_free(c->dest);
+    sl_free(c->source);
+    sl_free(c);
+    return res;
 }
 
 const struct sl_worker_type sl_worker_deltaChecker = {
     SL_WORKER_ABI_VERSION,
     "deltaChecker",
-    "{\"name\": \"deltaChecker\", \"input\": [{\"name\": \"in\", \"type\": "
-    "\"recordBulks\"}]}",
-    perform,
+    "{\"name\": \"deltaChecker\","
+    " \"parameters\": [{\"name\": \"deltaImportStrategy\", \"optional\": true,"
+    "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"]},"
+    "  {\"name\": \"dataSource\", \"optional\": true}],"
+    " \"input\": [{\"name\": \"recordsToCheck\", \"type\": \"recordBulks\"}],"
+    " \"output\": [{\"name\": \"updatedRecords\", \"type\": \"recordBulks\","
+    "   \"modes\": [\"optional\"]},"
+    "  {\"name\": \"updatedCompounds\", \"type\": \"recordBulks\","
+    "   \"modes\": [\"optional\"]}]}",
+    checker_perform,
     NULL,
 };

@@ -643,6 +643,17 @@ extract_record(struct extract *x, const json_t *meta)
         sl_task_counter_add(x->ctx, "compounds.unreadable", 1);
         goto out;
     }
+    /* The compound itself is a file of the tree: pass its record on
+     * (metadata only), so it is indexed and its delta state is recorded
+     * by the updatePusher like any file's. */
+    rc = sl_bulk_writer_record_begin(x->w, meta);
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_end(x->w);
+    }
+    if (rc != 0) {
+        sl_task_set_message(x->ctx, "write: %s", sl_strerror(rc));
+        goto out;
+    }
     x->top_id = id;
     x->source = json_string_value(json_object_get(meta, "_source"));
     x->compressed = (uint64_t)st.st_size;

@@ -1,18 +1,158 @@
-/* indexWriter: being written. */
+/*
+ * indexWriter: writes the records of input `records` into the embedded
+ * index named by parameter `index` (default "default"): upserts, or
+ * deletes by `_recordid` when parameter `operation` is "delete" (the
+ * action reading the bulkbuilder's deletedRecords).  Idempotent by
+ * `_recordid`, so a retried task writes the same state.  Records are
+ * applied in batches, one SQLite transaction each.
+ *
+ * Field mapping (docs/index.md): title (else fileName), text, path
+ * (filePath, unescaped form kept as given), mimeType, size (fileSize),
+ * lastModified (fileLastModified), _source, _compoundRecordId; every other
+ * attribute is stored with the document.  See docs/workers.md
+ * "indexWriter".
+ */
+#include <string.h>
+
+#include "index/index.h"
 #include "workers/workers.h"
 
+#define BATCH 256u
+
+struct writer {
+    struct sl_task_ctx *ctx;
+    struct sl_index_set *index;
+    const char *name;
+    int deletes;
+    json_t *docs[BATCH];
+    struct sl_index_op ops[BATCH];
+    size_t n;
+};
+
 static int
-perform(struct sl_task_ctx *ctx)
+flush(struct writer *w)
 {
-    sl_task_set_message(ctx, "indexWriter: not built yet");
-    return SL_WORKER_FATAL;
+    struct sl_err err;
+    size_t i = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (w->n > 0) {
+        rc = sl_index_apply(w->index, w->name, w->ops, w->n, &err);
+        if (rc != 0) {
+            sl_task_set_message(w->ctx, "index %s: %s", w->name, err.message);
+        } else {
+            sl_task_counter_add(w->ctx,
+                                w->deletes ? "records.deleted"
+                                           : "records.indexed",
+                                (double)w->n);
+        }
+    }
+    for (i = 0; i < w->n; i++) {
+        json_decref(w->docs[i]);
+    }
+    w->n = 0;
+    return rc;
+}
+
+/* Copy @from to @to in @doc when @to is not set. */
+static void
+map_field(json_t *doc, const char *from, const char *to)
+{
+    json_t *v = json_object_get(doc, from);
+
+    if (v != NULL && json_object_get(doc, to) == NULL) {
+        (void)json_object_set(doc, to, v);
+    }
+}
+
+static int
+write_input(void *arg, json_t *meta)
+{
+    struct writer *w = arg;
+    const char *id = json_string_value(json_object_get(meta, "_recordid"));
+
+    if (id == NULL || id[0] == '\0') {
+        sl_task_counter_add(w->ctx, "records.invalid", 1);
+        return SL_WORKER_OK;
+    }
+    w->docs[w->n] = json_incref(meta);
+    if (w->deletes) {
+        w->ops[w->n].doc = NULL;
+        w->ops[w->n].id = id;
+    } else {
+        map_field(meta, "fileName", "title");
+        map_field(meta, "filePath", "path");
+        map_field(meta, "fileSize", "size");
+        map_field(meta, "fileLastModified", "lastModified");
+        if (!json_is_string(json_object_get(meta, "title"))) {
+            (void)json_object_set_new(meta, "title", json_string(""));
+        }
+        if (!json_is_string(json_object_get(meta, "text"))) {
+            (void)json_object_set_new(meta, "text", json_string(""));
+        }
+        /* Values the index keeps as columns must be scalars. */
+        if (json_object_get(meta, "size") != NULL &&
+            !json_is_number(json_object_get(meta, "size"))) {
+            (void)json_object_del(meta, "size");
+        }
+        w->ops[w->n].doc = meta;
+        w->ops[w->n].id = NULL;
+    }
+    w->n++;
+    if (w->n == BATCH && flush(w) != 0) {
+        return SL_WORKER_RECOVERABLE;
+    }
+    return SL_WORKER_OK;
+}
+
+static int
+index_perform(struct sl_task_ctx *ctx)
+{
+    struct writer *w = sl_calloc(1, sizeof(*w));
+    const char *op = sl_task_param_str(ctx, "operation");
+    int res = SL_WORKER_OK;
+
+    w->ctx = ctx;
+    w->index = sl_task_services(ctx)->index;
+    w->name = sl_task_param_str(ctx, "index");
+    if (w->name == NULL) {
+        w->name = "default";
+    }
+    if (op != NULL && strcmp(op, "delete") != 0 && strcmp(op, "upsert") != 0) {
+        sl_task_set_message(
+            ctx, "operation must be 'upsert' or 'delete', not '%s'", op);
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
+    w->deletes = op != NULL && strcmp(op, "delete") == 0;
+    if (w->index == NULL) {
+        sl_task_set_message(ctx,
+                            "indexWriter needs the embedded index: run it "
+                            "inside `sluice serve`");
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
+    res = sl_task_input_each(ctx, "records", write_input, w);
+    if (res == SL_WORKER_OK && flush(w) != 0) {
+        res = SL_WORKER_RECOVERABLE;
+    }
+out:
+    while (w->n > 0) {
+        json_decref(w->docs[--w->n]);
+    }
+    sl_free(w);
+    return res;
 }
 
 const struct sl_worker_type sl_worker_indexWriter = {
     SL_WORKER_ABI_VERSION,
     "indexWriter",
-    "{\"name\": \"indexWriter\", \"input\": [{\"name\": \"in\", \"type\": "
-    "\"recordBulks\"}]}",
-    perform,
+    "{\"name\": \"indexWriter\","
+    " \"parameters\": [{\"name\": \"index\", \"optional\": true},"
+    "  {\"name\": \"operation\", \"optional\": true,"
+    "   \"values\": [\"upsert\", \"delete\"]}],"
+    " \"input\": [{\"name\": \"records\", \"type\": \"recordBulks\"}]}",
+    index_perform,
     NULL,
 };

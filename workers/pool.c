@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deltaservice/deltaservice.h"
 #include "workers/workers_int.h"
 
 #define IDLE_MIN_MS     5    /* first sleep when there is no task */
@@ -423,6 +424,9 @@ sl_worker_pool_start(struct sl_jm *jm,
 
     if (services != NULL) {
         b->services = *services;
+        if (services->delta != NULL) {
+            sl__wk_set_delta_shards(sl_delta_shards(services->delta));
+        }
     }
     return sl__wk_pool_start(
         b, sl__wk_local_free, types, n, threads_per_worker, 0, out);

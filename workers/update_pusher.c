@@ -1,18 +1,771 @@
-/* updatePusher: being written. */
+/*
+ * updatePusher (SMILA.md 7.10): pushes every record of `recordsToPush`
+ * (attachments streamed) into the processing job `jobToPushTo` of this
+ * server through the bulkbuilder, or to `remote` endpoints over HTTP with
+ * failover, and records it as updated in the delta service only after the
+ * push was accepted.  A record already pushed in this job run (a retried
+ * task) is not pushed again.  In the completion phase of a `full` import,
+ * task k of n (n = delta shards) sends deletes for the records of shard k
+ * that this run did not visit, then removes their entries.
+ * See docs/workers.md "updatePusher".
+ */
+#include <curl/curl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bulkbuilder/bulkbuilder.h"
+#include "deltaservice/deltaservice.h"
 #include "workers/workers.h"
+#include "workers/workers_int.h"
+
+#define MARK_BATCH 500u
+#define COPY_BUF   (64u * 1024u)
+#define MAX_ATTACH 64u
+
+/* Delta shards of the server, for the number of completion tasks. */
+static atomic_uint delta_shards;
+
+void
+sl__wk_set_delta_shards(unsigned n)
+{
+    atomic_store(&delta_shards, n);
+}
+
+struct spool {
+    char name[SL_ATTACHMENT_NAME_MAX + 1];
+    int fd;
+    uint64_t size;
+    uint64_t pos;
+};
+
+struct push {
+    struct sl_task_ctx *ctx;
+    struct sl_bb *bb;
+    struct sl_delta *delta;
+    enum sl_delta_strategy strategy;
+    const char *job;      /* jobToPushTo, or NULL */
+    const json_t *remote; /* {"endpoints": [...], "urlPath": ...} or NULL */
+    size_t endpoint;      /* current endpoint (failover) */
+    CURL *h;
+    const char *run_id;
+    const char *param_source;
+    struct sl_bulk_writer *pushed; /* output pushedRecords, or NULL */
+    char *buf;
+    /* records to mark updated */
+    json_t *metas[MARK_BATCH];
+    struct sl_delta_rec recs[MARK_BATCH];
+    size_t n;
+    char *source; /* of the mark batch and of seq */
+    uint64_t seq;
+    struct spool att[MAX_ATTACH];
+    size_t natt;
+};
+
+/* ------------------------------------------------------------------------
+ * Delta bookkeeping.
+ * --------------------------------------------------------------------- */
 
 static int
-perform(struct sl_task_ctx *ctx)
+use_source(struct push *p, const char *source, struct sl_err *err)
 {
-    sl_task_set_message(ctx, "updatePusher: not built yet");
-    return SL_WORKER_FATAL;
+    if (p->source != NULL && strcmp(p->source, source) == 0) {
+        return 0;
+    }
+    sl_free(p->source);
+    p->source = sl_asprintf("%s", source);
+    return sl_delta_run_for(p->delta, source, p->run_id, &p->seq, err);
+}
+
+static int
+flush_marks(struct push *p)
+{
+    struct sl_err err;
+    size_t i = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (p->n > 0) {
+        rc = sl_delta_mark_updated(
+            p->delta, p->source, p->seq, p->recs, p->n, &err);
+        if (rc != 0) {
+            sl_task_set_message(p->ctx, "delta service: %s", err.message);
+        }
+    }
+    for (i = 0; i < p->n; i++) {
+        json_decref(p->metas[i]);
+    }
+    p->n = 0;
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Remote pushes (libcurl).
+ * --------------------------------------------------------------------- */
+
+static char *
+endpoint_url(const struct push *p, size_t i)
+{
+    const char *ep = json_string_value(
+        json_array_get(json_object_get(p->remote, "endpoints"), i));
+    const char *path = json_string_value(json_object_get(p->remote, "urlPath"));
+    size_t eplen = strlen(ep);
+
+    while (eplen > 0 && ep[eplen - 1] == '/') {
+        eplen--;
+    }
+    while (*path == '/') {
+        path++;
+    }
+    return sl_asprintf("%s%.*s/%s",
+                       strstr(ep, "://") != NULL ? "" : "http://",
+                       (int)eplen,
+                       ep,
+                       path);
+}
+
+static size_t
+discard_body(char *data, size_t size, size_t n, void *arg)
+{
+    (void)data;
+    (void)arg;
+    return size * n;
+}
+
+static size_t
+spool_read(char *buf, size_t size, size_t n, void *arg)
+{
+    struct spool *s = arg;
+    size_t want = size * n;
+    ssize_t got = 0;
+
+    if (s->pos >= s->size) {
+        return 0;
+    }
+    if (want > s->size - s->pos) {
+        want = (size_t)(s->size - s->pos);
+    }
+    got = pread(s->fd, buf, want, (off_t)s->pos);
+    if (got <= 0) {
+        return CURL_READFUNC_ABORT;
+    }
+    s->pos += (uint64_t)got;
+    return (size_t)got;
+}
+
+static int
+spool_seek(void *arg, curl_off_t off, int origin)
+{
+    struct spool *s = arg;
+
+    if (origin != SEEK_SET || off < 0) {
+        return CURL_SEEKFUNC_CANTSEEK;
+    }
+    s->pos = (uint64_t)off;
+    return CURL_SEEKFUNC_OK;
+}
+
+/*
+ * One request to the current endpoint, failing over to the next ones.
+ * @meta_text: JSON body (POST) or NULL with @delete_id for a DELETE.
+ * Returns 0 (accepted), SL_EINVAL (the target refused the record: 4xx),
+ * SL_EUPSTREAM (no endpoint accepted it; the task message says why).
+ */
+static int
+remote_send(struct push *p, const char *meta_text, const char *delete_id)
+{
+    size_t n = json_array_size(json_object_get(p->remote, "endpoints"));
+    size_t tried = 0;
+    char errbuf[CURL_ERROR_SIZE];
+
+    for (tried = 0; tried < n; tried++) {
+        char *url = endpoint_url(p, p->endpoint);
+        curl_mime *mime = NULL;
+        struct curl_slist *hdr = NULL;
+        long status = 0;
+        CURLcode cc = CURLE_OK;
+        size_t i = 0;
+
+        curl_easy_reset(p->h);
+        errbuf[0] = '\0';
+        (void)curl_easy_setopt(p->h, CURLOPT_ERRORBUFFER, errbuf);
+        (void)curl_easy_setopt(p->h, CURLOPT_NOSIGNAL, 1L);
+        (void)curl_easy_setopt(p->h, CURLOPT_CONNECTTIMEOUT, 10L);
+        (void)curl_easy_setopt(p->h, CURLOPT_TIMEOUT, 300L);
+        (void)curl_easy_setopt(p->h, CURLOPT_WRITEFUNCTION, discard_body);
+        if (delete_id != NULL) {
+            char *esc = curl_easy_escape(p->h, delete_id, 0);
+            char *full = sl_asprintf("%s?_recordid=%s", url, esc);
+
+            curl_free(esc);
+            (void)curl_easy_setopt(p->h, CURLOPT_URL, full);
+            (void)curl_easy_setopt(p->h, CURLOPT_CUSTOMREQUEST, "DELETE");
+            cc = curl_easy_perform(p->h);
+            sl_free(full);
+        } else {
+            (void)curl_easy_setopt(p->h, CURLOPT_URL, url);
+            if (p->natt == 0) {
+                hdr = curl_slist_append(hdr, "Content-Type: application/json");
+                (void)curl_easy_setopt(p->h, CURLOPT_HTTPHEADER, hdr);
+                (void)curl_easy_setopt(p->h, CURLOPT_POSTFIELDS, meta_text);
+            } else {
+                curl_mimepart *part = NULL;
+
+                mime = curl_mime_init(p->h);
+                part = curl_mime_addpart(mime);
+                (void)curl_mime_name(part, "record");
+                (void)curl_mime_type(part, "application/json");
+                (void)curl_mime_data(part, meta_text, CURL_ZERO_TERMINATED);
+                for (i = 0; i < p->natt; i++) {
+                    p->att[i].pos = 0;
+                    part = curl_mime_addpart(mime);
+                    (void)curl_mime_name(part, p->att[i].name);
+                    (void)curl_mime_filename(part, p->att[i].name);
+                    (void)curl_mime_type(part, "application/octet-stream");
+                    (void)curl_mime_data_cb(part,
+                                            (curl_off_t)p->att[i].size,
+                                            spool_read,
+                                            spool_seek,
+                                            NULL,
+                                            &p->att[i]);
+                }
+                (void)curl_easy_setopt(p->h, CURLOPT_MIMEPOST, mime);
+            }
+            cc = curl_easy_perform(p->h);
+        }
+        if (cc == CURLE_OK) {
+            (void)curl_easy_getinfo(p->h, CURLINFO_RESPONSE_CODE, &status);
+        }
+        curl_mime_free(mime);
+        curl_slist_free_all(hdr);
+        if (cc == CURLE_OK && status >= 200 && status < 300) {
+            sl_free(url);
+            return 0;
+        }
+        if (cc == CURLE_OK && status >= 400 && status < 500 && status != 404 &&
+            status != 408 && status != 429) {
+            SL_WARN("updatePusher: %s refused a record: HTTP %ld", url, status);
+            sl_free(url);
+            return SL_EINVAL;
+        }
+        SL_WARN("updatePusher: %s: %s",
+                url,
+                cc != CURLE_OK ? (errbuf[0] ? errbuf : curl_easy_strerror(cc))
+                               : "HTTP error");
+        sl_task_set_message(p->ctx,
+                            "remote push to %s failed: %s (HTTP %ld)",
+                            url,
+                            cc != CURLE_OK ? curl_easy_strerror(cc) : "status",
+                            status);
+        sl_task_counter_add(p->ctx, "remote.failovers", 1);
+        sl_free(url);
+        p->endpoint = (p->endpoint + 1) % n;
+    }
+    return SL_EUPSTREAM;
+}
+
+static void
+spool_clear(struct push *p)
+{
+    size_t i = 0;
+
+    for (i = 0; i < p->natt; i++) {
+        (void)close(p->att[i].fd);
+    }
+    p->natt = 0;
+}
+
+/* Copy the attachments of the current record into unlinked temp files. */
+static int
+spool_attachments(struct push *p, struct sl_bulk_reader *r, struct sl_err *err)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    const char *name = NULL;
+    uint64_t size = 0;
+    int rc = 0;
+
+    while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, err)) == 1) {
+        struct spool *s = NULL;
+        char *path = NULL;
+        size_t n = 0;
+
+        if (p->natt == MAX_ATTACH) {
+            return sl_err_set(
+                err, SL_ETOOLARGE, "attachments", "more than %u", MAX_ATTACH);
+        }
+        s = &p->att[p->natt];
+        path = sl_asprintf("%s/sluice-push-XXXXXX",
+                           tmpdir != NULL && tmpdir[0] ? tmpdir : "/tmp");
+        s->fd = mkstemp(path);
+        if (s->fd < 0) {
+            rc = sl_err_set(
+                err, -errno, "spool", "%s: %s", path, strerror(errno));
+            sl_free(path);
+            return rc;
+        }
+        (void)unlink(path);
+        sl_free(path);
+        p->natt++;
+        (void)snprintf(s->name, sizeof(s->name), "%s", name);
+        s->size = size;
+        while ((rc = sl_bulk_reader_attachment_read(
+                    r, p->buf, COPY_BUF, &n, err)) == 0 &&
+               n > 0) {
+            if (write(s->fd, p->buf, n) != (ssize_t)n) {
+                return sl_err_set(
+                    err, SL_EIO, "spool", "write: %s", strerror(errno));
+            }
+        }
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Local pushes (bulkbuilder).
+ * --------------------------------------------------------------------- */
+
+static int
+local_push(struct push *p,
+           const json_t *meta,
+           struct sl_bulk_reader *r,
+           struct sl_err *err)
+{
+    struct sl_bb_rec *rec = NULL;
+    const char *name = NULL;
+    uint64_t size = 0;
+    int rc = sl_bb_record_begin(p->bb, p->job, meta, 0, &rec, err);
+
+    if (rc != 0) {
+        return rc;
+    }
+    while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, err)) == 1) {
+        size_t n = 0;
+
+        rc = sl_bb_attachment_begin(rec, name, size, err);
+        while (rc == 0 &&
+               (rc = sl_bulk_reader_attachment_read(
+                    r, p->buf, COPY_BUF, &n, err)) == 0 &&
+               n > 0) {
+            rc = sl_bb_attachment_write(rec, p->buf, n, err);
+        }
+        if (rc != 0) {
+            break;
+        }
+    }
+    if (rc != 0) {
+        sl_bb_record_abort(rec);
+        return rc;
+    }
+    return sl_bb_record_end(rec, err);
+}
+
+/* ------------------------------------------------------------------------
+ * Records.
+ * --------------------------------------------------------------------- */
+
+/* Skip the attachments of the current record. */
+static int
+skip_attachments(struct sl_bulk_reader *r, struct sl_err *err)
+{
+    const char *name = NULL;
+    uint64_t size = 0;
+    int rc = 0;
+
+    while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, err)) == 1) {
+    }
+    return rc;
+}
+
+/* Push one record; returns an SL_WORKER_* result. */
+static int
+push_record(struct push *p, json_t *meta, struct sl_bulk_reader *r)
+{
+    const char *source = json_string_value(json_object_get(meta, "_source"));
+    const char *hash = json_string_value(json_object_get(meta, "_deltaHash"));
+    struct sl_delta_rec dr;
+    struct sl_err err;
+    int track = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    memset(&dr, 0, sizeof(dr));
+    if (source == NULL) {
+        source = p->param_source;
+    }
+    dr.id = json_string_value(json_object_get(meta, "_recordid"));
+    dr.compound_id =
+        json_string_value(json_object_get(meta, "_compoundRecordId"));
+    dr.hash = hash;
+    dr.is_compound = json_is_true(json_object_get(meta, "_isCompound"));
+    track = sl_delta_strategy_writes(p->strategy) && p->delta != NULL &&
+            source != NULL && hash != NULL && hash[0] != '\0' && dr.id != NULL;
+    if (track) {
+        int pushed = 0;
+
+        if (p->n > 0 && strcmp(source, p->source) != 0 && flush_marks(p) != 0) {
+            return SL_WORKER_RECOVERABLE;
+        }
+        rc = use_source(p, source, &err);
+        if (rc == 0) {
+            rc = sl_delta_was_pushed_in_run(
+                p->delta, source, p->seq, &dr, &pushed, &err);
+        }
+        if (rc != 0) {
+            sl_task_set_message(p->ctx, "delta service: %s", err.message);
+            return SL_WORKER_RECOVERABLE;
+        }
+        if (pushed) {
+            sl_task_counter_add(p->ctx, "records.duplicate", 1);
+            return skip_attachments(r, &err) == 0 ? SL_WORKER_OK
+                                                  : SL_WORKER_FATAL;
+        }
+    }
+    if (p->job != NULL) {
+        rc = local_push(p, meta, r, &err);
+    } else {
+        char *text = NULL;
+
+        rc = spool_attachments(p, r, &err);
+        if (rc == 0) {
+            text = json_dumps(meta, JSON_COMPACT);
+            rc = remote_send(p, text, NULL);
+            sl_free(text);
+        }
+        spool_clear(p);
+    }
+    if (rc == SL_EINVAL) {
+        SL_WARN("updatePusher: %s: refused: %s", dr.id, err.message);
+        sl_task_counter_add(p->ctx, "records.invalid", 1);
+        return SL_WORKER_OK;
+    }
+    if (rc == SL_ECORRUPT || rc == SL_ETRUNCATED) {
+        sl_task_set_message(p->ctx, "input: %s", err.message);
+        return SL_WORKER_FATAL;
+    }
+    if (rc != 0) {
+        if (err.message[0] != '\0') {
+            sl_task_set_message(p->ctx,
+                                "push to %s: %s",
+                                p->job != NULL ? p->job : "remote",
+                                err.message);
+        }
+        return SL_WORKER_RECOVERABLE;
+    }
+    sl_task_counter_add(p->ctx, "records.pushed", 1);
+    if (p->pushed != NULL &&
+        sl_bulk_writer_record_begin(p->pushed, meta) == 0) {
+        (void)sl_bulk_writer_record_end(p->pushed);
+    }
+    if (track) {
+        p->metas[p->n] = json_incref(meta);
+        p->recs[p->n] = dr;
+        p->n++;
+        if (p->n == MARK_BATCH && flush_marks(p) != 0) {
+            return SL_WORKER_RECOVERABLE;
+        }
+    }
+    return SL_WORKER_OK;
+}
+
+static int
+push_inputs(struct push *p)
+{
+    size_t n = sl_task_input_count(p->ctx, "recordsToPush");
+    size_t b = 0;
+    int res = SL_WORKER_OK;
+
+    for (b = 0; b < n && res == SL_WORKER_OK; b++) {
+        struct sl_bulk_reader *r = NULL;
+        struct sl_err err;
+        json_t *meta = NULL;
+        int rc = sl_task_input_open(p->ctx, "recordsToPush", b, &r);
+
+        sl_err_clear(&err);
+        if (rc != 0) {
+            sl_task_set_message(p->ctx, "input %zu: %s", b, sl_strerror(rc));
+            return SL_WORKER_RECOVERABLE;
+        }
+        while (res == SL_WORKER_OK &&
+               (rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
+            if (sl_task_is_canceled(p->ctx)) {
+                res = SL_WORKER_RECOVERABLE;
+            } else {
+                res = push_record(p, meta, r);
+            }
+            json_decref(meta);
+        }
+        sl_task_input_close(p->ctx, r);
+        if (res == SL_WORKER_OK && rc != 0) {
+            sl_task_set_message(p->ctx, "input %zu: %s", b, err.message);
+            res = SL_WORKER_FATAL;
+        }
+    }
+    if (res == SL_WORKER_OK && flush_marks(p) != 0) {
+        res = SL_WORKER_RECOVERABLE;
+    }
+    return res;
+}
+
+/* ------------------------------------------------------------------------
+ * Delta-delete (completion tasks).
+ * --------------------------------------------------------------------- */
+
+static int
+send_deletes(void *arg, const struct sl_delta_obsolete *e, size_t n)
+{
+    struct push *p = arg;
+    size_t i = 0;
+
+    for (i = 0; i < n; i++) {
+        struct sl_err err;
+        int rc = 0;
+
+        sl_err_clear(&err);
+        if (sl_task_is_canceled(p->ctx)) {
+            return SL_ECANCELED;
+        }
+        if (p->job != NULL) {
+            json_t *meta = json_pack("{s:s}", "_recordid", e[i].id);
+
+            rc = sl_bb_add(p->bb, p->job, meta, 1, &err);
+            json_decref(meta);
+        } else {
+            rc = remote_send(p, NULL, e[i].id);
+        }
+        if (rc == SL_EINVAL) {
+            sl_task_counter_add(p->ctx, "deletes.invalid", 1);
+            continue;
+        }
+        if (rc != 0) {
+            if (err.message[0] != '\0') {
+                sl_task_set_message(p->ctx, "delete: %s", err.message);
+            }
+            return rc;
+        }
+        sl_task_counter_add(p->ctx, "records.deleted", 1);
+    }
+    return 0;
+}
+
+static int
+delta_delete(struct push *p, unsigned shard)
+{
+    struct sl_err err;
+    uint64_t removed = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (!sl_delta_strategy_deletes(p->strategy) || p->delta == NULL) {
+        return SL_WORKER_OK;
+    }
+    if (p->param_source == NULL) {
+        sl_task_set_message(p->ctx,
+                            "delta-delete needs the job parameter dataSource");
+        return SL_WORKER_FATAL;
+    }
+    if (shard >= sl_delta_shards(p->delta)) {
+        return SL_WORKER_OK;
+    }
+    rc = use_source(p, p->param_source, &err);
+    if (rc == 0) {
+        rc = sl_delta_obsolete_scan(p->delta,
+                                    p->param_source,
+                                    p->seq,
+                                    shard,
+                                    0,
+                                    send_deletes,
+                                    p,
+                                    &removed,
+                                    &err);
+    }
+    if (rc != 0) {
+        if (err.message[0] != '\0') {
+            sl_task_set_message(p->ctx, "delta-delete: %s", err.message);
+        }
+        return SL_WORKER_RECOVERABLE;
+    }
+    sl_task_counter_add(p->ctx, "entries.removed", (double)removed);
+    return SL_WORKER_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * The worker.
+ * --------------------------------------------------------------------- */
+
+static int
+check_remote(const json_t *remote)
+{
+    const json_t *eps = json_object_get(remote, "endpoints");
+    const json_t *e = NULL;
+    size_t i = 0;
+
+    if (!json_is_array(eps) || json_array_size(eps) == 0 ||
+        !json_is_string(json_object_get(remote, "urlPath"))) {
+        return SL_EINVAL;
+    }
+    json_array_foreach(eps, i, e)
+    {
+        if (!json_is_string(e) || json_string_length(e) == 0) {
+            return SL_EINVAL;
+        }
+    }
+    return 0;
+}
+
+static int
+pusher_perform(struct sl_task_ctx *ctx)
+{
+    struct push *p = sl_calloc(1, sizeof(*p));
+    const char *strategy = sl_task_param_str(ctx, "deltaImportStrategy");
+    struct sl_err err;
+    unsigned part = 0;
+    int res = SL_WORKER_OK;
+
+    sl_err_clear(&err);
+    p->ctx = ctx;
+    p->bb = sl_task_services(ctx)->bulkbuilder;
+    p->delta = sl_task_services(ctx)->delta;
+    p->job = sl_task_param_str(ctx, "jobToPushTo");
+    p->remote = sl_task_param(ctx, "remote");
+    p->run_id = json_string_value(json_object_get(
+        json_object_get(sl_task_json(ctx), "properties"), "jobRunId"));
+    p->param_source = sl_task_param_str(ctx, "dataSource");
+    p->strategy = SL_DELTA_STRATEGY_FULL;
+    if (strategy != NULL &&
+        sl_delta_strategy_parse(strategy, &p->strategy, &err) != 0) {
+        sl_task_set_message(ctx, "deltaImportStrategy: %s", err.message);
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
+    if (p->job == NULL && (p->remote == NULL || check_remote(p->remote))) {
+        sl_task_set_message(ctx,
+                            "updatePusher needs jobToPushTo or remote "
+                            "{\"endpoints\": [..], \"urlPath\": ..}");
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
+    if ((p->job != NULL && p->bb == NULL) ||
+        (sl_delta_strategy_writes(p->strategy) &&
+         (p->delta == NULL || p->run_id == NULL))) {
+        sl_task_set_message(ctx,
+                            "updatePusher needs the bulkbuilder and the delta "
+                            "service: run it inside `sluice serve`");
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
+    if (p->job == NULL) {
+        p->h = curl_easy_init();
+        if (p->h == NULL) {
+            sl_task_set_message(ctx, "curl_easy_init failed");
+            res = SL_WORKER_RECOVERABLE;
+            goto out;
+        }
+    }
+    p->buf = sl_malloc(COPY_BUF);
+    if (sl_task_completion(ctx, &part, NULL)) {
+        res = delta_delete(p, part);
+    } else {
+        if (sl_task_output_writer(ctx, "pushedRecords", &p->pushed) != 0) {
+            p->pushed = NULL;
+        }
+        res = push_inputs(p);
+    }
+out:
+    (void)flush_marks(p);
+    if (p->h != NULL) {
+        curl_easy_cleanup(p->h);
+    }
+    sl_free(p->buf);
+    sl_free(p->source);
+    sl_free(p);
+    return res;
+}
+
+int
+sl_worker_start_check(void *jm,
+                      const char *job,
+                      const char *worker,
+                      const json_t *params,
+                      struct sl_err *err)
+{
+    const char *target = NULL;
+    const json_t *remote = NULL;
+    struct sl_err why;
+    int rc = 0;
+
+    if (worker == NULL || strcmp(worker, "updatePusher") != 0) {
+        return 0;
+    }
+    target = json_string_value(json_object_get(params, "jobToPushTo"));
+    remote = json_object_get(params, "remote");
+    if (target == NULL && remote == NULL) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "parameters.jobToPushTo",
+                          "job '%s': the updatePusher needs the parameter "
+                          "jobToPushTo or remote",
+                          job);
+    }
+    if (target == NULL) {
+        return check_remote(remote) == 0
+                   ? 0
+                   : sl_err_set(err,
+                                SL_EINVAL,
+                                "parameters.remote",
+                                "job '%s': remote must be {\"endpoints\": "
+                                "[\"host:port\", ...], \"urlPath\": "
+                                "\"smila/job/<job>/record\"}",
+                                job);
+    }
+    sl_err_clear(&why);
+    rc = sl_jm_bulk_source_ready(jm, target, SL_BB_WORKER, &why);
+    if (rc != 0) {
+        return sl_err_set(err,
+                          SL_ECONFLICT,
+                          "parameters.jobToPushTo",
+                          "job '%s' pushes to job '%s', which cannot take "
+                          "records: %s",
+                          job,
+                          target,
+                          why.message);
+    }
+    return 0;
+}
+
+/* One completion task per delta shard for `full` imports, else one (which
+ * does nothing). */
+static unsigned
+pusher_partitions(const json_t *params)
+{
+    const char *s =
+        json_string_value(json_object_get(params, "deltaImportStrategy"));
+    enum sl_delta_strategy st = SL_DELTA_STRATEGY_FULL;
+    unsigned n = atomic_load(&delta_shards);
+
+    if (s != NULL && sl_delta_strategy_parse(s, &st, NULL) != 0) {
+        return 1;
+    }
+    return sl_delta_strategy_deletes(st) && n > 0 ? n : 1;
 }
 
 const struct sl_worker_type sl_worker_updatePusher = {
     SL_WORKER_ABI_VERSION,
     "updatePusher",
-    "{\"name\": \"updatePusher\", \"input\": [{\"name\": \"in\", \"type\": "
-    "\"recordBulks\"}]}",
-    perform,
-    NULL,
+    "{\"name\": \"updatePusher\","
+    " \"modes\": [\"requestsCompletion\"],"
+    " \"parameters\": [{\"name\": \"jobToPushTo\", \"optional\": true},"
+    "  {\"name\": \"remote\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"dataSource\", \"optional\": true},"
+    "  {\"name\": \"deltaImportStrategy\", \"optional\": true,"
+    "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"]}],"
+    " \"input\": [{\"name\": \"recordsToPush\", \"type\": \"recordBulks\"}],"
+    " \"output\": [{\"name\": \"pushedRecords\", \"type\": \"recordBulks\","
+    "   \"modes\": [\"optional\"]}]}",
+    pusher_perform,
+    pusher_partitions,
 };

@@ -85,6 +85,19 @@ int sl_worker_register_all(struct sl_jm *jm,
                            size_t n,
                            struct sl_err *err);
 
+/**
+ * @brief The start check of the built-in workers, for
+ * sl_jm_set_start_check with @p jm (a struct sl_jm *) as argument: an
+ * updatePusher needs `jobToPushTo` or a valid `remote`, and its
+ * jobToPushTo must be running in standard mode with the bulkbuilder
+ * (SL_ECONFLICT naming the job otherwise).
+ */
+int sl_worker_start_check(void *jm,
+                          const char *job,
+                          const char *worker,
+                          const json_t *params,
+                          struct sl_err *err);
+
 /* ------------------------------------------------------------------------
  * Task context: what perform may use.  Every pointer it returns is
  * borrowed and valid until perform returns unless a note says otherwise.

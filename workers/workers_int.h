@@ -116,4 +116,8 @@ int sl__wk_pool_start(struct sl__wk_backend *b,
                       int remote,
                       struct sl_worker_pool **out);
 
+/** @brief Tell the updatePusher how many delta shards (completion tasks of
+ * a `full` import) the server has. */
+void sl__wk_set_delta_shards(unsigned n);
+
 #endif /* SL_WORKERS_INT_H_INCLUDED */

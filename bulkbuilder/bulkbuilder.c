@@ -1,0 +1,1182 @@
+/*
+ * Bulkbuilder: durable journals per job, sealed into bulks, committed as
+ * initial tasks of the job by one committer thread.  The model and the
+ * crash argument are in bulkbuilder.h and docs/bulkbuilder.md.
+ */
+#include "bulkbuilder/bulkbuilder.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NSLOTS        2
+#define COPY_BUF      (256u * 1024u)
+#define TICK_MS       100
+#define TASK_FILE_MAX (1u << 20)
+
+static const char *const slot_names[NSLOTS] = {"insertedRecords",
+                                               "deletedRecords"};
+
+static const char bb_description[] =
+    "{\"name\": \"" SL_BB_WORKER "\","
+    " \"modes\": [\"bulkSource\", \"autoCommit\"],"
+    " \"parameters\": [{\"name\": \"bulkLimitSize\", \"optional\": true},"
+    "  {\"name\": \"bulkLimitTime\", \"optional\": true}],"
+    " \"output\": [{\"name\": \"insertedRecords\", \"type\": \"recordBulks\","
+    "  \"modes\": [\"optional\"]},"
+    "  {\"name\": \"deletedRecords\", \"type\": \"recordBulks\","
+    "  \"modes\": [\"optional\"]}]}";
+
+/* The open journal of one slot. */
+struct journal {
+    int fd; /* -1: none open */
+    struct sl_sink sink;
+    struct sl_bulk_writer *w;
+    uint64_t count; /* complete records */
+};
+
+struct job {
+    struct job *next;
+    char *name;
+    char *dir; /* <bb dir>/j.<name> */
+    pthread_mutex_t mu;
+    struct journal jr[NSLOTS];
+    int64_t opened_ms; /* sl_mono_ms of the first open record, or 0 */
+    uint64_t next_seq;
+    /* statistics, under mu */
+    uint64_t accepted;
+    uint64_t committed;
+    uint64_t pending; /* sealed, not yet committed */
+    int waiting;      /* the committer found the job not running */
+};
+
+struct sl_bb {
+    struct sl_bb_config cfg;
+    char *dir;
+    struct sl_jm *jm;
+    struct sl_obj *store;
+    pthread_mutex_t mu; /* jobs list, stop, kick */
+    pthread_cond_t cv;
+    struct job *jobs;
+    pthread_t thread;
+    int started;
+    int stop;
+    int kick;
+};
+
+struct sl_bb_rec {
+    struct sl_bb *bb;
+    struct job *j;
+    int slot;
+    off_t start; /* journal size before the record */
+};
+
+/* ------------------------------------------------------------------------
+ * Files.
+ * --------------------------------------------------------------------- */
+
+static char *
+journal_path(const struct job *j, int slot)
+{
+    return sl_asprintf("%s/open-%s.journal", j->dir, slot_names[slot]);
+}
+
+static char *
+bulk_path(const struct job *j, uint64_t seq, int slot)
+{
+    return sl_asprintf(
+        "%s/%020" PRIu64 "-%s.bulk", j->dir, seq, slot_names[slot]);
+}
+
+static char *
+task_path(const struct job *j, uint64_t seq)
+{
+    return sl_asprintf("%s/%020" PRIu64 ".task", j->dir, seq);
+}
+
+static int
+sync_dir(const struct sl_bb *bb, const char *dir)
+{
+    int fd = -1;
+
+    if (bb->cfg.durability != SL_DURABILITY_FSYNC) {
+        return 0;
+    }
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        int e = errno;
+
+        if (fd >= 0) {
+            (void)close(fd);
+        }
+        return -e;
+    }
+    (void)close(fd);
+    return 0;
+}
+
+/* Write @text to @path atomically (temp file + rename). */
+static int
+write_atomic(const struct sl_bb *bb,
+             const struct job *j,
+             const char *path,
+             const char *text)
+{
+    char *tmp = sl_asprintf("%s.tmp", path);
+    size_t len = strlen(text);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = 0;
+
+    if (fd < 0) {
+        rc = -errno;
+        goto out;
+    }
+    if (write(fd, text, len) != (ssize_t)len ||
+        (bb->cfg.durability == SL_DURABILITY_FSYNC && fdatasync(fd) != 0)) {
+        rc = errno != 0 ? -errno : SL_EIO;
+        (void)close(fd);
+        goto out;
+    }
+    (void)close(fd);
+    if (rename(tmp, path) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    rc = sync_dir(bb, j->dir);
+out:
+    if (rc != 0) {
+        (void)unlink(tmp);
+    }
+    sl_free(tmp);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Jobs.
+ * --------------------------------------------------------------------- */
+
+static void
+job_free(struct job *j)
+{
+    int i = 0;
+
+    for (i = 0; i < NSLOTS; i++) {
+        sl_bulk_writer_free(j->jr[i].w);
+        if (j->jr[i].fd >= 0) {
+            (void)close(j->jr[i].fd);
+        }
+    }
+    (void)pthread_mutex_destroy(&j->mu);
+    sl_free(j->name);
+    sl_free(j->dir);
+    sl_free(j);
+}
+
+/* Highest sequence number among the sealed files of @j, plus one. */
+static uint64_t
+scan_next_seq(const struct job *j)
+{
+    DIR *d = opendir(j->dir);
+    struct dirent *e = NULL;
+    uint64_t next = 1;
+
+    if (d == NULL) {
+        return next;
+    }
+    while ((e = readdir(d)) != NULL) {
+        uint64_t seq = 0;
+
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' &&
+            sscanf(e->d_name, "%20" SCNu64, &seq) == 1 && seq >= next) {
+            next = seq + 1;
+        }
+    }
+    (void)closedir(d);
+    return next;
+}
+
+/* The job @name, created (with its directory) when missing. */
+static int
+job_get(struct sl_bb *bb,
+        const char *name,
+        struct job **out,
+        struct sl_err *err)
+{
+    struct job *j = NULL;
+    int rc = 0;
+    int i = 0;
+
+    *out = NULL;
+    (void)pthread_mutex_lock(&bb->mu);
+    for (j = bb->jobs; j != NULL; j = j->next) {
+        if (strcmp(j->name, name) == 0) {
+            *out = j;
+            goto out;
+        }
+    }
+    j = sl_calloc(1, sizeof(*j));
+    j->name = sl_asprintf("%s", name);
+    j->dir = sl_asprintf("%s/j.%s", bb->dir, name);
+    (void)pthread_mutex_init(&j->mu, NULL);
+    for (i = 0; i < NSLOTS; i++) {
+        j->jr[i].fd = -1;
+    }
+    rc = sl_mkdirs(j->dir, err);
+    if (rc != 0) {
+        job_free(j);
+        goto out;
+    }
+    j->next_seq = scan_next_seq(j);
+    j->next = bb->jobs;
+    bb->jobs = j;
+    *out = j;
+out:
+    (void)pthread_mutex_unlock(&bb->mu);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Journals.
+ * --------------------------------------------------------------------- */
+
+/* Open the journal of @slot for appending; called with j->mu held. */
+static int
+journal_open(struct sl_bb *bb, struct job *j, int slot, struct sl_err *err)
+{
+    struct journal *jr = &j->jr[slot];
+    char *path = NULL;
+    int rc = 0;
+
+    if (jr->fd >= 0) {
+        return 0;
+    }
+    path = journal_path(j, slot);
+    jr->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (jr->fd < 0) {
+        rc = sl_err_set(
+            err, -errno, "job", "journal %s: %s", path, strerror(errno));
+        goto out;
+    }
+    sl_sink_fd(&jr->sink, &jr->fd);
+    rc = sl_bulk_writer_new(&jr->sink, &jr->w);
+    if (rc == 0) {
+        rc = sl_bulk_writer_flush(jr->w);
+    }
+    if (rc == 0) {
+        rc = sync_dir(bb, j->dir);
+    }
+    if (rc != 0) {
+        (void)sl_err_set(
+            err, rc, "job", "journal %s: %s", path, sl_strerror(rc));
+        sl_bulk_writer_free(jr->w);
+        jr->w = NULL;
+        (void)close(jr->fd);
+        jr->fd = -1;
+        (void)unlink(path);
+    }
+    jr->count = 0;
+out:
+    sl_free(path);
+    return rc;
+}
+
+/* Seal the open journals of @j into bulk number next_seq; j->mu held. */
+static int
+seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
+{
+    int sealed = 0;
+    int rc = 0;
+    int i = 0;
+
+    for (i = 0; i < NSLOTS; i++) {
+        struct journal *jr = &j->jr[i];
+        char *from = NULL;
+        char *to = NULL;
+
+        if (jr->fd < 0) {
+            continue;
+        }
+        from = journal_path(j, i);
+        if (jr->count == 0) {
+            (void)unlink(from);
+        } else {
+            to = bulk_path(j, j->next_seq, i);
+            rc = sl_bulk_writer_finish(jr->w); /* flushes */
+            if (rc == 0 && bb->cfg.durability == SL_DURABILITY_FSYNC &&
+                fdatasync(jr->fd) != 0) {
+                rc = -errno;
+            }
+            if (rc == 0 && rename(from, to) != 0) {
+                rc = -errno;
+            }
+            if (rc != 0) {
+                (void)sl_err_set(
+                    err, rc, "job", "seal %s: %s", from, sl_strerror(rc));
+                sl_free(from);
+                sl_free(to);
+                /* Leave the journal: it is recovered at the next start. */
+                return rc;
+            }
+            sealed = 1;
+        }
+        sl_bulk_writer_free(jr->w);
+        jr->w = NULL;
+        (void)close(jr->fd);
+        jr->fd = -1;
+        jr->count = 0;
+        sl_free(from);
+        sl_free(to);
+    }
+    j->opened_ms = 0;
+    if (sealed) {
+        rc = sync_dir(bb, j->dir);
+        j->next_seq++;
+        j->pending++;
+    }
+    return rc;
+}
+
+/* Cut a journal left by a crash back to its last complete record; return
+ * that count (or 0 when nothing is usable) and the good length. */
+static uint64_t
+journal_recover(int fd, uint64_t *good)
+{
+    struct sl_source src;
+    struct sl_bulk_reader *r = NULL;
+    struct sl_err err = {0};
+    json_t *meta = NULL;
+    int fdc = fd;
+    uint64_t n = 0;
+
+    *good = 0;
+    sl_source_fd(&src, &fdc);
+    if (sl_bulk_reader_new(&src, NULL, &r, &err) != 0) {
+        return 0;
+    }
+    *good = sl_bulk_reader_offset(r);
+    while (sl_bulk_reader_next_meta(r, &meta, &err) == 1) {
+        const char *name = NULL;
+        uint64_t size = 0;
+        int rc = 0;
+
+        json_decref(meta);
+        while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, &err)) ==
+               1) {
+        }
+        if (rc != 0) {
+            break;
+        }
+        n++;
+        *good = sl_bulk_reader_offset(r);
+    }
+    sl_bulk_reader_free(r);
+    return n;
+}
+
+/* At start: turn the journals of @j left by the last process into bulks. */
+static void
+recover_journals(struct sl_bb *bb, struct job *j)
+{
+    struct sl_err err = {0};
+    int i = 0;
+
+    (void)pthread_mutex_lock(&j->mu);
+    for (i = 0; i < NSLOTS; i++) {
+        struct journal *jr = &j->jr[i];
+        char *path = journal_path(j, i);
+        uint64_t good = 0;
+        uint64_t n = 0;
+
+        jr->fd = open(path, O_RDWR | O_CLOEXEC);
+        if (jr->fd < 0) {
+            sl_free(path);
+            continue;
+        }
+        n = journal_recover(jr->fd, &good);
+        if (n == 0 || ftruncate(jr->fd, (off_t)good) != 0 ||
+            lseek(jr->fd, 0, SEEK_END) < 0) {
+            (void)close(jr->fd);
+            jr->fd = -1;
+            (void)unlink(path);
+            sl_free(path);
+            continue;
+        }
+        sl_sink_fd(&jr->sink, &jr->fd);
+        (void)sl_bulk_writer_resume(&jr->sink, n, good, &jr->w);
+        jr->count = n;
+        j->accepted += n;
+        SL_INFO("bulkbuilder: job %s: recovered %" PRIu64 " record(s) of %s",
+                j->name,
+                n,
+                slot_names[i]);
+        sl_free(path);
+    }
+    if (seal(bb, j, &err) != 0) {
+        SL_ERROR("bulkbuilder: %s", err.message);
+    }
+    (void)pthread_mutex_unlock(&j->mu);
+}
+
+/* ------------------------------------------------------------------------
+ * Appending.
+ * --------------------------------------------------------------------- */
+
+int
+sl_bb_record_begin(struct sl_bb *bb,
+                   const char *job,
+                   const json_t *meta,
+                   int is_delete,
+                   struct sl_bb_rec **out,
+                   struct sl_err *err)
+{
+    const json_t *id = json_object_get(meta, "_recordid");
+    struct sl_bb_rec *rec = NULL;
+    struct job *j = NULL;
+    int slot = is_delete ? 1 : 0;
+    int rc = 0;
+
+    *out = NULL;
+    if (!json_is_object(meta)) {
+        return sl_err_set(
+            err, SL_EINVAL, "record", "a record is a JSON object");
+    }
+    if (!json_is_string(id) || json_string_length(id) == 0) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "_recordid",
+                          "the record has no non-empty string _recordid");
+    }
+    rc = sl_name_check_entity(job, err);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = sl_jm_bulk_source_ready(bb->jm, job, SL_BB_WORKER, err);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = job_get(bb, job, &j, err);
+    if (rc != 0) {
+        return rc;
+    }
+    (void)pthread_mutex_lock(&j->mu);
+    rc = journal_open(bb, j, slot, err);
+    if (rc == 0) {
+        rc = sl_bulk_writer_flush(j->jr[slot].w);
+    }
+    if (rc != 0) {
+        (void)pthread_mutex_unlock(&j->mu);
+        return rc;
+    }
+    rec = sl_calloc(1, sizeof(*rec));
+    rec->bb = bb;
+    rec->j = j;
+    rec->slot = slot;
+    rec->start = lseek(j->jr[slot].fd, 0, SEEK_END);
+    if (is_delete) {
+        json_t *d = json_pack("{s:O}", "_recordid", id);
+
+        rc = sl_bulk_writer_record_begin(j->jr[slot].w, d);
+        json_decref(d);
+    } else {
+        rc = sl_bulk_writer_record_begin(j->jr[slot].w, meta);
+    }
+    if (rc != 0) {
+        (void)sl_err_set(err, rc, "record", "journal: %s", sl_strerror(rc));
+        sl_bb_record_abort(rec);
+        return rc;
+    }
+    *out = rec;
+    return 0;
+}
+
+int
+sl_bb_attachment_begin(struct sl_bb_rec *rec,
+                       const char *name,
+                       uint64_t size,
+                       struct sl_err *err)
+{
+    int rc =
+        sl_bulk_writer_attachment_begin(rec->j->jr[rec->slot].w, name, size);
+
+    return rc == 0 ? 0
+                   : sl_err_set(err,
+                                rc,
+                                "attachment",
+                                "attachment '%s': %s",
+                                name,
+                                sl_strerror(rc));
+}
+
+int
+sl_bb_attachment_write(struct sl_bb_rec *rec,
+                       const void *data,
+                       size_t len,
+                       struct sl_err *err)
+{
+    int rc =
+        sl_bulk_writer_attachment_write(rec->j->jr[rec->slot].w, data, len);
+
+    return rc == 0 ? 0
+                   : sl_err_set(
+                         err, rc, "attachment", "journal: %s", sl_strerror(rc));
+}
+
+/* Throw away the journal of @slot after a failed write: the records it
+ * held are kept by sealing what was complete. */
+static void
+journal_reset(struct sl_bb *bb, struct job *j, int slot, off_t good)
+{
+    struct journal *jr = &j->jr[slot];
+    struct sl_err err = {0};
+    uint64_t count = jr->count;
+
+    sl_bulk_writer_free(jr->w);
+    jr->w = NULL;
+    if (ftruncate(jr->fd, good) != 0 || lseek(jr->fd, 0, SEEK_END) < 0) {
+        SL_ERROR("bulkbuilder: job %s: cannot cut the journal back: %s",
+                 j->name,
+                 strerror(errno));
+    }
+    if (count == 0) {
+        char *path = journal_path(j, slot);
+
+        (void)close(jr->fd);
+        jr->fd = -1;
+        (void)unlink(path);
+        sl_free(path);
+        return;
+    }
+    (void)sl_bulk_writer_resume(&jr->sink, count, (uint64_t)good, &jr->w);
+    if (seal(bb, j, &err) != 0) {
+        SL_ERROR("bulkbuilder: %s", err.message);
+    }
+}
+
+void
+sl_bb_record_abort(struct sl_bb_rec *rec)
+{
+    if (rec == NULL) {
+        return;
+    }
+    journal_reset(rec->bb, rec->j, rec->slot, rec->start);
+    (void)pthread_mutex_unlock(&rec->j->mu);
+    sl_free(rec);
+}
+
+int
+sl_bb_record_end(struct sl_bb_rec *rec, struct sl_err *err)
+{
+    struct sl_bb *bb = rec->bb;
+    struct job *j = rec->j;
+    struct journal *jr = &j->jr[rec->slot];
+    int rc = sl_bulk_writer_record_end(jr->w);
+    int kick = 0;
+
+    if (rc == 0) {
+        rc = sl_bulk_writer_flush(jr->w);
+    }
+    if (rc == 0 && bb->cfg.durability == SL_DURABILITY_FSYNC &&
+        fdatasync(jr->fd) != 0) {
+        rc = -errno;
+    }
+    if (rc != 0) {
+        (void)sl_err_set(err, rc, "record", "journal: %s", sl_strerror(rc));
+        sl_bb_record_abort(rec);
+        return rc;
+    }
+    jr->count++;
+    j->accepted++;
+    if (j->opened_ms == 0) {
+        j->opened_ms = sl_mono_ms();
+    }
+    if (sl_bulk_writer_bytes(jr->w) >= bb->cfg.limit_size) {
+        rc = seal(bb, j, err);
+        kick = 1;
+    }
+    (void)pthread_mutex_unlock(&j->mu);
+    sl_free(rec);
+    if (kick) {
+        (void)pthread_mutex_lock(&bb->mu);
+        bb->kick = 1;
+        (void)pthread_cond_signal(&bb->cv);
+        (void)pthread_mutex_unlock(&bb->mu);
+    }
+    /* A failed seal does not lose the accepted record (it stays in the
+     * journal, recovered at the next start): report success. */
+    return 0;
+}
+
+int
+sl_bb_add(struct sl_bb *bb,
+          const char *job,
+          const json_t *meta,
+          int is_delete,
+          struct sl_err *err)
+{
+    struct sl_bb_rec *rec = NULL;
+    int rc = sl_bb_record_begin(bb, job, meta, is_delete, &rec, err);
+
+    return rc != 0 ? rc : sl_bb_record_end(rec, err);
+}
+
+/* ------------------------------------------------------------------------
+ * Committing.
+ * --------------------------------------------------------------------- */
+
+/* Records in a sealed bulk file: its trailer's count. */
+static uint64_t
+bulk_count(const char *path)
+{
+    unsigned char t[16];
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t n = 0;
+
+    if (fd < 0) {
+        return 0;
+    }
+    if (fstat(fd, &st) == 0 && st.st_size >= 24 &&
+        pread(fd, t, sizeof(t), st.st_size - 16) == (ssize_t)sizeof(t) &&
+        memcmp(t, "SLND", 4) == 0) {
+        n = sl_le_get64(t + 4);
+    }
+    (void)close(fd);
+    return n;
+}
+
+/* Copy file @path into object @store/@id. */
+static int
+copy_to_store(struct sl_bb *bb,
+              const char *path,
+              const char *store,
+              const char *id,
+              char *buf,
+              struct sl_err *err)
+{
+    struct sl_obj_writer *w = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = 0;
+
+    if (fd < 0) {
+        return sl_err_set(err, -errno, "bulk", "%s: %s", path, strerror(errno));
+    }
+    rc = sl_obj_writer_open(bb->store, store, id, &w, err);
+    while (rc == 0) {
+        ssize_t n = read(fd, buf, COPY_BUF);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            rc = sl_err_set(
+                err, -errno, "bulk", "%s: %s", path, strerror(errno));
+            break;
+        }
+        if (n == 0) {
+            rc = sl_obj_writer_commit(w, NULL, err);
+            break;
+        }
+        rc = sl_obj_writer_write(w, buf, (size_t)n, err);
+    }
+    sl_obj_writer_free(w);
+    (void)close(fd);
+    return rc;
+}
+
+static json_t *
+load_task(const char *path)
+{
+    json_error_t e;
+
+    return json_load_file(path, 0, &e);
+}
+
+/* Remove the files of bulk @seq. */
+static void
+remove_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
+{
+    char *tp = task_path(j, seq);
+    int i = 0;
+
+    for (i = 0; i < NSLOTS; i++) {
+        char *p = bulk_path(j, seq, i);
+
+        (void)unlink(p);
+        sl_free(p);
+    }
+    (void)unlink(tp);
+    (void)sync_dir(bb, j->dir);
+    sl_free(tp);
+}
+
+/*
+ * Commit bulk @seq of @j: task, copies, finish, removal.  Returns 0 when
+ * done, 1 to try again later (job not running, transient error).
+ */
+static int
+commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq, char *buf)
+{
+    char *tp = task_path(j, seq);
+    struct sl_err err = {0};
+    json_t *task = load_task(tp);
+    json_t *counters = json_object();
+    json_t *result = NULL;
+    const char *task_id = NULL;
+    int rc = 0;
+    int i = 0;
+
+    if (task == NULL) {
+        char *text = NULL;
+
+        rc = sl_jm_task_initial(bb->jm, j->name, SL_BB_WORKER, &task, &err);
+        if (rc != 0) {
+            if (!j->waiting) {
+                SL_INFO("bulkbuilder: job %s: bulks wait: %s",
+                        j->name,
+                        err.message);
+            }
+            j->waiting = 1;
+            rc = 1;
+            goto out;
+        }
+        text = json_dumps(task, JSON_COMPACT);
+        rc = write_atomic(bb, j, tp, text);
+        sl_free(text);
+        if (rc != 0) {
+            SL_ERROR(
+                "bulkbuilder: job %s: %s: %s", j->name, tp, sl_strerror(rc));
+            rc = 1;
+            goto out;
+        }
+    }
+    j->waiting = 0;
+    task_id = json_string_value(json_object_get(task, "taskId"));
+    for (i = 0; i < NSLOTS; i++) {
+        char *bp = bulk_path(j, seq, i);
+        const json_t *o = json_array_get(
+            json_object_get(json_object_get(task, "output"), slot_names[i]), 0);
+        uint64_t n = 0;
+
+        if (access(bp, F_OK) != 0) {
+            sl_free(bp);
+            continue;
+        }
+        n = bulk_count(bp);
+        if (o == NULL) {
+            SL_WARN("bulkbuilder: job %s: slot %s is not connected; %" PRIu64
+                    " record(s) dropped",
+                    j->name,
+                    slot_names[i],
+                    n);
+            (void)json_object_set_new(counters,
+                                      i == 0 ? "records.dropped"
+                                             : "deletes.dropped",
+                                      json_integer((json_int_t)n));
+            sl_free(bp);
+            continue;
+        }
+        rc = copy_to_store(bb,
+                           bp,
+                           json_string_value(json_object_get(o, "store")),
+                           json_string_value(json_object_get(o, "id")),
+                           buf,
+                           &err);
+        sl_free(bp);
+        if (rc != 0) {
+            SL_ERROR("bulkbuilder: job %s: %s", j->name, err.message);
+            rc = 1;
+            goto out;
+        }
+        (void)json_object_set_new(counters,
+                                  i == 0 ? "records.inserted"
+                                         : "records.deleted",
+                                  json_integer((json_int_t)n));
+    }
+    result =
+        json_pack("{s:s, s:O}", "status", "SUCCESSFUL", "counters", counters);
+    rc = sl_jm_task_finish(bb->jm, SL_BB_WORKER, task_id, result, &err);
+    if (rc == SL_EGONE) {
+        /* The lease ran out or the run ended: start over with a new task
+         * (the old one is finished empty by the orphan sweep). */
+        SL_WARN("bulkbuilder: job %s: task %s is gone; retrying the bulk",
+                j->name,
+                task_id);
+        (void)unlink(tp);
+        rc = 1;
+        goto out;
+    }
+    if (rc != 0) {
+        SL_ERROR("bulkbuilder: job %s: finish: %s", j->name, err.message);
+        rc = 1;
+        goto out;
+    }
+    remove_bulk(bb, j, seq);
+    (void)pthread_mutex_lock(&j->mu);
+    j->committed++;
+    if (j->pending > 0) {
+        j->pending--;
+    }
+    (void)pthread_mutex_unlock(&j->mu);
+out:
+    json_decref(result);
+    json_decref(counters);
+    json_decref(task);
+    sl_free(tp);
+    return rc;
+}
+
+/* Sealed bulk numbers of @j, ascending (new array of *n). */
+static uint64_t *
+sealed_seqs(const struct job *j, size_t *n)
+{
+    DIR *d = opendir(j->dir);
+    struct dirent *e = NULL;
+    uint64_t *v = NULL;
+    size_t cap = 0;
+    size_t i = 0;
+
+    *n = 0;
+    if (d == NULL) {
+        return NULL;
+    }
+    while ((e = readdir(d)) != NULL) {
+        uint64_t seq = 0;
+        char rest[32];
+
+        /* "<seq>-<slot>.bulk" and "<seq>.task" (alone after a crash
+         * between the removal of the bulks and of the task file). */
+        if (sscanf(e->d_name, "%20" SCNu64 "%31s", &seq, rest) != 2 ||
+            strcmp(rest, ".task.tmp") == 0) {
+            continue;
+        }
+        for (i = 0; i < *n && v[i] != seq; i++) {
+        }
+        if (i < *n) {
+            continue;
+        }
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            v = sl_realloc(v, cap * sizeof(*v));
+        }
+        v[(*n)++] = seq;
+    }
+    (void)closedir(d);
+    for (i = 1; i < *n; i++) { /* insertion sort: few files */
+        uint64_t x = v[i];
+        size_t k = i;
+
+        for (; k > 0 && v[k - 1] > x; k--) {
+            v[k] = v[k - 1];
+        }
+        v[k] = x;
+    }
+    return v;
+}
+
+/* Finish every todo task of the bulkbuilder empty: they belong to nothing
+ * (a lease that ran out, or a crash before the task was recorded). */
+static void
+sweep_orphans(struct sl_bb *bb)
+{
+    json_t *task = NULL;
+    json_t *result = json_pack("{s:s}", "status", "SUCCESSFUL");
+    struct sl_err err = {0};
+
+    while (sl_jm_task_take(bb->jm, SL_BB_WORKER, NULL, NULL, &task, &err) ==
+           0) {
+        const char *id = json_string_value(json_object_get(task, "taskId"));
+
+        SL_INFO("bulkbuilder: finishing orphan task %s empty", id);
+        (void)sl_jm_task_finish(bb->jm, SL_BB_WORKER, id, result, &err);
+        json_decref(task);
+        task = NULL;
+    }
+    json_decref(result);
+}
+
+static void *
+committer_main(void *arg)
+{
+    struct sl_bb *bb = arg;
+    char *buf = sl_malloc(COPY_BUF);
+
+    for (;;) {
+        struct job *j = NULL;
+        struct job *jobs = NULL;
+        int64_t now = 0;
+
+        (void)pthread_mutex_lock(&bb->mu);
+        if (!bb->stop && !bb->kick) {
+            struct timespec ts;
+
+            (void)clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += TICK_MS * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            (void)pthread_cond_timedwait(&bb->cv, &bb->mu, &ts);
+        }
+        bb->kick = 0;
+        if (bb->stop) {
+            (void)pthread_mutex_unlock(&bb->mu);
+            break;
+        }
+        jobs = bb->jobs; /* jobs are never removed while running */
+        (void)pthread_mutex_unlock(&bb->mu);
+
+        now = sl_mono_ms();
+        for (j = jobs; j != NULL; j = j->next) {
+            struct sl_err err = {0};
+            uint64_t *seqs = NULL;
+            size_t n = 0;
+            size_t i = 0;
+
+            (void)pthread_mutex_lock(&j->mu);
+            if (j->opened_ms != 0 &&
+                now - j->opened_ms >= (int64_t)bb->cfg.limit_ms &&
+                seal(bb, j, &err) != 0) {
+                SL_ERROR("bulkbuilder: %s", err.message);
+            }
+            (void)pthread_mutex_unlock(&j->mu);
+            seqs = sealed_seqs(j, &n);
+            for (i = 0; i < n; i++) {
+                if (commit_bulk(bb, j, seqs[i], buf) != 0) {
+                    break; /* keep the order; try again next tick */
+                }
+            }
+            sl_free(seqs);
+        }
+        sweep_orphans(bb);
+    }
+    sl_free(buf);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Life cycle.
+ * --------------------------------------------------------------------- */
+
+int
+sl_bb_open(const struct sl_bb_config *cfg,
+           struct sl_jm *jm,
+           struct sl_obj *store,
+           struct sl_bb **out,
+           struct sl_err *err)
+{
+    struct sl_bb *bb = NULL;
+    json_error_t je;
+    json_t *desc = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    rc = sl_mkdirs(cfg->dir, err);
+    if (rc != 0) {
+        return rc;
+    }
+    desc = json_loads(bb_description, 0, &je);
+    if (desc == NULL) {
+        return sl_err_set(err, SL_EINTERNAL, NULL, "bulkbuilder description");
+    }
+    rc = sl_jm_register_worker(jm, desc, NULL, err);
+    json_decref(desc);
+    if (rc != 0) {
+        return rc;
+    }
+    bb = sl_calloc(1, sizeof(*bb));
+    bb->cfg = *cfg;
+    bb->dir = sl_asprintf("%s", cfg->dir);
+    bb->cfg.dir = bb->dir;
+    if (bb->cfg.limit_size == 0) {
+        bb->cfg.limit_size = SL_BB_DEFAULT_LIMIT_SIZE;
+    }
+    if (bb->cfg.limit_ms == 0) {
+        bb->cfg.limit_ms = SL_BB_DEFAULT_LIMIT_MS;
+    }
+    bb->jm = jm;
+    bb->store = store;
+    (void)pthread_mutex_init(&bb->mu, NULL);
+    (void)pthread_cond_init(&bb->cv, NULL);
+    *out = bb;
+    return 0;
+}
+
+/* Reconcile the .task files of @j with the jobmanager (see the header). */
+static void
+recover_tasks(struct sl_bb *bb, struct job *j)
+{
+    uint64_t *seqs = NULL;
+    size_t n = 0;
+    size_t i = 0;
+
+    seqs = sealed_seqs(j, &n);
+    j->pending = n;
+    for (i = 0; i < n; i++) {
+        char *tp = task_path(j, seqs[i]);
+        json_t *task = load_task(tp);
+        json_t *again = NULL;
+        struct sl_err err = {0};
+        const char *id = NULL;
+
+        if (task != NULL) {
+            id = json_string_value(json_object_get(task, "taskId"));
+            if (id == NULL ||
+                sl_jm_task_reclaim(bb->jm, SL_BB_WORKER, id, &again, &err) !=
+                    0) {
+                SL_INFO("bulkbuilder: job %s: bulk %" PRIu64
+                        " was committed before the restart",
+                        j->name,
+                        seqs[i]);
+                remove_bulk(bb, j, seqs[i]);
+                j->pending--;
+            }
+        }
+        json_decref(again);
+        json_decref(task);
+        sl_free(tp);
+    }
+    sl_free(seqs);
+}
+
+int
+sl_bb_start(struct sl_bb *bb, struct sl_err *err)
+{
+    DIR *d = opendir(bb->dir);
+    struct dirent *e = NULL;
+    struct job *j = NULL;
+    int rc = 0;
+
+    if (d == NULL) {
+        return sl_err_set(
+            err, -errno, "dir", "%s: %s", bb->dir, strerror(errno));
+    }
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "j.", 2) != 0 || e->d_name[2] == '\0' ||
+            job_get(bb, e->d_name + 2, &j, err) != 0) {
+            continue;
+        }
+    }
+    (void)closedir(d);
+    for (j = bb->jobs; j != NULL; j = j->next) {
+        recover_journals(bb, j);
+        recover_tasks(bb, j);
+    }
+    sweep_orphans(bb);
+    rc = pthread_create(&bb->thread, NULL, committer_main, bb);
+    if (rc != 0) {
+        return sl_err_set(err, -rc, NULL, "cannot start the committer");
+    }
+    bb->started = 1;
+    return 0;
+}
+
+void
+sl_bb_close(struct sl_bb *bb)
+{
+    struct job *j = NULL;
+
+    if (bb == NULL) {
+        return;
+    }
+    if (bb->started) {
+        (void)pthread_mutex_lock(&bb->mu);
+        bb->stop = 1;
+        (void)pthread_cond_signal(&bb->cv);
+        (void)pthread_mutex_unlock(&bb->mu);
+        (void)pthread_join(bb->thread, NULL);
+    }
+    while ((j = bb->jobs) != NULL) {
+        bb->jobs = j->next;
+        job_free(j);
+    }
+    (void)pthread_cond_destroy(&bb->cv);
+    (void)pthread_mutex_destroy(&bb->mu);
+    sl_free(bb->dir);
+    sl_free(bb);
+}
+
+int
+sl_bb_flush(struct sl_bb *bb, const char *job, struct sl_err *err)
+{
+    struct job *j = NULL;
+    struct job *jobs = NULL;
+    int rc = 0;
+
+    (void)pthread_mutex_lock(&bb->mu);
+    jobs = bb->jobs;
+    (void)pthread_mutex_unlock(&bb->mu);
+    for (j = jobs; j != NULL && rc == 0; j = j->next) {
+        if (job == NULL || strcmp(job, j->name) == 0) {
+            (void)pthread_mutex_lock(&j->mu);
+            rc = seal(bb, j, err);
+            (void)pthread_mutex_unlock(&j->mu);
+        }
+    }
+    (void)pthread_mutex_lock(&bb->mu);
+    bb->kick = 1;
+    (void)pthread_cond_signal(&bb->cv);
+    (void)pthread_mutex_unlock(&bb->mu);
+    return rc;
+}
+
+static json_t *
+job_status(struct job *j)
+{
+    json_t *o = NULL;
+    uint64_t bytes = 0;
+    uint64_t recs = 0;
+    int i = 0;
+
+    (void)pthread_mutex_lock(&j->mu);
+    for (i = 0; i < NSLOTS; i++) {
+        if (j->jr[i].w != NULL) {
+            bytes += sl_bulk_writer_bytes(j->jr[i].w);
+            recs += j->jr[i].count;
+        }
+    }
+    o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}",
+                  "job",
+                  j->name,
+                  "openRecords",
+                  (json_int_t)recs,
+                  "openBytes",
+                  (json_int_t)bytes,
+                  "pendingBulks",
+                  (json_int_t)j->pending,
+                  "acceptedRecords",
+                  (json_int_t)j->accepted,
+                  "committedBulks",
+                  (json_int_t)j->committed);
+    (void)pthread_mutex_unlock(&j->mu);
+    return o;
+}
+
+json_t *
+sl_bb_status(struct sl_bb *bb, const char *job)
+{
+    json_t *arr = json_array();
+    struct job *j = NULL;
+    struct job *jobs = NULL;
+
+    (void)pthread_mutex_lock(&bb->mu);
+    jobs = bb->jobs;
+    (void)pthread_mutex_unlock(&bb->mu);
+    for (j = jobs; j != NULL; j = j->next) {
+        if (job == NULL) {
+            (void)json_array_append_new(arr, job_status(j));
+        } else if (strcmp(job, j->name) == 0) {
+            json_decref(arr);
+            return job_status(j);
+        }
+    }
+    if (job != NULL) {
+        json_decref(arr);
+        return NULL;
+    }
+    return json_pack("{s:o}", "jobs", arr);
+}
