@@ -43,6 +43,37 @@ int sl_cli_worker_main(int argc, char **argv);
  * the hits. */
 int sl_cli_search_main(int argc, char **argv);
 
+/** @brief `sluice job`: start a job and follow its run, or show its
+ * state. */
+int sl_cli_job_main(int argc, char **argv);
+
+/* HTTP client of the CLI commands (http_client.c). */
+#define SL_CLI_MAX_REPLY      (16u << 20)
+#define SL_CLI_DEFAULT_SERVER "http://127.0.0.1:8080"
+/**
+ * @brief One request; the reply lands in @p reply (bounded by its limit),
+ * the HTTP status in *status.  @p body (JSON text) may be NULL.
+ * @return 0, or 1 with the reason printed on stderr prefixed by @p prog.
+ */
+int sl_cli_http(const char *prog,
+                const char *method,
+                const char *url,
+                const char *token,
+                const char *body,
+                struct sl_buf *reply,
+                long *status);
+/** @brief As sl_cli_http, parsed: a new JSON value or NULL (printed). */
+json_t *sl_cli_http_json(const char *prog,
+                         const char *method,
+                         const char *url,
+                         const char *token,
+                         const char *body,
+                         long *status);
+/** @brief Print an API error reply ({"error": {"message"}}) on stderr. */
+void sl_cli_print_error(const char *prog, long status, const json_t *reply);
+/** @brief @p server without trailing slashes + @p path; caller frees. */
+char *sl_cli_url(const char *server, const char *path);
+
 /** Server configuration; see docs/configuration.md for every key. */
 struct sl_cfg {
     char listen[256];            /* listen */

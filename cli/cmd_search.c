@@ -12,8 +12,7 @@
 #include "cli/cli.h"
 
 #define EXIT_USAGE     2
-#define MAX_REPLY      (16u << 20) /* a page of 1000 hits fits easily */
-#define DEFAULT_SERVER "http://127.0.0.1:8080"
+#define DEFAULT_SERVER SL_CLI_DEFAULT_SERVER
 #define DEFAULT_INDEX  "default"
 
 struct args {
@@ -111,64 +110,6 @@ parse_args(int argc, char **argv, struct args *a)
     return -1;
 }
 
-/* libcurl write callback: collect the reply in a bounded buffer. */
-static size_t
-on_data(char *data, size_t size, size_t n, void *ctx)
-{
-    struct sl_buf *b = ctx;
-
-    if (sl_buf_append(b, data, size * n) != 0) {
-        return 0; /* makes libcurl fail with CURLE_WRITE_ERROR */
-    }
-    return size * n;
-}
-
-/*
- * GET @url into @b; *status is the HTTP status.  Returns 0 or 1 with the
- * reason printed.
- */
-static int
-http_get(const char *url, const char *token, struct sl_buf *b, long *status)
-{
-    char errbuf[CURL_ERROR_SIZE];
-    struct curl_slist *headers = NULL;
-    char *auth = NULL;
-    CURL *h = curl_easy_init();
-    CURLcode cc = CURLE_OK;
-    int rc = 0;
-
-    if (h == NULL) {
-        fprintf(stderr, "sluice search: cannot initialise libcurl\n");
-        return 1;
-    }
-    errbuf[0] = '\0';
-    if (token != NULL) {
-        auth = sl_asprintf("Authorization: Bearer %s", token);
-        headers = curl_slist_append(headers, auth);
-    }
-    (void)curl_easy_setopt(h, CURLOPT_URL, url);
-    (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
-    (void)curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
-    (void)curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    cc = curl_easy_perform(h);
-    if (cc != CURLE_OK) {
-        fprintf(stderr,
-                "sluice search: %s: %s\n",
-                url,
-                errbuf[0] ? errbuf : curl_easy_strerror(cc));
-        rc = 1;
-    } else {
-        (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-    }
-    curl_slist_free_all(headers);
-    sl_free(auth);
-    curl_easy_cleanup(h);
-    return rc;
-}
-
 /* Print the hits of a search reply; 0 or 1 when the reply is not one. */
 static int
 print_hits(const char *text)
@@ -215,7 +156,7 @@ sl_cli_search_main(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    sl_buf_init(&body, MAX_REPLY);
+    sl_buf_init(&body, SL_CLI_MAX_REPLY);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         fprintf(stderr, "sluice search: cannot initialise libcurl\n");
         return 1;
@@ -236,7 +177,8 @@ sl_cli_search_main(int argc, char **argv)
                       a.index,
                       q,
                       (unsigned long long)a.limit);
-    rc = http_get(url, a.token, &body, &status);
+    rc =
+        sl_cli_http("sluice search", "GET", url, a.token, NULL, &body, &status);
     if (rc != 0) {
         goto out;
     }

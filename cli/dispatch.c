@@ -54,6 +54,8 @@ usage(FILE *out)
             "--help)\n"
             "  worker       run a worker against a server (sluice worker "
             "--help)\n"
+            "  job          start a job and follow it, or show its state "
+            "(sluice job --help)\n"
             "  search       query an index of a running server (sluice "
             "search --help)\n"
             "\n"
@@ -87,6 +89,9 @@ sl_cli_main(int argc, char **argv)
     }
     if (strcmp(argv[1], "worker") == 0) {
         return sl_cli_worker_main(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "job") == 0) {
+        return sl_cli_job_main(argc - 1, argv + 1);
     }
     if (strcmp(argv[1], "search") == 0) {
         return sl_cli_search_main(argc - 1, argv + 1);

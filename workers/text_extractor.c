@@ -50,8 +50,8 @@
 #define CHARSET_MAX    64u
 #define CARRY_MAX      16u /* incomplete multibyte input kept for iconv */
 
-#define CONV_DEFAULT_TIMEOUT 30u   /* seconds */
-#define CONV_DEFAULT_MEMORY  512u  /* MiB of address space */
+#define CONV_DEFAULT_TIMEOUT 30u  /* seconds */
+#define CONV_DEFAULT_MEMORY  512u /* MiB of address space */
 #define CONV_MAX_MEMORY      (1u << 20)
 #define CONV_MAX_TIMEOUT     86400u
 
@@ -60,7 +60,7 @@ enum { SEP_NONE = 0, SEP_SPACE = 1, SEP_LINE = 2 };
 
 /* What extracts the text of a record. */
 enum {
-    KIND_TEXT = 0,  /* text/*, JSON: charset detection and iconv */
+    KIND_TEXT = 0,  /* text types, JSON: charset detection and iconv */
     KIND_HTML = 1,  /* libxml2 HTML push parser */
     KIND_XML = 2,   /* libxml2 XML push parser */
     KIND_OTHER = 3, /* external converter or nothing */
@@ -113,43 +113,43 @@ struct conv {
 
 /* One record being extracted. */
 struct doc {
-    struct text text;         /* the `text` attribute */
-    struct text title;        /* an HTML <title> */
-    char mime[MIME_MAX];      /* the `mimeType` attribute */
+    struct text text;          /* the `text` attribute */
+    struct text title;         /* an HTML <title> */
+    char mime[MIME_MAX];       /* the `mimeType` attribute */
     char charset[CHARSET_MAX]; /* the `charset` attribute, or "" */
-    int kind;                 /* KIND_* of mime */
-    int conv_on;              /* an external converter extracts */
-    int outcome;              /* OUT_* */
-    int truncated;            /* content or text was cut */
-    int malformed;            /* XML that is not well-formed */
+    int kind;                  /* KIND_* of mime */
+    int conv_on;               /* an external converter extracts */
+    int outcome;               /* OUT_* */
+    int truncated;             /* content or text was cut */
+    int malformed;             /* XML that is not well-formed */
     /* KIND_TEXT */
-    iconv_t cd;                       /* to UTF-8, or (iconv_t)-1 */
-    unsigned char carry[CARRY_MAX];   /* incomplete input sequence */
-    size_t clen;                      /* its length */
+    iconv_t cd;                     /* to UTF-8, or (iconv_t)-1 */
+    unsigned char carry[CARRY_MAX]; /* incomplete input sequence */
+    size_t clen;                    /* its length */
     /* KIND_HTML, KIND_XML */
-    xmlParserCtxtPtr px;      /* push parser (an htmlParserCtxtPtr too) */
-    unsigned skip;            /* inside <script>, <style>... */
-    unsigned in_title;        /* inside the first <title> */
-    unsigned pre;             /* inside <pre> */
-    int title_done;           /* the first <title> ended */
+    xmlParserCtxtPtr px; /* push parser (an htmlParserCtxtPtr too) */
+    unsigned skip;       /* inside <script>, <style>... */
+    unsigned in_title;   /* inside the first <title> */
+    unsigned pre;        /* inside <pre> */
+    int title_done;      /* the first <title> ended */
     struct conv conv;
 };
 
 /* The parameters and buffers of one task. */
 struct tx {
     struct sl_task_ctx *ctx;
-    struct sl_bulk_writer *w;  /* output, borrowed */
-    const char *att;           /* contentAttachment */
-    uint64_t max_content;      /* maxContentBytes */
-    uint64_t max_text;         /* maxTextBytes */
-    const json_t *converters;  /* services' converters, borrowed or NULL */
-    magic_t magic;             /* loaded on first use */
-    int magic_failed;          /* magic_open or magic_load failed */
-    uchardet_t ud;             /* created on first use */
-    size_t bulk;               /* index of the input bulk being read */
-    char *buf;                 /* READ_BUF: content chunks */
-    char *obuf;                /* READ_BUF: iconv and converter output */
-    char *stage;               /* READ_BUF + CARRY_MAX: iconv input */
+    struct sl_bulk_writer *w; /* output, borrowed */
+    const char *att;          /* contentAttachment */
+    uint64_t max_content;     /* maxContentBytes */
+    uint64_t max_text;        /* maxTextBytes */
+    const json_t *converters; /* services' converters, borrowed or NULL */
+    magic_t magic;            /* loaded on first use */
+    int magic_failed;         /* magic_open or magic_load failed */
+    uchardet_t ud;            /* created on first use */
+    size_t bulk;              /* index of the input bulk being read */
+    char *buf;                /* READ_BUF: content chunks */
+    char *obuf;               /* READ_BUF: iconv and converter output */
+    char *stage;              /* READ_BUF + CARRY_MAX: iconv input */
 };
 
 static const unsigned char REPLACEMENT[3] = {0xef, 0xbf, 0xbd};
@@ -186,8 +186,7 @@ text_break(struct text *t, int sep)
 static int
 is_space(uint32_t cp)
 {
-    return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' ||
-           cp == 0xa0;
+    return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' || cp == 0xa0;
 }
 
 /*
@@ -202,8 +201,7 @@ text_char(struct text *t, const unsigned char *s, size_t len, uint32_t cp)
     const char *sep = NULL;
     size_t need = len;
 
-    if (t->full || cp == 0 || cp == 0x7f ||
-        (cp == 0xfeff && t->b.len == 0)) {
+    if (t->full || cp == 0 || cp == 0x7f || (cp == 0xfeff && t->b.len == 0)) {
         return;
     }
     if (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') {
@@ -496,7 +494,7 @@ mime_is_xml(const char *m)
            has_suffix(m, "+xml");
 }
 
-/* Text a person can read as it is: text/*, XML, JSON, scripts. */
+/* Text a person can read as it is: text types, XML, JSON, scripts. */
 static int
 mime_textual(const char *m)
 {
@@ -586,18 +584,14 @@ mime_magic(struct tx *x, const char *head, size_t len, char *out)
  * XML-based file).
  */
 static void
-mime_detect(struct tx *x,
-            const json_t *meta,
-            const char *head,
-            size_t len,
-            char *out)
+mime_detect(
+    struct tx *x, const json_t *meta, const char *head, size_t len, char *out)
 {
     const char *ext = mime_from_extension(meta);
     char given[MIME_MAX];
     char magic[MIME_MAX];
 
-    mime_normalize(json_string_value(json_object_get(meta, "mimeType")),
-                   given);
+    mime_normalize(json_string_value(json_object_get(meta, "mimeType")), given);
     mime_magic(x, head, len, magic);
     if (given[0] != '\0' && mime_trust_given(given, magic)) {
         (void)snprintf(out, MIME_MAX, "%s", given);
@@ -645,8 +639,8 @@ charset_bom(const char *head, size_t len)
     if (len >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf) {
         return "UTF-8";
     }
-    if (len >= 2 && ((p[0] == 0xff && p[1] == 0xfe) ||
-                     (p[0] == 0xfe && p[1] == 0xff))) {
+    if (len >= 2 &&
+        ((p[0] == 0xff && p[1] == 0xfe) || (p[0] == 0xfe && p[1] == 0xff))) {
         return "UTF-16";
     }
     return NULL;
@@ -808,17 +802,24 @@ static int
 html_separator(const char *name)
 {
     static const char *const lines[] = {
-        "address", "article", "aside",    "blockquote", "body",   "br",
-        "caption", "dd",      "details",  "dialog",     "div",    "dl",
-        "dt",      "fieldset", "figcaption", "figure",  "footer", "form",
-        "h1",      "h2",      "h3",       "h4",         "h5",     "h6",
-        "head",    "header",  "hr",       "html",       "legend", "li",
-        "main",    "nav",     "ol",       "option",     "p",      "pre",
-        "section", "summary", "table",    "tbody",      "tfoot",  "thead",
+        "address", "article",  "aside",      "blockquote", "body",   "br",
+        "caption", "dd",       "details",    "dialog",     "div",    "dl",
+        "dt",      "fieldset", "figcaption", "figure",     "footer", "form",
+        "h1",      "h2",       "h3",         "h4",         "h5",     "h6",
+        "head",    "header",   "hr",         "html",       "legend", "li",
+        "main",    "nav",      "ol",         "option",     "p",      "pre",
+        "section", "summary",  "table",      "tbody",      "tfoot",  "thead",
         "tr",      "ul",
     };
     static const char *const spaces[] = {
-        "button", "img", "input", "label", "select", "td", "textarea", "th",
+        "button",
+        "img",
+        "input",
+        "label",
+        "select",
+        "td",
+        "textarea",
+        "th",
     };
     size_t i = 0;
 
@@ -1193,12 +1194,11 @@ conv_config(struct conv *c, const json_t *cfg, const char *mime)
     size_t n = json_array_size(cmd);
     size_t i = 0;
 
-    if (n == 0 || (t != NULL && (!json_is_integer(t) ||
-                                 json_integer_value(t) <= 0 ||
-                                 json_integer_value(t) > CONV_MAX_TIMEOUT)) ||
-        (m != NULL &&
-         (!json_is_integer(m) || json_integer_value(m) < 0 ||
-          json_integer_value(m) > CONV_MAX_MEMORY))) {
+    if (n == 0 ||
+        (t != NULL && (!json_is_integer(t) || json_integer_value(t) <= 0 ||
+                       json_integer_value(t) > CONV_MAX_TIMEOUT)) ||
+        (m != NULL && (!json_is_integer(m) || json_integer_value(m) < 0 ||
+                       json_integer_value(m) > CONV_MAX_MEMORY))) {
         SL_WARN("textExtractor: converter for %s: needs a non-empty "
                 "\"command\" array, \"timeoutSeconds\" 1..%u and "
                 "\"maxMemoryMB\" 0..%u",
@@ -1209,8 +1209,8 @@ conv_config(struct conv *c, const json_t *cfg, const char *mime)
     }
     c->timeout = 1000 * (int64_t)(t != NULL ? json_integer_value(t)
                                             : CONV_DEFAULT_TIMEOUT);
-    c->memory = m != NULL ? (uint64_t)json_integer_value(m)
-                          : CONV_DEFAULT_MEMORY;
+    c->memory =
+        m != NULL ? (uint64_t)json_integer_value(m) : CONV_DEFAULT_MEMORY;
     c->argv = sl_calloc(n + 1, sizeof(*c->argv));
     c->file_arg = SIZE_MAX;
     for (i = 0; i < n; i++) {
@@ -1228,6 +1228,15 @@ conv_config(struct conv *c, const json_t *cfg, const char *mime)
         c->argv[i] = (char *)(uintptr_t)a;
     }
     return 0;
+}
+
+static void
+conv_close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        (void)close(*fd);
+        *fd = -1;
+    }
 }
 
 /*
@@ -1311,12 +1320,12 @@ conv_spawn(struct conv *c)
     (void)fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
 
 out:
-    (void)(in[0] >= 0 && close(in[0]));
-    (void)(in[1] >= 0 && close(in[1]));
-    (void)(out[0] >= 0 && close(out[0]));
-    (void)(out[1] >= 0 && close(out[1]));
-    (void)(null_in >= 0 && close(null_in));
-    (void)(null_err >= 0 && close(null_err));
+    conv_close_fd(&in[0]);
+    conv_close_fd(&in[1]);
+    conv_close_fd(&out[0]);
+    conv_close_fd(&out[1]);
+    conv_close_fd(&null_in);
+    conv_close_fd(&null_err);
     return rc;
 }
 
@@ -1335,15 +1344,6 @@ conv_spool(struct conv *c)
         return SL_EIO;
     }
     return 0;
-}
-
-static void
-conv_close_fd(int *fd)
-{
-    if (*fd >= 0) {
-        (void)close(*fd);
-        *fd = -1;
-    }
 }
 
 /* Read what the converter wrote (one read) into the text; the text drops
@@ -1378,11 +1378,10 @@ conv_kill(struct conv *c)
 }
 
 /*
- * One round of I/O with the converter, at most @wait ms: write what it
- * takes of *@p (*@n bytes) to its stdin, read what it wrote.  Returns 0,
- * SL_ECANCELED (the task was canceled: the child is killed) or
- * SL_ETIMEDOUT... no: a deadline passed sets timed_out and kills; the
- * caller sees pid state through c.
+ * One round of I/O with the converter, at most @wait ms: write what its
+ * stdin takes of *@p (*@n bytes, may be NULL), read what it wrote.  At
+ * the deadline the child is killed (timed_out, reaped).  Returns 0 or
+ * SL_ECANCELED (the task was canceled: the child is killed).
  */
 static int
 conv_poll(struct tx *x, struct doc *d, const char **p, size_t *n, int wait)
@@ -1813,8 +1812,8 @@ count(struct tx *x, const struct doc *d, int has_content)
 static int
 write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
 {
-    const char *title = d->title.b.len > 0 ? d->title.b.data
-                                           : fallback_title(meta);
+    const char *title =
+        d->title.b.len > 0 ? d->title.b.data : fallback_title(meta);
     int rc = 0;
 
     if (!has_content) {
@@ -1959,8 +1958,8 @@ tx_init(struct sl_task_ctx *ctx, struct tx *x)
         sl_task_set_message(ctx, "maxContentBytes: not a number");
         return SL_EINVAL;
     }
-    if (sl_task_param_u64(ctx, "maxTextBytes", DEFAULT_MAX_TEXT, &x->max_text) !=
-            0 ||
+    if (sl_task_param_u64(
+            ctx, "maxTextBytes", DEFAULT_MAX_TEXT, &x->max_text) != 0 ||
         x->max_text > MAX_TEXT_LIMIT) {
         sl_task_set_message(ctx,
                             "maxTextBytes: not a number up to %llu",

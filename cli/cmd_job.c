@@ -1,0 +1,495 @@
+/*
+ * `sluice job start|status` (docs/tutorial.md): start a job run over the
+ * REST API and follow it with a live progress line, or show the state of
+ * a job's current or last run.
+ *
+ * With --wait, `start` waits for the run to end and, when the job pushes
+ * to a processing job of the same server (parameter jobToPushTo), until
+ * that job has indexed everything: the bulkbuilder holds no open or
+ * pending bulk for it and it has no active workflow run.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "cli/cli.h"
+
+#define EXIT_USAGE 2
+#define POLL_MS    250
+
+struct args {
+    const char *cmd; /* "start" or "status" */
+    const char *server;
+    const char *token;
+    const char *job;
+    const char *mode; /* NULL: the workflow's default */
+    int wait;
+    int json;
+    unsigned timeout_s; /* 0: none */
+};
+
+static const char prog_start[] = "sluice job start";
+static const char prog_status[] = "sluice job status";
+
+static void
+usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: sluice job start JOB [--mode runOnce|standard] [--wait]\n"
+        "                  [--timeout SECONDS] [--server URL] [--token T]\n"
+        "       sluice job status JOB [--json] [--server URL] [--token T]\n"
+        "\n"
+        "start   starts a run of JOB and prints its id.  With --wait it shows "
+        "a\n"
+        "        progress line (state, tasks done/total, records crawled and\n"
+        "        pushed, rate) until the run ends and the job it pushes to\n"
+        "        (jobToPushTo) has indexed everything; exits 1 if the run\n"
+        "        FAILED or was CANCELED (or --timeout passed).\n"
+        "status  prints the state and counters of JOB's current or last "
+        "run\n"
+        "        (--json: the run data as the server gives it).\n"
+        "\n"
+        "options:\n"
+        "  -s, --server URL   server base URL (default " SL_CLI_DEFAULT_SERVER
+        ")\n"
+        "  -m, --mode MODE    runOnce or standard (default: the workflow's)\n"
+        "  -w, --wait         follow the run until it ends\n"
+        "  -t, --timeout S    give up waiting after S seconds (exit 1)\n"
+        "      --json         status: print the run JSON\n"
+        "      --token TOKEN  API token (Authorization: Bearer)\n"
+        "  -h, --help         this help\n"
+        "\n"
+        "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+static int
+parse_args(int argc, char **argv, struct args *a)
+{
+    static const struct option opts[] = {
+        {"server", required_argument, NULL, 's'},
+        {"mode", required_argument, NULL, 'm'},
+        {"wait", no_argument, NULL, 'w'},
+        {"timeout", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'J'},
+        {"token", required_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    uint64_t v = 0;
+    int c = 0;
+
+    memset(a, 0, sizeof(*a));
+    a->server = SL_CLI_DEFAULT_SERVER;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "s:m:wt:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            a->server = optarg;
+            break;
+        case 'm':
+            if (strcmp(optarg, "runOnce") != 0 &&
+                strcmp(optarg, "standard") != 0) {
+                fprintf(stderr,
+                        "sluice job: --mode must be runOnce or standard, not "
+                        "'%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            a->mode = optarg;
+            break;
+        case 'w':
+            a->wait = 1;
+            break;
+        case 't':
+            if (sl_parse_u64(optarg, &v) != 0 || v == 0 || v > 864000) {
+                fprintf(stderr,
+                        "sluice job: --timeout must be 1 to 864000 seconds, "
+                        "not '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            a->timeout_s = (unsigned)v;
+            break;
+        case 'J':
+            a->json = 1;
+            break;
+        case 'T':
+            a->token = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 2 || (strcmp(argv[optind], "start") != 0 &&
+                               strcmp(argv[optind], "status") != 0)) {
+        fprintf(stderr,
+                "sluice job: expected 'start JOB' or 'status JOB' (sluice "
+                "job --help)\n");
+        return EXIT_USAGE;
+    }
+    a->cmd = argv[optind];
+    a->job = argv[optind + 1];
+    if (sl_name_check_entity(a->job, NULL) != 0) {
+        fprintf(stderr, "sluice job: invalid job name '%s'\n", a->job);
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* GET @path as JSON; NULL (printed) unless the status is 200. */
+static json_t *
+get(const struct args *a, const char *prog, const char *path)
+{
+    char *url = sl_cli_url(a->server, path);
+    long status = 0;
+    json_t *j = sl_cli_http_json(prog, "GET", url, a->token, NULL, &status);
+
+    sl_free(url);
+    if (j != NULL && status != 200) {
+        sl_cli_print_error(prog, status, j);
+        json_decref(j);
+        j = NULL;
+    }
+    return j;
+}
+
+static json_t *
+get_run(const struct args *a, const char *prog, const char *job, const char *id)
+{
+    char *path = sl_asprintf("/smila/jobmanager/jobs/%s/%s/", job, id);
+    json_t *j = get(a, prog, path);
+
+    sl_free(path);
+    return j;
+}
+
+/* Sum of the worker counters named @name, over every action. */
+static double
+counter_sum(const json_t *run, const char *name)
+{
+    const char *k = NULL;
+    json_t *w = NULL;
+    double sum = 0;
+
+    json_object_foreach(json_object_get((json_t *)run, "worker"), k, w)
+    {
+        sum += json_number_value(json_object_get(w, name));
+    }
+    return sum;
+}
+
+static json_int_t
+task_count(const json_t *run, const char *name)
+{
+    return json_integer_value(
+        json_object_get(json_object_get(run, "tasks"), name));
+}
+
+/* Tasks that are over, whatever their end. */
+static json_int_t
+tasks_done(const json_t *run)
+{
+    return task_count(run, "successfulTaskCount") +
+           task_count(run, "failedWithoutRetryTaskCount") +
+           task_count(run, "failedAfterRetryTaskCount") +
+           task_count(run, "obsoleteTaskCount") +
+           task_count(run, "cancelledTaskCount");
+}
+
+static double
+mono_s(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+progress(const json_t *run, double elapsed, int tty, const char *extra)
+{
+    double crawled = counter_sum(run, "files.records");
+    double pushed = counter_sum(run, "records.pushed");
+    double deleted = counter_sum(run, "records.deleted");
+
+    fprintf(stderr,
+            "%s%-10s tasks %lld/%lld  crawled %.0f  pushed %.0f  deleted "
+            "%.0f  %.0f rec/s  %.1fs%s%s",
+            tty ? "\r" : "",
+            json_string_value(json_object_get(run, "state")),
+            (long long)tasks_done(run),
+            (long long)task_count(run, "createdTaskCount"),
+            crawled,
+            pushed,
+            deleted,
+            elapsed > 0 ? crawled / elapsed : 0.0,
+            elapsed,
+            extra != NULL ? extra : "",
+            tty ? "\033[K" : "\n");
+}
+
+static int
+final_state(const char *s)
+{
+    return s != NULL &&
+           (strcmp(s, "SUCCEEDED") == 0 || strcmp(s, "FAILED") == 0 ||
+            strcmp(s, "CANCELED") == 0);
+}
+
+/*
+ * Has processing job @target caught up?  1 yes, 0 not yet, -1 error.
+ */
+static int
+target_idle(const struct args *a, const char *target)
+{
+    json_t *bb = get(a, prog_start, "/smila/bulkbuilder/");
+    json_t *info = NULL;
+    json_t *run = NULL;
+    json_t *j = NULL;
+    const char *cur = NULL;
+    char *path = NULL;
+    size_t i = 0;
+    int idle = 1;
+
+    if (bb == NULL) {
+        return -1;
+    }
+    json_array_foreach(json_object_get(bb, "jobs"), i, j)
+    {
+        if (strcmp(json_string_value(json_object_get(j, "job")), target) == 0 &&
+            (json_integer_value(json_object_get(j, "openRecords")) != 0 ||
+             json_integer_value(json_object_get(j, "pendingBulks")) != 0)) {
+            idle = 0;
+        }
+    }
+    json_decref(bb);
+    if (!idle) {
+        return 0;
+    }
+    path = sl_asprintf("/smila/jobmanager/jobs/%s/", target);
+    info = get(a, prog_start, path);
+    sl_free(path);
+    cur = json_string_value(
+        json_object_get(json_object_get(info, "runs"), "current"));
+    if (cur == NULL) {
+        json_decref(info);
+        return 1; /* not running: nothing more will happen */
+    }
+    run = get_run(a, prog_start, target, cur);
+    idle =
+        run != NULL &&
+        json_integer_value(json_object_get(json_object_get(run, "workflowRuns"),
+                                           "activeWorkflowRunCount")) == 0;
+    json_decref(run);
+    json_decref(info);
+    return idle;
+}
+
+static int
+follow(const struct args *a, const char *run_id, const char *target)
+{
+    int tty = isatty(STDERR_FILENO);
+    double t0 = mono_s();
+    double last_print = 0;
+    json_t *run = NULL;
+    const char *state = NULL;
+    int quiet_checks = 0;
+    int rc = 1;
+
+    for (;;) {
+        double now = mono_s();
+
+        json_decref(run);
+        run = get_run(a, prog_start, a->job, run_id);
+        if (run == NULL) {
+            return 1;
+        }
+        state = json_string_value(json_object_get(run, "state"));
+        if (final_state(state)) {
+            break;
+        }
+        if (tty || now - last_print >= 5.0) {
+            progress(run, now - t0, tty, NULL);
+            last_print = now;
+        }
+        if (a->timeout_s != 0 && now - t0 > a->timeout_s) {
+            fprintf(stderr, "%ssluice job start: timed out\n", tty ? "\n" : "");
+            json_decref(run);
+            return 1;
+        }
+        (void)usleep(POLL_MS * 1000);
+    }
+    rc = strcmp(state, "SUCCEEDED") == 0 ? 0 : 1;
+    /* Wait for the processing job to index what was pushed. */
+    while (rc == 0 && target != NULL) {
+        int idle = target_idle(a, target);
+        double now = mono_s();
+
+        if (idle < 0) {
+            rc = 1;
+            break;
+        }
+        quiet_checks = idle ? quiet_checks + 1 : 0;
+        if (quiet_checks >= 2) {
+            break;
+        }
+        if (tty || now - last_print >= 5.0) {
+            progress(run, now - t0, tty, "  (indexing)");
+            last_print = now;
+        }
+        if (a->timeout_s != 0 && now - t0 > a->timeout_s) {
+            fprintf(stderr, "%ssluice job start: timed out\n", tty ? "\n" : "");
+            rc = 1;
+            break;
+        }
+        (void)usleep(POLL_MS * 1000);
+    }
+    progress(run, mono_s() - t0, 0, rc == 0 && target ? "  indexed" : NULL);
+    if (rc != 0) {
+        json_t *e = NULL;
+        size_t i = 0;
+
+        json_array_foreach(json_object_get(run, "errors"), i, e)
+        {
+            char *t = json_dumps(e, JSON_COMPACT);
+
+            fprintf(stderr, "  error: %s\n", t != NULL ? t : "?");
+            sl_free(t);
+        }
+    }
+    json_decref(run);
+    return rc;
+}
+
+static int
+job_start(const struct args *a)
+{
+    char *path = sl_asprintf("/smila/jobmanager/jobs/%s/", a->job);
+    char *url = sl_cli_url(a->server, path);
+    json_t *body =
+        a->mode ? json_pack("{s:s}", "mode", a->mode) : json_object();
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_t *reply = NULL;
+    json_t *info = NULL;
+    const char *target = NULL;
+    long status = 0;
+    int rc = 1;
+
+    reply = sl_cli_http_json(prog_start, "POST", url, a->token, text, &status);
+    if (reply == NULL) {
+        goto out;
+    }
+    if (status != 200) {
+        sl_cli_print_error(prog_start, status, reply);
+        goto out;
+    }
+    printf("%s\n", json_string_value(json_object_get(reply, "jobId")));
+    (void)fflush(stdout);
+    rc = 0;
+    if (a->wait) {
+        info = get(a, prog_start, path);
+        target = json_string_value(json_object_get(
+            json_object_get(info, "parameters"), "jobToPushTo"));
+        rc = follow(
+            a, json_string_value(json_object_get(reply, "jobId")), target);
+    }
+out:
+    json_decref(info);
+    json_decref(reply);
+    json_decref(body);
+    sl_free(text);
+    sl_free(url);
+    sl_free(path);
+    return rc;
+}
+
+static int
+job_status(const struct args *a)
+{
+    char *path = sl_asprintf("/smila/jobmanager/jobs/%s/", a->job);
+    json_t *info = get(a, prog_status, path);
+    json_t *runs = json_object_get(info, "runs");
+    json_t *done = json_object_get(runs, "completed");
+    const char *id = json_string_value(json_object_get(runs, "current"));
+    json_t *run = NULL;
+    char *text = NULL;
+    int rc = 1;
+
+    sl_free(path);
+    if (info == NULL) {
+        return 1;
+    }
+    if (id == NULL && json_array_size(done) > 0) {
+        id = json_string_value(json_array_get(done, json_array_size(done) - 1));
+    }
+    if (id == NULL) {
+        printf("job %s: no run yet\n", a->job);
+        json_decref(info);
+        return 0;
+    }
+    run = get_run(a, prog_status, a->job, id);
+    if (run == NULL) {
+        goto out;
+    }
+    if (a->json) {
+        text = json_dumps(run, JSON_INDENT(2));
+        printf("%s\n", text);
+        sl_free(text);
+        rc = 0;
+        goto out;
+    }
+    printf("job %s run %s: %s (%s)\n",
+           a->job,
+           id,
+           json_string_value(json_object_get(run, "state")),
+           json_string_value(json_object_get(run, "runMode")));
+    printf("  started %s",
+           json_string_value(json_object_get(run, "startTime")));
+    if (json_is_string(json_object_get(run, "endTime"))) {
+        printf(", ended %s",
+               json_string_value(json_object_get(run, "endTime")));
+    }
+    printf("\n  tasks %lld done of %lld created, %lld failed\n",
+           (long long)tasks_done(run),
+           (long long)task_count(run, "createdTaskCount"),
+           (long long)(task_count(run, "failedWithoutRetryTaskCount") +
+                       task_count(run, "failedAfterRetryTaskCount")));
+    printf("  records crawled %.0f, pushed %.0f, deleted %.0f, indexed "
+           "%.0f\n",
+           counter_sum(run, "files.records"),
+           counter_sum(run, "records.pushed"),
+           counter_sum(run, "records.deleted"),
+           counter_sum(run, "records.indexed"));
+    rc = 0;
+out:
+    json_decref(run);
+    json_decref(info);
+    return rc;
+}
+
+int
+sl_cli_job_main(int argc, char **argv)
+{
+    struct args a;
+    int rc = parse_args(argc, argv, &a);
+
+    if (rc >= 0) {
+        return rc;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "sluice job: cannot initialise libcurl\n");
+        return 1;
+    }
+    rc = strcmp(a.cmd, "start") == 0 ? job_start(&a) : job_status(&a);
+    curl_global_cleanup();
+    return rc;
+}
