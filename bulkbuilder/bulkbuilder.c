@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,6 +59,8 @@ struct job {
 struct sl_bb {
     struct sl_bb_config cfg;
     char *dir;
+    uint64_t epoch;           /* starts of this data dir, persisted */
+    _Atomic uint64_t counter; /* records stamped since the start */
     struct sl_jm *jm;
     struct sl_obj *store;
     pthread_mutex_t mu; /* jobs list, stop, kick */
@@ -477,13 +480,18 @@ sl_bb_record_begin(struct sl_bb *bb,
     rec->j = j;
     rec->slot = slot;
     rec->start = lseek(j->jr[slot].fd, 0, SEEK_END);
-    if (is_delete) {
-        json_t *d = json_pack("{s:O}", "_recordid", id);
+    {
+        /* _version: growing over restarts (epoch) and within one (counter),
+         * so the index can order an add and a delete of one id that take
+         * different paths through the workflow. */
+        uint64_t v =
+            (bb->epoch << 32) | (atomic_fetch_add(&bb->counter, 1) + 1);
+        json_t *m = is_delete ? json_pack("{s:O}", "_recordid", id)
+                              : json_copy((json_t *)meta);
 
-        rc = sl_bulk_writer_record_begin(j->jr[slot].w, d);
-        json_decref(d);
-    } else {
-        rc = sl_bulk_writer_record_begin(j->jr[slot].w, meta);
+        (void)json_object_set_new(m, "_version", json_integer((json_int_t)v));
+        rc = sl_bulk_writer_record_begin(j->jr[slot].w, m);
+        json_decref(m);
     }
     if (rc != 0) {
         (void)sl_err_set(err, rc, "record", "journal: %s", sl_strerror(rc));
@@ -1043,13 +1051,55 @@ recover_tasks(struct sl_bb *bb, struct job *j)
     sl_free(seqs);
 }
 
+/* Read, increment and persist the start counter of the data dir. */
+static int
+next_epoch(struct sl_bb *bb, struct sl_err *err)
+{
+    char *path = sl_asprintf("%s/epoch", bb->dir);
+    char *tmp = sl_asprintf("%s/epoch.tmp", bb->dir);
+    char text[32];
+    FILE *f = fopen(path, "r");
+    uint64_t e = 0;
+    int rc = 0;
+    int fd = -1;
+
+    if (f != NULL) {
+        if (fscanf(f, "%20" SCNu64, &e) != 1) {
+            e = 0;
+        }
+        (void)fclose(f);
+    }
+    e++;
+    if (e >= (UINT64_C(1) << 30)) {
+        e = 1; /* never in practice: a billion restarts */
+    }
+    (void)snprintf(text, sizeof(text), "%" PRIu64 "\n", e);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
+        fsync(fd) != 0 || rename(tmp, path) != 0) {
+        rc = sl_err_set(err, SL_EIO, "dir", "%s: %s", path, strerror(errno));
+    }
+    if (fd >= 0) {
+        (void)close(fd);
+    }
+    bb->epoch = e;
+    sl_free(path);
+    sl_free(tmp);
+    return rc;
+}
+
 int
 sl_bb_start(struct sl_bb *bb, struct sl_err *err)
 {
-    DIR *d = opendir(bb->dir);
+    DIR *d = NULL;
     struct dirent *e = NULL;
     struct job *j = NULL;
-    int rc = 0;
+    int rc = next_epoch(bb, err);
+
+    if (rc != 0) {
+        return rc;
+    }
+    d = opendir(bb->dir);
 
     if (d == NULL) {
         return sl_err_set(

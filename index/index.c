@@ -20,7 +20,8 @@
 #include "index/index_int.h"
 
 #define BUSY_TIMEOUT_MS 5000
-#define SCHEMA_VERSION  1
+#define SCHEMA_VERSION  2
+#define PRUNE_EVERY_MS  60000
 
 struct sl_index_set {
     char *dir;
@@ -36,7 +37,11 @@ static const char schema_sql[] =
     " _recordid TEXT NOT NULL UNIQUE COLLATE BINARY,"
     " title TEXT, text TEXT, path TEXT, mime TEXT, size INTEGER,"
     " modified TEXT, source TEXT, compound_id TEXT,"
-    " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL);"
+    " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL,"
+    " version INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS tombstones("
+    " _recordid TEXT PRIMARY KEY COLLATE BINARY,"
+    " version INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts USING fts5("
     " title, text, path, content='documents', content_rowid='id',"
     " tokenize='unicode61 remove_diacritics 2');"
@@ -51,7 +56,11 @@ static const char schema_sql[] =
     " VALUES ('delete', old.id, old.title, old.text, old.path);"
     " INSERT INTO documents_fts(rowid, title, text, path)"
     " VALUES (new.id, new.title, new.text, new.path); END;"
-    "PRAGMA user_version=1;";
+    "PRAGMA user_version=2;";
+
+/* Schema 1 (before versions) to 2. */
+static const char migrate1_sql[] =
+    "ALTER TABLE documents ADD COLUMN version INTEGER NOT NULL DEFAULT 0;";
 
 /* Statement texts, indexed by the SL__IX_* constants. */
 static const char *const stmt_sql[SL__IX_NSTMT] = {
@@ -60,15 +69,17 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
     [SL__IX_ROLLBACK] = "ROLLBACK",
     [SL__IX_UPSERT] =
         "INSERT INTO documents(_recordid, title, text, path, mime, size,"
-        " modified, source, compound_id, text_sha256, meta)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+        " modified, source, compound_id, text_sha256, meta, version)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
         " ON CONFLICT(_recordid) DO UPDATE SET title = excluded.title,"
         " text = excluded.text, path = excluded.path, mime = excluded.mime,"
         " size = excluded.size, modified = excluded.modified,"
         " source = excluded.source, compound_id = excluded.compound_id,"
-        " text_sha256 = excluded.text_sha256, meta = excluded.meta"
+        " text_sha256 = excluded.text_sha256, meta = excluded.meta,"
+        " version = excluded.version"
         " WHERE documents.meta IS NOT excluded.meta"
-        " OR documents.text IS NOT excluded.text",
+        " OR documents.text IS NOT excluded.text"
+        " OR documents.version IS NOT excluded.version",
     [SL__IX_DELETE] = "DELETE FROM documents WHERE _recordid = ?1",
     [SL__IX_GET] = "SELECT meta, text FROM documents WHERE _recordid = ?1",
     [SL__IX_COUNT] = "SELECT count(*) FROM documents",
@@ -83,6 +94,16 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
         "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?1",
     [SL__IX_RECORDS] = "SELECT _recordid, text_sha256 FROM documents"
                        " WHERE _recordid > ?1 ORDER BY _recordid LIMIT ?2",
+    [SL__IX_VERSIONS] =
+        "SELECT max(coalesce((SELECT version FROM documents"
+        " WHERE _recordid = ?1), 0), coalesce((SELECT version FROM"
+        " tombstones WHERE _recordid = ?1), 0))",
+    [SL__IX_TOMB_PUT] =
+        "INSERT INTO tombstones(_recordid, version, at) VALUES (?1, ?2, ?3)"
+        " ON CONFLICT(_recordid) DO UPDATE SET"
+        " version = max(version, excluded.version), at = excluded.at",
+    [SL__IX_TOMB_DEL] = "DELETE FROM tombstones WHERE _recordid = ?1",
+    [SL__IX_TOMB_PRUNE] = "DELETE FROM tombstones WHERE at < ?1",
 };
 
 /* Where the columns of an upsert come from: the first key present wins. */
@@ -202,6 +223,22 @@ sl_index_close(struct sl_index_set *set)
  * schema and every prepared statement.  Called with the set's mutex held,
  * so an index is opened once.
  */
+/* PRAGMA user_version of @db into *version (0 for a new database). */
+static int
+schema_version(sqlite3 *db, int *version)
+{
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+
+    *version = 0;
+    if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        *version = sqlite3_column_int(st, 0);
+        src = SQLITE_OK;
+    }
+    (void)sqlite3_finalize(st);
+    return src;
+}
+
 static int
 index_open(struct sl_index_set *set,
            const char *name,
@@ -213,6 +250,7 @@ index_open(struct sl_index_set *set,
     char *path = sl_asprintf("%s/%s.db", set->dir, name);
     struct stat sb;
     int src = SQLITE_OK;
+    int version = 0;
     int rc = 0;
     int i = 0;
 
@@ -240,7 +278,24 @@ index_open(struct sl_index_set *set,
     }
     (void)sqlite3_busy_timeout(ix->db, BUSY_TIMEOUT_MS);
     (void)sqlite3_extended_result_codes(ix->db, 1);
-    src = sqlite3_exec(ix->db, schema_sql, NULL, NULL, NULL);
+    src = schema_version(ix->db, &version);
+    if (src == SQLITE_OK && version == 1) {
+        src = sqlite3_exec(ix->db, migrate1_sql, NULL, NULL, NULL);
+    }
+    if (src == SQLITE_OK && version > SCHEMA_VERSION) {
+        rc = sl_err_set(err,
+                        SL_ECORRUPT,
+                        "index",
+                        "index '%s' has schema %d, newer than this "
+                        "program's %d",
+                        name,
+                        version,
+                        SCHEMA_VERSION);
+        goto fail;
+    }
+    if (src == SQLITE_OK) {
+        src = sqlite3_exec(ix->db, schema_sql, NULL, NULL, NULL);
+    }
     if (src != SQLITE_OK) {
         rc = sl__index_db_err(ix, src, "schema", err);
         goto fail;
@@ -431,9 +486,56 @@ check_id(const char *id, size_t len, struct sl_err *err)
  * the document without "text" (compact, sorted keys, so an unchanged
  * document compares equal and the upsert writes nothing).
  */
+/* The highest version known for @id: its document's or its tombstone's. */
 static int
-write_doc(struct sl__index *ix, const json_t *doc, struct sl_err *err)
+known_version(struct sl__index *ix,
+              const char *id,
+              uint64_t *v,
+              struct sl_err *err)
 {
+    sqlite3_stmt *st = ix->st[SL__IX_VERSIONS];
+    int src = 0;
+
+    *v = 0;
+    if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
+        return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+    }
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        *v = (uint64_t)sqlite3_column_int64(st, 0);
+    }
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    return src == SQLITE_ROW ? 0 : sl__index_db_err(ix, src, "version", err);
+}
+
+/* Run tombstone statement @which for @id (and @version, @at). */
+static int
+tombstone(struct sl__index *ix,
+          int which,
+          const char *id,
+          uint64_t version,
+          int64_t at,
+          struct sl_err *err)
+{
+    sqlite3_stmt *st = ix->st[which];
+    int rc = 0;
+
+    if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK ||
+        (which == SL__IX_TOMB_PUT &&
+         (sqlite3_bind_int64(st, 2, (sqlite3_int64)version) != SQLITE_OK ||
+          sqlite3_bind_int64(st, 3, at) != SQLITE_OK))) {
+        return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+    }
+    rc = step_done(ix, which, err);
+    (void)sqlite3_clear_bindings(st);
+    return rc;
+}
+
+static int
+write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
+{
+    const json_t *doc = op->doc;
     sqlite3_stmt *st = ix->st[SL__IX_UPSERT];
     const json_t *jid = json_object_get(doc, "_recordid");
     const json_t *jtext = json_object_get(doc, "text");
@@ -450,6 +552,18 @@ write_doc(struct sl__index *ix, const json_t *doc, struct sl_err *err)
     if (rc != 0) {
         return rc;
     }
+    if (op->version > 0) {
+        uint64_t known = 0;
+
+        rc = known_version(ix, json_string_value(jid), &known, err);
+        if (rc != 0) {
+            return rc;
+        }
+        if (known > op->version) {
+            op->skipped = 1;
+            return 0;
+        }
+    }
     for (i = 0; i < sizeof(fields) / sizeof(fields[0]) && rc == 0; i++) {
         rc = bind_field(st, doc, &fields[i], err);
     }
@@ -464,6 +578,7 @@ write_doc(struct sl__index *ix, const json_t *doc, struct sl_err *err)
     /* json_copy does not modify its argument; jansson lacks a const one. */
     meta = json_copy((json_t *)doc);
     (void)json_object_del(meta, "text");
+    (void)json_object_del(meta, "_version"); /* kept in its column */
     meta_text = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
     if (meta_text == NULL) {
         rc = sl_err_set(err, SL_EINVAL, NULL, "document cannot be encoded");
@@ -472,11 +587,15 @@ write_doc(struct sl__index *ix, const json_t *doc, struct sl_err *err)
     if (sqlite3_bind_text(st, 1, json_string_value(jid), -1, SQLITE_STATIC) !=
             SQLITE_OK ||
         sqlite3_bind_text(st, 10, hex, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
-        sqlite3_bind_text(st, 11, meta_text, -1, SQLITE_STATIC) != SQLITE_OK) {
+        sqlite3_bind_text(st, 11, meta_text, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_bind_int64(st, 12, (sqlite3_int64)op->version) != SQLITE_OK) {
         rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
         goto out;
     }
     rc = step_done(ix, SL__IX_UPSERT, err);
+    if (rc == 0) {
+        rc = tombstone(ix, SL__IX_TOMB_DEL, json_string_value(jid), 0, 0, err);
+    }
 
 out:
     (void)sqlite3_clear_bindings(st);
@@ -487,20 +606,36 @@ out:
 
 /* Delete one document inside the open transaction; absent is fine. */
 static int
-delete_doc(struct sl__index *ix, const char *id, struct sl_err *err)
+delete_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
 {
     sqlite3_stmt *st = ix->st[SL__IX_DELETE];
+    const char *id = op->id;
+    uint64_t known = 0;
     int rc = 0;
 
     rc = check_id(id, id ? strlen(id) : 0, err);
     if (rc != 0) {
         return rc;
     }
+    if (op->version > 0) {
+        rc = known_version(ix, id, &known, err);
+        if (rc != 0) {
+            return rc;
+        }
+        if (known > op->version) {
+            op->skipped = 1;
+            return 0;
+        }
+    }
     if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
         return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
     }
     rc = step_done(ix, SL__IX_DELETE, err);
     (void)sqlite3_clear_bindings(st);
+    if (rc == 0 && op->version > 0) {
+        rc = tombstone(
+            ix, SL__IX_TOMB_PUT, id, op->version, sl_time_ms() / 1000, err);
+    }
     return rc;
 }
 
@@ -512,7 +647,7 @@ delete_doc(struct sl__index *ix, const char *id, struct sl_err *err)
 static int
 apply(struct sl_index_set *set,
       const char *index,
-      const struct sl_index_op *ops,
+      struct sl_index_op *ops,
       size_t n,
       int create,
       struct sl_err *err)
@@ -534,11 +669,20 @@ apply(struct sl_index_set *set,
         goto out;
     }
     for (i = 0; i < n && rc == 0; i++) {
-        rc = ops[i].doc != NULL ? write_doc(ix, ops[i].doc, err)
-                                : delete_doc(ix, ops[i].id, err);
+        ops[i].skipped = 0;
+        rc = ops[i].doc != NULL ? write_doc(ix, &ops[i], err)
+                                : delete_doc(ix, &ops[i], err);
         if (rc != 0 && err != NULL && n > 1) {
             (void)snprintf(err->field, sizeof(err->field), "ops[%zu]", i);
         }
+    }
+    if (rc == 0 && sl_mono_ms() - ix->pruned_ms > PRUNE_EVERY_MS) {
+        sqlite3_stmt *st = ix->st[SL__IX_TOMB_PRUNE];
+
+        ix->pruned_ms = sl_mono_ms();
+        (void)sqlite3_bind_int64(
+            st, 1, sl_time_ms() / 1000 - SL_INDEX_TOMBSTONE_SECONDS);
+        rc = step_done(ix, SL__IX_TOMB_PRUNE, err);
     }
     if (rc == 0) {
         rc = step_done(ix, SL__IX_COMMIT, err);
@@ -554,7 +698,7 @@ out:
 int
 sl_index_apply(struct sl_index_set *set,
                const char *index,
-               const struct sl_index_op *ops,
+               struct sl_index_op *ops,
                size_t n,
                struct sl_err *err)
 {
@@ -567,7 +711,7 @@ sl_index_upsert(struct sl_index_set *set,
                 const json_t *doc,
                 struct sl_err *err)
 {
-    struct sl_index_op op = {doc, NULL};
+    struct sl_index_op op = {doc, NULL, 0, 0};
 
     return apply(set, index, &op, 1, 1, err);
 }
@@ -578,7 +722,7 @@ sl_index_delete(struct sl_index_set *set,
                 const char *id,
                 struct sl_err *err)
 {
-    struct sl_index_op op = {NULL, id};
+    struct sl_index_op op = {NULL, id, 0, 0};
 
     return apply(set, index, &op, 1, 0, err);
 }

@@ -37,10 +37,22 @@
 
 struct sl_index_set;
 
-/** One write of a batch: an upsert of @p doc, or a delete of @p id. */
+#define SL_INDEX_TOMBSTONE_SECONDS 86400 /* how long deletes are remembered */
+
+/**
+ * One write of a batch: an upsert of @p doc, or a delete of @p id.
+ *
+ * @p version orders writes that may arrive out of order (the bulkbuilder
+ * stamps every record it accepts with a growing `_version`): a write is
+ * skipped when the document, or a remembered delete of it (a tombstone,
+ * kept SL_INDEX_TOMBSTONE_SECONDS), has a higher version.  0 means
+ * unversioned: always applied.
+ */
 struct sl_index_op {
     const json_t *doc; /* borrowed; upsert when not NULL */
     const char *id;    /* borrowed; delete when doc is NULL */
+    uint64_t version;  /* 0: unversioned */
+    int skipped;       /* out: 1 when a newer version won */
 };
 
 /**
@@ -74,12 +86,12 @@ int sl_index_delete(struct sl_index_set *set,
                     struct sl_err *err);
 /**
  * @brief Apply @p n writes in one transaction: all or none.
- * @param[in] ops borrowed array.
+ * @param[in,out] ops borrowed array; each op's `skipped` is set.
  * @return as sl_index_upsert; err.field names the failing op ("ops[3]").
  */
 int sl_index_apply(struct sl_index_set *set,
                    const char *index,
-                   const struct sl_index_op *ops,
+                   struct sl_index_op *ops,
                    size_t n,
                    struct sl_err *err);
 

@@ -24,6 +24,10 @@ enum {
     SL__IX_SEARCH,
     SL__IX_TOTAL,
     SL__IX_RECORDS,
+    SL__IX_VERSIONS,
+    SL__IX_TOMB_PUT,
+    SL__IX_TOMB_DEL,
+    SL__IX_TOMB_PRUNE,
     SL__IX_NSTMT
 };
 
@@ -32,6 +36,7 @@ struct sl__index {
     sqlite3 *db;
     pthread_mutex_t mu; /* guards db and every statement */
     sqlite3_stmt *st[SL__IX_NSTMT];
+    int64_t pruned_ms;      /* last tombstone pruning (sl_mono_ms) */
     struct sl__index *next; /* list of the set */
 };
 

@@ -4,7 +4,10 @@
  * deletes by `_recordid` when parameter `operation` is "delete" (the
  * action reading the bulkbuilder's deletedRecords).  Idempotent by
  * `_recordid`, so a retried task writes the same state.  Records are
- * applied in batches, one SQLite transaction each.
+ * applied in batches, one SQLite transaction each.  The bulkbuilder's
+ * `_version` orders writes of one id that arrive out of order (an add
+ * still in the textExtractor while a later delete is written): the older
+ * one is skipped (`records.stale`).
  *
  * Field mapping (docs/index.md): title (else fileName), text, path
  * (filePath, unescaped form kept as given), mimeType, size (fileSize),
@@ -42,10 +45,18 @@ flush(struct writer *w)
         if (rc != 0) {
             sl_task_set_message(w->ctx, "index %s: %s", w->name, err.message);
         } else {
+            size_t stale = 0;
+
+            for (i = 0; i < w->n; i++) {
+                stale += w->ops[i].skipped ? 1 : 0;
+            }
             sl_task_counter_add(w->ctx,
                                 w->deletes ? "records.deleted"
                                            : "records.indexed",
-                                (double)w->n);
+                                (double)(w->n - stale));
+            if (stale > 0) {
+                sl_task_counter_add(w->ctx, "records.stale", (double)stale);
+            }
         }
     }
     for (i = 0; i < w->n; i++) {
@@ -77,6 +88,11 @@ write_input(void *arg, json_t *meta)
         return SL_WORKER_OK;
     }
     w->docs[w->n] = json_incref(meta);
+    w->ops[w->n].version =
+        json_is_integer(json_object_get(meta, "_version")) &&
+                json_integer_value(json_object_get(meta, "_version")) > 0
+            ? (uint64_t)json_integer_value(json_object_get(meta, "_version"))
+            : 0;
     if (w->deletes) {
         w->ops[w->n].doc = NULL;
         w->ops[w->n].id = id;

@@ -190,6 +190,83 @@ test_index_batch(void **state)
     json_decref(bad);
 }
 
+/* Does @id exist in index "docs"? */
+static int
+exists(struct sl_index_set *set, const char *id)
+{
+    json_t *doc = NULL;
+    struct sl_err err;
+    int rc = sl_index_get(set, "docs", id, &doc, &err);
+
+    json_decref(doc);
+    return rc == 0;
+}
+
+/* Versioned writes arriving out of order: the newest version wins, also
+ * over a delete (tombstone); unversioned writes always apply. */
+static void
+test_index_versions(void **state)
+{
+    struct fixture *f = *state;
+    json_t *v5 = json_pack("{s:s, s:s}", "_recordid", "x", "text", "five");
+    json_t *v6 = json_pack("{s:s, s:s}", "_recordid", "x", "text", "six");
+    json_t *v8 = json_pack("{s:s, s:s}", "_recordid", "x", "text", "eight");
+    json_t *doc = NULL;
+    struct sl_index_op op;
+    struct sl_err err;
+
+    memset(&op, 0, sizeof(op));
+    op.doc = v5;
+    op.version = 5;
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_int_equal(op.skipped, 0);
+    /* an older delete is skipped */
+    memset(&op, 0, sizeof(op));
+    op.id = "x";
+    op.version = 3;
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_int_equal(op.skipped, 1);
+    assert_true(exists(f->set, "x"));
+    /* a newer delete applies and leaves a tombstone */
+    op.version = 7;
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_int_equal(op.skipped, 0);
+    assert_false(exists(f->set, "x"));
+    /* an add older than the tombstone is skipped */
+    memset(&op, 0, sizeof(op));
+    op.doc = v6;
+    op.version = 6;
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_int_equal(op.skipped, 1);
+    assert_false(exists(f->set, "x"));
+    /* a newer add applies */
+    op.doc = v8;
+    op.version = 8;
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_int_equal(op.skipped, 0);
+    assert_int_equal(sl_index_get(f->set, "docs", "x", &doc, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(doc, "text")),
+                        "eight");
+    json_decref(doc);
+    /* the same version again (a retried task) applies, idempotently */
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_int_equal(op.skipped, 0);
+    /* an older add is skipped; an unversioned one always applies */
+    op.doc = v6;
+    op.version = 6;
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_int_equal(op.skipped, 1);
+    op.version = 0;
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_int_equal(op.skipped, 0);
+    assert_int_equal(sl_index_get(f->set, "docs", "x", &doc, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(doc, "text")), "six");
+    json_decref(doc);
+    json_decref(v5);
+    json_decref(v6);
+    json_decref(v8);
+}
+
 static void
 test_index_search_ranking(void **state)
 {
@@ -455,6 +532,7 @@ main(void)
             test_index_upsert_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_index_search_ranking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_unicode, setup, teardown),
