@@ -14,7 +14,7 @@ import_config() {
 define_crawl() {
     local params
     params=$(jq -cn --arg root "$2" --arg src "$3" --argjson extra "${4:-{\}}" \
-        '{dataSource: $src, rootFolder: $root, jobToPushTo: "indexUpdate"} + $extra')
+        '{dataSource: $src, rootFolder: $root, jobToPushTo: "indexUpdate"} + $extra | with_entries(select(.value != null))')
     req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
         -d "{\"name\": \"$1\", \"workflow\": \"fileCrawling\", \"parameters\": $params}"
     [ "$STATUS" = 200 ] || { echo "define_crawl $1: $STATUS $(cat "$BODY")" >&2; return 1; }
