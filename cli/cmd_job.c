@@ -463,12 +463,28 @@ job_status(const struct args *a)
            (long long)task_count(run, "createdTaskCount"),
            (long long)(task_count(run, "failedWithoutRetryTaskCount") +
                        task_count(run, "failedAfterRetryTaskCount")));
-    printf("  records crawled %.0f, pushed %.0f, deleted %.0f, indexed "
-           "%.0f\n",
-           counter_sum(run, "files.records"),
-           counter_sum(run, "records.pushed"),
-           counter_sum(run, "records.deleted"),
-           counter_sum(run, "records.indexed"));
+    {
+        static const char *const names[][2] = {
+            {"files.records", "crawled"},
+            {"records.pushed", "pushed"},
+            {"records.deleted", "deleted"},
+            {"records.indexed", "indexed"},
+        };
+        const char *sep = "  records";
+        size_t i = 0;
+
+        for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            double v = counter_sum(run, names[i][0]);
+
+            if (v > 0) {
+                printf("%s %s %.0f", sep, names[i][1], v);
+                sep = ",";
+            }
+        }
+        if (sep[0] == ',') {
+            printf("\n");
+        }
+    }
     rc = 0;
 out:
     json_decref(run);

@@ -42,8 +42,8 @@ echo "Crawling $dir (job crawlDemo) ..."
 "$bin" job start crawlDemo --wait --server "$server"
 echo
 echo "Indexed: $(curl -fsS "$server/smila/index/default/")"
-echo "Search example: $bin search --server $server 'sluice OR crawl'"
-"$bin" search --server "$server" --limit 5 'sluice OR crawl' || true
+echo "Search example: $bin search --server $server 'incremental crawl'"
+"$bin" search --server "$server" --limit 5 'incremental crawl' || true
 echo
 echo "The server keeps running (Ctrl-C stops it). Try:"
 echo "  $bin job start crawlDemo --wait --server $server   # re-crawl: incremental"

@@ -180,7 +180,7 @@ run_task(struct wthread *wt, json_t *task)
                 task_id);
     } else {
         if (strcmp(status, "SUCCESSFUL") != 0) {
-            SL_INFO("worker %s: task %s: %s: %s",
+            SL_WARN("worker %s: task %s: %s: %s",
                     wt->wt->type->name,
                     task_id,
                     status,

@@ -49,6 +49,7 @@
 #define MIME_MAX       128u
 #define CHARSET_MAX    64u
 #define CARRY_MAX      16u /* incomplete multibyte input kept for iconv */
+#define HOLD_MAX       64u /* HTML held back from a '<' near a chunk end */
 
 #define CONV_DEFAULT_TIMEOUT 30u  /* seconds */
 #define CONV_DEFAULT_MEMORY  512u /* MiB of address space */
@@ -128,6 +129,8 @@ struct doc {
     size_t clen;                    /* its length */
     /* KIND_HTML, KIND_XML */
     xmlParserCtxtPtr px; /* push parser (an htmlParserCtxtPtr too) */
+    char hold[HOLD_MAX]; /* HTML: the start of a tag, fed with the next */
+    size_t hlen;         /* chunk; its length */
     unsigned skip;       /* inside <script>, <style>... */
     unsigned in_title;   /* inside the first <title> */
     unsigned pre;        /* inside <pre> */
@@ -149,7 +152,7 @@ struct tx {
     size_t bulk;              /* index of the input bulk being read */
     char *buf;                /* READ_BUF: content chunks */
     char *obuf;               /* READ_BUF: iconv and converter output */
-    char *stage;              /* READ_BUF + CARRY_MAX: iconv input */
+    char *stage;              /* READ_BUF + HOLD_MAX: iconv, HTML input */
 };
 
 static const unsigned char REPLACEMENT[3] = {0xef, 0xbf, 0xbd};
@@ -226,6 +229,53 @@ text_char(struct text *t, const unsigned char *s, size_t len, uint32_t cp)
     t->sep = SEP_NONE;
     if (sep != NULL) {
         (void)sl_buf_append(&t->b, sep, 1);
+    }
+    (void)sl_buf_append(&t->b, s, len);
+}
+
+/* Length of the run at @p (@n bytes) of printable ASCII and, outside
+ * collapse mode, ASCII white space: bytes that are copied as they are. */
+static size_t
+ascii_run(const struct text *t, const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+
+    for (i = 0; i < n; i++) {
+        unsigned char c = p[i];
+
+        if (c > 0x20 && c < 0x7f) {
+            continue;
+        }
+        if (!t->collapse && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
+            continue;
+        }
+        break;
+    }
+    return i;
+}
+
+/* Append the @len bytes of such a run at once (the common case), or as
+ * many as fit: every ASCII byte is a character boundary. */
+static void
+text_run(struct text *t, const unsigned char *s, size_t len)
+{
+    size_t room = t->max - t->b.len;
+
+    if (t->full) {
+        return;
+    }
+    if (t->sep != SEP_NONE && t->b.len > 0) {
+        if (room < 2) {
+            t->full = 1;
+            return;
+        }
+        (void)sl_buf_append(&t->b, t->sep == SEP_LINE ? "\n" : " ", 1);
+        room--;
+    }
+    t->sep = SEP_NONE;
+    if (len > room) {
+        len = room;
+        t->full = 1;
     }
     (void)sl_buf_append(&t->b, s, len);
 }
@@ -312,6 +362,14 @@ text_bytes(struct text *t, const void *data, size_t n)
         }
     }
     while (n > 0 && !t->full) {
+        size_t run = ascii_run(t, p, n);
+
+        if (run > 0) {
+            text_run(t, p, run);
+            p += run;
+            n -= run;
+            continue;
+        }
         len = utf8_seq(p, n, &cp);
         if (len < 0) {
             memcpy(t->part, p, n);
@@ -1121,16 +1179,45 @@ xml_begin(struct doc *d)
     return 0;
 }
 
+/*
+ * Feed @k <= READ_BUF bytes to the HTML push parser.  libxml2 2.9 misreads
+ * an end tag split between two chunks inside <script> or <style> ("</sty"
+ * then "le>"): it takes the rest of the document for script text.  So the
+ * bytes from a '<' among the last HOLD_MAX bytes are held back and fed in
+ * front of the next chunk (or at the end).
+ */
+static void
+html_chunk(struct tx *x, struct doc *d, const char *p, size_t k)
+{
+    size_t total = d->hlen + k;
+    size_t cut = total;
+    size_t j = 0;
+
+    memcpy(x->stage, d->hold, d->hlen);
+    memcpy(x->stage + d->hlen, p, k);
+    for (j = total; j > 0 && total - (j - 1) <= HOLD_MAX; j--) {
+        if (x->stage[j - 1] == '<') {
+            cut = j - 1;
+            break;
+        }
+    }
+    if (cut > 0) {
+        (void)htmlParseChunk(d->px, x->stage, (int)cut, 0);
+    }
+    d->hlen = total - cut;
+    memcpy(d->hold, x->stage + cut, d->hlen);
+}
+
 /* Feed @n bytes to the push parser; XML stops at the first fatal error
  * (the text so far is kept). */
 static int
-markup_feed(struct doc *d, const char *p, size_t n)
+markup_feed(struct tx *x, struct doc *d, const char *p, size_t n)
 {
     while (n > 0 && !d->text.full) {
         int k = n < READ_BUF ? (int)n : (int)READ_BUF;
 
         if (d->kind == KIND_HTML) {
-            (void)htmlParseChunk(d->px, p, k, 0);
+            html_chunk(x, d, p, (size_t)k);
         } else {
             (void)xmlParseChunk(d->px, p, k, 0);
             if (!d->px->wellFormed) {
@@ -1153,7 +1240,7 @@ markup_end(struct doc *d, int abort)
     }
     if (d->kind == KIND_HTML) {
         if (!abort && !d->text.full) {
-            (void)htmlParseChunk(d->px, NULL, 0, 1);
+            (void)htmlParseChunk(d->px, d->hold, (int)d->hlen, 1);
         }
         htmlFreeParserCtxt(d->px);
         d->px = NULL;
@@ -1258,7 +1345,13 @@ conv_child(const struct conv *c, int in, int out, int err)
         rl.rlim_max = rl.rlim_cur;
         (void)setrlimit(RLIMIT_AS, &rl);
     }
-    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
+    /* Above 2 first, in case the server runs with 0-2 closed and one of
+     * them is such a descriptor. */
+    in = fcntl(in, F_DUPFD, 3);
+    out = fcntl(out, F_DUPFD, 3);
+    err = fcntl(err, F_DUPFD, 3);
+    if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+        dup2(err, 2) < 0) {
         _exit(127);
     }
     (void)close_range(3, ~0u, 0);
@@ -1548,7 +1641,7 @@ conv_end(struct tx *x, struct doc *d, int abort)
         (void)unlink(c->path);
         SL_FREE(c->path);
     }
-    if (c->pid > 0 && d->outcome == OUT_EXTRACTED) {
+    if (!abort && rc == 0 && c->pid > 0 && d->outcome == OUT_EXTRACTED) {
         if (c->timed_out) {
             d->outcome = OUT_TIMEOUT;
             SL_WARN("textExtractor: converter %s for %s timed out after "
@@ -1643,7 +1736,7 @@ extractor_feed(struct tx *x, struct doc *d, const char *p, size_t n)
         return plain_feed(x, d, p, n);
     case KIND_HTML:
     case KIND_XML:
-        return markup_feed(d, p, n);
+        return markup_feed(x, d, p, n);
     default:
         return FEED_STOP;
     }
@@ -1719,12 +1812,18 @@ content(struct tx *x,
         return rc;
     }
     mime_detect(x, meta, x->buf, len, d->mime);
-    rc = extractor_begin(x, d, x->buf, len);
-    if (rc == 0) {
+    if (extractor_begin(x, d, x->buf, len) != 0) {
+        /* A parser could not be created: the record has no text. */
+        SL_WARN("textExtractor: %s: no parser for %s",
+                json_string_value(json_object_get(meta, "_recordid")),
+                d->mime);
+        d->outcome = OUT_NOTEXT;
+        fed = FEED_STOP;
+    } else {
         left -= len;
         fed = extractor_feed(x, d, x->buf, len);
     }
-    while (rc == 0 && fed == 0 && left > 0) {
+    while (fed == 0 && left > 0) {
         if (sl_task_is_canceled(x->ctx)) {
             fed = SL_ECANCELED;
             break;
@@ -1736,14 +1835,6 @@ content(struct tx *x,
         }
         left -= len;
         fed = extractor_feed(x, d, x->buf, len);
-    }
-    if (rc == SL_EINTERNAL) {
-        /* A parser could not be created: the record has no text. */
-        SL_WARN("textExtractor: %s: no parser for %s",
-                json_string_value(json_object_get(meta, "_recordid")),
-                d->mime);
-        d->outcome = OUT_NOTEXT;
-        rc = 0;
     }
     if (rc == 0 && fed < 0) {
         rc = fed;
@@ -1816,6 +1907,18 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
         d->title.b.len > 0 ? d->title.b.data : fallback_title(meta);
     int rc = 0;
 
+    /* A record pushed with its text (JSON over the bulkbuilder API) and no
+     * content keeps its own title and text. */
+    if (!has_content && json_is_string(json_object_get(meta, "text"))) {
+        if (!json_is_string(json_object_get(meta, "title"))) {
+            set_string(meta, "title", title, strlen(title));
+        }
+        if (!json_is_string(json_object_get(meta, "mimeType"))) {
+            set_string(meta, "mimeType", "text/plain", 10);
+        }
+        sl_task_counter_add(x->ctx, "records.textGiven", 1);
+        goto write;
+    }
     if (!has_content) {
         const char *ext = mime_from_extension(meta);
 
@@ -1835,6 +1938,7 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
     set_string(meta, "title", title, strlen(title));
     set_string(meta, "text", d->text.b.data, d->text.b.len);
     count(x, d, has_content);
+write:
     rc = sl_bulk_writer_record_begin(x->w, meta);
     if (rc == 0) {
         rc = sl_bulk_writer_record_end(x->w);
@@ -1994,7 +2098,7 @@ text_perform(struct sl_task_ctx *ctx)
     (void)pthread_once(&xml_once, xml_init);
     x.buf = sl_malloc(READ_BUF);
     x.obuf = sl_malloc(READ_BUF);
-    x.stage = sl_malloc(READ_BUF + CARRY_MAX);
+    x.stage = sl_malloc(READ_BUF + HOLD_MAX);
     n = sl_task_input_count(ctx, SLOT_IN);
     for (i = 0; i < n && res == SL_WORKER_OK; i++) {
         res = extract_bulk(&x, i);

@@ -98,6 +98,8 @@ req GET /smila/index/default/
 expect_jq '.documentCount == 301' "301 documents: 302 adds minus the delete"
 req GET /smila/index/default/n300
 expect_status 404 "the deleted record is not in the index"
+req GET /smila/index/default/r1
+expect_jq '.title == "One" and .text == "papa one"' "a JSON record keeps its own title and text"
 req GET /smila/index/default/m1
 expect_jq '.title == "Quebec" and .mimeType == "text/html"' "the multipart attachment was extracted (title, MIME type)"
 "$SLUICE" search --server "$BASE" romeo >"$TMP/hits" 2>/dev/null

@@ -1,0 +1,5 @@
+# The built-in textExtractor over the in-process task context: plain text
+# in several charsets, HTML (also fed in small chunks), XML, external
+# converters (tr, cat, sleep, false from coreutils), limits.
+sl_add_cmocka_test(test_text_extractor SOURCES unit/test_text_extractor.c
+  LINK_LIBRARIES sl_workers)
