@@ -8,7 +8,7 @@ sl_api_system_get(struct sl_req *req)
 {
     json_t *links = json_array();
     static const char *const subs[] = {
-        "jobmanager", "tasks", "importing", "index", "store"};
+        "jobmanager", "tasks", "importing", "bulkbuilder", "index", "store"};
     size_t i = 0;
 
     for (i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
