@@ -510,6 +510,20 @@ run_take(struct sl_delta *d,
     }
     k.mv_size = strlen(source);
     k.mv_data = (void *)source;
+    if (idlen > 0 &&
+        mdb_txn_begin(d->meta, NULL, MDB_RDONLY, &txn) == MDB_SUCCESS) {
+        /* Usually the run already has its sequence: no write transaction
+         * (they serialise) for the many tasks of one run. */
+        if (mdb_get(txn, d->meta_runs, &k, &v) == MDB_SUCCESS &&
+            v.mv_size == 8 + idlen &&
+            memcmp((const char *)v.mv_data + 8, run_id, idlen) == 0) {
+            *seq = sl_le_get64(v.mv_data);
+            mdb_txn_abort(txn);
+            return 0;
+        }
+        mdb_txn_abort(txn);
+        txn = NULL;
+    }
     rc = mdb_txn_begin(d->meta, NULL, 0, &txn);
     if (rc != 0) {
         return sl__delta_lmdb_err(d, err, rc, -1, "begin a run");

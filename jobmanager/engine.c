@@ -1481,6 +1481,8 @@ sl_jm_open(const struct sl_jm_config *cfg,
     (void)pthread_mutex_init(&jm->mu, NULL);
     (void)pthread_cond_init(&jm->lease_cv, NULL);
     (void)pthread_cond_init(&jm->cleanup_cv, NULL);
+    (void)pthread_cond_init(&jm->work_cv, NULL);
+    jm->work_gen = 1;
     rc = sl__jm_store_open(jm->state_dir, cfg->durability, &jm->st, err);
     if (rc != 0) {
         sl_jm_close(jm);
@@ -1616,6 +1618,7 @@ sl_jm_close(struct sl_jm *jm)
     (void)pthread_mutex_destroy(&jm->mu);
     (void)pthread_cond_destroy(&jm->lease_cv);
     (void)pthread_cond_destroy(&jm->cleanup_cv);
+    (void)pthread_cond_destroy(&jm->work_cv);
     sl_free(jm->state_dir);
     sl_free(jm->config_dir);
     sl_free(jm->workflows_dir);

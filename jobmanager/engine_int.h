@@ -122,6 +122,8 @@ struct sl_jm {
                        const json_t *params,
                        struct sl_err *err);
     void *start_check_arg;
+    pthread_cond_t work_cv; /* broadcast when work_gen changes */
+    uint64_t work_gen;      /* bumped when tasks may have become takeable */
     char *state_dir;
     char *config_dir;
     char *workflows_dir;

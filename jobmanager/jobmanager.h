@@ -259,6 +259,14 @@ int sl_jm_bulk_source_ready(struct sl_jm *jm,
                             const char *job,
                             const char *worker,
                             struct sl_err *err);
+/**
+ * @brief Wait up to @p timeout_ms for new work: returns at once when the
+ * work generation differs from @p seen (tasks were queued or finished
+ * since), else when it changes or the time is up.  Returns the current
+ * generation, to pass as @p seen next time.  In-process pools use it
+ * instead of polling.
+ */
+uint64_t sl_jm_work_wait(struct sl_jm *jm, uint64_t seen, unsigned timeout_ms);
 /** @brief Renew the lease. 0, or SL_EGONE (not in progress any more). */
 int sl_jm_task_keepalive(struct sl_jm *jm,
                          const char *worker,

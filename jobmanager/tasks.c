@@ -168,7 +168,8 @@ sl__jm_task_enqueue(struct sl_jm *jm, struct task *t)
 {
     struct jobq *jq = jobq_for(t->wq, t->run);
 
-    (void)jm;
+    jm->work_gen++;
+    (void)pthread_cond_broadcast(&jm->work_cv);
     t->inprogress = 0;
     t->jq = jq;
     t->next = NULL;
@@ -243,6 +244,9 @@ mark_inprogress(struct sl_jm *jm, struct task *t)
 void
 sl__jm_task_remove(struct sl_jm *jm, struct task *t, int persist)
 {
+    /* A slot under a worker limit may have become free. */
+    jm->work_gen++;
+    (void)pthread_cond_broadcast(&jm->work_cv);
     struct wfrun *wf = sl__jm_wfrun_find(t->run, t->wfrun);
 
     unlink_task(jm, t);
@@ -681,6 +685,28 @@ sl_jm_task_reclaim(struct sl_jm *jm,
     }
     (void)pthread_mutex_unlock(&jm->mu);
     return rc;
+}
+
+uint64_t
+sl_jm_work_wait(struct sl_jm *jm, uint64_t seen, unsigned timeout_ms)
+{
+    struct timespec ts;
+    uint64_t gen = 0;
+
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(timeout_ms / 1000);
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    (void)pthread_mutex_lock(&jm->mu);
+    if (jm->work_gen == seen) {
+        (void)pthread_cond_timedwait(&jm->work_cv, &jm->mu, &ts);
+    }
+    gen = jm->work_gen;
+    (void)pthread_mutex_unlock(&jm->mu);
+    return gen;
 }
 
 int

@@ -8,10 +8,11 @@
  * `_deltaHash` pass; records the service refuses are skipped and counted.
  * Strategies `disabled` and `initial` pass everything through.
  *
- * Two passes over each input bulk: the first reads metadata only and
- * checks it in batches (one delta transaction per shard per batch); the
- * second copies the chosen records, attachments streamed.  Memory: one
- * batch of metadata and one byte per input record.
+ * The first pass over each input bulk reads metadata only and checks it
+ * in batches (one delta transaction per shard per batch); records without
+ * attachments (the crawler's) are written right then.  Only when a chosen
+ * record has attachments does a second pass copy it, attachments
+ * streamed.  Memory: one batch of metadata and one byte per input record.
  * See docs/workers.md "deltaChecker".
  */
 #include <string.h>
@@ -29,6 +30,7 @@ enum dest {
     DEST_RECORDS_UPDATE = 2, /* with _update: true */
     DEST_COMPOUNDS = 3,
     DEST_COMPOUNDS_UPDATE = 4,
+    DEST_DONE = 5, /* written in the first pass (had no attachment) */
 };
 
 struct check {
@@ -44,8 +46,10 @@ struct check {
     json_t *metas[BATCH];
     struct sl_delta_rec recs[BATCH];
     size_t first[BATCH]; /* record index in the bulk */
+    int has_att[BATCH];  /* the record has attachments */
     size_t n;
-    char *source; /* source of the batch */
+    int need_copy; /* some record of the bulk waits for the second pass */
+    char *source;  /* source of the batch */
     uint64_t seq;
 };
 
@@ -75,6 +79,48 @@ dest_set(struct check *c, size_t i, enum dest d)
     }
 }
 
+/* Write record @meta (no attachments) to its output now. */
+static int
+write_now(struct check *c, json_t *meta, enum dest d)
+{
+    struct sl_bulk_writer *w = NULL;
+    int rc = 0;
+
+    if (d == DEST_RECORDS_UPDATE || d == DEST_COMPOUNDS_UPDATE) {
+        (void)json_object_set_new(meta, "_update", json_true());
+    }
+    rc = sl_task_output_writer(c->ctx,
+                               d == DEST_COMPOUNDS || d == DEST_COMPOUNDS_UPDATE
+                                   ? "updatedCompounds"
+                                   : "updatedRecords",
+                               &w);
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_begin(w, meta);
+    }
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_end(w);
+    }
+    if (rc != 0) {
+        sl_task_set_message(c->ctx, "output: %s", sl_strerror(rc));
+    }
+    return rc;
+}
+
+/* Route record number @idx of the bulk: written now when it has no
+ * attachment, else left for the second pass.  0 or SL_E*. */
+static int
+route_record(
+    struct check *c, size_t idx, json_t *meta, int has_att, enum dest d)
+{
+    if (d == DEST_DROP || has_att) {
+        dest_set(c, idx, d);
+        c->need_copy |= d != DEST_DROP;
+        return 0;
+    }
+    dest_set(c, idx, DEST_DONE);
+    return write_now(c, meta, d);
+}
+
 /* Check the batch; 0 or SL_E* (the task message is set). */
 static int
 flush_batch(struct check *c)
@@ -92,34 +138,34 @@ flush_batch(struct check *c)
         sl_task_set_message(c->ctx, "delta service: %s", err.message);
         goto out;
     }
-    for (i = 0; i < c->n; i++) {
-        const json_t *meta = c->metas[i];
+    for (i = 0; i < c->n && rc == 0; i++) {
+        json_t *meta = c->metas[i];
+        enum dest d = DEST_DROP;
 
         switch (c->recs[i].result) {
         case SL_DELTA_NEW:
             sl_task_counter_add(c->ctx, "records.new", 1);
-            dest_set(c, c->first[i], route(c, meta, 0));
+            d = route(c, meta, 0);
             break;
         case SL_DELTA_CHANGED:
             sl_task_counter_add(c->ctx, "records.changed", 1);
-            dest_set(c, c->first[i], route(c, meta, 1));
+            d = route(c, meta, 1);
             break;
         case SL_DELTA_UPTODATE:
             sl_task_counter_add(c->ctx, "records.uptodate", 1);
-            dest_set(c, c->first[i], DEST_DROP);
             break;
         case SL_DELTA_NOHASH:
             sl_task_counter_add(c->ctx, "records.nohash", 1);
-            dest_set(c, c->first[i], route(c, meta, 0));
+            d = route(c, meta, 0);
             break;
         default:
             SL_WARN("deltaChecker: %s: refused by the delta service: %s",
                     c->recs[i].id,
                     sl_strerror(c->recs[i].result));
             sl_task_counter_add(c->ctx, "records.skipped", 1);
-            dest_set(c, c->first[i], DEST_DROP);
             break;
         }
+        rc = route_record(c, c->first[i], meta, c->has_att[i], d);
     }
 out:
     for (i = 0; i < c->n; i++) {
@@ -145,15 +191,18 @@ decide(struct check *c, size_t b)
         return SL_WORKER_RECOVERABLE;
     }
     c->ndest = 0;
+    c->need_copy = 0;
     while ((rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
         const char *source =
             json_string_value(json_object_get(meta, "_source"));
         const json_t *hash = json_object_get(meta, "_deltaHash");
         const char *name = NULL;
         uint64_t size = 0;
+        int has_att = 0;
 
         while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, &err)) ==
                1) {
+            has_att = 1;
         }
         if (rc != 0) {
             json_decref(meta);
@@ -167,8 +216,11 @@ decide(struct check *c, size_t b)
             if (sl_delta_strategy_reads(c->strategy)) {
                 sl_task_counter_add(c->ctx, "records.nohash", 1);
             }
-            dest_set(c, idx++, route(c, meta, 0));
+            rc = route_record(c, idx++, meta, has_att, route(c, meta, 0));
             json_decref(meta);
+            if (rc != 0) {
+                break;
+            }
             continue;
         }
         if (c->n > 0 && strcmp(source, c->source) != 0) {
@@ -199,6 +251,7 @@ decide(struct check *c, size_t b)
         c->recs[c->n].is_compound =
             json_is_true(json_object_get(meta, "_isCompound"));
         c->first[c->n] = idx++;
+        c->has_att[c->n] = has_att;
         c->n++;
         if (c->n == BATCH) {
             rc = flush_batch(c);
@@ -247,7 +300,7 @@ copy(struct check *c, size_t b, char *buf)
         uint64_t size = 0;
 
         idx++;
-        if (d == DEST_DROP) {
+        if (d == DEST_DROP || d == DEST_DONE) {
             while ((rc = sl_bulk_reader_attachment_next(
                         r, &name, &size, &err)) == 1) {
             }
@@ -343,7 +396,7 @@ checker_perform(struct sl_task_ctx *ctx)
             break;
         }
         res = decide(c, b);
-        if (res == SL_WORKER_OK) {
+        if (res == SL_WORKER_OK && c->need_copy) {
             res = copy(c, b, buf);
         }
     }

@@ -20,6 +20,9 @@
 #include "workers/workers.h"
 
 #define DEFAULT_MAX_FILES_PER_BULK 1000u
+/* Entries one task may list before its remaining sub-directories become
+ * follow-up tasks (ARCHITECTURE.md 10: small directories make tiny tasks). */
+#define DEFAULT_ENTRIES_PER_TASK 2000u
 /* The first sub-directories of a task get a bulk (a follow-up task) each;
  * after that they are grouped, so one task keeps few output bulks open. */
 #define DIRS_SINGLE    32u
@@ -48,6 +51,19 @@ struct crawl {
     uint64_t dirs_written;   /* directory records written by this task */
     int files_connected;     /* 0 once filesToCrawl proved unconnected */
     int dirs_connected;      /* same for directoriesToCrawl */
+    uint64_t entries_budget; /* entriesPerTask */
+    uint64_t entries;        /* entries listed by this task so far */
+    struct pending *queue;   /* sub-directories to list in this task */
+    struct pending *queue_tail;
+};
+
+/* A sub-directory kept for this task (while the budget lasts). */
+struct pending {
+    struct pending *next;
+    char *raw;   /* file system path */
+    char *epath; /* escaped path (record id) */
+    uint64_t depth;
+    json_t *chain; /* its ancestors */
 };
 
 /* ------------------------------------------------------------------------
@@ -294,6 +310,12 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     c->source = sl_task_param_str(ctx, "dataSource");
     if (c->source == NULL || c->source[0] == '\0') {
         sl_task_set_message(ctx, "parameter dataSource is required");
+        return SL_EINVAL;
+    }
+    rc = sl_task_param_u64(
+        ctx, "entriesPerTask", DEFAULT_ENTRIES_PER_TASK, &c->entries_budget);
+    if (rc != 0) {
+        sl_task_set_message(ctx, "entriesPerTask: a number >= 0");
         return SL_EINVAL;
     }
     rc = sl_task_param_u64(
@@ -586,6 +608,21 @@ crawl_entry(struct crawl *c,
             sl_task_counter_add(c->ctx, "directories.tooDeep", 1);
         } else if (!patterns_pass(&c->folders, sub)) {
             sl_task_counter_add(c->ctx, "directories.filtered", 1);
+        } else if (c->entries < c->entries_budget) {
+            struct pending *p = sl_calloc(1, sizeof(*p));
+
+            p->raw =
+                sl_asprintf("%s/%s", strcmp(raw, "/") == 0 ? "" : raw, name);
+            p->epath = sub;
+            sub = NULL;
+            p->depth = depth + 1;
+            p->chain = json_incref(chain);
+            if (c->queue_tail != NULL) {
+                c->queue_tail->next = p;
+            } else {
+                c->queue = p;
+            }
+            c->queue_tail = p;
         } else {
             rc = emit_dir(c, sub, depth + 1, chain);
         }
@@ -651,6 +688,7 @@ crawl_dir(struct crawl *c,
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
             continue;
         }
+        c->entries++;
         rc = crawl_entry(c, dirfd(d), raw, epath, depth, chain, de->d_name);
         if (rc != 0 || sl_task_is_canceled(c->ctx)) {
             break;
@@ -664,6 +702,44 @@ out:
     }
     if (fd >= 0) {
         (void)close(fd);
+    }
+    return rc;
+}
+
+static void
+pending_free(struct pending *p)
+{
+    sl_free(p->raw);
+    sl_free(p->epath);
+    json_decref(p->chain);
+    sl_free(p);
+}
+
+/*
+ * List the sub-directories queued by crawl_entry, breadth first, while the
+ * task's entry budget lasts; then hand the rest out as follow-up tasks.
+ * The records are the same as with one task per directory.
+ */
+static int
+crawl_queue(struct crawl *c)
+{
+    struct pending *p = NULL;
+    int rc = 0;
+
+    while ((p = c->queue) != NULL) {
+        c->queue = p->next;
+        if (c->queue == NULL) {
+            c->queue_tail = NULL;
+        }
+        if (rc == 0 && sl_task_is_canceled(c->ctx)) {
+            rc = SL_ECANCELED;
+        }
+        if (rc == 0) {
+            rc = c->entries < c->entries_budget
+                     ? crawl_dir(c, p->raw, p->epath, p->depth, p->chain)
+                     : emit_dir(c, p->epath, p->depth, p->chain);
+        }
+        pending_free(p);
     }
     return rc;
 }
@@ -687,6 +763,9 @@ crawl_root(struct crawl *c)
     }
     epath = sl_worker_path_escape(abs);
     rc = crawl_dir(c, abs, epath, 0, NULL);
+    if (rc == 0) {
+        rc = crawl_queue(c);
+    }
     sl_free(epath);
     if (rc != 0) {
         sl_task_set_message(c->ctx, "output: %s", sl_strerror(rc));
@@ -714,6 +793,9 @@ crawl_input(void *arg, json_t *meta)
     }
     raw = sl_worker_path_unescape(id);
     rc = crawl_dir(c, raw, id, depth, json_object_get(meta, "ancestors"));
+    if (rc == 0) {
+        rc = crawl_queue(c);
+    }
     sl_free(raw);
     if (rc != 0) {
         sl_task_set_message(c->ctx, "output: %s", sl_strerror(rc));
@@ -739,6 +821,12 @@ crawler_perform(struct sl_task_ctx *ctx)
     } else {
         res = sl_task_input_each(ctx, "directoriesToCrawl", crawl_input, &c);
     }
+    while (c.queue != NULL) { /* left by an error */
+        struct pending *p = c.queue;
+
+        c.queue = p->next;
+        pending_free(p);
+    }
     patterns_free(&c.files);
     patterns_free(&c.folders);
     return res;
@@ -752,7 +840,8 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     "                  {\"name\": \"rootFolder\"},"
     "                  {\"name\": \"filters\", \"optional\": true,"
     "                   \"type\": \"any\"},"
-    "                  {\"name\": \"maxFilesPerBulk\", \"optional\": true}],"
+    "                  {\"name\": \"maxFilesPerBulk\", \"optional\": true},"
+    "                  {\"name\": \"entriesPerTask\", \"optional\": true}],"
     " \"input\": [{\"name\": \"directoriesToCrawl\","
     "              \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"directoriesToCrawl\","

@@ -130,6 +130,16 @@ local_event(void *conn, const char *name, int complete, struct sl_err *err)
     return sl_jm_event_begin(l->jm, name, err);
 }
 
+static void
+local_wait_work(void *conn, uint64_t *seen, unsigned ms)
+{
+    struct local *l = conn;
+
+    if (l->jm != NULL) {
+        *seen = sl_jm_work_wait(l->jm, *seen, ms);
+    }
+}
+
 static const struct sl__wk_ops local_ops = {
     local_conn_new,
     local_conn_free,
@@ -142,6 +152,7 @@ static const struct sl__wk_ops local_ops = {
     local_output_commit,
     local_output_free,
     local_event,
+    local_wait_work,
 };
 
 struct sl__wk_backend *

@@ -202,6 +202,7 @@ worker_main(void *arg)
     int64_t idle = IDLE_MIN_MS;
     int64_t backoff = ERROR_MIN_MS;
     int64_t last_log = 0;
+    uint64_t seen = 0;
     json_t *task = NULL;
     struct sl_err err;
     int rc = 0;
@@ -227,6 +228,11 @@ worker_main(void *arg)
             SL_ERROR("worker %s: %s", name, err.message);
             atomic_store(&p->failed, SL_ENOENT);
             break;
+        }
+        if (rc == SL_ENOENT && p->b->ops->wait_work != NULL) {
+            /* In-process: woken as soon as tasks are queued. */
+            p->b->ops->wait_work(wt->conn, &seen, IDLE_MAX_MS);
+            continue;
         }
         if (rc == SL_ENOENT) {
             (void)pool_sleep(p, idle, 0);

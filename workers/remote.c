@@ -538,6 +538,7 @@ static const struct sl__wk_ops remote_ops = {
     remote_output_commit,
     remote_output_free,
     remote_event,
+    NULL,
 };
 
 struct sl__wk_backend *

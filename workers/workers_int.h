@@ -59,6 +59,10 @@ struct sl__wk_ops {
                  const char *name,
                  int complete,
                  struct sl_err *err);
+    /* Optional: wait up to @ms for new work after a take found none;
+     * *seen is the work generation (see sl_jm_work_wait).  NULL: the pool
+     * sleeps with a growing back-off instead. */
+    void (*wait_work)(void *conn, uint64_t *seen, unsigned ms);
 };
 
 struct sl__wk_backend {

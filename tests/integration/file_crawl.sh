@@ -42,7 +42,7 @@ FILES=$(find "$TREE" -type f | wc -l)
 DIRS=$(find "$TREE" -type d | wc -l)
 
 jq -n --arg root "$TREE" '{"jobs": [{"name": "crawlFs", "workflow": "fileCrawling",
-  "parameters": {"dataSource": "fs", "rootFolder": $root, "maxFilesPerBulk": 25}}]}' \
+  "parameters": {"dataSource": "fs", "rootFolder": $root, "maxFilesPerBulk": 25, "entriesPerTask": 0}}]}' \
     >"$JM/jobs.json"
 
 write_config "$TMP/config.json" ".jobmanager = {\"configDir\": \"$JM\", \"workflowsDir\": \"$JM/workflows\"} | .workers = {\"threads\": 2}"
@@ -65,7 +65,7 @@ done
 expect_jq '.state == "SUCCEEDED"' "crawlFs SUCCEEDED"
 cp "$BODY" "$TMP/run.json"
 expect_jq ".worker[\"0_fileCrawler\"][\"files.records\"] == $FILES and .worker[\"0_fileCrawler\"][\"output.filesToCrawl.recordCount\"] == $FILES" "crawler wrote $FILES file records"
-expect_jq ".worker[\"0_fileCrawler\"][\"directories.crawled\"] == $DIRS and .worker[\"0_fileCrawler\"][\"directories.records\"] == $DIRS - 1" "crawler listed $DIRS directories"
+expect_jq ".worker[\"0_fileCrawler\"][\"directories.crawled\"] == $DIRS and .worker[\"0_fileCrawler\"][\"directories.records\"] == $DIRS - 1" "crawler listed $DIRS directories, one task each (entriesPerTask 0)"
 expect_jq '.worker["0_fileCrawler"]["files.skipped.special"] == 1' "the FIFO is skipped"
 expect_jq '.worker["0_fileCrawler"]["output.filesToCrawl.dataObjectCount"] >= 13' "files split into bulks of at most 25"
 expect_jq ".worker[\"1_fileFetcher\"][\"files.fetched\"] == $FILES and .worker[\"1_fileFetcher\"][\"output.files.recordCount\"] == $FILES" "fetcher wrote $FILES records"

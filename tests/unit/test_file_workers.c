@@ -278,8 +278,12 @@ read_bulk(struct fixture *f, const char *id, json_t *contents)
 
 /*
  * Crawl f->data with @filters (JSON text) the way the jobmanager would:
- * the first task without input, then one task per directory bulk.
+ * the first task without input, then one task per directory bulk.  Most
+ * tests set entriesPerTask 0 (one directory per task) to see the follow-up
+ * mechanics; test_file_crawler_budget uses the default.
  */
+static unsigned entries_per_task;
+
 static struct crawl
 crawl(struct fixture *f, const char *filters, unsigned per_bulk)
 {
@@ -287,10 +291,11 @@ crawl(struct fixture *f, const char *filters, unsigned per_bulk)
     json_t *queue = json_array();
     char *params = sl_asprintf(
         "{\"dataSource\": \"file\", \"rootFolder\": \"%s\", \"filters\": %s,"
-        " \"maxFilesPerBulk\": %u}",
+        " \"maxFilesPerBulk\": %u, \"entriesPerTask\": %u}",
         f->data,
         filters,
-        per_bulk);
+        per_bulk,
+        entries_per_task);
     size_t q = 0;
     int first = 1;
 
@@ -548,6 +553,34 @@ test_file_crawler_wide(void **state)
     crawl_free(&c);
 }
 
+/* The default entry budget lists small sub-directories in the same task:
+ * the same records from far fewer tasks. */
+static void
+test_file_crawler_budget(void **state)
+{
+    struct fixture *f = *state;
+    struct crawl one;
+    struct crawl many;
+    const char *k = NULL;
+    json_t *v = NULL;
+
+    one = crawl(f, "{}", 1000);
+    entries_per_task = 2000;
+    many = crawl(f, "{}", 1000);
+    entries_per_task = 0;
+    assert_int_equal(json_object_size(many.files), 35);
+    json_object_foreach(one.files, k, v)
+    {
+        assert_non_null(json_object_get(many.files, k));
+    }
+    assert_int_equal(counter(many.counters, "directories.crawled"),
+                     counter(one.counters, "directories.crawled"));
+    assert_int_equal(counter(many.counters, "directories.records"), 0);
+    assert_true(counter(one.counters, "directories.records") > 0);
+    crawl_free(&one);
+    crawl_free(&many);
+}
+
 static void
 test_file_crawler_bad_params(void **state)
 {
@@ -700,6 +733,8 @@ main(void)
             test_file_crawler_bulk_split, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_file_crawler_wide, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_file_crawler_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_file_crawler_bad_params, setup, teardown),
         cmocka_unit_test_setup_teardown(
