@@ -195,6 +195,19 @@ wusable(const struct sl_bulk_writer *w)
     return 1;
 }
 
+/* A writer over @sink that has written nothing yet. */
+static struct sl_bulk_writer *
+writer_alloc(const struct sl_sink *sink)
+{
+    struct sl_bulk_writer *w = sl_calloc(1, sizeof(*w));
+
+    w->sink = *sink;
+    w->buf = sl_malloc(IO_BUF_SIZE);
+    w->names = name_set_new();
+    w->state = W_IDLE;
+    return w;
+}
+
 int
 sl_bulk_writer_new(const struct sl_sink *sink, struct sl_bulk_writer **out)
 {
@@ -206,11 +219,7 @@ sl_bulk_writer_new(const struct sl_sink *sink, struct sl_bulk_writer **out)
     if (sink == NULL || sink->write == NULL) {
         return SL_EINVAL;
     }
-    w = sl_calloc(1, sizeof(*w));
-    w->sink = *sink;
-    w->buf = sl_malloc(IO_BUF_SIZE);
-    w->names = name_set_new();
-    w->state = W_IDLE;
+    w = writer_alloc(sink);
 
     memcpy(hdr, bulk_magic, 4);
     hdr[4] = SL_BULK_VERSION;
@@ -244,11 +253,7 @@ sl_bulk_writer_resume(const struct sl_sink *sink,
     if (sink == NULL || sink->write == NULL || bytes < HEADER_LEN) {
         return SL_EINVAL;
     }
-    w = sl_calloc(1, sizeof(*w));
-    w->sink = *sink;
-    w->buf = sl_malloc(IO_BUF_SIZE);
-    w->names = name_set_new();
-    w->state = W_IDLE;
+    w = writer_alloc(sink);
     w->count = count;
     w->bytes = bytes;
     *out = w;

@@ -79,21 +79,31 @@ dest_set(struct check *c, size_t i, enum dest d)
     }
 }
 
+/* Mark @meta for destination @d (`_update`) and give the writer of its
+ * output slot.  0 or SL_E*. */
+static int
+begin_output(struct check *c,
+             json_t *meta,
+             enum dest d,
+             struct sl_bulk_writer **w)
+{
+    if (d == DEST_RECORDS_UPDATE || d == DEST_COMPOUNDS_UPDATE) {
+        (void)json_object_set_new(meta, "_update", json_true());
+    }
+    return sl_task_output_writer(
+        c->ctx,
+        d == DEST_COMPOUNDS || d == DEST_COMPOUNDS_UPDATE ? "updatedCompounds"
+                                                          : "updatedRecords",
+        w);
+}
+
 /* Write record @meta (no attachments) to its output now. */
 static int
 write_now(struct check *c, json_t *meta, enum dest d)
 {
     struct sl_bulk_writer *w = NULL;
-    int rc = 0;
+    int rc = begin_output(c, meta, d, &w);
 
-    if (d == DEST_RECORDS_UPDATE || d == DEST_COMPOUNDS_UPDATE) {
-        (void)json_object_set_new(meta, "_update", json_true());
-    }
-    rc = sl_task_output_writer(c->ctx,
-                               d == DEST_COMPOUNDS || d == DEST_COMPOUNDS_UPDATE
-                                   ? "updatedCompounds"
-                                   : "updatedRecords",
-                               &w);
     if (rc == 0) {
         rc = sl_bulk_writer_record_begin(w, meta);
     }
@@ -175,6 +185,19 @@ out:
     return rc;
 }
 
+/* Open input bulk @b of recordsToCheck; SL_WORKER_OK or RECOVERABLE. */
+static int
+open_input(struct check *c, size_t b, struct sl_bulk_reader **r)
+{
+    int rc = sl_task_input_open(c->ctx, "recordsToCheck", b, r);
+
+    if (rc != 0) {
+        sl_task_set_message(c->ctx, "input %zu: %s", b, sl_strerror(rc));
+        return SL_WORKER_RECOVERABLE;
+    }
+    return SL_WORKER_OK;
+}
+
 /* Pass 1: decide every record of input @b. */
 static int
 decide(struct check *c, size_t b)
@@ -183,11 +206,10 @@ decide(struct check *c, size_t b)
     struct sl_err err;
     json_t *meta = NULL;
     size_t idx = 0;
-    int rc = sl_task_input_open(c->ctx, "recordsToCheck", b, &r);
+    int rc = 0;
 
     sl_err_clear(&err);
-    if (rc != 0) {
-        sl_task_set_message(c->ctx, "input %zu: %s", b, sl_strerror(rc));
+    if (open_input(c, b, &r) != SL_WORKER_OK) {
         return SL_WORKER_RECOVERABLE;
     }
     c->ndest = 0;
@@ -287,11 +309,10 @@ copy(struct check *c, size_t b, char *buf)
     struct sl_err err;
     json_t *meta = NULL;
     size_t idx = 0;
-    int rc = sl_task_input_open(c->ctx, "recordsToCheck", b, &r);
+    int rc = 0;
 
     sl_err_clear(&err);
-    if (rc != 0) {
-        sl_task_set_message(c->ctx, "input %zu: %s", b, sl_strerror(rc));
+    if (open_input(c, b, &r) != SL_WORKER_OK) {
         return SL_WORKER_RECOVERABLE;
     }
     while ((rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
@@ -310,15 +331,7 @@ copy(struct check *c, size_t b, char *buf)
             }
             continue;
         }
-        if (d == DEST_RECORDS_UPDATE || d == DEST_COMPOUNDS_UPDATE) {
-            (void)json_object_set_new(meta, "_update", json_true());
-        }
-        rc = sl_task_output_writer(c->ctx,
-                                   d == DEST_COMPOUNDS ||
-                                           d == DEST_COMPOUNDS_UPDATE
-                                       ? "updatedCompounds"
-                                       : "updatedRecords",
-                                   &w);
+        rc = begin_output(c, meta, d, &w);
         if (rc == 0) {
             rc = sl_bulk_writer_record_begin(w, meta);
         }

@@ -78,21 +78,6 @@ start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 grep -q "recovered 302 record(s) of insertedRecords" "$TMP/server.log" &&
     ok "302 acknowledged adds recovered, the torn record dropped" ||
     fail "recovery: $(grep bulkbuilder "$TMP/server.log")"
-wait_indexed() {
-    local i cur quiet=0
-    for i in $(seq 1 600); do
-        cur=$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r .runs.current)
-        if curl -sS "$BASE/smila/bulkbuilder/" | jq -e 'all(.jobs[]; .openRecords == 0 and .pendingBulks == 0)' >/dev/null &&
-            curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/$cur/" | jq -e '.workflowRuns.activeWorkflowRunCount == 0' >/dev/null; then
-            quiet=$((quiet + 1))
-            [ $quiet -ge 3 ] && return 0
-        else
-            quiet=0
-        fi
-        sleep 0.1
-    done
-    return 1
-}
 wait_indexed && ok "the processing job caught up" || fail "the processing job did not catch up"
 req GET /smila/index/default/
 expect_jq '.documentCount == 301' "301 documents: 302 adds minus the delete"

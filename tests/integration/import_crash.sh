@@ -39,23 +39,6 @@ wait_run() {
     [ "$state" = SUCCEEDED ]
 }
 
-wait_indexed() {
-    local i quiet=0 cur
-    for i in $(seq 1 1200); do
-        cur=$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r .runs.current)
-        if curl -sS "$BASE/smila/bulkbuilder/" |
-            jq -e 'all(.jobs[]; .openRecords == 0 and .pendingBulks == 0)' >/dev/null &&
-            curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/$cur/" |
-            jq -e '.workflowRuns.activeWorkflowRunCount == 0' >/dev/null; then
-            quiet=$((quiet + 1))
-            [ $quiet -ge 3 ] && return 0
-        else
-            quiet=0
-        fi
-        sleep 0.1
-    done
-    return 1
-}
 
 start_run() {
     req POST "/smila/jobmanager/jobs/$1/" -d '{"mode": "runOnce"}'

@@ -52,3 +52,24 @@ snapshot() {
 ids() {
     cut -f1 "$1"
 }
+
+# wait_indexed: until the processing job indexUpdate has caught up: no
+# open or pending bulk in the bulkbuilder and no active workflow run, seen
+# three times 100 ms apart.  Returns 1 after 60 s.
+wait_indexed() {
+    local i cur quiet=0
+    for i in $(seq 1 600); do
+        cur=$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r .runs.current)
+        if curl -sS "$BASE/smila/bulkbuilder/" |
+            jq -e 'all(.jobs[]; .openRecords == 0 and .pendingBulks == 0)' >/dev/null &&
+            curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/$cur/" |
+            jq -e '.workflowRuns.activeWorkflowRunCount == 0' >/dev/null; then
+            quiet=$((quiet + 1))
+            [ $quiet -ge 3 ] && return 0
+        else
+            quiet=0
+        fi
+        sleep 0.1
+    done
+    return 1
+}

@@ -34,21 +34,10 @@ B_HOSTPORT=${B_BASE#http://}
 define_crawl crawlRemote "$T" remote \
     "{\"jobToPushTo\": null, \"remote\": {\"endpoints\": [\"127.0.0.1:$DEAD\", \"$B_HOSTPORT\"], \"urlPath\": \"/smila/job/indexUpdate/record\"}}"
 
-waitB() { # until B has indexed everything
+waitB() { # until B has indexed everything, then snapshot B's index
     local save=$BASE
     BASE=$B_BASE
-    local i cur quiet=0
-    for i in $(seq 1 600); do
-        cur=$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r .runs.current)
-        if curl -sS "$BASE/smila/bulkbuilder/" | jq -e 'all(.jobs[]; .openRecords == 0 and .pendingBulks == 0)' >/dev/null &&
-            curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/$cur/" | jq -e '.workflowRuns.activeWorkflowRunCount == 0' >/dev/null; then
-            quiet=$((quiet + 1))
-            [ $quiet -ge 3 ] && break
-        else
-            quiet=0
-        fi
-        sleep 0.1
-    done
+    wait_indexed || true
     snapshot "$TMP/b.snap"
     BASE=$save
 }
