@@ -61,6 +61,15 @@ struct sl_task_ctx {
     atomic_int canceled;
 };
 
+const char *
+sl_task_mapped(const struct sl_task_ctx *ctx, const char *name)
+{
+    const char *m =
+        json_string_value(json_object_get(sl_task_param(ctx, "mapping"), name));
+
+    return m != NULL && m[0] != '\0' ? m : name;
+}
+
 const struct sl_worker_services *
 sl_task_services(const struct sl_task_ctx *ctx)
 {

@@ -444,15 +444,15 @@ emit_file(struct crawl *c,
                      path,
                      "_source",
                      c->source,
-                     "fileName",
+                     sl_task_mapped(c->ctx, "fileName"),
                      ename,
-                     "filePath",
+                     sl_task_mapped(c->ctx, "filePath"),
                      path,
-                     "fileFolder",
+                     sl_task_mapped(c->ctx, "fileFolder"),
                      edir,
-                     "fileSize",
+                     sl_task_mapped(c->ctx, "fileSize"),
                      (json_int_t)st->st_size,
-                     "fileLastModified",
+                     sl_task_mapped(c->ctx, "fileLastModified"),
                      when,
                      "_deltaHash",
                      hash);
@@ -461,7 +461,9 @@ emit_file(struct crawl *c,
         goto out;
     }
     if (dot != NULL && dot != ename && dot[1] != '\0') {
-        (void)json_object_set_new(meta, "fileExtension", json_string(dot + 1));
+        (void)json_object_set_new(meta,
+                                  sl_task_mapped(c->ctx, "fileExtension"),
+                                  json_string(dot + 1));
     }
     if (sl_worker_is_archive_name(ename)) {
         (void)json_object_set_new(meta, "_isCompound", json_true());
@@ -837,6 +839,8 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     "fileCrawler",
     "{\"name\": \"fileCrawler\", \"taskGenerator\": \"runOnceTrigger\","
     " \"parameters\": [{\"name\": \"dataSource\"},"
+    "                  {\"name\": \"mapping\", \"optional\": true,"
+    "                   \"type\": \"any\"},"
     "                  {\"name\": \"rootFolder\"},"
     "                  {\"name\": \"filters\", \"optional\": true,"
     "                   \"type\": \"any\"},"

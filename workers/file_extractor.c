@@ -247,11 +247,11 @@ element_meta(struct extract *x,
                      id,
                      "_compoundRecordId",
                      x->top_id,
-                     "fileName",
+                     sl_task_mapped(x->ctx, "fileName"),
                      name,
-                     "filePath",
+                     sl_task_mapped(x->ctx, "filePath"),
                      id,
-                     "fileFolder",
+                     sl_task_mapped(x->ctx, "fileFolder"),
                      folder);
     sl_free(folder);
     if (meta == NULL) {
@@ -261,15 +261,20 @@ element_meta(struct extract *x,
         (void)json_object_set_new(meta, "_source", json_string(x->source));
     }
     if (dot != NULL && dot != name && dot[1] != '\0') {
-        (void)json_object_set_new(meta, "fileExtension", json_string(dot + 1));
+        (void)json_object_set_new(meta,
+                                  sl_task_mapped(x->ctx, "fileExtension"),
+                                  json_string(dot + 1));
     }
     if (size != UINT64_MAX) {
-        (void)json_object_set_new(
-            meta, "fileSize", json_integer((json_int_t)size));
+        (void)json_object_set_new(meta,
+                                  sl_task_mapped(x->ctx, "fileSize"),
+                                  json_integer((json_int_t)size));
     }
     if (archive_entry_mtime_is_set(e)) {
         sl_time_format(sec * 1000 + nsec / 1000000, when, sizeof(when));
-        (void)json_object_set_new(meta, "fileLastModified", json_string(when));
+        (void)json_object_set_new(meta,
+                                  sl_task_mapped(x->ctx, "fileLastModified"),
+                                  json_string(when));
     }
     (void)snprintf(hash,
                    sizeof(hash),
@@ -307,7 +312,8 @@ write_spooled(struct extract *x, const json_t *meta, int fd, uint64_t len)
     int rc = sl_bulk_writer_record_begin(x->w, meta);
 
     if (rc == 0) {
-        rc = sl_bulk_writer_attachment_begin(x->w, "fileContent", len);
+        rc = sl_bulk_writer_attachment_begin(
+            x->w, sl_task_mapped(x->ctx, "fileContent"), len);
     }
     while (rc == 0 && left > 0) {
         n = read(fd, x->buf, left < READ_BUF ? (size_t)left : READ_BUF);
@@ -352,7 +358,8 @@ write_streamed(struct extract *x,
     int rc = sl_bulk_writer_record_begin(x->w, meta);
 
     if (rc == 0) {
-        rc = sl_bulk_writer_attachment_begin(x->w, "fileContent", size);
+        rc = sl_bulk_writer_attachment_begin(
+            x->w, sl_task_mapped(x->ctx, "fileContent"), size);
     }
     while (rc == 0 && left > 0) {
         if (step == 0) {
@@ -510,7 +517,7 @@ extract_entry(struct extract *x,
         rc = SL_EINTERNAL;
     } else if (fd < 0) {
         sl_task_counter_add(x->ctx, "limits.entrySize", 1);
-        (void)json_object_del(meta, "fileSize");
+        (void)json_object_del(meta, sl_task_mapped(x->ctx, "fileSize"));
         rc = write_bare(x, meta);
     } else {
         rc = write_spooled(x, meta, fd, len);
@@ -615,7 +622,7 @@ out:
 static int
 extract_record(struct extract *x, const json_t *meta)
 {
-    const json_t *p = json_object_get(meta, "filePath");
+    const json_t *p = json_object_get(meta, sl_task_mapped(x->ctx, "filePath"));
     const char *id = json_string_value(json_object_get(meta, "_recordid"));
     const char *esc = json_is_string(p) ? json_string_value(p) : id;
     struct stat st;
@@ -742,6 +749,7 @@ const struct sl_worker_type sl_worker_fileExtractor = {
     "fileExtractor",
     "{\"name\": \"fileExtractor\","
     " \"parameters\": [{\"name\": \"maxNestingDepth\", \"optional\": true},"
+    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
     "                  {\"name\": \"maxEntries\", \"optional\": true},"
     "                  {\"name\": \"maxTotalBytes\", \"optional\": true},"
     "                  {\"name\": \"maxRatio\", \"optional\": true},"

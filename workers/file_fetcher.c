@@ -112,7 +112,7 @@ copy_content(struct fetch *f, int fd, const char *raw, uint64_t size)
 static int
 fetch_record(struct fetch *f, json_t *meta)
 {
-    const json_t *p = json_object_get(meta, "filePath");
+    const json_t *p = json_object_get(meta, sl_task_mapped(f->ctx, "filePath"));
     const char *esc =
         json_is_string(p)
             ? json_string_value(p)
@@ -131,8 +131,9 @@ fetch_record(struct fetch *f, json_t *meta)
     if (fd < 0) {
         goto out;
     }
-    (void)json_object_set_new(
-        meta, "fileSize", json_integer((json_int_t)st.st_size));
+    (void)json_object_set_new(meta,
+                              sl_task_mapped(f->ctx, "fileSize"),
+                              json_integer((json_int_t)st.st_size));
     rc = sl_bulk_writer_record_begin(f->w, meta);
     if (rc != 0) {
         sl_task_set_message(f->ctx, "write: %s", sl_strerror(rc));
@@ -142,7 +143,7 @@ fetch_record(struct fetch *f, json_t *meta)
         sl_task_counter_add(f->ctx, "files.skipped.size", 1);
     } else {
         rc = sl_bulk_writer_attachment_begin(
-            f->w, "fileContent", (uint64_t)st.st_size);
+            f->w, sl_task_mapped(f->ctx, "fileContent"), (uint64_t)st.st_size);
         if (rc == 0) {
             rc = copy_content(f, fd, raw, (uint64_t)st.st_size);
         }
@@ -203,7 +204,8 @@ const struct sl_worker_type sl_worker_fileFetcher = {
     SL_WORKER_ABI_VERSION,
     "fileFetcher",
     "{\"name\": \"fileFetcher\","
-    " \"parameters\": [{\"name\": \"maxFileSize\", \"optional\": true}],"
+    " \"parameters\": [{\"name\": \"maxFileSize\", \"optional\": true},"
+    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"}],"
     " \"input\": [{\"name\": \"filesToFetch\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     fetcher_perform,

@@ -97,10 +97,11 @@ write_input(void *arg, json_t *meta)
         w->ops[w->n].doc = NULL;
         w->ops[w->n].id = id;
     } else {
-        map_field(meta, "fileName", "title");
-        map_field(meta, "filePath", "path");
-        map_field(meta, "fileSize", "size");
-        map_field(meta, "fileLastModified", "lastModified");
+        map_field(meta, sl_task_mapped(w->ctx, "fileName"), "title");
+        map_field(meta, sl_task_mapped(w->ctx, "filePath"), "path");
+        map_field(meta, sl_task_mapped(w->ctx, "fileSize"), "size");
+        map_field(
+            meta, sl_task_mapped(w->ctx, "fileLastModified"), "lastModified");
         if (!json_is_string(json_object_get(meta, "title"))) {
             (void)json_object_set_new(meta, "title", json_string(""));
         }
@@ -166,6 +167,7 @@ const struct sl_worker_type sl_worker_indexWriter = {
     "indexWriter",
     "{\"name\": \"indexWriter\","
     " \"parameters\": [{\"name\": \"index\", \"optional\": true},"
+    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"operation\", \"optional\": true,"
     "   \"values\": [\"upsert\", \"delete\"]}],"
     " \"input\": [{\"name\": \"records\", \"type\": \"recordBulks\"}]}",

@@ -511,9 +511,10 @@ mime_normalize(const char *in, char *out)
 /* The type of the file extension of the record (`fileExtension`, else
  * what follows the last '.' of the last segment of `_recordid`), or NULL. */
 static const char *
-mime_from_extension(const json_t *meta)
+mime_from_extension(const struct tx *x, const json_t *meta)
 {
-    const char *ext = json_string_value(json_object_get(meta, "fileExtension"));
+    const char *ext = json_string_value(
+        json_object_get(meta, sl_task_mapped(x->ctx, "fileExtension")));
     const char *id = json_string_value(json_object_get(meta, "_recordid"));
     size_t i = 0;
 
@@ -684,7 +685,7 @@ static void
 mime_detect(
     struct tx *x, const json_t *meta, const char *head, size_t len, char *out)
 {
-    const char *ext = mime_from_extension(meta);
+    const char *ext = mime_from_extension(x, meta);
     char given[MIME_MAX];
     char magic[MIME_MAX];
 
@@ -1893,9 +1894,10 @@ content(struct tx *x,
 
 /* `fileName`, else the last segment of `_recordid`; borrowed. */
 static const char *
-fallback_title(const json_t *meta)
+fallback_title(const struct tx *x, const json_t *meta)
 {
-    const char *name = json_string_value(json_object_get(meta, "fileName"));
+    const char *name = json_string_value(
+        json_object_get(meta, sl_task_mapped(x->ctx, "fileName")));
     const char *id = json_string_value(json_object_get(meta, "_recordid"));
     const char *slash = id != NULL ? strrchr(id, '/') : NULL;
 
@@ -1952,7 +1954,7 @@ static int
 write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
 {
     const char *title =
-        d->title.b.len > 0 ? d->title.b.data : fallback_title(meta);
+        d->title.b.len > 0 ? d->title.b.data : fallback_title(x, meta);
     int rc = 0;
 
     /* A record pushed with its text (JSON over the bulkbuilder API) and no
@@ -1968,7 +1970,7 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
         goto write;
     }
     if (!has_content) {
-        const char *ext = mime_from_extension(meta);
+        const char *ext = mime_from_extension(x, meta);
 
         mime_normalize(json_string_value(json_object_get(meta, "mimeType")),
                        d->mime);
@@ -2096,7 +2098,7 @@ tx_init(struct sl_task_ctx *ctx, struct tx *x)
 
     memset(x, 0, sizeof(*x));
     x->ctx = ctx;
-    x->att = DEFAULT_ATTACHMENT;
+    x->att = sl_task_mapped(ctx, DEFAULT_ATTACHMENT);
     if (att != NULL) {
         x->att = json_string_value(att);
         if (x->att == NULL || x->att[0] == '\0') {
@@ -2168,6 +2170,7 @@ const struct sl_worker_type sl_worker_textExtractor = {
     "textExtractor",
     "{\"name\": \"textExtractor\","
     " \"parameters\": [{\"name\": \"contentAttachment\", \"optional\": true},"
+    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"maxTextBytes\", \"optional\": true},"
     "  {\"name\": \"maxContentBytes\", \"optional\": true}],"
     " \"input\": [{\"name\": \"recordsToExtract\", \"type\": \"recordBulks\"}],"

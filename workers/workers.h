@@ -121,6 +121,14 @@ int sl_task_param_u64(const struct sl_task_ctx *ctx,
                       uint64_t def,
                       uint64_t *out);
 /**
+ * @brief The attribute name for standard file property @p name
+ * (`filePath`, `fileFolder`, `fileName`, `fileExtension`, `fileSize`,
+ * `fileLastModified`, `fileContent`) under the task's `mapping` parameter
+ * (SMILA.md 7.3): `mapping[name]` when it is a non-empty string, else
+ * @p name.  Borrowed.
+ */
+const char *sl_task_mapped(const struct sl_task_ctx *ctx, const char *name);
+/**
  * @brief Is this a completion task (requestsCompletion workers, COMPLETING
  * phase)?  Fills @p partition and @p partitions (may be NULL).
  * @return 1 or 0.

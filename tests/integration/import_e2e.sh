@@ -192,5 +192,24 @@ jq -e '.state == "FAILED"' "$RUNJSON" >/dev/null && ok "fatal: state FAILED" || 
     ok "fatal: no delta-delete after a fatal error" || fail "fatal: deleted $(counter records.deleted)"
 jq -e '.errors | length > 0' "$RUNJSON" >/dev/null && ok "fatal: the run data names the error" || fail "fatal: no errors in the run data"
 
+# ---- 6. mapping: the crawl job names the attributes, the processing job
+# (a second indexUpdate job with the same mapping) reads them.
+M="$TMP/mapped"
+mkdir -p "$M"
+M=$(realpath "$M")
+export M
+echo "oscar mapped words" >"$M/o.txt"
+MAPPING='{"fileName": "Filename", "filePath": "Path", "fileSize": "Size", "fileContent": "Content", "fileExtension": "Ext", "fileLastModified": "Modified", "fileFolder": "Folder"}'
+req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
+    -d "{\"name\": \"mappedIndex\", \"workflow\": \"indexUpdate\", \"parameters\": {\"index\": \"mapped\", \"mapping\": $MAPPING}}"
+req POST /smila/jobmanager/jobs/mappedIndex/ -d '{}'
+expect_status 200 "start a second processing job with a mapping"
+define_crawl c-map "$M" src-map "{\"jobToPushTo\": \"mappedIndex\", \"mapping\": $MAPPING}"
+crawl c-map || fail "mapping: the run failed"
+req GET "/smila/index/mapped/$(jq -rn --arg id "$M/o.txt" '$id|@uri')"
+expect_jq '.Filename == "o.txt" and .Path == $ENV.M + "/o.txt" and .Size == 19 and .Ext == "txt" and (.Modified | length > 0) and (has("fileName") | not) and (has("filePath") | not)' \
+    "mapped attribute names from the crawler"
+expect_jq '.title == "o.txt" and (.text | test("oscar")) and .path == $ENV.M + "/o.txt"' \
+    "the processing job finds the mapped content and fields"
 stop_server
 finish
