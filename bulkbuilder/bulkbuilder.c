@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +18,11 @@
 #define COPY_BUF      (256u * 1024u)
 #define TICK_MS       100
 #define TASK_FILE_MAX (1u << 20)
+/* _version = epoch << COUNTER_BITS | counter; both stay positive in a
+ * JSON integer (int64). */
+#define COUNTER_BITS  40
+#define COUNTER_LIMIT (UINT64_C(1) << COUNTER_BITS)
+#define EPOCH_MAX     (UINT64_C(1) << (63 - COUNTER_BITS))
 
 static const char *const slot_names[NSLOTS] = {"insertedRecords",
                                                "deletedRecords"};
@@ -59,8 +63,9 @@ struct job {
 struct sl_bb {
     struct sl_bb_config cfg;
     char *dir;
-    uint64_t epoch;           /* starts of this data dir, persisted */
-    _Atomic uint64_t counter; /* records stamped since the start */
+    pthread_mutex_t vmu; /* epoch and counter */
+    uint64_t epoch;      /* persisted; taken anew at start and on wrap */
+    uint64_t counter;    /* records stamped in this epoch */
     struct sl_jm *jm;
     struct sl_obj *store;
     pthread_mutex_t mu; /* jobs list, stop, kick */
@@ -100,6 +105,13 @@ static char *
 task_path(const struct job *j, uint64_t seq)
 {
     return sl_asprintf("%s/%020" PRIu64 ".task", j->dir, seq);
+}
+
+/* Written once the task of bulk @seq is finished: its files can go. */
+static char *
+done_path(const struct job *j, uint64_t seq)
+{
+    return sl_asprintf("%s/%020" PRIu64 ".done", j->dir, seq);
 }
 
 static int
@@ -292,14 +304,17 @@ out:
 static int
 seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
 {
+    uint64_t seq = j->next_seq;
     int sealed = 0;
     int rc = 0;
     int i = 0;
 
     for (i = 0; i < NSLOTS; i++) {
         struct journal *jr = &j->jr[i];
+        uint64_t good = 0;
         char *from = NULL;
         char *to = NULL;
+        int src = 0;
 
         if (jr->fd < 0) {
             continue;
@@ -307,26 +322,41 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
         from = journal_path(j, i);
         if (jr->count == 0) {
             (void)unlink(from);
-        } else {
-            to = bulk_path(j, j->next_seq, i);
-            rc = sl_bulk_writer_finish(jr->w); /* flushes */
-            if (rc == 0 && bb->cfg.durability == SL_DURABILITY_FSYNC &&
-                fdatasync(jr->fd) != 0) {
-                rc = -errno;
-            }
-            if (rc == 0 && rename(from, to) != 0) {
-                rc = -errno;
-            }
-            if (rc != 0) {
-                (void)sl_err_set(
-                    err, rc, "job", "seal %s: %s", from, sl_strerror(rc));
-                sl_free(from);
-                sl_free(to);
-                /* Leave the journal: it is recovered at the next start. */
-                return rc;
-            }
-            sealed = 1;
+            goto closed;
         }
+        to = bulk_path(j, seq, i);
+        good = sl_bulk_writer_bytes(jr->w);
+        src = sl_bulk_writer_finish(jr->w); /* flushes */
+        if (src == 0 && bb->cfg.durability == SL_DURABILITY_FSYNC &&
+            fdatasync(jr->fd) != 0) {
+            src = -errno;
+        }
+        /* link + unlink: never replace a bulk of the same number. */
+        if (src == 0 && link(from, to) != 0) {
+            src = -errno;
+        }
+        if (src == 0) {
+            (void)unlink(from);
+            sealed = 1;
+            goto closed;
+        }
+        /* Failed (disk full?): cut the trailer off again and go on
+         * appending to this journal; its records stay safe in it. */
+        (void)sl_err_set(
+            err, src, "job", "seal %s: %s", from, sl_strerror(src));
+        rc = src;
+        sl_bulk_writer_free(jr->w);
+        jr->w = NULL;
+        if (ftruncate(jr->fd, (off_t)good) != 0 ||
+            lseek(jr->fd, 0, SEEK_END) < 0) {
+            SL_ERROR(
+                "bulkbuilder: %s: cannot cut back: %s", from, strerror(errno));
+        }
+        (void)sl_bulk_writer_resume(&jr->sink, jr->count, good, &jr->w);
+        sl_free(from);
+        sl_free(to);
+        continue;
+    closed:
         sl_bulk_writer_free(jr->w);
         jr->w = NULL;
         (void)close(jr->fd);
@@ -335,11 +365,16 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
         sl_free(from);
         sl_free(to);
     }
-    j->opened_ms = 0;
+    if (rc == 0) {
+        j->opened_ms = 0;
+    }
     if (sealed) {
-        rc = sync_dir(bb, j->dir);
+        /* A number used by one slot is never used again. */
         j->next_seq++;
         j->pending++;
+        if (rc == 0) {
+            rc = sync_dir(bb, j->dir);
+        }
     }
     return rc;
 }
@@ -401,8 +436,20 @@ recover_journals(struct sl_bb *bb, struct job *j)
             continue;
         }
         n = journal_recover(jr->fd, &good);
-        if (n == 0 || ftruncate(jr->fd, (off_t)good) != 0 ||
-            lseek(jr->fd, 0, SEEK_END) < 0) {
+        if (n > 0 && (ftruncate(jr->fd, (off_t)good) != 0 ||
+                      lseek(jr->fd, 0, SEEK_END) < 0)) {
+            char *aside = sl_asprintf("%s.broken", path);
+
+            /* Never delete accepted records: keep the file for a human. */
+            SL_ERROR("bulkbuilder: %s: cannot cut back (%s); kept as %s",
+                     path,
+                     strerror(errno),
+                     aside);
+            (void)rename(path, aside);
+            sl_free(aside);
+            n = 0;
+        }
+        if (n == 0) {
             (void)close(jr->fd);
             jr->fd = -1;
             (void)unlink(path);
@@ -424,6 +471,8 @@ recover_journals(struct sl_bb *bb, struct job *j)
     }
     (void)pthread_mutex_unlock(&j->mu);
 }
+
+static uint64_t next_version(struct sl_bb *bb);
 
 /* ------------------------------------------------------------------------
  * Appending.
@@ -484,8 +533,7 @@ sl_bb_record_begin(struct sl_bb *bb,
         /* _version: growing over restarts (epoch) and within one (counter),
          * so the index can order an add and a delete of one id that take
          * different paths through the workflow. */
-        uint64_t v =
-            (bb->epoch << 32) | (atomic_fetch_add(&bb->counter, 1) + 1);
+        uint64_t v = next_version(bb);
         json_t *m = is_delete ? json_pack("{s:O}", "_recordid", id)
                               : json_copy((json_t *)meta);
 
@@ -709,6 +757,7 @@ static void
 remove_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
 {
     char *tp = task_path(j, seq);
+    char *dp = done_path(j, seq);
     int i = 0;
 
     for (i = 0; i < NSLOTS; i++) {
@@ -718,8 +767,10 @@ remove_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
         sl_free(p);
     }
     (void)unlink(tp);
+    (void)unlink(dp); /* last: until it is gone, the bulk is known done */
     (void)sync_dir(bb, j->dir);
     sl_free(tp);
+    sl_free(dp);
 }
 
 /*
@@ -730,14 +781,35 @@ static int
 commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq, char *buf)
 {
     char *tp = task_path(j, seq);
+    char *dp = done_path(j, seq);
     struct sl_err err = {0};
-    json_t *task = load_task(tp);
+    json_t *task = NULL;
     json_t *counters = json_object();
     json_t *result = NULL;
     const char *task_id = NULL;
     int rc = 0;
     int i = 0;
 
+    if (access(dp, F_OK) == 0) {
+        goto done; /* finished before a crash; only the files are left */
+    }
+    task = load_task(tp);
+    if (task != NULL &&
+        sl_jm_task_keepalive(bb->jm,
+                             SL_BB_WORKER,
+                             json_string_value(json_object_get(task, "taskId")),
+                             &err) != 0) {
+        /* Its lease ran out (a long copy failure) or its run ended: never
+         * finished, so the bulk goes into a new task. */
+        SL_WARN("bulkbuilder: job %s: task of bulk %" PRIu64
+                " is gone; a new one takes the bulk",
+                j->name,
+                seq);
+        (void)unlink(tp);
+        json_decref(task);
+        task = NULL;
+        sl_err_clear(&err);
+    }
     if (task == NULL) {
         char *text = NULL;
 
@@ -756,8 +828,18 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq, char *buf)
         rc = write_atomic(bb, j, tp, text);
         sl_free(text);
         if (rc != 0) {
+            json_t *empty = json_pack("{s:s}", "status", "SUCCESSFUL");
+
             SL_ERROR(
                 "bulkbuilder: job %s: %s: %s", j->name, tp, sl_strerror(rc));
+            /* Do not leave the task behind: finish it empty at once. */
+            (void)sl_jm_task_finish(
+                bb->jm,
+                SL_BB_WORKER,
+                json_string_value(json_object_get(task, "taskId")),
+                empty,
+                &err);
+            json_decref(empty);
             rc = 1;
             goto out;
         }
@@ -823,6 +905,15 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq, char *buf)
         rc = 1;
         goto out;
     }
+    /* Finished: say so before removing anything.  A crash before this
+     * rename only means the bulk is committed a second time (indexing is
+     * idempotent and versioned); never that it is lost. */
+    if (rename(tp, dp) != 0) {
+        SL_ERROR("bulkbuilder: job %s: %s: %s", j->name, dp, strerror(errno));
+    }
+    (void)sync_dir(bb, j->dir);
+done:
+    rc = 0;
     remove_bulk(bb, j, seq);
     (void)pthread_mutex_lock(&j->mu);
     j->committed++;
@@ -835,6 +926,7 @@ out:
     json_decref(counters);
     json_decref(task);
     sl_free(tp);
+    sl_free(dp);
     return rc;
 }
 
@@ -1009,6 +1101,7 @@ sl_bb_open(const struct sl_bb_config *cfg,
     bb->jm = jm;
     bb->store = store;
     (void)pthread_mutex_init(&bb->mu, NULL);
+    (void)pthread_mutex_init(&bb->vmu, NULL);
     (void)pthread_cond_init(&bb->cv, NULL);
     *out = bb;
     return 0;
@@ -1029,20 +1122,15 @@ recover_tasks(struct sl_bb *bb, struct job *j)
         json_t *task = load_task(tp);
         json_t *again = NULL;
         struct sl_err err = {0};
-        const char *id = NULL;
+        const char *id = json_string_value(json_object_get(task, "taskId"));
 
-        if (task != NULL) {
-            id = json_string_value(json_object_get(task, "taskId"));
-            if (id == NULL ||
-                sl_jm_task_reclaim(bb->jm, SL_BB_WORKER, id, &again, &err) !=
-                    0) {
-                SL_INFO("bulkbuilder: job %s: bulk %" PRIu64
-                        " was committed before the restart",
-                        j->name,
-                        seqs[i]);
-                remove_bulk(bb, j, seqs[i]);
-                j->pending--;
-            }
+        /* A task the jobmanager still has is taken back and redone from
+         * the copy; one it lost (never finished: a .done file would say
+         * so) gives way to a new task in commit_bulk. */
+        if (task != NULL &&
+            (id == NULL ||
+             sl_jm_task_reclaim(bb->jm, SL_BB_WORKER, id, &again, &err) != 0)) {
+            (void)unlink(tp);
         }
         json_decref(again);
         json_decref(task);
@@ -1051,7 +1139,9 @@ recover_tasks(struct sl_bb *bb, struct job *j)
     sl_free(seqs);
 }
 
-/* Read, increment and persist the start counter of the data dir. */
+/* Read, increment and persist the epoch of the data dir (fsync of the
+ * file and the directory: a reused epoch would order new writes before
+ * old ones).  An unreadable epoch file refuses the start. */
 static int
 next_epoch(struct sl_bb *bb, struct sl_err *err)
 {
@@ -1063,29 +1153,69 @@ next_epoch(struct sl_bb *bb, struct sl_err *err)
     int rc = 0;
     int fd = -1;
 
+    if (f == NULL && errno != ENOENT) {
+        rc = sl_err_set(err, SL_EIO, "dir", "%s: %s", path, strerror(errno));
+        goto out;
+    }
     if (f != NULL) {
-        if (fscanf(f, "%20" SCNu64, &e) != 1) {
-            e = 0;
-        }
+        int ok = fscanf(f, "%20" SCNu64, &e) == 1;
+
         (void)fclose(f);
+        if (!ok || e >= EPOCH_MAX) {
+            rc = sl_err_set(err,
+                            SL_ECORRUPT,
+                            "dir",
+                            "%s: not an epoch number; versions would go "
+                            "backwards (restore it or clear the index)",
+                            path);
+            goto out;
+        }
     }
     e++;
-    if (e >= (UINT64_C(1) << 30)) {
-        e = 1; /* never in practice: a billion restarts */
-    }
     (void)snprintf(text, sizeof(text), "%" PRIu64 "\n", e);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
         fsync(fd) != 0 || rename(tmp, path) != 0) {
         rc = sl_err_set(err, SL_EIO, "dir", "%s: %s", path, strerror(errno));
+        goto out;
     }
+    (void)close(fd);
+    fd = open(bb->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+    }
+    bb->epoch = e;
+    bb->counter = 0;
+out:
     if (fd >= 0) {
         (void)close(fd);
     }
-    bb->epoch = e;
     sl_free(path);
     sl_free(tmp);
     return rc;
+}
+
+/* The next `_version`: epoch in the high bits, a counter below; a counter
+ * about to wrap takes a new epoch first, so versions only grow. */
+static uint64_t
+next_version(struct sl_bb *bb)
+{
+    uint64_t v = 0;
+
+    (void)pthread_mutex_lock(&bb->vmu);
+    if (bb->counter + 1 >= COUNTER_LIMIT) {
+        struct sl_err err = {0};
+
+        if (next_epoch(bb, &err) != 0) {
+            SL_ERROR("bulkbuilder: %s", err.message);
+            bb->epoch++; /* still growing in this process */
+            bb->counter = 0;
+        }
+    }
+    bb->counter++;
+    v = (bb->epoch << COUNTER_BITS) | bb->counter;
+    (void)pthread_mutex_unlock(&bb->vmu);
+    return v;
 }
 
 int
@@ -1146,6 +1276,7 @@ sl_bb_close(struct sl_bb *bb)
     }
     (void)pthread_cond_destroy(&bb->cv);
     (void)pthread_mutex_destroy(&bb->mu);
+    (void)pthread_mutex_destroy(&bb->vmu);
     sl_free(bb->dir);
     sl_free(bb);
 }

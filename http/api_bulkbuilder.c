@@ -319,15 +319,15 @@ sl_api_bb_bulk_post(struct sl_req *req)
     {
         rc = sl_bb_add(req->svc->bulkbuilder, job, meta, 0, &err);
         if (rc != 0) {
-            if (i > 0) {
-                SL_WARN("bulkbuilder: job %s: bulk failed after %zu of %zu "
-                        "record(s): %s",
-                        job,
-                        i,
-                        json_array_size(recs),
-                        err.message);
-            }
-            rc = sl_reply_err(req, &err);
+            /* Lines before this one are accepted (and durable): say so. */
+            rc = sl_reply_error(req,
+                                err.code,
+                                err.field[0] ? err.field : NULL,
+                                "record %zu: %s (the %zu record(s) before it "
+                                "were accepted)",
+                                i + 1,
+                                err.message,
+                                i);
             goto out;
         }
     }

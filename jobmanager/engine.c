@@ -1418,6 +1418,8 @@ sl_jm_event_complete(struct sl_jm *jm, const char *name, struct sl_err *err)
         return sl_err_set(err, SL_EINVAL, "event", "event name is empty");
     }
     (void)pthread_mutex_lock(&jm->mu);
+    jm->work_gen++; /* waiting tasks may be eligible now */
+    (void)pthread_cond_broadcast(&jm->work_cv);
     (void)json_object_del(jm->events, name);
     seq = sl__jm_store_del(jm->st, SL__JM_DB_EVENTS, name, strlen(name));
     (void)pthread_mutex_unlock(&jm->mu);

@@ -190,11 +190,20 @@ remote_send(struct push *p, const char *meta_text, const char *delete_id)
 
         curl_easy_reset(p->h);
         errbuf[0] = '\0';
+        if (json_is_string(json_object_get(p->remote, "token"))) {
+            char *auth = sl_asprintf(
+                "Authorization: Bearer %s",
+                json_string_value(json_object_get(p->remote, "token")));
+
+            hdr = curl_slist_append(hdr, auth);
+            sl_free(auth);
+        }
         (void)curl_easy_setopt(p->h, CURLOPT_ERRORBUFFER, errbuf);
         (void)curl_easy_setopt(p->h, CURLOPT_NOSIGNAL, 1L);
         (void)curl_easy_setopt(p->h, CURLOPT_CONNECTTIMEOUT, 10L);
         (void)curl_easy_setopt(p->h, CURLOPT_TIMEOUT, 300L);
         (void)curl_easy_setopt(p->h, CURLOPT_WRITEFUNCTION, discard_body);
+        (void)curl_easy_setopt(p->h, CURLOPT_HTTPHEADER, hdr);
         if (delete_id != NULL) {
             char *esc = curl_easy_escape(p->h, delete_id, 0);
             char *full = sl_asprintf("%s?_recordid=%s", url, esc);
@@ -537,11 +546,9 @@ send_deletes(void *arg, const struct sl_delta_obsolete *e, size_t n)
         } else {
             rc = remote_send(p, NULL, e[i].id);
         }
-        if (rc == SL_EINVAL) {
-            sl_task_counter_add(p->ctx, "deletes.invalid", 1);
-            continue;
-        }
         if (rc != 0) {
+            /* Even a refused delete keeps the entries of this batch: the
+             * next run tries again rather than forgetting the record. */
             if (err.message[0] != '\0') {
                 sl_task_set_message(p->ctx, "delete: %s", err.message);
             }

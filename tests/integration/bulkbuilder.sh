@@ -92,6 +92,25 @@ grep -q "^[-0-9.]*	m1	" "$TMP/hits" && ok "the attachment's text is searchable" 
 "$SLUICE" search --server "$BASE" torn >"$TMP/hits" 2>/dev/null
 [ ! -s "$TMP/hits" ] && ok "the torn record is not indexed" || fail "torn found: $(cat "$TMP/hits")"
 
+# ---- recovery of sealed bulks, planted while the server is down: one whose
+# task the jobmanager does not know (lost before it was finished: it must
+# go into a new task) and one marked done (finished: only removed).
+stop_server
+JD="$TMP/data/bulkbuilder/j.indexUpdate"
+printf '{"_recordid": "lost-1", "text": "tango lost"}\n{"_recordid": "lost-2", "text": "tango lost"}\n' >"$TMP/lost.jsonl"
+"$SLUICE" bulk from-jsonl "$TMP/lost.jsonl" "$JD/00000000000000000900-insertedRecords.bulk"
+echo '{"taskId": "no-such-task", "output": {}}' >"$JD/00000000000000000900.task"
+printf '{"_recordid": "done-1", "text": "uniform done"}\n' >"$TMP/done.jsonl"
+"$SLUICE" bulk from-jsonl "$TMP/done.jsonl" "$JD/00000000000000000901-insertedRecords.bulk"
+echo '{"taskId": "finished-task"}' >"$JD/00000000000000000901.done"
+start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+wait_indexed || fail "the processing job did not catch up after the restart"
+req GET /smila/index/default/lost-2
+expect_jq '.text == "tango lost"' "a bulk whose task was lost is committed in a new task"
+req GET /smila/index/default/done-1
+expect_status 404 "a bulk marked done is not committed again"
+[ -z "$(ls "$JD" | grep -E '^0+90[01]')" ] && ok "both bulks' files are gone" || fail "left: $(ls "$JD")"
+
 # ---- a stopped job refuses records; sealed bulks wait for its next run
 CUR=$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r .runs.current)
 req POST "/smila/jobmanager/jobs/indexUpdate/$CUR/finish/"

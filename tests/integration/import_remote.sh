@@ -81,6 +81,13 @@ jq -e '.tasks.retriedAfterErrorTaskCount > 0' "$RUNJSON" >/dev/null && ok "its p
 req GET /smila/importing/delta/dead/
 expect_jq '(.entryCount // 0) == 0' "nothing was marked updated"
 
+# A wrong urlPath (404 from B) is the endpoint's fault, not the record's:
+# the run fails instead of dropping records silently.
+define_crawl crawlWrong "$T" wrong \
+    "{\"jobToPushTo\": null, \"remote\": {\"endpoints\": [\"$B_HOSTPORT\"], \"urlPath\": \"smila/job/noSuchJob/record\"}}"
+if crawl crawlWrong; then fail "a crawl pushing to a wrong urlPath should fail"; else ok "a crawl pushing to a wrong urlPath fails"; fi
+[ "$(counter records.invalid)" = 0 ] && ok "no record was dropped as invalid" || fail "invalid $(counter records.invalid)"
+
 stop_server
 kill -TERM "$B_PID"
 wait "$B_PID" || true
