@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,11 +54,11 @@ struct job {
     struct journal jr[NSLOTS];
     int64_t opened_ms; /* sl_mono_ms of the first open record, or 0 */
     uint64_t next_seq;
-    /* statistics, under mu */
+    /* statistics: accepted under mu, the others atomic */
     uint64_t accepted;
-    uint64_t committed;
-    uint64_t pending; /* sealed, not yet committed */
-    int waiting;      /* the committer found the job not running */
+    atomic_uint_fast64_t committed; /* atomics: the committer never waits */
+    atomic_uint_fast64_t pending;   /* sealed, not yet committed */
+    int waiting; /* the committer found the job not running */
 };
 
 struct sl_bb {
@@ -371,7 +372,7 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
     if (sealed) {
         /* A number used by one slot is never used again. */
         j->next_seq++;
-        j->pending++;
+        atomic_fetch_add(&j->pending, 1);
         if (rc == 0) {
             rc = sync_dir(bb, j->dir);
         }
@@ -915,12 +916,10 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq, char *buf)
 done:
     rc = 0;
     remove_bulk(bb, j, seq);
-    (void)pthread_mutex_lock(&j->mu);
-    j->committed++;
-    if (j->pending > 0) {
-        j->pending--;
+    atomic_fetch_add(&j->committed, 1);
+    if (atomic_load(&j->pending) > 0) {
+        atomic_fetch_sub(&j->pending, 1);
     }
-    (void)pthread_mutex_unlock(&j->mu);
 out:
     json_decref(result);
     json_decref(counters);
@@ -1037,13 +1036,17 @@ committer_main(void *arg)
             size_t n = 0;
             size_t i = 0;
 
-            (void)pthread_mutex_lock(&j->mu);
-            if (j->opened_ms != 0 &&
-                now - j->opened_ms >= (int64_t)bb->cfg.limit_ms &&
-                seal(bb, j, &err) != 0) {
-                SL_ERROR("bulkbuilder: %s", err.message);
+            /* A record being appended (a big attachment streaming in)
+             * holds the job: seal it at a later tick, commit what is
+             * sealed now, and never make the other jobs wait. */
+            if (pthread_mutex_trylock(&j->mu) == 0) {
+                if (j->opened_ms != 0 &&
+                    now - j->opened_ms >= (int64_t)bb->cfg.limit_ms &&
+                    seal(bb, j, &err) != 0) {
+                    SL_ERROR("bulkbuilder: %s", err.message);
+                }
+                (void)pthread_mutex_unlock(&j->mu);
             }
-            (void)pthread_mutex_unlock(&j->mu);
             seqs = sealed_seqs(j, &n);
             for (i = 0; i < n; i++) {
                 if (commit_bulk(bb, j, seqs[i], buf) != 0) {
@@ -1116,7 +1119,7 @@ recover_tasks(struct sl_bb *bb, struct job *j)
     size_t i = 0;
 
     seqs = sealed_seqs(j, &n);
-    j->pending = n;
+    atomic_store(&j->pending, n);
     for (i = 0; i < n; i++) {
         char *tp = task_path(j, seqs[i]);
         json_t *task = load_task(tp);
@@ -1328,11 +1331,11 @@ job_status(struct job *j)
                   "openBytes",
                   (json_int_t)bytes,
                   "pendingBulks",
-                  (json_int_t)j->pending,
+                  (json_int_t)atomic_load(&j->pending),
                   "acceptedRecords",
                   (json_int_t)j->accepted,
                   "committedBulks",
-                  (json_int_t)j->committed);
+                  (json_int_t)atomic_load(&j->committed));
     (void)pthread_mutex_unlock(&j->mu);
     return o;
 }
