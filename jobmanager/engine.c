@@ -1458,6 +1458,18 @@ sl__jm_lease_main(void *arg)
  * Life cycle.
  * --------------------------------------------------------------------- */
 
+/* Store commits make queued tasks durable, so takeable: wake waiters. */
+static void
+work_committed(void *arg)
+{
+    struct sl_jm *jm = arg;
+
+    (void)pthread_mutex_lock(&jm->mu);
+    jm->work_gen++;
+    (void)pthread_cond_broadcast(&jm->work_cv);
+    (void)pthread_mutex_unlock(&jm->mu);
+}
+
 int
 sl_jm_open(const struct sl_jm_config *cfg,
            struct sl_jm **out,
@@ -1491,6 +1503,7 @@ sl_jm_open(const struct sl_jm_config *cfg,
         return rc;
     }
     sl__jm_store_set_swap_lock(jm->st, &jm->mu);
+    sl__jm_store_set_notify(jm->st, work_committed, jm);
     *out = jm;
     return 0;
 }

@@ -52,7 +52,10 @@ struct task {
     json_t *json;    /* API.md task JSON (owned) */
     json_t *events;  /* prerequisite event names, or NULL */
     int inprogress;
-    int64_t lease_until; /* monotonic ms */
+    int64_t lease_until;  /* monotonic ms */
+    uint64_t created_seq; /* store sequence of its creation: handed out
+                             only once that is committed, so no worker
+                             writes outputs for a task a crash forgets */
 };
 
 /* Todo tasks of one run for one worker, FIFO. */

@@ -239,6 +239,13 @@ uint64_t sl__jm_store_del(struct sl__jm_store *s,
                           size_t klen);
 /** @brief Sequence number of the last queued change. */
 uint64_t sl__jm_store_last(struct sl__jm_store *s);
+/** Sequence of the last committed operation. */
+uint64_t sl__jm_store_committed(struct sl__jm_store *s);
+/** Call @p notify(@p arg) after every commit, from the writer thread,
+ * without the store lock held. */
+void sl__jm_store_set_notify(struct sl__jm_store *s,
+                             void (*notify)(void *arg),
+                             void *arg);
 /**
  * @brief Wait until every change up to @p seq is committed (durable per
  * the durability setting).

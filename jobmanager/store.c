@@ -41,9 +41,11 @@ struct sl__jm_store {
     pthread_cond_t done; /* committed advanced */
     struct op *head;     /* queued ops, in order */
     struct op *tail;
-    uint64_t queued;    /* sequence number of the last queued op */
-    uint64_t committed; /* everything up to here is committed */
-    int failed;         /* a commit failed: the store is read-only */
+    uint64_t queued;           /* sequence number of the last queued op */
+    uint64_t committed;        /* everything up to here is committed */
+    void (*notify)(void *arg); /* called after each commit, or NULL */
+    void *notify_arg;
+    int failed; /* a commit failed: the store is read-only */
     int stopping;
     char failure[256];
     pthread_mutex_t *swap_lock; /* the engine's lock, or NULL */
@@ -156,6 +158,13 @@ writer_main(void *arg)
         }
         s->committed = upto;
         (void)pthread_cond_broadcast(&s->done);
+        if (s->notify != NULL) {
+            /* Outside s->mu: the callback takes the engine lock, which
+             * comes before s->mu in the lock order. */
+            (void)pthread_mutex_unlock(&s->mu);
+            s->notify(s->notify_arg);
+            (void)pthread_mutex_lock(&s->mu);
+        }
     }
     (void)pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -346,6 +355,28 @@ sl__jm_store_wait(struct sl__jm_store *s, uint64_t seq, struct sl_err *err)
     }
     (void)pthread_mutex_unlock(&s->mu);
     return rc;
+}
+
+uint64_t
+sl__jm_store_committed(struct sl__jm_store *s)
+{
+    uint64_t seq = 0;
+
+    (void)pthread_mutex_lock(&s->mu);
+    seq = s->committed;
+    (void)pthread_mutex_unlock(&s->mu);
+    return seq;
+}
+
+void
+sl__jm_store_set_notify(struct sl__jm_store *s,
+                        void (*notify)(void *arg),
+                        void *arg)
+{
+    (void)pthread_mutex_lock(&s->mu);
+    s->notify = notify;
+    s->notify_arg = arg;
+    (void)pthread_mutex_unlock(&s->mu);
 }
 
 uint64_t

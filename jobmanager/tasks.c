@@ -389,7 +389,7 @@ sl__jm_task_create(struct sl_jm *jm,
     r->tc[TC_CREATED]++;
     sl__jm_task_index(jm, t);
     sl__jm_task_enqueue(jm, t);
-    (void)sl__jm_store_put_json(
+    t->created_seq = sl__jm_store_put_json(
         jm->st, SL__JM_DB_TASKS, t->id, strlen(t->id), t->json);
     return t;
 }
@@ -503,14 +503,21 @@ static struct task *
 pick(struct sl_jm *jm, struct wqueue *q, const json_t *qualifiers)
 {
     struct jobq *jq = q->rr;
+    uint64_t committed = 0;
 
     if (jq == NULL) {
         return NULL;
     }
+    committed = sl__jm_store_committed(jm->st);
     do {
         struct task *t = NULL;
 
         for (t = jq->head; t != NULL; t = t->next) {
+            /* Not yet durable: a crash now would forget the task while
+             * its outputs (in a persistent bucket) stayed. */
+            if (t->created_seq > committed) {
+                continue;
+            }
             if (events_clear(jm, t) && qualifier_ok(t, qualifiers)) {
                 q->rr = jq->next;
                 return t;
@@ -988,7 +995,7 @@ fail_task(struct sl_jm *jm,
         sl__jm_task_remove(jm, t, 1);
         sl__jm_task_index(jm, n);
         sl__jm_task_enqueue(jm, n);
-        (void)sl__jm_store_put_json(
+        n->created_seq = sl__jm_store_put_json(
             jm->st, SL__JM_DB_TASKS, n->id, strlen(n->id), n->json);
         return;
     }
