@@ -399,15 +399,8 @@ journal_recover(int fd, uint64_t *good)
     }
     *good = sl_bulk_reader_offset(r);
     while (sl_bulk_reader_next_meta(r, &meta, &err) == 1) {
-        const char *name = NULL;
-        uint64_t size = 0;
-        int rc = 0;
-
         json_decref(meta);
-        while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, &err)) ==
-               1) {
-        }
-        if (rc != 0) {
+        if (sl_bulk_reader_skip_attachments(r, NULL, &err) != 0) {
             break;
         }
         n++;

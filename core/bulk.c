@@ -1107,6 +1107,25 @@ sl_bulk_reader_attachment_next(struct sl_bulk_reader *r,
 }
 
 int
+sl_bulk_reader_skip_attachments(struct sl_bulk_reader *r,
+                                size_t *n,
+                                struct sl_err *err)
+{
+    const char *name = NULL;
+    uint64_t size = 0;
+    size_t k = 0;
+    int rc = 0;
+
+    while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, err)) == 1) {
+        k++;
+    }
+    if (n != NULL) {
+        *n = k;
+    }
+    return rc;
+}
+
+int
 sl_bulk_reader_attachment_read(struct sl_bulk_reader *r,
                                void *buf,
                                size_t cap,

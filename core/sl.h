@@ -484,6 +484,15 @@ int sl_bulk_reader_attachment_next(struct sl_bulk_reader *r,
                                    const char **name,
                                    uint64_t *size,
                                    struct sl_err *err);
+/**
+ * @brief Read past the remaining attachments of the current record (their
+ * data is read and checked, not kept) up to the record's verified end.
+ * @param[out] n attachments skipped, or NULL.
+ * @return 0 or an error as sl_bulk_reader_next.
+ */
+int sl_bulk_reader_skip_attachments(struct sl_bulk_reader *r,
+                                    size_t *n,
+                                    struct sl_err *err);
 /** @brief Read up to @p cap bytes of the current attachment (*n = 0: end). */
 int sl_bulk_reader_attachment_read(struct sl_bulk_reader *r,
                                    void *buf,

@@ -433,9 +433,7 @@ sl_task_input_each(struct sl_task_ctx *ctx,
     for (i = 0; i < n; i++) {
         struct sl_bulk_reader *r = NULL;
         struct sl_err err;
-        const char *name = NULL;
         json_t *meta = NULL;
-        uint64_t size = 0;
         int rc = 0;
         int res = SL_WORKER_OK;
 
@@ -450,9 +448,7 @@ sl_task_input_each(struct sl_task_ctx *ctx,
             if (rc <= 0) {
                 break;
             }
-            do {
-                rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
-            } while (rc == 1);
+            rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
             if (rc == 0) {
                 res = cb(arg, meta);
             }

@@ -45,8 +45,8 @@ struct check {
     /* the current batch */
     json_t *metas[BATCH];
     struct sl_delta_rec recs[BATCH];
-    size_t first[BATCH]; /* record index in the bulk */
-    int has_att[BATCH];  /* the record has attachments */
+    size_t first[BATCH];   /* record index in the bulk */
+    size_t has_att[BATCH]; /* attachments of the record */
     size_t n;
     int need_copy; /* some record of the bulk waits for the second pass */
     char *source;  /* source of the batch */
@@ -120,7 +120,7 @@ write_now(struct check *c, json_t *meta, enum dest d)
  * attachment, else left for the second pass.  0 or SL_E*. */
 static int
 route_record(
-    struct check *c, size_t idx, json_t *meta, int has_att, enum dest d)
+    struct check *c, size_t idx, json_t *meta, size_t has_att, enum dest d)
 {
     if (d == DEST_DROP || has_att) {
         dest_set(c, idx, d);
@@ -218,14 +218,9 @@ decide(struct check *c, size_t b)
         const char *source =
             json_string_value(json_object_get(meta, "_source"));
         const json_t *hash = json_object_get(meta, "_deltaHash");
-        const char *name = NULL;
-        uint64_t size = 0;
-        int has_att = 0;
+        size_t has_att = 0;
 
-        while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, &err)) ==
-               1) {
-            has_att = 1;
-        }
+        rc = sl_bulk_reader_skip_attachments(r, &has_att, &err);
         if (rc != 0) {
             json_decref(meta);
             break;
@@ -322,9 +317,7 @@ copy(struct check *c, size_t b, char *buf)
 
         idx++;
         if (d == DEST_DROP || d == DEST_DONE) {
-            while ((rc = sl_bulk_reader_attachment_next(
-                        r, &name, &size, &err)) == 1) {
-            }
+            rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
             json_decref(meta);
             if (rc != 0) {
                 break;

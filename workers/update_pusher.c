@@ -377,19 +377,6 @@ local_push(struct push *p,
  * Records.
  * --------------------------------------------------------------------- */
 
-/* Skip the attachments of the current record. */
-static int
-skip_attachments(struct sl_bulk_reader *r, struct sl_err *err)
-{
-    const char *name = NULL;
-    uint64_t size = 0;
-    int rc = 0;
-
-    while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, err)) == 1) {
-    }
-    return rc;
-}
-
 /* Push one record; returns an SL_WORKER_* result. */
 static int
 push_record(struct push *p, json_t *meta, struct sl_bulk_reader *r)
@@ -430,8 +417,9 @@ push_record(struct push *p, json_t *meta, struct sl_bulk_reader *r)
         }
         if (pushed) {
             sl_task_counter_add(p->ctx, "records.duplicate", 1);
-            return skip_attachments(r, &err) == 0 ? SL_WORKER_OK
-                                                  : SL_WORKER_FATAL;
+            return sl_bulk_reader_skip_attachments(r, NULL, &err) == 0
+                       ? SL_WORKER_OK
+                       : SL_WORKER_FATAL;
         }
     }
     if (p->job != NULL) {
