@@ -20,7 +20,7 @@
 #include "index/index_int.h"
 
 #define BUSY_TIMEOUT_MS 5000
-#define SCHEMA_VERSION  2
+#define SCHEMA_VERSION  3
 #define PRUNE_EVERY_MS  60000
 
 struct sl_index_set {
@@ -45,18 +45,14 @@ static const char schema_sql[] =
     "CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts USING fts5("
     " title, text, path, content='documents', content_rowid='id',"
     " tokenize='unicode61 remove_diacritics 2');"
-    "CREATE TRIGGER IF NOT EXISTS documents_ai AFTER INSERT ON documents "
-    "BEGIN INSERT INTO documents_fts(rowid, title, text, path)"
-    " VALUES (new.id, new.title, new.text, new.path); END;"
-    "CREATE TRIGGER IF NOT EXISTS documents_ad AFTER DELETE ON documents "
-    "BEGIN INSERT INTO documents_fts(documents_fts, rowid, title, text, path)"
-    " VALUES ('delete', old.id, old.title, old.text, old.path); END;"
-    "CREATE TRIGGER IF NOT EXISTS documents_au AFTER UPDATE ON documents "
-    "BEGIN INSERT INTO documents_fts(documents_fts, rowid, title, text, path)"
-    " VALUES ('delete', old.id, old.title, old.text, old.path);"
-    " INSERT INTO documents_fts(rowid, title, text, path)"
-    " VALUES (new.id, new.title, new.text, new.path); END;"
-    "PRAGMA user_version=2;";
+    /* Schema 2 kept the FTS table in step with triggers; a trigger makes
+     * every upsert a statement transaction, and FTS5 writes its pending
+     * terms to a new segment at each one (one segment per document: 1.5x
+     * slower, docs/index.md).  apply() maintains the FTS table itself. */
+    "DROP TRIGGER IF EXISTS documents_ai;"
+    "DROP TRIGGER IF EXISTS documents_ad;"
+    "DROP TRIGGER IF EXISTS documents_au;"
+    "PRAGMA user_version=3;";
 
 /* Schema 1 (before versions) to 2. */
 static const char migrate1_sql[] =
@@ -76,11 +72,15 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
         " size = excluded.size, modified = excluded.modified,"
         " source = excluded.source, compound_id = excluded.compound_id,"
         " text_sha256 = excluded.text_sha256, meta = excluded.meta,"
-        " version = excluded.version"
-        " WHERE documents.meta IS NOT excluded.meta"
-        " OR documents.text IS NOT excluded.text"
-        " OR documents.version IS NOT excluded.version",
-    [SL__IX_DELETE] = "DELETE FROM documents WHERE _recordid = ?1",
+        " version = excluded.version",
+    [SL__IX_DELETE] = "DELETE FROM documents WHERE id = ?1",
+    [SL__IX_OLD] = "SELECT id, title, text, path, meta, version"
+                   " FROM documents WHERE _recordid = ?1",
+    [SL__IX_FTS_ADD] = "INSERT INTO documents_fts(rowid, title, text, path)"
+                       " VALUES (?1, ?2, ?3, ?4)",
+    [SL__IX_FTS_DEL] =
+        "INSERT INTO documents_fts(documents_fts, rowid, title, text, path)"
+        " VALUES ('delete', ?1, ?2, ?3, ?4)",
     [SL__IX_GET] = "SELECT meta, text FROM documents WHERE _recordid = ?1",
     [SL__IX_COUNT] = "SELECT count(*) FROM documents",
     [SL__IX_SEARCH] =
@@ -493,11 +493,6 @@ check_id(const char *id, size_t len, struct sl_err *err)
     return 0;
 }
 
-/*
- * Upsert one document inside the open transaction.  The stored metadata is
- * the document without "text" (compact, sorted keys, so an unchanged
- * document compares equal and the upsert writes nothing).
- */
 /* The highest version known for @id: its document's or its tombstone's. */
 static int
 known_version(struct sl__index *ix,
@@ -544,6 +539,119 @@ tombstone(struct sl__index *ix,
     return rc;
 }
 
+/*
+ * Step SL__IX_OLD for @id: *found says whether the document is stored, and
+ * then the statement stands on its row (id, title, text, path, meta,
+ * version) until the caller resets it.
+ */
+static int
+old_row(struct sl__index *ix, const char *id, int *found, struct sl_err *err)
+{
+    sqlite3_stmt *st = ix->st[SL__IX_OLD];
+    int src = 0;
+
+    *found = 0;
+    if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
+        return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+    }
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        *found = 1;
+        return 0;
+    }
+    (void)sqlite3_reset(st);
+    return src == SQLITE_DONE ? 0 : sl__index_db_err(ix, src, "read", err);
+}
+
+static void
+old_done(struct sl__index *ix)
+{
+    (void)sqlite3_reset(ix->st[SL__IX_OLD]);
+    (void)sqlite3_clear_bindings(ix->st[SL__IX_OLD]);
+}
+
+/*
+ * Take the terms of the row SL__IX_OLD stands on out of the FTS table: an
+ * external-content FTS5 table needs the values it indexed then.
+ */
+static int
+fts_delete_old(struct sl__index *ix, struct sl_err *err)
+{
+    sqlite3_stmt *old = ix->st[SL__IX_OLD];
+    sqlite3_stmt *st = ix->st[SL__IX_FTS_DEL];
+    int rc = 0;
+    int c = 0;
+
+    for (c = 0; c < 4; c++) { /* id, title, text, path */
+        if (sqlite3_bind_value(st, c + 1, sqlite3_column_value(old, c)) !=
+            SQLITE_OK) {
+            rc = sl__index_db_err(ix, SQLITE_NOMEM, "bind", err);
+            break;
+        }
+    }
+    if (rc == 0) {
+        rc = step_done(ix, SL__IX_FTS_DEL, err);
+    }
+    (void)sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* Index the title, text and path of @doc under FTS rowid @rowid. */
+static int
+fts_add(struct sl__index *ix,
+        sqlite3_int64 rowid,
+        const json_t *doc,
+        struct sl_err *err)
+{
+    sqlite3_stmt *st = ix->st[SL__IX_FTS_ADD];
+    size_t i = 0;
+    int rc = 0;
+
+    if (sqlite3_bind_int64(st, 1, rowid) != SQLITE_OK) {
+        rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+    }
+    /* fields[0..2] are title, text and path: parameters 2..4 here too */
+    for (i = 0; i < 3 && rc == 0; i++) {
+        rc = bind_field(st, doc, &fields[i], err);
+    }
+    if (rc == 0) {
+        rc = step_done(ix, SL__IX_FTS_ADD, err);
+    }
+    (void)sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* Does the stored row SL__IX_OLD stands on equal the new values? */
+static int
+old_equals(struct sl__index *ix,
+           const json_t *text,
+           const char *meta_text,
+           uint64_t version)
+{
+    sqlite3_stmt *old = ix->st[SL__IX_OLD];
+    const char *m = (const char *)sqlite3_column_text(old, 4);
+    const void *t = NULL;
+    size_t tlen = 0;
+
+    if ((uint64_t)sqlite3_column_int64(old, 5) != version || m == NULL ||
+        strcmp(m, meta_text) != 0) {
+        return 0;
+    }
+    if (sqlite3_column_type(old, 2) == SQLITE_NULL) {
+        return !json_is_string(text);
+    }
+    t = sqlite3_column_blob(old, 2);
+    tlen = (size_t)sqlite3_column_bytes(old, 2);
+    return json_is_string(text) && json_string_length(text) == tlen &&
+           (tlen == 0 || memcmp(json_string_value(text), t, tlen) == 0);
+}
+
+/*
+ * Upsert one document inside the open transaction.  The stored metadata is
+ * the document without "text" (compact, sorted keys, so an unchanged
+ * document compares equal and nothing is written).  The FTS table is kept
+ * in step here, not by triggers (see schema_sql).
+ */
 static int
 write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
 {
@@ -551,10 +659,12 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     sqlite3_stmt *st = ix->st[SL__IX_UPSERT];
     const json_t *jid = json_object_get(doc, "_recordid");
     const json_t *jtext = json_object_get(doc, "text");
+    sqlite3_int64 rowid = 0;
     json_t *meta = NULL;
     char *meta_text = NULL;
     char hex[65];
     size_t i = 0;
+    int found = 0;
     int rc = 0;
 
     if (!json_is_object(doc)) {
@@ -604,7 +714,24 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
         rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
         goto out;
     }
-    rc = step_done(ix, SL__IX_UPSERT, err);
+    rc = old_row(ix, json_string_value(jid), &found, err);
+    if (rc == 0 && found) {
+        if (old_equals(ix, jtext, meta_text, op->version)) {
+            old_done(ix);
+            goto tomb;
+        }
+        rowid = sqlite3_column_int64(ix->st[SL__IX_OLD], 0);
+        rc = fts_delete_old(ix, err);
+        old_done(ix);
+    }
+    if (rc == 0) {
+        rc = step_done(ix, SL__IX_UPSERT, err);
+    }
+    if (rc == 0) {
+        rc = fts_add(
+            ix, found ? rowid : sqlite3_last_insert_rowid(ix->db), doc, err);
+    }
+tomb:
     if (rc == 0) {
         rc = tombstone(ix, SL__IX_TOMB_DEL, json_string_value(jid), 0, 0, err);
     }
@@ -623,6 +750,7 @@ delete_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     sqlite3_stmt *st = ix->st[SL__IX_DELETE];
     const char *id = op->id;
     uint64_t known = 0;
+    int found = 0;
     int rc = 0;
 
     rc = check_id(id, id ? strlen(id) : 0, err);
@@ -639,11 +767,20 @@ delete_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
             return 0;
         }
     }
-    if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
-        return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+    rc = old_row(ix, id, &found, err);
+    if (rc == 0 && found) {
+        sqlite3_int64 rowid = sqlite3_column_int64(ix->st[SL__IX_OLD], 0);
+
+        rc = fts_delete_old(ix, err);
+        old_done(ix);
+        if (rc == 0 && sqlite3_bind_int64(st, 1, rowid) != SQLITE_OK) {
+            rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+        }
+        if (rc == 0) {
+            rc = step_done(ix, SL__IX_DELETE, err);
+        }
+        (void)sqlite3_clear_bindings(st);
     }
-    rc = step_done(ix, SL__IX_DELETE, err);
-    (void)sqlite3_clear_bindings(st);
     if (rc == 0 && op->version > 0) {
         rc = tombstone(
             ix, SL__IX_TOMB_PUT, id, op->version, sl_time_ms() / 1000, err);

@@ -28,6 +28,9 @@ enum {
     SL__IX_TOMB_PUT,
     SL__IX_TOMB_DEL,
     SL__IX_TOMB_PRUNE,
+    SL__IX_OLD,
+    SL__IX_FTS_ADD,
+    SL__IX_FTS_DEL,
     SL__IX_NSTMT
 };
 

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "index/index.h"
 
@@ -524,6 +525,190 @@ test_index_concurrent_upserts(void **state)
     json_decref(res);
 }
 
+/* Run FTS5's integrity check of index @name's database (which also
+ * compares the index with the content table) and return its result. */
+static int
+fts_integrity(const char *dir, const char *name)
+{
+    char path[600];
+    sqlite3 *db = NULL;
+    int src = 0;
+
+    (void)snprintf(path, sizeof(path), "%s/%s.db", dir, name);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    src = sqlite3_exec(db,
+                       "INSERT INTO documents_fts(documents_fts, rank)"
+                       " VALUES('integrity-check', 1)",
+                       NULL,
+                       NULL,
+                       NULL);
+    (void)sqlite3_close(db);
+    return src;
+}
+
+static int64_t
+total(struct sl_index_set *set, const char *index, const char *q)
+{
+    json_t *res = search(set, index, q);
+    int64_t n = json_integer_value(json_object_get(res, "total"));
+
+    json_decref(res);
+    return n;
+}
+
+/*
+ * The FTS table follows every kind of write (the index maintains it
+ * itself since schema 3): new, changed text, changed title only, changed
+ * metadata only, unchanged, deleted, deleted and added again in one
+ * batch; FTS5's integrity check agrees with the content table after each
+ * step, and a planted mismatch is caught by it (the check can fail).
+ */
+static void
+test_index_fts_in_step(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_index_op ops[4];
+    json_t *d[3];
+    char path[600];
+    sqlite3 *db = NULL;
+    struct sl_err err;
+    int i = 0;
+
+    for (i = 0; i < 20; i++) {
+        char json[128];
+
+        (void)snprintf(json,
+                       sizeof(json),
+                       "{\"_recordid\":\"r%02d\",\"title\":\"t%d\","
+                       "\"text\":\"common w%d\",\"path\":\"/p/%d\"}",
+                       i,
+                       i,
+                       i,
+                       i);
+        put(f->set, "fts", json);
+    }
+    assert_int_equal(fts_integrity(f->dir, "fts"), SQLITE_OK);
+    assert_int_equal(total(f->set, "fts", "common"), 20);
+    /* text, title, metadata only, unchanged */
+    put(f->set,
+        "fts",
+        "{\"_recordid\":\"r01\",\"title\":\"t1\",\"text\":\"fresh\","
+        "\"path\":\"/p/1\"}");
+    put(f->set,
+        "fts",
+        "{\"_recordid\":\"r02\",\"title\":\"renamed\",\"text\":\"common w2\","
+        "\"path\":\"/p/2\"}");
+    put(f->set,
+        "fts",
+        "{\"_recordid\":\"r03\",\"title\":\"t3\",\"text\":\"common w3\","
+        "\"path\":\"/p/3\",\"size\":7}");
+    put(f->set,
+        "fts",
+        "{\"_recordid\":\"r04\",\"title\":\"t4\",\"text\":\"common w4\","
+        "\"path\":\"/p/4\"}");
+    assert_int_equal(fts_integrity(f->dir, "fts"), SQLITE_OK);
+    assert_int_equal(total(f->set, "fts", "common"), 19);
+    assert_int_equal(total(f->set, "fts", "w1"), 0);
+    assert_int_equal(total(f->set, "fts", "fresh"), 1);
+    assert_int_equal(total(f->set, "fts", "t2"), 0);
+    assert_int_equal(total(f->set, "fts", "renamed"), 1);
+    /* one batch: delete r05, add it again with new text, delete r06,
+     * update r07 */
+    d[0] = json_pack("{s:s, s:s}", "_recordid", "r05", "text", "again");
+    d[1] = json_pack("{s:s, s:s}", "_recordid", "r07", "text", "seven");
+    memset(ops, 0, sizeof(ops));
+    ops[0].id = "r05";
+    ops[1].doc = d[0];
+    ops[2].id = "r06";
+    ops[3].doc = d[1];
+    assert_int_equal(sl_index_apply(f->set, "fts", ops, 4, &err), 0);
+    json_decref(d[0]);
+    json_decref(d[1]);
+    assert_int_equal(fts_integrity(f->dir, "fts"), SQLITE_OK);
+    assert_int_equal(count(f->set, "fts"), 19);
+    assert_int_equal(total(f->set, "fts", "common"), 16);
+    assert_int_equal(total(f->set, "fts", "again"), 1);
+    assert_int_equal(total(f->set, "fts", "w6"), 0);
+    /* the check can fail: a content row the FTS table does not know */
+    (void)snprintf(path, sizeof(path), "%s/fts.db", f->dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE documents SET text = 'planted'"
+                                  " WHERE _recordid = 'r09'",
+                                  NULL,
+                                  NULL,
+                                  NULL),
+                     SQLITE_OK);
+    (void)sqlite3_close(db);
+    assert_int_not_equal(fts_integrity(f->dir, "fts"), SQLITE_OK);
+}
+
+/* A schema 2 database (FTS kept in step by triggers) is migrated at open:
+ * the triggers go, the documents stay searchable and writable. */
+static void
+test_index_migrate_schema2(void **state)
+{
+    struct fixture *f = *state;
+    char path[600];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    struct sl_err err;
+
+    (void)snprintf(path, sizeof(path), "%s/old.db", f->dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(
+            db,
+            "CREATE TABLE documents(id INTEGER PRIMARY KEY,"
+            " _recordid TEXT NOT NULL UNIQUE COLLATE BINARY,"
+            " title TEXT, text TEXT, path TEXT, mime TEXT, size INTEGER,"
+            " modified TEXT, source TEXT, compound_id TEXT,"
+            " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL,"
+            " version INTEGER NOT NULL DEFAULT 0);"
+            "CREATE TABLE tombstones(_recordid TEXT PRIMARY KEY COLLATE BINARY,"
+            " version INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;"
+            "CREATE VIRTUAL TABLE documents_fts USING fts5(title, text, path,"
+            " content='documents', content_rowid='id',"
+            " tokenize='unicode61 remove_diacritics 2');"
+            "CREATE TRIGGER documents_ai AFTER INSERT ON documents BEGIN"
+            " INSERT INTO documents_fts(rowid, title, text, path)"
+            " VALUES (new.id, new.title, new.text, new.path); END;"
+            "CREATE TRIGGER documents_ad AFTER DELETE ON documents BEGIN"
+            " INSERT INTO documents_fts(documents_fts, rowid, title, text,"
+            " path) VALUES ('delete', old.id, old.title, old.text, old.path);"
+            " END;"
+            "INSERT INTO documents(_recordid, title, text, text_sha256, meta)"
+            " VALUES ('old1', 'Old', 'legacy words', 'x', '{}');"
+            "PRAGMA user_version=2;",
+            NULL,
+            NULL,
+            NULL),
+        SQLITE_OK);
+    (void)sqlite3_close(db);
+    assert_int_equal(total(f->set, "old", "legacy"), 1);
+    put(f->set, "old", "{\"_recordid\":\"old1\",\"text\":\"renewed\"}");
+    assert_int_equal(total(f->set, "old", "legacy"), 0);
+    assert_int_equal(total(f->set, "old", "renewed"), 1);
+    assert_int_equal(sl_index_delete(f->set, "old", "old1", &err), 0);
+    assert_int_equal(total(f->set, "old", "renewed"), 0);
+    assert_int_equal(fts_integrity(f->dir, "old"), SQLITE_OK);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT count(*) FROM"
+                                        " sqlite_master WHERE type ="
+                                        " 'trigger'), (SELECT user_version"
+                                        " FROM pragma_user_version)",
+                                        -1,
+                                        &st,
+                                        NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0);
+    assert_int_equal(sqlite3_column_int(st, 1), 3);
+    (void)sqlite3_finalize(st);
+    (void)sqlite3_close(db);
+}
+
 int
 main(void)
 {
@@ -544,6 +729,10 @@ main(void)
             test_index_list_and_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_index_concurrent_upserts, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_fts_in_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_migrate_schema2, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
