@@ -1,0 +1,4 @@
+# web/: URL normal form, robots.txt, HTML links (also cut into chunks at
+# every offset), sitemaps (plain and gzip; zlib writes the gzip input).
+sl_add_cmocka_test(test_web SOURCES unit/test_web.c
+  LINK_LIBRARIES sl_web PkgConfig::ZLIB)

@@ -1,0 +1,502 @@
+/*
+ * HTML link extraction over libxml2's HTML push parser (SAX callbacks
+ * only, no document tree).  The links of the head wait in a bounded list
+ * of raw hrefs until the head ends, so that <base href> and
+ * <meta name="robots" content="nofollow"> anywhere in the head apply to
+ * all of them; after that every link is resolved and reported at once.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <strings.h>
+
+#include <libxml/HTMLparser.h>
+#include <libxml/parser.h>
+#include <libxml/parserInternals.h>
+
+#include "web/web_int.h"
+
+/*
+ * libxml2 2.9.14 misreads an end tag of <script> or <style> cut between
+ * two chunks ("</scr" then "ipt>"): it takes the rest of the page for
+ * script text, and the links there are lost.  So the bytes from a '<'
+ * among the last HOLD_MAX bytes of a chunk are held back and fed in front
+ * of the next one (the same idea as workers/text_extractor.c).
+ */
+#define HOLD_MAX    64u
+#define PIECE       (64u * 1024u) /* bytes per htmlParseChunk call */
+#define PENDING_MAX (64u * 1024u) /* raw hrefs of the head */
+
+struct sl_web_links {
+    htmlParserCtxtPtr px;
+    CURLU *page; /* the page URL */
+    CURLU *base; /* the first <base href>, resolved; NULL if none */
+    int base_seen;
+    int (*cb)(void *ctx, const char *url, enum sl_web_link_kind kind);
+    void *ctx;
+    size_t max_links;
+    int rc;                /* first error; the extractor has failed */
+    int waiting;           /* head links go to pending */
+    struct sl_buf pending; /* kind digit, href, NUL; repeated */
+    size_t npending;       /* entries in pending */
+    struct sl_web_links_summary sum;
+    char hold[HOLD_MAX]; /* the start of a tag, fed with the next chunk */
+    size_t hlen;
+    char *stage; /* HOLD_MAX + PIECE bytes: hold + the next piece */
+};
+
+/* ------------------------------------------------------------------------
+ * libxml2 set-up, shared with sitemap.c.
+ * --------------------------------------------------------------------- */
+
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+
+static void
+xml_init_once(void)
+{
+    xmlInitParser();
+}
+
+void
+sl__web_xml_init(void)
+{
+    (void)pthread_once(&xml_once, xml_init_once);
+}
+
+/* Parser errors are expected (pages are whatever the web serves). */
+static void
+quiet_error(void *ctx, xmlErrorPtr e)
+{
+    (void)ctx;
+    (void)e;
+}
+
+/* ------------------------------------------------------------------------
+ * Reporting.
+ * --------------------------------------------------------------------- */
+
+static void
+fail(struct sl_web_links *lx, int rc)
+{
+    if (lx->rc == 0) {
+        lx->rc = rc;
+        xmlStopParser(lx->px);
+    }
+}
+
+/* Resolve @href and hand it to the callback, or count why not. */
+static void
+report(struct sl_web_links *lx, const char *href, enum sl_web_link_kind kind)
+{
+    char *url = NULL;
+    int rc = 0;
+
+    rc = sl__web_url_resolve_h(
+        lx->base != NULL ? lx->base : lx->page, href, &url);
+    if (rc == SL_EACCES) {
+        lx->sum.refused++;
+    } else if (rc == SL_EINTERNAL) {
+        fail(lx, rc);
+    } else if (rc != 0) {
+        lx->sum.invalid++;
+    } else if (lx->sum.reported >= lx->max_links) {
+        lx->sum.over_limit++;
+    } else {
+        lx->sum.reported++;
+        rc = lx->cb(lx->ctx, url, kind);
+        if (rc != 0) {
+            fail(lx, rc);
+        }
+    }
+    sl_free(url);
+}
+
+/* The head is over: report the links that waited for it. */
+static void
+flush(struct sl_web_links *lx)
+{
+    const char *p = lx->pending.data;
+    const char *end = p + lx->pending.len;
+
+    lx->waiting = 0;
+    while (p != NULL && p < end && lx->rc == 0) {
+        const char *href = p + 1;
+
+        report(lx, href, (enum sl_web_link_kind)(p[0] - '0'));
+        p = href + strlen(href) + 1;
+    }
+    sl_buf_free(&lx->pending);
+    lx->npending = 0;
+}
+
+/* Keep a head link for later; SL_ETOOLARGE when the list is full. */
+static int
+pend(struct sl_web_links *lx, const char *href, enum sl_web_link_kind kind)
+{
+    size_t n = strlen(href);
+    char k = (char)('0' + kind);
+    int rc = 0;
+
+    if (n + 2 > PENDING_MAX - lx->pending.len) {
+        return SL_ETOOLARGE;
+    }
+    rc = sl_buf_append(&lx->pending, &k, 1);
+    if (rc == 0) {
+        rc = sl_buf_append(&lx->pending, href, n + 1);
+    }
+    if (rc == 0) {
+        lx->npending++;
+    }
+    return rc;
+}
+
+static void
+found(struct sl_web_links *lx, const char *href, enum sl_web_link_kind kind)
+{
+    if (sl__web_href_same_document(href)) {
+        lx->sum.same_document++;
+        return;
+    }
+    if (lx->sum.meta_nofollow) {
+        lx->sum.suppressed++;
+        return;
+    }
+    if (lx->waiting) {
+        if (pend(lx, href, kind) == 0) {
+            return;
+        }
+        flush(lx);
+    }
+    report(lx, href, kind);
+}
+
+/* ------------------------------------------------------------------------
+ * Elements.
+ * --------------------------------------------------------------------- */
+
+static const char *
+attr(const xmlChar **atts, const char *name)
+{
+    size_t i = 0;
+
+    for (i = 0; atts != NULL && atts[i] != NULL; i += 2) {
+        if (strcmp((const char *)atts[i], name) == 0) {
+            return (const char *)atts[i + 1];
+        }
+    }
+    return NULL;
+}
+
+/* Whether the token list @list (separated by white space, commas too when
+ * @commas) holds @tok, compared without case. */
+static int
+has_token(const char *list, const char *tok, int commas)
+{
+    size_t n = strlen(tok);
+    const char *p = list;
+
+    while (p != NULL && *p != '\0') {
+        size_t k = 0;
+
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
+               *p == '\f' || (commas && *p == ',')) {
+            p++;
+        }
+        while (p[k] != '\0' && p[k] != ' ' && p[k] != '\t' && p[k] != '\n' &&
+               p[k] != '\r' && p[k] != '\f' && !(commas && p[k] == ',')) {
+            k++;
+        }
+        if (k == n && k > 0 && strncasecmp(p, tok, n) == 0) {
+            return 1;
+        }
+        p += k;
+    }
+    return 0;
+}
+
+static void
+on_link(struct sl_web_links *lx,
+        const xmlChar **atts,
+        const char *name,
+        enum sl_web_link_kind kind)
+{
+    const char *href = attr(atts, name);
+    const char *rel = NULL;
+
+    if (href == NULL) {
+        return;
+    }
+    rel = attr(atts, "rel");
+    if (kind != SL_WEB_LINK_FRAME && kind != SL_WEB_LINK_IFRAME &&
+        rel != NULL && has_token(rel, "nofollow", 0)) {
+        lx->sum.nofollow++;
+        return;
+    }
+    found(lx, href, kind);
+}
+
+/* <link>: only rel="canonical" and rel="alternate" (not an alternate
+ * stylesheet) lead to pages. */
+static void
+on_link_element(struct sl_web_links *lx, const xmlChar **atts)
+{
+    const char *rel = attr(atts, "rel");
+
+    if (rel == NULL) {
+        return;
+    }
+    if (has_token(rel, "canonical", 0)) {
+        on_link(lx, atts, "href", SL_WEB_LINK_CANONICAL);
+    } else if (has_token(rel, "alternate", 0) &&
+               !has_token(rel, "stylesheet", 0)) {
+        on_link(lx, atts, "href", SL_WEB_LINK_ALTERNATE);
+    }
+}
+
+/* The first <base href> replaces the page URL for resolving links. */
+static void
+on_base(struct sl_web_links *lx, const xmlChar **atts)
+{
+    const char *href = attr(atts, "href");
+    char *url = NULL;
+
+    if (href == NULL || lx->base_seen) {
+        return;
+    }
+    lx->base_seen = 1;
+    if (sl__web_url_resolve_h(lx->page, href, &url) == 0 &&
+        sl__web_url_base(url, &lx->base) == 0) {
+        lx->sum.base_used = 1;
+    }
+    sl_free(url);
+}
+
+static void
+on_meta(struct sl_web_links *lx, const xmlChar **atts)
+{
+    const char *name = attr(atts, "name");
+    const char *content = attr(atts, "content");
+
+    if (name == NULL || content == NULL || strcasecmp(name, "robots") != 0) {
+        return;
+    }
+    if (has_token(content, "noindex", 1) || has_token(content, "none", 1)) {
+        lx->sum.meta_noindex = 1;
+    }
+    if (!lx->sum.meta_nofollow &&
+        (has_token(content, "nofollow", 1) || has_token(content, "none", 1))) {
+        lx->sum.meta_nofollow = 1;
+        lx->sum.suppressed += lx->npending;
+        sl_buf_free(&lx->pending);
+        lx->npending = 0;
+        lx->waiting = 0;
+    }
+}
+
+static void
+on_start(void *user, const xmlChar *tag, const xmlChar **atts)
+{
+    struct sl_web_links *lx = user;
+    const char *name = (const char *)tag;
+
+    if (lx->rc != 0) {
+        return;
+    }
+    if (lx->waiting &&
+        (strcmp(name, "body") == 0 || strcmp(name, "frameset") == 0)) {
+        flush(lx);
+    }
+    if (strcmp(name, "a") == 0) {
+        on_link(lx, atts, "href", SL_WEB_LINK_A);
+    } else if (strcmp(name, "area") == 0) {
+        on_link(lx, atts, "href", SL_WEB_LINK_AREA);
+    } else if (strcmp(name, "link") == 0) {
+        on_link_element(lx, atts);
+    } else if (strcmp(name, "frame") == 0) {
+        on_link(lx, atts, "src", SL_WEB_LINK_FRAME);
+    } else if (strcmp(name, "iframe") == 0) {
+        on_link(lx, atts, "src", SL_WEB_LINK_IFRAME);
+    } else if (strcmp(name, "base") == 0) {
+        on_base(lx, atts);
+    } else if (strcmp(name, "meta") == 0) {
+        on_meta(lx, atts);
+    }
+}
+
+static void
+on_end(void *user, const xmlChar *tag)
+{
+    struct sl_web_links *lx = user;
+
+    if (lx->rc == 0 && lx->waiting && strcmp((const char *)tag, "head") == 0) {
+        flush(lx);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * The push API.
+ * --------------------------------------------------------------------- */
+
+const char *
+sl_web_link_kind_name(enum sl_web_link_kind kind)
+{
+    switch (kind) {
+    case SL_WEB_LINK_A:
+        return "a";
+    case SL_WEB_LINK_AREA:
+        return "area";
+    case SL_WEB_LINK_ALTERNATE:
+        return "alternate";
+    case SL_WEB_LINK_CANONICAL:
+        return "canonical";
+    case SL_WEB_LINK_FRAME:
+        return "frame";
+    case SL_WEB_LINK_IFRAME:
+        return "iframe";
+    }
+    return "?";
+}
+
+/* Read the page in @charset (from the HTTP header, which wins over the
+ * page's own declaration); an unknown name is ignored. */
+static void
+use_charset(struct sl_web_links *lx, const char *charset)
+{
+    xmlCharEncodingHandlerPtr enc = NULL;
+
+    if (charset == NULL || charset[0] == '\0') {
+        return;
+    }
+    enc = xmlFindCharEncodingHandler(charset);
+    if (enc != NULL && xmlSwitchToEncoding(lx->px, enc) != 0) {
+        SL_DEBUG("web: libxml2 cannot read the charset %s", charset);
+    }
+}
+
+int
+sl_web_links_begin(const char *page_url,
+                   const char *charset,
+                   size_t max_links,
+                   int (*cb)(void *ctx,
+                             const char *url,
+                             enum sl_web_link_kind kind),
+                   void *ctx,
+                   struct sl_web_links **out)
+{
+    struct sl_web_links *lx = NULL;
+    htmlSAXHandler sax;
+    int rc = 0;
+
+    *out = NULL;
+    if (cb == NULL) {
+        return SL_EINVAL;
+    }
+    lx = sl_calloc(1, sizeof(*lx));
+    lx->cb = cb;
+    lx->ctx = ctx;
+    lx->max_links = max_links != 0 ? max_links : SL_WEB_LINKS_DEFAULT_MAX;
+    lx->waiting = 1;
+    sl_buf_init(&lx->pending, PENDING_MAX);
+    rc = sl__web_url_base(page_url, &lx->page);
+    if (rc != 0) {
+        goto fail;
+    }
+    sl__web_xml_init();
+    memset(&sax, 0, sizeof(sax));
+    sax.startElement = on_start;
+    sax.endElement = on_end;
+    sax.initialized = XML_SAX2_MAGIC;
+    sax.serror = quiet_error;
+    lx->px = htmlCreatePushParserCtxt(
+        &sax, lx, NULL, 0, NULL, XML_CHAR_ENCODING_NONE);
+    if (lx->px == NULL) {
+        rc = SL_EINTERNAL;
+        goto fail;
+    }
+    (void)htmlCtxtUseOptions(lx->px,
+                             HTML_PARSE_RECOVER | HTML_PARSE_NONET |
+                                 HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING);
+    use_charset(lx, charset);
+    lx->stage = sl_malloc(HOLD_MAX + PIECE);
+    *out = lx;
+    return 0;
+fail:
+    sl_web_links_free(lx);
+    return rc;
+}
+
+/* Feed @k <= PIECE bytes, holding back a tag start near the end. */
+static void
+feed_piece(struct sl_web_links *lx, const char *p, size_t k)
+{
+    size_t total = lx->hlen + k;
+    size_t cut = total;
+    size_t j = 0;
+
+    memcpy(lx->stage, lx->hold, lx->hlen);
+    memcpy(lx->stage + lx->hlen, p, k);
+    for (j = total; j > 0 && total - (j - 1) <= HOLD_MAX; j--) {
+        if (lx->stage[j - 1] == '<') {
+            cut = j - 1;
+            break;
+        }
+    }
+    if (cut > 0) {
+        (void)htmlParseChunk(lx->px, lx->stage, (int)cut, 0);
+    }
+    lx->hlen = total - cut;
+    memcpy(lx->hold, lx->stage + cut, lx->hlen);
+}
+
+int
+sl_web_links_feed(struct sl_web_links *lx, const char *data, size_t len)
+{
+    if (lx->rc != 0) {
+        return SL_EBADSTATE;
+    }
+    while (len > 0 && lx->rc == 0) {
+        size_t k = len < PIECE ? len : PIECE;
+
+        feed_piece(lx, data, k);
+        data += k;
+        len -= k;
+    }
+    return lx->rc;
+}
+
+int
+sl_web_links_end(struct sl_web_links *lx, struct sl_web_links_summary *summary)
+{
+    int rc = 0;
+
+    if (lx->rc == 0) {
+        (void)htmlParseChunk(lx->px, lx->hold, (int)lx->hlen, 1);
+    }
+    if (lx->rc == 0 && lx->waiting) {
+        flush(lx);
+    }
+    rc = lx->rc;
+    if (summary != NULL) {
+        *summary = lx->sum;
+    }
+    sl_web_links_free(lx);
+    return rc;
+}
+
+void
+sl_web_links_free(struct sl_web_links *lx)
+{
+    if (lx == NULL) {
+        return;
+    }
+    if (lx->px != NULL) {
+        if (lx->px->myDoc != NULL) {
+            xmlFreeDoc(lx->px->myDoc);
+        }
+        htmlFreeParserCtxt(lx->px);
+    }
+    curl_url_cleanup(lx->page);
+    curl_url_cleanup(lx->base);
+    sl_buf_free(&lx->pending);
+    sl_free(lx->stage);
+    sl_free(lx);
+}
