@@ -28,6 +28,7 @@
 #define TAG_ATTACHMENT    'A'
 #define TAG_END           'E'
 #define MAX_ATTACHMENT_SZ ((uint64_t)INT64_MAX)
+#define META_KEEP         ((size_t)256 << 10) /* metadata buffer kept */
 
 static const unsigned char bulk_magic[4] = {'S', 'L', 'B', 'K'};
 static const unsigned char record_magic[4] = {'S', 'L', 'R', 'C'};
@@ -110,6 +111,7 @@ struct sl_bulk_writer {
     enum wstate state;   /* see enum wstate */
     uint64_t att_left;   /* bytes still due for the open attachment */
     json_t *names;       /* attachment names of the current record */
+    struct sl_buf meta;  /* the encoded metadata of the current record */
 };
 
 /* Hand the pending bytes to the sink. */
@@ -204,6 +206,7 @@ writer_alloc(const struct sl_sink *sink)
     w->sink = *sink;
     w->buf = sl_malloc(IO_BUF_SIZE);
     w->names = name_set_new();
+    sl_buf_init(&w->meta, SL_BULK_DEFAULT_MAX_META);
     w->state = W_IDLE;
     return w;
 }
@@ -272,12 +275,19 @@ sl_bulk_writer_flush(struct sl_bulk_writer *w)
     return rc != 0 ? wfail(w, rc) : 0;
 }
 
+/* json_dump_callback sink into a bounded buffer. */
+static int
+meta_append(const char *data, size_t n, void *ctx)
+{
+    return sl_buf_append(ctx, data, n) == 0 ? 0 : -1;
+}
+
 int
 sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
 {
     unsigned char head[RECORD_HEAD_LEN];
     const json_t *id = NULL;
-    char *text = NULL;
+    const char *text = NULL;
     size_t len = 0;
     int rc = 0;
 
@@ -293,17 +303,16 @@ sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
         rc = SL_EINVAL;
         goto fail;
     }
-    len = json_dumpb(meta, NULL, 0, JSON_COMPACT);
+    /* one pass into the writer's buffer: json_dumpb would need two, one
+     * to learn the length and one to write */
+    sl_buf_reset(&w->meta);
+    if (json_dump_callback(meta, meta_append, &w->meta, JSON_COMPACT) != 0) {
+        rc = w->meta.failed ? SL_ETOOLARGE : SL_EINVAL;
+        goto fail;
+    }
+    text = w->meta.data;
+    len = w->meta.len;
     if (len == 0) {
-        rc = SL_EINVAL;
-        goto fail;
-    }
-    if (len > SL_BULK_DEFAULT_MAX_META) {
-        rc = SL_ETOOLARGE;
-        goto fail;
-    }
-    text = sl_malloc(len);
-    if (json_dumpb(meta, text, len, JSON_COMPACT) != len) {
         rc = SL_EINVAL;
         goto fail;
     }
@@ -321,11 +330,12 @@ sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
     }
     w->state = W_RECORD;
     w->att_left = 0;
-    sl_free(text);
+    if (w->meta.cap > META_KEEP) {
+        sl_buf_free(&w->meta); /* a big record does not pin its memory */
+    }
     return 0;
 
 fail:
-    sl_free(text);
     return wfail(w, rc);
 }
 
@@ -511,6 +521,7 @@ sl_bulk_writer_free(struct sl_bulk_writer *w)
     }
     sl_free(w->buf);
     json_decref(w->names);
+    sl_buf_free(&w->meta);
     sl_free(w);
 }
 
@@ -1116,6 +1127,12 @@ sl_bulk_reader_skip_attachments(struct sl_bulk_reader *r,
     size_t k = 0;
     int rc = 0;
 
+    if (r != NULL && r->state == R_IDLE) { /* the record's end was read */
+        if (n != NULL) {
+            *n = 0;
+        }
+        return 0;
+    }
     while ((rc = sl_bulk_reader_attachment_next(r, &name, &size, err)) == 1) {
         k++;
     }

@@ -486,7 +486,8 @@ int sl_bulk_reader_attachment_next(struct sl_bulk_reader *r,
                                    struct sl_err *err);
 /**
  * @brief Read past the remaining attachments of the current record (their
- * data is read and checked, not kept) up to the record's verified end.
+ * data is read and checked, not kept) up to the record's verified end;
+ * when that end was already read (attachment_next returned 0), nothing.
  * @param[out] n attachments skipped, or NULL.
  * @return 0 or an error as sl_bulk_reader_next.
  */

@@ -421,11 +421,14 @@ sl_task_input_close(struct sl_task_ctx *ctx, struct sl_bulk_reader *r)
     }
 }
 
-int
-sl_task_input_each(struct sl_task_ctx *ctx,
-                   const char *slot,
-                   int (*cb)(void *arg, json_t *meta),
-                   void *arg)
+/* The walk of sl_task_input_each and sl_task_input_each_reader: exactly
+ * one of @cb and @rcb is set. */
+static int
+input_walk(struct sl_task_ctx *ctx,
+           const char *slot,
+           int (*cb)(void *arg, json_t *meta),
+           int (*rcb)(void *arg, json_t *meta, struct sl_bulk_reader *r),
+           void *arg)
 {
     size_t n = sl_task_input_count(ctx, slot);
     size_t i = 0;
@@ -448,9 +451,16 @@ sl_task_input_each(struct sl_task_ctx *ctx,
             if (rc <= 0) {
                 break;
             }
-            rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
-            if (rc == 0) {
-                res = cb(arg, meta);
+            if (rcb != NULL) {
+                res = rcb(arg, meta, r);
+                if (res == SL_WORKER_OK) {
+                    rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
+                }
+            } else {
+                rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
+                if (rc == 0) {
+                    res = cb(arg, meta);
+                }
             }
             json_decref(meta);
             meta = NULL;
@@ -471,6 +481,26 @@ sl_task_input_each(struct sl_task_ctx *ctx,
         sl_task_input_close(ctx, r);
     }
     return SL_WORKER_OK;
+}
+
+int
+sl_task_input_each(struct sl_task_ctx *ctx,
+                   const char *slot,
+                   int (*cb)(void *arg, json_t *meta),
+                   void *arg)
+{
+    return input_walk(ctx, slot, cb, NULL, arg);
+}
+
+int
+sl_task_input_each_reader(struct sl_task_ctx *ctx,
+                          const char *slot,
+                          int (*cb)(void *arg,
+                                    json_t *meta,
+                                    struct sl_bulk_reader *r),
+                          void *arg)
+{
+    return input_walk(ctx, slot, NULL, cb, arg);
 }
 
 /* ------------------------------------------------------------------------

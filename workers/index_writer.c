@@ -9,6 +9,10 @@
  * still in the textExtractor while a later delete is written): the older
  * one is skipped (`records.stale`).
  *
+ * The text comes from the record's attachment `text` (what the
+ * textExtractor writes: no JSON escaping and parsing of every text), else
+ * from its attribute `text`; at most maxTextBytes (16 MiB) of it.
+ *
  * Field mapping (docs/index.md): title (else fileName), text, path
  * (filePath, unescaped form kept as given), mimeType, size (fileSize),
  * lastModified (fileLastModified), _source, _compoundRecordId; every other
@@ -20,13 +24,17 @@
 #include "index/index.h"
 #include "workers/workers.h"
 
-#define BATCH 256u
+#define BATCH            256u
+#define TEXT_ATTACHMENT  "text"
+#define DEFAULT_MAX_TEXT (16ull << 20)
+#define READ_CHUNK       ((size_t)64 << 10)
 
 struct writer {
     struct sl_task_ctx *ctx;
     struct sl_index_set *index;
     const char *name;
     int deletes;
+    uint64_t max_text;
     json_t *docs[BATCH];
     struct sl_index_op ops[BATCH];
     size_t n;
@@ -77,12 +85,98 @@ map_field(json_t *doc, const char *from, const char *to)
     }
 }
 
+/* @len cut back so that @s does not end inside a UTF-8 sequence. */
+static size_t
+utf8_whole(const char *s, size_t len)
+{
+    size_t p = len;
+    size_t need = 0;
+    unsigned char lead = 0;
+
+    while (p > 0 && len - p < 4 && ((unsigned char)s[p - 1] & 0xC0) == 0x80) {
+        p--;
+    }
+    if (p == 0) {
+        return len; /* no lead byte: invalid anyway, json_stringn says so */
+    }
+    lead = (unsigned char)s[p - 1];
+    need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    return len - (p - 1) < need ? p - 1 : len;
+}
+
+/*
+ * Read the text attachment (@size bytes) of the current record into its
+ * "text" attribute: at most max_text bytes, cut back to a whole UTF-8
+ * character (records.textTruncated); text that is not UTF-8 is indexed
+ * as "" (records.textInvalid).
+ */
 static int
-write_input(void *arg, json_t *meta)
+read_text(struct writer *w,
+          struct sl_bulk_reader *r,
+          uint64_t size,
+          json_t *meta,
+          struct sl_err *err)
+{
+    size_t cap = size < w->max_text ? (size_t)size : (size_t)w->max_text;
+    char *buf = sl_malloc(cap + 1);
+    json_t *v = NULL;
+    size_t len = 0;
+    size_t n = 0;
+    int rc = 0;
+
+    while (len < cap) {
+        size_t want = cap - len < READ_CHUNK ? cap - len : READ_CHUNK;
+
+        rc = sl_bulk_reader_attachment_read(r, buf + len, want, &n, err);
+        if (rc != 0 || n == 0) {
+            break;
+        }
+        len += n;
+    }
+    if (rc == 0) {
+        if (size > cap) {
+            len = utf8_whole(buf, len);
+            sl_task_counter_add(w->ctx, "records.textTruncated", 1);
+        }
+        v = json_stringn(buf, len);
+        if (v == NULL) {
+            sl_task_counter_add(w->ctx, "records.textInvalid", 1);
+            v = json_string("");
+        }
+        (void)json_object_set_new(meta, "text", v);
+    }
+    sl_free(buf);
+    return rc;
+}
+
+static int
+write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
 {
     struct writer *w = arg;
     const char *id = json_string_value(json_object_get(meta, "_recordid"));
+    const char *name = NULL;
+    uint64_t size = 0;
+    struct sl_err err;
+    int rc = 0;
 
+    sl_err_clear(&err);
+    while (!w->deletes &&
+           (rc = sl_bulk_reader_attachment_next(r, &name, &size, &err)) > 0) {
+        if (strcmp(name, TEXT_ATTACHMENT) == 0) {
+            rc = read_text(w, r, size, meta, &err);
+            if (rc != 0) {
+                break;
+            }
+        }
+    }
+    if (rc >= 0) {
+        /* the rest, and the record's checksum: verified before use */
+        rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
+    }
+    if (rc < 0) {
+        sl_task_set_message(w->ctx, "input: %s", err.message);
+        return SL_WORKER_FATAL;
+    }
     if (id == NULL || id[0] == '\0') {
         sl_task_counter_add(w->ctx, "records.invalid", 1);
         return SL_WORKER_OK;
@@ -143,6 +237,13 @@ index_perform(struct sl_task_ctx *ctx)
         goto out;
     }
     w->deletes = op != NULL && strcmp(op, "delete") == 0;
+    if (sl_task_param_u64(
+            ctx, "maxTextBytes", DEFAULT_MAX_TEXT, &w->max_text) != 0 ||
+        w->max_text == 0 || w->max_text > SIZE_MAX / 2) {
+        sl_task_set_message(ctx, "maxTextBytes: not a positive number");
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
     if (w->index == NULL) {
         sl_task_set_message(ctx,
                             "indexWriter needs the embedded index: run it "
@@ -150,7 +251,7 @@ index_perform(struct sl_task_ctx *ctx)
         res = SL_WORKER_FATAL;
         goto out;
     }
-    res = sl_task_input_each(ctx, "records", write_input, w);
+    res = sl_task_input_each_reader(ctx, "records", write_input, w);
     if (res == SL_WORKER_OK && flush(w) != 0) {
         res = SL_WORKER_RECOVERABLE;
     }
@@ -167,6 +268,7 @@ const struct sl_worker_type sl_worker_indexWriter = {
     "indexWriter",
     "{\"name\": \"indexWriter\","
     " \"parameters\": [{\"name\": \"index\", \"optional\": true},"
+    "  {\"name\": \"maxTextBytes\", \"optional\": true},"
     "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"operation\", \"optional\": true,"
     "   \"values\": [\"upsert\", \"delete\"]}],"

@@ -5,8 +5,11 @@
  * the record's own `mimeType`) and then through one extractor: plain text
  * with charset detection (libuchardet) and iconv, the libxml2 HTML or XML
  * SAX push parser, or an external converter process.  It writes the
- * record's metadata without attachments plus `mimeType`, `charset`,
- * `title` and `text` (always valid UTF-8) to output `extractedRecords`.
+ * record's metadata without attachments plus `mimeType`, `charset` and
+ * `title` to output `extractedRecords`, and the text (always valid UTF-8)
+ * as attachment `text` (parameter textOutput "attachment", the default: no
+ * JSON escaping and parsing of every text on its way to the indexWriter)
+ * or as attribute `text` (textOutput "attribute").
  * Memory is a few fixed buffers per task plus the text, which is capped
  * by maxTextBytes; content beyond maxContentBytes is read and skipped.
  * See docs/workers.md "textExtractor".
@@ -36,6 +39,7 @@
 
 #define SLOT_IN  "recordsToExtract"
 #define SLOT_OUT "extractedRecords"
+#define TEXT_ATT "text"
 
 #define READ_BUF            (64u * 1024u) /* content chunks, converter output */
 #define HEAD_MAX            READ_BUF      /* bytes seen by libmagic, uchardet */
@@ -145,6 +149,7 @@ struct tx {
     const char *att;          /* contentAttachment */
     uint64_t max_content;     /* maxContentBytes */
     uint64_t max_text;        /* maxTextBytes */
+    int text_attribute;       /* textOutput "attribute" */
     const json_t *converters; /* services' converters, borrowed or NULL */
     magic_t magic;            /* loaded on first use */
     int magic_failed;         /* magic_open or magic_load failed */
@@ -1986,10 +1991,21 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
         set_string(meta, "charset", d->charset, strlen(d->charset));
     }
     set_string(meta, "title", title, strlen(title));
-    set_string(meta, "text", d->text.b.data, d->text.b.len);
+    if (x->text_attribute) {
+        set_string(meta, "text", d->text.b.data, d->text.b.len);
+    } else {
+        (void)json_object_del(meta, "text"); /* the attachment replaces it */
+    }
     count(x, d, has_content);
 write:
     rc = sl_bulk_writer_record_begin(x->w, meta);
+    if (rc == 0 && !x->text_attribute && has_content) {
+        rc = sl_bulk_writer_attachment_begin(x->w, TEXT_ATT, d->text.b.len);
+        if (rc == 0 && d->text.b.len > 0) {
+            rc = sl_bulk_writer_attachment_write(
+                x->w, d->text.b.data, d->text.b.len);
+        }
+    }
     if (rc == 0) {
         rc = sl_bulk_writer_record_end(x->w);
     }
@@ -2095,6 +2111,7 @@ static int
 tx_init(struct sl_task_ctx *ctx, struct tx *x)
 {
     const json_t *att = sl_task_param(ctx, "contentAttachment");
+    const char *out = NULL;
 
     memset(x, 0, sizeof(*x));
     x->ctx = ctx;
@@ -2120,6 +2137,16 @@ tx_init(struct sl_task_ctx *ctx, struct tx *x)
                             (unsigned long long)MAX_TEXT_LIMIT);
         return SL_EINVAL;
     }
+    out = sl_task_param_str(ctx, "textOutput");
+    if (out != NULL && strcmp(out, "attachment") != 0 &&
+        strcmp(out, "attribute") != 0) {
+        sl_task_set_message(
+            ctx,
+            "textOutput must be 'attachment' or 'attribute', not '%s'",
+            out);
+        return SL_EINVAL;
+    }
+    x->text_attribute = out != NULL && strcmp(out, "attribute") == 0;
     x->converters = sl_task_services(ctx)->converters;
     if (x->converters != NULL && !json_is_object(x->converters)) {
         SL_WARN("textExtractor: converters: not an object; ignored");
@@ -2172,7 +2199,9 @@ const struct sl_worker_type sl_worker_textExtractor = {
     " \"parameters\": [{\"name\": \"contentAttachment\", \"optional\": true},"
     "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"maxTextBytes\", \"optional\": true},"
-    "  {\"name\": \"maxContentBytes\", \"optional\": true}],"
+    "  {\"name\": \"maxContentBytes\", \"optional\": true},"
+    "  {\"name\": \"textOutput\", \"optional\": true,"
+    "   \"values\": [\"attachment\", \"attribute\"]}],"
     " \"input\": [{\"name\": \"recordsToExtract\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"extractedRecords\", \"type\": "
     "\"recordBulks\"}]}",

@@ -166,6 +166,21 @@ int sl_task_input_each(struct sl_task_ctx *ctx,
                        const char *slot,
                        int (*cb)(void *arg, json_t *meta),
                        void *arg);
+/**
+ * @brief As sl_task_input_each, but @p cb gets the reader too, standing
+ * before the record's first attachment: it may read attachments with
+ * sl_bulk_reader_attachment_next / _read (and should call
+ * sl_bulk_reader_skip_attachments before it trusts the record: that
+ * verifies its checksum).  What it leaves unread is skipped after it
+ * returns.  A reader error inside @p cb is @p cb's to report (task
+ * message, SL_WORKER_FATAL).
+ */
+int sl_task_input_each_reader(struct sl_task_ctx *ctx,
+                              const char *slot,
+                              int (*cb)(void *arg,
+                                        json_t *meta,
+                                        struct sl_bulk_reader *r),
+                              void *arg);
 
 /**
  * @brief Writer of the current output bulk of @p slot, created on first use

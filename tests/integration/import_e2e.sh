@@ -78,6 +78,11 @@ else
 fi
 req GET /smila/index/default/
 expect_jq ".documentCount == $(wc -l <"$TMP/want1")" "documentCount matches"
+# the text travels textExtractor -> indexWriter as an attachment: the
+# indexed text of a UTF-8 file is its content, byte for byte
+want_sha=$(sha256sum <"$T/ünï cödé/vier.txt" | cut -d' ' -f1)
+grep -qF "$T/ünï cödé/vier.txt	$want_sha" "$TMP/s1" && ok "a text file's indexed text is its content, byte for byte" ||
+    fail "text of vier.txt: want sha256 $want_sha, index has $(grep -F "vier.txt" "$TMP/s1")"
 [ "$(counter records.pushed)" = "$(wc -l <"$TMP/want1")" ] && ok "pushed every record once" ||
     fail "pushed $(counter records.pushed), want $(wc -l <"$TMP/want1")"
 "$SLUICE" search --server "$BASE" foxtrot >"$TMP/hits" 2>/dev/null

@@ -502,6 +502,10 @@ test_bulk_large_attachments(void **state)
     assert_int_equal(sl_bulk_reader_attachment_next(r, &name, &size, &err), 1);
     assert_string_equal(name, "tail");
     assert_int_equal(sl_bulk_reader_attachment_next(r, &name, &size, &err), 0);
+    /* skipping after the record's end: nothing left, not an error */
+    n = 9;
+    assert_int_equal(sl_bulk_reader_skip_attachments(r, &n, &err), 0);
+    assert_int_equal(n, 0);
     assert_int_equal(sl_bulk_reader_next_meta(r, &meta, &err), 1);
     json_decref(meta);
     assert_int_equal(sl_bulk_reader_attachment_next(r, &name, &size, &err), 0);

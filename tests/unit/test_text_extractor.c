@@ -43,8 +43,9 @@ struct rec {
 
 /* The result of one task. */
 struct result {
-    json_t *result;  /* the finish request: status, counters, message */
-    json_t *records; /* _recordid -> metadata, in output order */
+    json_t *result;          /* the finish request: status, counters, message */
+    json_t *records;         /* _recordid -> metadata, in output order */
+    size_t text_attachments; /* records whose text came as attachment */
 };
 
 /* ------------------------------------------------------------------------
@@ -196,7 +197,9 @@ slot(const char *id)
         "[{s:s, s:s, s:s}]", "bucket", "b", "store", "s", "id", id);
 }
 
-/* Records of object @id into @res; outputs never carry attachments. */
+/* Records of object @id into @res.  The extracted text arrives as the one
+ * attachment "text" (default textOutput); it is put into the record's
+ * "text" attribute here, which must not be set as well. */
 static void
 read_bulk(struct fixture *f, const char *id, struct result *res)
 {
@@ -216,7 +219,20 @@ read_bulk(struct fixture *f, const char *id, struct result *res)
         if (rc != 1) {
             break;
         }
-        assert_int_equal(sl_record_attachment_count(rec), 0);
+        assert_true(sl_record_attachment_count(rec) <= 1);
+        if (sl_record_attachment_count(rec) == 1) {
+            const void *data = NULL;
+            size_t len = 0;
+            json_t *text = NULL;
+
+            assert_int_equal(sl_record_attachment_get(rec, "text", &data, &len),
+                             0);
+            text = json_stringn(len > 0 ? data : "", len);
+            assert_non_null(text); /* valid UTF-8 */
+            assert_null(json_object_get(sl_record_meta(rec), "text"));
+            (void)json_object_set_new(sl_record_meta(rec), "text", text);
+            res->text_attachments++;
+        }
         (void)json_object_set(
             res->records, sl_record_id(rec), sl_record_meta(rec));
         sl_record_free(rec);
@@ -235,7 +251,7 @@ run_raw(struct fixture *f,
         int chunky,
         const struct sl_buf *bulk)
 {
-    struct result res = {NULL, json_object()};
+    struct result res = {NULL, json_object(), 0};
     char *in = sl_asprintf("in/%u", f->tasks);
     char *out = sl_asprintf("out/%u", f->tasks++);
     json_t *converters = conv != NULL ? json_loads(conv, 0, NULL) : NULL;
@@ -405,6 +421,35 @@ test_text_utf8(void **state)
     assert_int_equal(counter(&res, "records.noText"), 0);
     assert_int_equal(counter(&res, "records.truncated"), 0);
     assert_int_equal(counter(&res, "output.extractedRecords.recordCount"), 2);
+    result_free(&res);
+}
+
+/* textOutput: the text as attachment (default) or as attribute; another
+ * value is a fatal task error that names the parameter. */
+static void
+test_text_output(void **state)
+{
+    struct fixture *f = *state;
+    const struct rec r[] = {{"/d/a.txt", NULL, "alpha beta", 10}};
+    struct result res = run(f, "{}", NULL, 0, r, 1);
+    struct sl_buf bulk;
+
+    assert_int_equal(res.text_attachments, 1);
+    assert_string_equal(attr(&res, "/d/a.txt", "text"), "alpha beta");
+    result_free(&res);
+    res = run(f, "{\"textOutput\": \"attribute\"}", NULL, 0, r, 1);
+    assert_int_equal(res.text_attachments, 0);
+    assert_string_equal(attr(&res, "/d/a.txt", "text"), "alpha beta");
+    result_free(&res);
+    encode_bulk(r, 1, &bulk);
+    res = run_raw(f, "{\"textOutput\": \"inline\"}", NULL, 0, &bulk);
+    sl_buf_free(&bulk);
+    assert_string_equal(
+        json_string_value(json_object_get(res.result, "status")),
+        "FATAL_ERROR");
+    assert_non_null(
+        strstr(json_string_value(json_object_get(res.result, "errorMessage")),
+               "textOutput"));
     result_free(&res);
 }
 
@@ -654,8 +699,8 @@ test_text_xml(void **state)
     }
 }
 
-/* Binary content without a converter and a record without content: text
- * "", counted as noText. */
+/* Binary content without a converter: text "" (an empty attachment); a
+ * record without content: no text at all; both counted as noText. */
 static void
 test_text_no_text(void **state)
 {
@@ -691,7 +736,7 @@ test_text_no_text(void **state)
                         "application/octet-stream");
     assert_string_equal(attr(&res, "/d/x.bin", "text"), "");
     assert_string_equal(attr(&res, "/d/x.bin", "title"), "x.bin");
-    assert_string_equal(attr(&res, "/d/big.pdf", "text"), "");
+    assert_null(attr(&res, "/d/big.pdf", "text"));
     assert_string_equal(attr(&res, "/d/big.pdf", "title"), "big.pdf");
     assert_string_equal(attr(&res, "/d/big.pdf", "mimeType"),
                         "application/pdf");
@@ -921,9 +966,10 @@ test_text_mime_and_params(void **state)
     assert_string_equal(attr(&res, "/d/fake.html", "text"), "");
     result_free(&res);
 
-    /* The content is looked for under another name: none here. */
+    /* The content is looked for under another name: none here, so no
+     * text. */
     res = run(f, "{\"contentAttachment\": \"body\"}", NULL, 0, r, 1);
-    assert_string_equal(attr(&res, "/d/md", "text"), "");
+    assert_null(attr(&res, "/d/md", "text"));
     assert_int_equal(counter(&res, "records.noText"), 1);
     result_free(&res);
 
@@ -975,6 +1021,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_text_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_output, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_text_latin1_utf16, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_html, setup, teardown),
