@@ -101,6 +101,7 @@ struct sl_cfg {
     uint64_t delta_map_size;     /* deltaMapSize */
     uint64_t bb_limit_size;      /* bulkbuilder.bulkLimitSize */
     uint64_t bb_limit_ms;        /* bulkbuilder.bulkLimitTimeMs */
+    uint64_t index_shards;       /* index.shards */
     char converters[16384];      /* textExtractor.converters, JSON text */
 };
 

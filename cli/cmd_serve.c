@@ -224,6 +224,8 @@ open_index(const struct sl_cfg *cfg, struct sl_index_set **out)
     rc = sl_index_open(dir, out, &err);
     if (rc != 0) {
         SL_ERROR("cannot open the index: %s", err.message);
+    } else {
+        (void)sl_index_set_shards(*out, (unsigned)cfg->index_shards);
     }
     sl_free(dir);
     return rc;

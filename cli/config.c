@@ -151,6 +151,13 @@ static const struct cfg_key keys[] = {
          10,
          3600000,
          "age in ms after which the bulkbuilder commits an open bulk"),
+    UINT("index.shards",
+         index_shards,
+         "2",
+         1,
+         64,
+         "database files per embedded index, written in parallel (fixed "
+         "when an index is created)"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

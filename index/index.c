@@ -25,6 +25,7 @@
 
 struct sl_index_set {
     char *dir;
+    unsigned shards;        /* for new indexes */
     pthread_mutex_t mu;     /* guards the list */
     struct sl__index *head; /* open indexes */
 };
@@ -52,6 +53,8 @@ static const char schema_sql[] =
     "DROP TRIGGER IF EXISTS documents_ai;"
     "DROP TRIGGER IF EXISTS documents_ad;"
     "DROP TRIGGER IF EXISTS documents_au;"
+    "CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY,"
+    " value INTEGER NOT NULL) WITHOUT ROWID;"
     "PRAGMA user_version=3;";
 
 /* Schema 1 (before versions) to 2. */
@@ -179,6 +182,7 @@ sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err)
     }
     set = sl_calloc(1, sizeof(*set));
     set->dir = sl_strdup(dir);
+    set->shards = SL_INDEX_DEFAULT_SHARDS;
     (void)pthread_mutex_init(&set->mu, NULL);
     *out = set;
     return 0;
@@ -198,6 +202,31 @@ index_free(struct sl__index *ix)
     (void)sqlite3_close(ix->db);
     (void)pthread_mutex_destroy(&ix->mu);
     sl_free(ix);
+}
+
+int
+sl_index_set_shards(struct sl_index_set *set, unsigned shards)
+{
+    if (shards < 1 || shards > SL_INDEX_MAX_SHARDS) {
+        return SL_EINVAL;
+    }
+    set->shards = shards;
+    return 0;
+}
+
+unsigned
+sl__index_shard_of(const char *id, unsigned n)
+{
+    uint64_t h = 14695981039346656037ull;
+    const unsigned char *p = (const unsigned char *)(id ? id : "");
+
+    if (n <= 1) {
+        return 0;
+    }
+    for (; *p != '\0'; p++) {
+        h = (h ^ *p) * 1099511628211ull;
+    }
+    return (unsigned)(h % n);
 }
 
 void
@@ -239,15 +268,54 @@ schema_version(sqlite3 *db, int *version)
     return src;
 }
 
+/*
+ * The shard count of a shard 0 database: its "shards" setting, written
+ * when it is created (@fresh); an index from before shards has one.
+ */
+static int
+read_shards(struct sl_index_set *set, struct sl__index *ix, int fresh)
+{
+    sqlite3_stmt *st = NULL;
+    int src = SQLITE_OK;
+
+    ix->nshards = 1;
+    if (fresh) {
+        char sql[96];
+
+        (void)snprintf(sql,
+                       sizeof(sql),
+                       "INSERT OR IGNORE INTO settings VALUES('shards', %u)",
+                       set->shards);
+        src = sqlite3_exec(ix->db, sql, NULL, NULL, NULL);
+    }
+    if (src == SQLITE_OK) {
+        src = sqlite3_prepare_v2(ix->db,
+                                 "SELECT value FROM settings"
+                                 " WHERE key = 'shards'",
+                                 -1,
+                                 &st,
+                                 NULL);
+    }
+    if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        sqlite3_int64 v = sqlite3_column_int64(st, 0);
+
+        ix->nshards = v >= 1 && v <= SL_INDEX_MAX_SHARDS ? (unsigned)v : 1;
+    }
+    (void)sqlite3_finalize(st);
+    return src == SQLITE_ROW || src == SQLITE_DONE ? SQLITE_OK : src;
+}
+
 static int
 index_open(struct sl_index_set *set,
            const char *name,
+           unsigned shard,
            int create,
            struct sl__index **out,
            struct sl_err *err)
 {
     struct sl__index *ix = sl_calloc(1, sizeof(*ix));
-    char *path = sl_asprintf("%s/%s.db", set->dir, name);
+    char *path = shard == 0 ? sl_asprintf("%s/%s.db", set->dir, name)
+                            : sl_asprintf("%s/%s~%u.db", set->dir, name, shard);
     struct stat sb;
     int src = SQLITE_OK;
     int version = 0;
@@ -255,6 +323,7 @@ index_open(struct sl_index_set *set,
     int i = 0;
 
     (void)snprintf(ix->name, sizeof(ix->name), "%s", name);
+    ix->shard = shard;
     (void)pthread_mutex_init(&ix->mu, NULL);
     if (!create && stat(path, &sb) != 0) {
         rc = errno == ENOENT
@@ -308,6 +377,9 @@ index_open(struct sl_index_set *set,
                            NULL,
                            NULL);
     }
+    if (src == SQLITE_OK && shard == 0) {
+        src = read_shards(set, ix, version == 0);
+    }
     if (src != SQLITE_OK) {
         rc = sl__index_db_err(ix, src, "schema", err);
         goto fail;
@@ -337,7 +409,9 @@ fail:
 int
 sl__index_acquire(struct sl_index_set *set,
                   const char *name,
+                  unsigned shard,
                   int create,
+                  int try,
                   struct sl__index **out,
                   struct sl_err *err)
 {
@@ -351,12 +425,13 @@ sl__index_acquire(struct sl_index_set *set,
     }
     (void)pthread_mutex_lock(&set->mu);
     for (ix = set->head; ix != NULL; ix = ix->next) {
-        if (strcmp(ix->name, name) == 0) {
+        if (ix->shard == shard && strcmp(ix->name, name) == 0) {
             break;
         }
     }
     if (ix == NULL) {
-        rc = index_open(set, name, create, &ix, err);
+        /* shard 0 tells whether the index exists; the others follow it */
+        rc = index_open(set, name, shard, create || shard > 0, &ix, err);
         if (rc == 0) {
             ix->next = set->head;
             set->head = ix;
@@ -366,9 +441,33 @@ sl__index_acquire(struct sl_index_set *set,
     if (rc != 0) {
         return rc;
     }
-    (void)pthread_mutex_lock(&ix->mu);
+    if (try) {
+        if (pthread_mutex_trylock(&ix->mu) != 0) {
+            return 1;
+        }
+    } else {
+        (void)pthread_mutex_lock(&ix->mu);
+    }
     *out = ix;
     return 0;
+}
+
+int
+sl__index_nshards(struct sl_index_set *set,
+                  const char *name,
+                  int create,
+                  unsigned *n,
+                  struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    int rc = sl__index_acquire(set, name, 0, create, 0, &ix, err);
+
+    *n = 0;
+    if (rc == 0) {
+        *n = ix->nshards;
+        sl__index_release(ix);
+    }
+    return rc;
 }
 
 void
@@ -788,36 +887,87 @@ delete_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     return rc;
 }
 
+/* The record id of @op (NULL when the document has none). */
+static const char *
+op_id(const struct sl_index_op *op)
+{
+    return op->doc != NULL
+               ? json_string_value(json_object_get(op->doc, "_recordid"))
+               : op->id;
+}
+
 /*
- * All writes go through here: one IMMEDIATE transaction for the batch, so
- * a reader never sees half of it and a failure leaves nothing behind.
- * Without @create a missing index makes the call a no-op (deletes only).
+ * Check op @i of @n before anything is written, so that a batch with a
+ * bad document writes nothing on any shard: the checks write_doc and
+ * delete_doc (and bind_field) make.
  */
 static int
-apply(struct sl_index_set *set,
-      const char *index,
-      struct sl_index_op *ops,
-      size_t n,
-      int create,
-      struct sl_err *err)
+check_op(const struct sl_index_op *op, size_t i, size_t n, struct sl_err *err)
 {
-    struct sl__index *ix = NULL;
+    const char *id = op_id(op);
+    size_t k = 0;
+    int rc = 0;
+
+    if (op->doc != NULL && !json_is_object(op->doc)) {
+        rc = sl_err_set(err, SL_EINVAL, NULL, "a document must be an object");
+    } else if (op->doc != NULL) {
+        const json_t *jid = json_object_get(op->doc, "_recordid");
+
+        rc = check_id(json_string_value(jid), json_string_length(jid), err);
+    } else {
+        rc = check_id(id, id ? strlen(id) : 0, err);
+    }
+    for (k = 0;
+         op->doc != NULL && rc == 0 && k < sizeof(fields) / sizeof(*fields);
+         k++) {
+        const json_t *v = NULL;
+        const char *key = NULL;
+        size_t j = 0;
+
+        for (j = 0; j < 3 && fields[k].keys[j] != NULL && v == NULL; j++) {
+            key = fields[k].keys[j];
+            v = json_object_get(op->doc, key);
+        }
+        if (v != NULL && !json_is_null(v) && !json_is_string(v) &&
+            (fields[k].text_only || json_is_object(v) || json_is_array(v))) {
+            rc =
+                sl_err_set(err,
+                           SL_EINVAL,
+                           key,
+                           "field '%s' must be a %s",
+                           key,
+                           fields[k].text_only ? "string" : "string or number");
+        }
+    }
+    if (rc != 0 && err != NULL && n > 1) {
+        (void)snprintf(err->field, sizeof(err->field), "ops[%zu]", i);
+    }
+    return rc;
+}
+
+/*
+ * The ops of @ops whose shard (@which) is @ix's, in one IMMEDIATE
+ * transaction: a reader never sees half of them, a failure leaves nothing
+ * of them behind.  @which NULL: all of them.
+ */
+static int
+apply_shard(struct sl__index *ix,
+            struct sl_index_op *ops,
+            const unsigned *which,
+            size_t n,
+            struct sl_err *err)
+{
     size_t i = 0;
     int rc = 0;
 
-    rc = sl__index_acquire(set, index, create, &ix, err);
-    if (rc == SL_ENOENT && !create) {
-        sl_err_clear(err);
-        return 0;
-    }
+    rc = step_done(ix, SL__IX_BEGIN, err);
     if (rc != 0) {
         return rc;
     }
-    rc = step_done(ix, SL__IX_BEGIN, err);
-    if (rc != 0) {
-        goto out;
-    }
     for (i = 0; i < n && rc == 0; i++) {
+        if (which != NULL && which[i] != ix->shard) {
+            continue;
+        }
         ops[i].skipped = 0;
         rc = ops[i].doc != NULL ? write_doc(ix, &ops[i], err)
                                 : delete_doc(ix, &ops[i], err);
@@ -839,8 +989,80 @@ apply(struct sl_index_set *set,
     if (rc != 0) {
         (void)step_done(ix, SL__IX_ROLLBACK, NULL);
     }
-out:
-    sl__index_release(ix);
+    return rc;
+}
+
+/*
+ * All writes go through here.  Each shard's part of the batch is one
+ * transaction; the shards are taken in the order they become free (a
+ * first pass takes those no other writer holds), so two writers work on
+ * two shards at once.  A failure stops at that shard: the shards written
+ * before stay written, which a retry of the same (idempotent) batch
+ * completes.  Bad input is found before anything is written.  Without
+ * @create a missing index makes the call a no-op.
+ */
+static int
+apply(struct sl_index_set *set,
+      const char *index,
+      struct sl_index_op *ops,
+      size_t n,
+      int create,
+      struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    unsigned *which = NULL;
+    unsigned char *done = NULL;
+    unsigned nshards = 0;
+    unsigned left = 0;
+    unsigned s = 0;
+    size_t i = 0;
+    int pass = 0;
+    int rc = 0;
+
+    for (i = 0; i < n && rc == 0; i++) {
+        rc = check_op(&ops[i], i, n, err);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    rc = sl__index_nshards(set, index, create, &nshards, err);
+    if (rc == SL_ENOENT && !create) {
+        sl_err_clear(err);
+        return 0;
+    }
+    if (rc != 0 || n == 0) {
+        return rc;
+    }
+    which = sl_malloc(n * sizeof(*which));
+    done = sl_calloc(nshards, 1);
+    for (s = 0; s < nshards; s++) {
+        done[s] = 1;
+    }
+    for (i = 0; i < n; i++) {
+        which[i] = sl__index_shard_of(op_id(&ops[i]), nshards);
+        left += done[which[i]];
+        done[which[i]] = 0;
+    }
+    for (pass = 0; pass < 2 && left > 0 && rc == 0; pass++) {
+        for (s = 0; s < nshards && left > 0 && rc == 0; s++) {
+            if (done[s]) {
+                continue;
+            }
+            rc = sl__index_acquire(set, index, s, 1, pass == 0, &ix, err);
+            if (rc == 1) {
+                rc = 0; /* busy: the second pass waits for it */
+                continue;
+            }
+            if (rc == 0) {
+                rc = apply_shard(ix, ops, nshards > 1 ? which : NULL, n, err);
+                sl__index_release(ix);
+                done[s] = 1;
+                left--;
+            }
+        }
+    }
+    sl_free(done);
+    sl_free(which);
     return rc;
 }
 

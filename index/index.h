@@ -1,6 +1,8 @@
 /*
- * Embedded full-text index (docs/index.md): one SQLite database with FTS5
- * per index name under the index directory (<dataDir>/index/<name>.db).
+ * Embedded full-text index (docs/index.md): SQLite FTS5 databases under
+ * the index directory, per index name N shards (<dataDir>/index/<name>.db
+ * and <name>~1.db ... <name>~(N-1).db; a document lives in the shard its
+ * _recordid hashes to).  N is fixed when the index is created.
  *
  * Model:
  * - A document is a JSON object with a non-empty string "_recordid".  Its
@@ -9,7 +11,10 @@
  *   kept and returned by sl_index_get.
  * - Writes are idempotent: an upsert of an existing id replaces it (or
  *   does nothing when the document is unchanged), a delete of an absent id
- *   succeeds.  sl_index_apply writes many in one transaction.
+ *   succeeds.  sl_index_apply writes many: one transaction per shard.
+ * - Reads merge the shards: counts add up, record pages merge in id order,
+ *   search hits merge by score (each shard scores with its own term
+ *   statistics, as sharded search engines do).
  * - Databases are opened lazily on first use.  Writes create an index;
  *   reads of an index that does not exist answer SL_ENOENT.
  *
@@ -18,9 +23,9 @@
  * last committed transactions may be lost, the database stays consistent.
  *
  * Threading: a struct sl_index_set may be used from any number of threads
- * at once (except sl_index_close).  Each index has one SQLite connection
- * guarded by a mutex, so calls on one index serialise and calls on
- * different indexes run in parallel.  No lock is held between calls.
+ * at once (except sl_index_close).  Each shard has one SQLite connection
+ * guarded by a mutex: writers of one index work in parallel on different
+ * shards.  No lock is held between calls.
  */
 #ifndef SL_INDEX_H_INCLUDED
 #define SL_INDEX_H_INCLUDED
@@ -30,10 +35,12 @@
 
 #include "core/sl.h"
 
-#define SL_INDEX_MAX_LIMIT  1000u   /* hits or records per call */
-#define SL_INDEX_MAX_OFFSET 100000u /* search offset */
-#define SL_INDEX_MAX_QUERY  1024u   /* bytes of an FTS query */
-#define SL_INDEX_ID_MAX     65536u  /* bytes of a _recordid */
+#define SL_INDEX_MAX_LIMIT      1000u   /* hits or records per call */
+#define SL_INDEX_MAX_OFFSET     100000u /* search offset */
+#define SL_INDEX_MAX_QUERY      1024u   /* bytes of an FTS query */
+#define SL_INDEX_ID_MAX         65536u  /* bytes of a _recordid */
+#define SL_INDEX_DEFAULT_SHARDS 2u      /* shards of a new index */
+#define SL_INDEX_MAX_SHARDS     64u
 
 struct sl_index_set;
 
@@ -62,6 +69,12 @@ struct sl_index_op {
  */
 int
 sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err);
+/**
+ * @brief Shards of the indexes created from now on (existing ones keep
+ * theirs): 1..SL_INDEX_MAX_SHARDS, default SL_INDEX_DEFAULT_SHARDS.
+ * @return 0 or SL_EINVAL.
+ */
+int sl_index_set_shards(struct sl_index_set *set, unsigned shards);
 /** @brief Close every database and free @p set; NULL-safe. */
 void sl_index_close(struct sl_index_set *set);
 

@@ -34,8 +34,11 @@ enum {
     SL__IX_NSTMT
 };
 
+/* One shard of an index: a database file (docs/index.md "Shards"). */
 struct sl__index {
     char name[SL_NAME_MAX + 1];
+    unsigned shard;   /* 0: <name>.db, k: <name>~k.db */
+    unsigned nshards; /* shards of the index, read from shard 0 */
     sqlite3 *db;
     pthread_mutex_t mu; /* guards db and every statement */
     sqlite3_stmt *st[SL__IX_NSTMT];
@@ -44,15 +47,27 @@ struct sl__index {
 };
 
 /**
- * Find (or open) index @p name and lock its mutex.  With @p create the
- * database is created when missing; without it a missing one is SL_ENOENT.
- * Release with sl__index_release.
+ * Find (or open) shard @p shard of index @p name and lock its mutex.  With
+ * @p create the index is created when missing; without it a missing index
+ * is SL_ENOENT (a missing shard file of an existing index is created
+ * empty).  With @p try, a shard locked by another thread is not waited
+ * for: 1 and *out NULL.  Release with sl__index_release.
  */
 int sl__index_acquire(struct sl_index_set *set,
                       const char *name,
+                      unsigned shard,
                       int create,
+                      int try,
                       struct sl__index **out,
                       struct sl_err *err);
+/** Shards of index @p name into *n; errors as sl__index_acquire. */
+int sl__index_nshards(struct sl_index_set *set,
+                      const char *name,
+                      int create,
+                      unsigned *n,
+                      struct sl_err *err);
+/** The shard of record id @p id among @p n (FNV-1a of the bytes). */
+unsigned sl__index_shard_of(const char *id, unsigned n);
 /** Reset the statements used and unlock @p ix. */
 void sl__index_release(struct sl__index *ix);
 /** Map a SQLite result code of @p ix to an SL_E* code with its message. */

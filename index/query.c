@@ -1,7 +1,10 @@
 /*
  * Embedded full-text index, the read side: search (FTS5 MATCH, bm25,
  * snippet), counts, the list of indexes, paging through record ids and
- * fetching one stored document (docs/index.md).
+ * fetching one stored document (docs/index.md).  Reads over several
+ * shards hold all of them (taken in shard order, so two readers cannot
+ * deadlock; a writer holds one shard at a time) and merge their ordered
+ * results one row at a time: memory stays one row per shard.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -42,6 +45,80 @@ step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
     return sl__index_db_err(ix, src, "search", err);
 }
 
+/* Every shard of @index, locked in shard order; *n shards in @ix. */
+static int
+acquire_all(struct sl_index_set *set,
+            const char *index,
+            struct sl__index *ix[SL_INDEX_MAX_SHARDS],
+            unsigned *n,
+            struct sl_err *err)
+{
+    unsigned s = 0;
+    int rc = sl__index_nshards(set, index, 0, n, err);
+
+    for (s = 0; rc == 0 && s < *n; s++) {
+        rc = sl__index_acquire(set, index, s, 0, 0, &ix[s], err);
+        if (rc != 0) {
+            while (s > 0) {
+                sl__index_release(ix[--s]);
+            }
+        }
+    }
+    return rc;
+}
+
+static void
+release_all(struct sl__index *ix[SL_INDEX_MAX_SHARDS], unsigned n)
+{
+    while (n > 0) {
+        sl__index_release(ix[--n]);
+    }
+}
+
+/*
+ * The shard whose current row comes next in a merge: highest column 1
+ * (a score) first when @by_score, then the smallest column 0 (the record
+ * id, byte order); -1 when every shard is exhausted.
+ */
+static int
+merge_next(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
+           const int *has,
+           unsigned n,
+           int which,
+           int by_score)
+{
+    int best = -1;
+    unsigned s = 0;
+
+    for (s = 0; s < n; s++) {
+        sqlite3_stmt *a = ix[s]->st[which];
+        sqlite3_stmt *b = NULL;
+        int c = 0;
+
+        if (!has[s]) {
+            continue;
+        }
+        if (best < 0) {
+            best = (int)s;
+            continue;
+        }
+        b = ix[best]->st[which];
+        if (by_score) {
+            double da = sqlite3_column_double(a, 1);
+            double db = sqlite3_column_double(b, 1);
+
+            if (da != db) {
+                best = da > db ? (int)s : best;
+                continue;
+            }
+        }
+        c = strcmp((const char *)sqlite3_column_text(a, 0),
+                   (const char *)sqlite3_column_text(b, 0));
+        best = c < 0 ? (int)s : best;
+    }
+    return best;
+}
+
 int
 sl_index_search(struct sl_index_set *set,
                 const char *index,
@@ -51,10 +128,15 @@ sl_index_search(struct sl_index_set *set,
                 json_t **out,
                 struct sl_err *err)
 {
-    struct sl__index *ix = NULL;
+    struct sl__index *ix[SL_INDEX_MAX_SHARDS];
+    int has[SL_INDEX_MAX_SHARDS];
     sqlite3_stmt *st = NULL;
     json_t *hits = NULL;
     sqlite3_int64 total = 0;
+    size_t seen = 0;
+    unsigned n = 0;
+    unsigned k = 0;
+    int best = 0;
     int rc = 0;
 
     *out = NULL;
@@ -76,47 +158,57 @@ sl_index_search(struct sl_index_set *set,
                           SL_INDEX_MAX_OFFSET);
     }
     limit = limit > SL_INDEX_MAX_LIMIT ? SL_INDEX_MAX_LIMIT : limit;
-    rc = sl__index_acquire(set, index, 0, &ix, err);
+    rc = acquire_all(set, index, ix, &n, err);
     if (rc != 0) {
         return rc;
     }
-    st = ix->st[SL__IX_TOTAL];
-    (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
-    rc = step_match(ix, st, err);
-    if (rc < 0) {
-        goto out;
+    for (k = 0; k < n && rc == 0; k++) {
+        st = ix[k]->st[SL__IX_TOTAL];
+        (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
+        rc = step_match(ix[k], st, err);
+        if (rc >= 0) {
+            total += rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+            rc = 0;
+        }
     }
-    total = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    rc = 0;
-
-    st = ix->st[SL__IX_SEARCH];
-    (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
-    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-    (void)sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
+    /* each shard's best offset + limit hits, merged by score */
+    for (k = 0; k < n && rc == 0; k++) {
+        st = ix[k]->st[SL__IX_SEARCH];
+        (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
+        (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)offset + limit);
+        (void)sqlite3_bind_int64(st, 3, 0);
+        rc = step_match(ix[k], st, err);
+        has[k] = rc == SQLITE_ROW;
+        rc = rc < 0 ? rc : 0;
+    }
     hits = json_array();
-    while ((rc = step_match(ix, st, err)) == SQLITE_ROW) {
-        (void)json_array_append_new(hits,
-                                    json_pack("{s:o, s:f, s:o, s:o, s:o}",
-                                              "_recordid",
-                                              col_json(st, 0),
-                                              "score",
-                                              sqlite3_column_double(st, 1),
-                                              "title",
-                                              col_json(st, 2),
-                                              "snippet",
-                                              col_json(st, 3),
-                                              "path",
-                                              col_json(st, 4)));
+    while (rc == 0 && seen < (size_t)offset + limit &&
+           (best = merge_next(ix, has, n, SL__IX_SEARCH, 1)) >= 0) {
+        st = ix[best]->st[SL__IX_SEARCH];
+        if (seen++ >= offset) {
+            (void)json_array_append_new(hits,
+                                        json_pack("{s:o, s:f, s:o, s:o, s:o}",
+                                                  "_recordid",
+                                                  col_json(st, 0),
+                                                  "score",
+                                                  sqlite3_column_double(st, 1),
+                                                  "title",
+                                                  col_json(st, 2),
+                                                  "snippet",
+                                                  col_json(st, 3),
+                                                  "path",
+                                                  col_json(st, 4)));
+        }
+        rc = step_match(ix[best], st, err);
+        has[best] = rc == SQLITE_ROW;
+        rc = rc < 0 ? rc : 0;
     }
-    if (rc < 0) {
-        goto out;
+    if (rc == 0) {
+        *out =
+            json_pack("{s:I, s:O}", "total", (json_int_t)total, "hits", hits);
     }
-    rc = 0;
-    *out = json_pack("{s:I, s:O}", "total", (json_int_t)total, "hits", hits);
-
-out:
     json_decref(hits);
-    sl__index_release(ix);
+    release_all(ix, n);
     return rc;
 }
 
@@ -126,24 +218,28 @@ sl_index_count(struct sl_index_set *set,
                uint64_t *count,
                struct sl_err *err)
 {
-    struct sl__index *ix = NULL;
-    sqlite3_stmt *st = NULL;
+    struct sl__index *ix[SL_INDEX_MAX_SHARDS];
+    unsigned n = 0;
+    unsigned k = 0;
     int src = SQLITE_OK;
     int rc = 0;
 
     *count = 0;
-    rc = sl__index_acquire(set, index, 0, &ix, err);
+    rc = acquire_all(set, index, ix, &n, err);
     if (rc != 0) {
         return rc;
     }
-    st = ix->st[SL__IX_COUNT];
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
-        *count = (uint64_t)sqlite3_column_int64(st, 0);
-    } else {
-        rc = sl__index_db_err(ix, src, "count", err);
+    for (k = 0; k < n && rc == 0; k++) {
+        sqlite3_stmt *st = ix[k]->st[SL__IX_COUNT];
+
+        src = sqlite3_step(st);
+        if (src == SQLITE_ROW) {
+            *count += (uint64_t)sqlite3_column_int64(st, 0);
+        } else {
+            rc = sl__index_db_err(ix[k], src, "count", err);
+        }
     }
-    sl__index_release(ix);
+    release_all(ix, n);
     return rc;
 }
 
@@ -246,12 +342,15 @@ sl_index_records(struct sl_index_set *set,
                  json_t **out,
                  struct sl_err *err)
 {
-    struct sl__index *ix = NULL;
-    sqlite3_stmt *st = NULL;
+    struct sl__index *ix[SL_INDEX_MAX_SHARDS];
+    int has[SL_INDEX_MAX_SHARDS];
     json_t *records = NULL;
     json_t *next = NULL;
     unsigned got = 0;
-    int src = SQLITE_OK;
+    unsigned n = 0;
+    unsigned k = 0;
+    int best = 0;
+    int src = SQLITE_ROW;
     int rc = 0;
 
     *out = NULL;
@@ -259,16 +358,25 @@ sl_index_records(struct sl_index_set *set,
         return sl_err_set(err, SL_EINVAL, "limit", "limit must be positive");
     }
     limit = limit > SL_INDEX_MAX_LIMIT ? SL_INDEX_MAX_LIMIT : limit;
-    rc = sl__index_acquire(set, index, 0, &ix, err);
+    rc = acquire_all(set, index, ix, &n, err);
     if (rc != 0) {
         return rc;
     }
-    st = ix->st[SL__IX_RECORDS];
-    (void)sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
-    /* One more than asked tells whether a next page exists. */
-    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)limit + 1);
+    for (k = 0; k < n && (src == SQLITE_ROW || src == SQLITE_DONE); k++) {
+        sqlite3_stmt *st = ix[k]->st[SL__IX_RECORDS];
+
+        (void)sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
+        /* One more than asked tells whether a next page exists. */
+        (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)limit + 1);
+        src = sqlite3_step(st);
+        has[k] = src == SQLITE_ROW;
+        best = (int)k; /* names the shard of an error */
+    }
     records = json_array();
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((src == SQLITE_ROW || src == SQLITE_DONE) &&
+           (best = merge_next(ix, has, n, SL__IX_RECORDS, 0)) >= 0) {
+        sqlite3_stmt *st = ix[best]->st[SL__IX_RECORDS];
+
         if (got == limit) {
             next = json_deep_copy(
                 json_object_get(json_array_get(records, got - 1), "_recordid"));
@@ -281,18 +389,21 @@ sl_index_records(struct sl_index_set *set,
                                               "textSha256",
                                               col_json(st, 1)));
         got++;
+        src = sqlite3_step(st);
+        has[best] = src == SQLITE_ROW;
     }
     if (src != SQLITE_ROW && src != SQLITE_DONE) {
-        rc = sl__index_db_err(ix, src, "records", err);
+        rc = sl__index_db_err(ix[best >= 0 ? best : 0], src, "records", err);
         json_decref(records);
         json_decref(next);
-        goto out;
+    } else {
+        *out = json_pack("{s:o, s:o}",
+                         "records",
+                         records,
+                         "next",
+                         next ? next : json_null());
     }
-    *out = json_pack(
-        "{s:o, s:o}", "records", records, "next", next ? next : json_null());
-
-out:
-    sl__index_release(ix);
+    release_all(ix, n);
     return rc;
 }
 
@@ -306,11 +417,17 @@ sl_index_get(struct sl_index_set *set,
     struct sl__index *ix = NULL;
     sqlite3_stmt *st = NULL;
     json_t *meta = NULL;
+    unsigned n = 0;
     int src = SQLITE_OK;
     int rc = 0;
 
     *doc = NULL;
-    rc = sl__index_acquire(set, index, 0, &ix, err);
+    rc = sl__index_nshards(set, index, 0, &n, err);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = sl__index_acquire(
+        set, index, sl__index_shard_of(id, n), 0, 0, &ix, err);
     if (rc != 0) {
         return rc;
     }

@@ -173,15 +173,21 @@ test_index_batch(void **state)
     json_t *bad = json_pack("{s:s}", "text", "no id");
     struct sl_index_op ops[3];
     struct sl_err err;
+    uint64_t n = 0;
 
     memset(ops, 0, sizeof(ops));
     ops[0].doc = a;
     ops[1].doc = b;
     ops[2].doc = bad;
-    /* All or nothing: the third op fails, nothing is written. */
+    /* All or nothing: the third op fails, nothing is written on any
+     * shard; the index is not even created. */
     assert_int_equal(sl_index_apply(f->set, "docs", ops, 3, &err), SL_EINVAL);
     assert_string_equal(err.field, "ops[2]");
-    assert_int_equal(count(f->set, "docs"), 0);
+    assert_int_equal(sl_index_count(f->set, "docs", &n, NULL), SL_ENOENT);
+    put(f->set, "docs", "{\"_recordid\":\"other\"}");
+    assert_int_equal(sl_index_apply(f->set, "docs", ops, 3, &err), SL_EINVAL);
+    assert_int_equal(count(f->set, "docs"), 1);
+    assert_int_equal(sl_index_delete(f->set, "docs", "other", &err), 0);
     ops[2].doc = NULL;
     ops[2].id = "a";
     assert_int_equal(sl_index_apply(f->set, "docs", ops, 3, &err), 0);
@@ -525,24 +531,36 @@ test_index_concurrent_upserts(void **state)
     json_decref(res);
 }
 
-/* Run FTS5's integrity check of index @name's database (which also
- * compares the index with the content table) and return its result. */
+/* Run FTS5's integrity check (which also compares the index with the
+ * content table) on every shard database of index @name; the first
+ * failure's result code. */
 static int
 fts_integrity(const char *dir, const char *name)
 {
     char path[600];
     sqlite3 *db = NULL;
-    int src = 0;
+    struct stat sb;
+    int src = SQLITE_OK;
+    int k = 0;
 
-    (void)snprintf(path, sizeof(path), "%s/%s.db", dir, name);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    src = sqlite3_exec(db,
-                       "INSERT INTO documents_fts(documents_fts, rank)"
-                       " VALUES('integrity-check', 1)",
-                       NULL,
-                       NULL,
-                       NULL);
-    (void)sqlite3_close(db);
+    for (k = 0; src == SQLITE_OK; k++) {
+        if (k == 0) {
+            (void)snprintf(path, sizeof(path), "%s/%s.db", dir, name);
+        } else {
+            (void)snprintf(path, sizeof(path), "%s/%s~%d.db", dir, name, k);
+        }
+        if (stat(path, &sb) != 0) {
+            break;
+        }
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        src = sqlite3_exec(db,
+                           "INSERT INTO documents_fts(documents_fts, rank)"
+                           " VALUES('integrity-check', 1)",
+                           NULL,
+                           NULL,
+                           NULL);
+        (void)sqlite3_close(db);
+    }
     return src;
 }
 
@@ -629,17 +647,24 @@ test_index_fts_in_step(void **state)
     assert_int_equal(total(f->set, "fts", "common"), 16);
     assert_int_equal(total(f->set, "fts", "again"), 1);
     assert_int_equal(total(f->set, "fts", "w6"), 0);
-    /* the check can fail: a content row the FTS table does not know */
-    (void)snprintf(path, sizeof(path), "%s/fts.db", f->dir);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE documents SET text = 'planted'"
-                                  " WHERE _recordid = 'r09'",
-                                  NULL,
-                                  NULL,
-                                  NULL),
-                     SQLITE_OK);
-    (void)sqlite3_close(db);
+    /* the check can fail: a content row the FTS table does not know (r09
+     * is on one of the two shards; the other has no such row) */
+    for (i = 0; i < 2; i++) {
+        if (i == 0) {
+            (void)snprintf(path, sizeof(path), "%s/fts.db", f->dir);
+        } else {
+            (void)snprintf(path, sizeof(path), "%s/fts~1.db", f->dir);
+        }
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db,
+                                      "UPDATE documents SET text = 'planted'"
+                                      " WHERE _recordid = 'r09'",
+                                      NULL,
+                                      NULL,
+                                      NULL),
+                         SQLITE_OK);
+        (void)sqlite3_close(db);
+    }
     assert_int_not_equal(fts_integrity(f->dir, "fts"), SQLITE_OK);
 }
 
@@ -709,6 +734,169 @@ test_index_migrate_schema2(void **state)
     (void)sqlite3_close(db);
 }
 
+/* Documents in one shard database file of index @name (-1: no file). */
+static int64_t
+shard_docs(const char *dir, const char *file)
+{
+    char path[600];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    struct stat sb;
+    int64_t n = -1;
+
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, file);
+    if (stat(path, &sb) != 0) {
+        return -1;
+    }
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM documents", -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    n = sqlite3_column_int64(st, 0);
+    (void)sqlite3_finalize(st);
+    (void)sqlite3_close(db);
+    return n;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Shards: documents spread over both databases of a new index; reads
+ * merge them: the count adds up, record pages (7 at a time) give every id
+ * once in byte order, search pages concatenate to the whole hit list in
+ * score order with no id twice, and every document is found by id.  The
+ * shard count is fixed at creation: an index made with 1 shard keeps one.
+ */
+#define SH_DOCS 61
+static void
+test_index_shards(void **state)
+{
+    struct fixture *f = *state;
+    char *ids[SH_DOCS];
+    json_t *seen = json_object();
+    json_t *page = NULL;
+    json_t *res = NULL;
+    char *after = NULL;
+    double last = 1e300;
+    size_t got = 0;
+    int64_t in0 = 0;
+    int64_t in1 = 0;
+    int i = 0;
+
+    for (i = 0; i < SH_DOCS; i++) {
+        char json[200];
+        int k = 0;
+
+        ids[i] = sl_asprintf("/data/doc-%03d", (i * 37) % SH_DOCS);
+        /* "shared" once or more: different scores */
+        (void)snprintf(
+            json, sizeof(json), "{\"_recordid\":\"%s\",\"text\":\"", ids[i]);
+        for (k = 0; k <= i % 5; k++) {
+            (void)strncat(json, "shared ", sizeof(json) - strlen(json) - 1);
+        }
+        (void)strncat(json, "filler words\"}", sizeof(json) - strlen(json) - 1);
+        put(f->set, "sh", json);
+    }
+    qsort(ids, SH_DOCS, sizeof(*ids), cmp_str);
+    in0 = shard_docs(f->dir, "sh.db");
+    in1 = shard_docs(f->dir, "sh~1.db");
+    assert_true(in0 > 0 && in1 > 0);
+    assert_int_equal(in0 + in1, SH_DOCS);
+    assert_int_equal(count(f->set, "sh"), SH_DOCS);
+    /* records: 7 per page, byte order, each once */
+    for (;;) {
+        struct sl_err err;
+        json_t *r = NULL;
+        size_t j = 0;
+
+        assert_int_equal(sl_index_records(f->set, "sh", after, 7, &page, &err),
+                         0);
+        json_array_foreach(json_object_get(page, "records"), j, r)
+        {
+            assert_true(got < SH_DOCS);
+            assert_string_equal(
+                json_string_value(json_object_get(r, "_recordid")), ids[got]);
+            got++;
+        }
+        sl_free(after);
+        after = NULL;
+        if (json_is_string(json_object_get(page, "next"))) {
+            after = sl_strdup(json_string_value(json_object_get(page, "next")));
+        }
+        json_decref(page);
+        if (after == NULL) {
+            break;
+        }
+    }
+    assert_int_equal(got, SH_DOCS);
+    /* search pages of 10: whole list, score order, no id twice */
+    got = 0;
+    for (i = 0; i < 8; i++) {
+        struct sl_err err;
+        json_t *h = NULL;
+        size_t j = 0;
+
+        assert_int_equal(
+            sl_index_search(f->set, "sh", "shared", 10, 10 * i, &res, &err), 0);
+        assert_int_equal(json_integer_value(json_object_get(res, "total")),
+                         SH_DOCS);
+        json_array_foreach(json_object_get(res, "hits"), j, h)
+        {
+            double sc = json_real_value(json_object_get(h, "score"));
+            const char *id = json_string_value(json_object_get(h, "_recordid"));
+
+            assert_true(sc <= last);
+            last = sc;
+            assert_null(json_object_get(seen, id));
+            (void)json_object_set_new(seen, id, json_true());
+            got++;
+        }
+        json_decref(res);
+    }
+    assert_int_equal(got, SH_DOCS);
+    for (i = 0; i < SH_DOCS; i++) {
+        json_t *doc = NULL;
+        struct sl_err err;
+
+        assert_int_equal(sl_index_get(f->set, "sh", ids[i], &doc, &err), 0);
+        json_decref(doc);
+        sl_free(ids[i]);
+    }
+    json_decref(seen);
+    assert_int_equal(fts_integrity(f->dir, "sh"), SQLITE_OK);
+    /* fixed at creation */
+    assert_int_equal(sl_index_set_shards(f->set, 0), SL_EINVAL);
+    assert_int_equal(sl_index_set_shards(f->set, 1), 0);
+    put(f->set, "one", "{\"_recordid\":\"a\",\"text\":\"x\"}");
+    put(f->set, "one", "{\"_recordid\":\"b\",\"text\":\"x\"}");
+    put(f->set, "one", "{\"_recordid\":\"c\",\"text\":\"x\"}");
+    assert_int_equal(sl_index_set_shards(f->set, 3), 0);
+    put(f->set, "one", "{\"_recordid\":\"d\",\"text\":\"x\"}");
+    assert_int_equal(shard_docs(f->dir, "one.db"), 4);
+    assert_int_equal(shard_docs(f->dir, "one~1.db"), -1);
+    put(f->set, "three", "{\"_recordid\":\"a\",\"text\":\"x\"}");
+    assert_int_equal(count(f->set, "three"), 1);
+    assert_int_equal(shard_docs(f->dir, "three.db") +
+                         shard_docs(f->dir, "three~1.db") +
+                         shard_docs(f->dir, "three~2.db"),
+                     1);
+    assert_int_equal(shard_docs(f->dir, "three~3.db"), -1);
+    res = NULL;
+    {
+        struct sl_err err;
+
+        assert_int_equal(sl_index_list(f->set, &res, &err), 0);
+        /* shard files are not listed as indexes */
+        assert_int_equal(json_array_size(res), 3);
+        json_decref(res);
+    }
+}
+
 int
 main(void)
 {
@@ -733,6 +921,7 @@ main(void)
             test_index_fts_in_step, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_index_migrate_schema2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_shards, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
