@@ -169,6 +169,19 @@ sl__index_db_err(struct sl__index *ix,
                       ix->db ? sqlite3_errmsg(ix->db) : sqlite3_errstr(src));
 }
 
+/*
+ * Process-wide SQLite settings, before SQLite initialises: no memory
+ * statistics, whose global mutex every allocation of every connection
+ * takes (two writers on two shards otherwise queue on it).
+ */
+static pthread_once_t sqlite_once = PTHREAD_ONCE_INIT;
+
+static void
+sqlite_setup(void)
+{
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int
 sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err)
 {
@@ -176,6 +189,7 @@ sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err)
     int rc = 0;
 
     *out = NULL;
+    (void)pthread_once(&sqlite_once, sqlite_setup);
     rc = sl_mkdirs(dir, err);
     if (rc != 0) {
         return rc;
@@ -406,14 +420,18 @@ fail:
     return rc;
 }
 
-int
-sl__index_acquire(struct sl_index_set *set,
-                  const char *name,
-                  unsigned shard,
-                  int create,
-                  int try,
-                  struct sl__index **out,
-                  struct sl_err *err)
+/*
+ * The open shard @shard of index @name (opened, or with @create created,
+ * on first use); no lock taken.  An open shard stays open until the set
+ * closes, and its nshards never changes.
+ */
+static int
+find_shard(struct sl_index_set *set,
+           const char *name,
+           unsigned shard,
+           int create,
+           struct sl__index **out,
+           struct sl_err *err)
 {
     struct sl__index *ix = NULL;
     int rc = 0;
@@ -438,6 +456,23 @@ sl__index_acquire(struct sl_index_set *set,
         }
     }
     (void)pthread_mutex_unlock(&set->mu);
+    *out = ix;
+    return rc;
+}
+
+int
+sl__index_acquire(struct sl_index_set *set,
+                  const char *name,
+                  unsigned shard,
+                  int create,
+                  int try,
+                  struct sl__index **out,
+                  struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    int rc = find_shard(set, name, shard, create, &ix, err);
+
+    *out = NULL;
     if (rc != 0) {
         return rc;
     }
@@ -460,13 +495,9 @@ sl__index_nshards(struct sl_index_set *set,
                   struct sl_err *err)
 {
     struct sl__index *ix = NULL;
-    int rc = sl__index_acquire(set, name, 0, create, 0, &ix, err);
+    int rc = find_shard(set, name, 0, create, &ix, err);
 
-    *n = 0;
-    if (rc == 0) {
-        *n = ix->nshards;
-        sl__index_release(ix);
-    }
+    *n = rc == 0 ? ix->nshards : 0; /* fixed at open: no lock needed */
     return rc;
 }
 
@@ -1063,6 +1094,63 @@ apply(struct sl_index_set *set,
     }
     sl_free(done);
     sl_free(which);
+    return rc;
+}
+
+int
+sl_index_shards(struct sl_index_set *set,
+                const char *index,
+                int create,
+                unsigned *n,
+                struct sl_err *err)
+{
+    return sl__index_nshards(set, index, create, n, err);
+}
+
+unsigned
+sl_index_shard_of(const char *id, unsigned n)
+{
+    return sl__index_shard_of(id, n);
+}
+
+int
+sl_index_apply_shard(struct sl_index_set *set,
+                     const char *index,
+                     unsigned shard,
+                     struct sl_index_op *ops,
+                     size_t n,
+                     int try,
+                     struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    unsigned nshards = 0;
+    size_t i = 0;
+    int rc = 0;
+
+    for (i = 0; i < n && rc == 0; i++) {
+        rc = check_op(&ops[i], i, n, err);
+    }
+    if (rc == 0) {
+        rc = sl__index_nshards(set, index, 1, &nshards, err);
+    }
+    for (i = 0; i < n && rc == 0; i++) {
+        if (sl__index_shard_of(op_id(&ops[i]), nshards) != shard) {
+            rc = sl_err_set(
+                err, SL_EINVAL, NULL, "ops[%zu] is not on shard %u", i, shard);
+        }
+    }
+    if (rc == 0 && shard >= nshards) {
+        rc = sl_err_set(err, SL_EINVAL, NULL, "no shard %u", shard);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    rc = sl__index_acquire(set, index, shard, 1, try, &ix, err);
+    if (rc != 0) {
+        return rc; /* 1: busy */
+    }
+    rc = apply_shard(ix, ops, NULL, n, err);
+    sl__index_release(ix);
     return rc;
 }
 

@@ -109,6 +109,33 @@ int sl_index_apply(struct sl_index_set *set,
                    struct sl_err *err);
 
 /**
+ * @brief Shards of index @p index into *n (the index is created when
+ * missing and @p create is set).
+ * @return 0, SL_ENOENT (no such index, without @p create) or an error.
+ */
+int sl_index_shards(struct sl_index_set *set,
+                    const char *index,
+                    int create,
+                    unsigned *n,
+                    struct sl_err *err);
+/** @brief The shard of record id @p id in an index of @p n shards. */
+unsigned sl_index_shard_of(const char *id, unsigned n);
+/**
+ * @brief As sl_index_apply for ops that all belong to shard @p shard (see
+ * sl_index_shard_of; else SL_EINVAL): one transaction.  With @p try, a
+ * shard another writer holds is not waited for: 1, nothing written.  Lets
+ * a writer go on with another shard meanwhile.
+ * @return 0, 1 (busy, with @p try) or an error as sl_index_apply.
+ */
+int sl_index_apply_shard(struct sl_index_set *set,
+                         const char *index,
+                         unsigned shard,
+                         struct sl_index_op *ops,
+                         size_t n,
+                         int try,
+                         struct sl_err *err);
+
+/**
  * @brief Full-text search with FTS5 MATCH, best first (bm25).
  * @param[in] query FTS5 query syntax, 1..SL_INDEX_MAX_QUERY bytes.
  * @param[in] limit hits to return, capped at SL_INDEX_MAX_LIMIT.

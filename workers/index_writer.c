@@ -24,7 +24,8 @@
 #include "index/index.h"
 #include "workers/workers.h"
 
-#define BATCH            256u
+#define BATCH            256u /* ops of one shard transaction, at most */
+#define HELD             512u /* ops held over all shards, about */
 #define TEXT_ATTACHMENT  "text"
 #define DEFAULT_MAX_TEXT (16ull << 20)
 #define READ_CHUNK       ((size_t)64 << 10)
@@ -35,43 +36,107 @@ struct writer {
     const char *name;
     int deletes;
     uint64_t max_text;
+    unsigned nshards;
+    size_t per;            /* ops per shard transaction */
+    struct shard_buf *buf; /* one per shard */
+};
+
+/* The ops waiting for one shard; docs[i] holds the reference ops[i] uses. */
+struct shard_buf {
     json_t *docs[BATCH];
     struct sl_index_op ops[BATCH];
     size_t n;
 };
 
+/*
+ * Write the ops waiting for shard @s.  With @try a shard another writer
+ * holds is not waited for: 1, and the ops stay.  Returns 0, 1 or an error
+ * (task message set).
+ */
 static int
-flush(struct writer *w)
+flush_shard(struct writer *w, unsigned s, int try)
 {
+    struct shard_buf *b = &w->buf[s];
     struct sl_err err;
+    size_t stale = 0;
     size_t i = 0;
     int rc = 0;
 
+    if (b->n == 0) {
+        return 0;
+    }
     sl_err_clear(&err);
-    if (w->n > 0) {
-        rc = sl_index_apply(w->index, w->name, w->ops, w->n, &err);
-        if (rc != 0) {
-            sl_task_set_message(w->ctx, "index %s: %s", w->name, err.message);
-        } else {
-            size_t stale = 0;
+    rc = sl_index_apply_shard(w->index, w->name, s, b->ops, b->n, try, &err);
+    if (rc == 1) {
+        return 1;
+    }
+    if (rc != 0) {
+        sl_task_set_message(w->ctx, "index %s: %s", w->name, err.message);
+        return rc;
+    }
+    for (i = 0; i < b->n; i++) {
+        stale += b->ops[i].skipped ? 1 : 0;
+        json_decref(b->docs[i]);
+    }
+    sl_task_counter_add(w->ctx,
+                        w->deletes ? "records.deleted" : "records.indexed",
+                        (double)(b->n - stale));
+    if (stale > 0) {
+        sl_task_counter_add(w->ctx, "records.stale", (double)stale);
+    }
+    b->n = 0;
+    return 0;
+}
 
-            for (i = 0; i < w->n; i++) {
-                stale += w->ops[i].skipped ? 1 : 0;
+/*
+ * Write what must go: the full shard buffers (at the end, @final, all).
+ * Pass 0 writes those whose shard is free; when one is due but its shard
+ * busy (the other writer of this index is on it), pass 1 writes the
+ * partial buffers of free shards meanwhile, and only pass 2 waits.  So
+ * two writers of one index rarely queue behind each other.  Returns 0 or
+ * an error.
+ */
+static int
+drain(struct writer *w, int final)
+{
+    unsigned s = 0;
+    int pass = 0;
+    int due = 0;
+    int rc = 0;
+
+    for (pass = 0; pass < 3; pass++) {
+        due = 0;
+        for (s = 0; s < w->nshards; s++) {
+            struct shard_buf *b = &w->buf[s];
+            int must = final || b->n >= w->per;
+
+            if (b->n == 0 || (pass != 1 && !must)) {
+                continue;
             }
-            sl_task_counter_add(w->ctx,
-                                w->deletes ? "records.deleted"
-                                           : "records.indexed",
-                                (double)(w->n - stale));
-            if (stale > 0) {
-                sl_task_counter_add(w->ctx, "records.stale", (double)stale);
+            rc = flush_shard(w, s, pass < 2);
+            if (rc < 0) {
+                return rc;
             }
+            due |= rc == 1 && must;
+        }
+        if (pass == 0 && !due) {
+            break;
         }
     }
-    for (i = 0; i < w->n; i++) {
-        json_decref(w->docs[i]);
+    return 0;
+}
+
+/* Drop the held ops without writing them. */
+static void
+drop_held(struct writer *w)
+{
+    unsigned s = 0;
+
+    for (s = 0; w->buf != NULL && s < w->nshards; s++) {
+        while (w->buf[s].n > 0) {
+            json_decref(w->buf[s].docs[--w->buf[s].n]);
+        }
     }
-    w->n = 0;
-    return rc;
 }
 
 /* Copy @from to @to in @doc when @to is not set. */
@@ -156,6 +221,7 @@ write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
     const char *id = json_string_value(json_object_get(meta, "_recordid"));
     const char *name = NULL;
     uint64_t size = 0;
+    struct shard_buf *b = NULL;
     struct sl_err err;
     int rc = 0;
 
@@ -181,15 +247,17 @@ write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         sl_task_counter_add(w->ctx, "records.invalid", 1);
         return SL_WORKER_OK;
     }
-    w->docs[w->n] = json_incref(meta);
-    w->ops[w->n].version =
+    b = &w->buf[sl_index_shard_of(id, w->nshards)];
+    memset(&b->ops[b->n], 0, sizeof(b->ops[b->n]));
+    b->docs[b->n] = json_incref(meta);
+    b->ops[b->n].version =
         json_is_integer(json_object_get(meta, "_version")) &&
                 json_integer_value(json_object_get(meta, "_version")) > 0
             ? (uint64_t)json_integer_value(json_object_get(meta, "_version"))
             : 0;
     if (w->deletes) {
-        w->ops[w->n].doc = NULL;
-        w->ops[w->n].id = id;
+        b->ops[b->n].doc = NULL;
+        b->ops[b->n].id = id;
     } else {
         map_field(meta, sl_task_mapped(w->ctx, "fileName"), "title");
         map_field(meta, sl_task_mapped(w->ctx, "filePath"), "path");
@@ -207,11 +275,11 @@ write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
             !json_is_number(json_object_get(meta, "size"))) {
             (void)json_object_del(meta, "size");
         }
-        w->ops[w->n].doc = meta;
-        w->ops[w->n].id = NULL;
+        b->ops[b->n].doc = meta;
+        b->ops[b->n].id = NULL;
     }
-    w->n++;
-    if (w->n == BATCH && flush(w) != 0) {
+    b->n++;
+    if (b->n == w->per && drain(w, 0) != 0) {
         return SL_WORKER_RECOVERABLE;
     }
     return SL_WORKER_OK;
@@ -251,14 +319,28 @@ index_perform(struct sl_task_ctx *ctx)
         res = SL_WORKER_FATAL;
         goto out;
     }
+    {
+        struct sl_err err;
+
+        sl_err_clear(&err);
+        if (sl_index_shards(w->index, w->name, 1, &w->nshards, &err) != 0) {
+            sl_task_set_message(ctx, "index %s: %s", w->name, err.message);
+            res = err.code == SL_EINVAL || err.code == SL_EBADNAME
+                      ? SL_WORKER_FATAL
+                      : SL_WORKER_RECOVERABLE;
+            goto out;
+        }
+    }
+    w->per = HELD / w->nshards;
+    w->per = w->per > BATCH ? BATCH : w->per < 16 ? 16 : w->per;
+    w->buf = sl_calloc(w->nshards, sizeof(*w->buf));
     res = sl_task_input_each_reader(ctx, "records", write_input, w);
-    if (res == SL_WORKER_OK && flush(w) != 0) {
+    if (res == SL_WORKER_OK && drain(w, 1) != 0) {
         res = SL_WORKER_RECOVERABLE;
     }
 out:
-    while (w->n > 0) {
-        json_decref(w->docs[--w->n]);
-    }
+    drop_held(w);
+    sl_free(w->buf);
     sl_free(w);
     return res;
 }

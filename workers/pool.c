@@ -11,6 +11,7 @@
  * worker thread owns its conn; the keep-alive thread owns ka_conn.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -205,8 +206,12 @@ worker_main(void *arg)
     uint64_t seen = 0;
     json_t *task = NULL;
     struct sl_err err;
+    char tname[16];
     int rc = 0;
 
+    /* the worker type in top -H, ps -L and gdb (15 bytes at most) */
+    (void)snprintf(tname, sizeof(tname), "%s", name);
+    (void)pthread_setname_np(pthread_self(), tname);
     for (;;) {
         (void)pthread_mutex_lock(&p->mu);
         rc = p->stopping;

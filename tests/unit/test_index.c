@@ -869,6 +869,30 @@ test_index_shards(void **state)
     }
     json_decref(seen);
     assert_int_equal(fts_integrity(f->dir, "sh"), SQLITE_OK);
+    /* one shard's ops: applied there; an op of another shard refused */
+    {
+        json_t *d = json_pack("{s:s, s:s}", "_recordid", "/x/1", "text", "t");
+        struct sl_index_op op;
+        struct sl_err err;
+        unsigned nsh = 0;
+        unsigned s1 = 0;
+
+        assert_int_equal(sl_index_shards(f->set, "sh", 0, &nsh, &err), 0);
+        assert_int_equal(nsh, 2);
+        s1 = sl_index_shard_of("/x/1", nsh);
+        memset(&op, 0, sizeof(op));
+        op.doc = d;
+        assert_int_equal(
+            sl_index_apply_shard(f->set, "sh", 1 - s1, &op, 1, 0, &err),
+            SL_EINVAL);
+        assert_int_equal(count(f->set, "sh"), SH_DOCS);
+        assert_int_equal(
+            sl_index_apply_shard(f->set, "sh", s1, &op, 1, 1, &err), 0);
+        assert_int_equal(count(f->set, "sh"), SH_DOCS + 1);
+        json_decref(d);
+        assert_int_equal(sl_index_shards(f->set, "nosuch", 0, &nsh, &err),
+                         SL_ENOENT);
+    }
     /* fixed at creation */
     assert_int_equal(sl_index_set_shards(f->set, 0), SL_EINVAL);
     assert_int_equal(sl_index_set_shards(f->set, 1), 0);
