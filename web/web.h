@@ -330,4 +330,88 @@ int sl_web_sitemap_end(struct sl_web_sitemap *sm,
 /** @brief Free @p sm without finishing; NULL-safe. */
 void sl_web_sitemap_free(struct sl_web_sitemap *sm);
 
+/* ------------------------------------------------------------------------
+ * Politeness per host.
+ *
+ * One table per process, shared by every web worker thread: before a
+ * request to host key K (sl_web_url_host_key) a worker acquires K; the
+ * table grants it, or answers how long to wait (or -1: until a request of
+ * K ends) and the worker goes on with other hosts meanwhile.  Nothing
+ * sleeps here.  Rules, with gap = max(delayMs, robots.txt Crawl-delay):
+ * - at most max_connections requests of K in flight;
+ * - two requests of K start at least gap apart, and a request starts at
+ *   least gap after the previous one ended;
+ * - a 429 or 503 answer backs K off: the next request waits the longer of
+ *   Retry-After and a backoff that doubles from SL_WEB_BACKOFF_MIN_MS up
+ *   to SL_WEB_BACKOFF_MAX_MS (any 2xx-4xx other than 429 resets it); a
+ *   wait is never longer than SL_WEB_RETRY_AFTER_MAX_MS;
+ * - Crawl-delay raises the gap of K, capped at SL_WEB_CRAWL_DELAY_MAX_MS.
+ * The table holds at most max_hosts hosts; when full, the idle host used
+ * longest ago gives its place up (its state is forgotten).
+ * Times are milliseconds of a monotonic clock the caller passes in.
+ * --------------------------------------------------------------------- */
+#define SL_WEB_HOSTS_MAX          1000000u
+#define SL_WEB_CRAWL_DELAY_MAX_MS 30000
+#define SL_WEB_BACKOFF_MIN_MS     1000
+#define SL_WEB_BACKOFF_MAX_MS     300000
+#define SL_WEB_RETRY_AFTER_MAX_MS 3600000
+
+struct sl_web_politeness {
+    int64_t delay_ms;         /* politeness.delayMs */
+    unsigned max_connections; /* politeness.maxConnectionsPerHost (0 = 1) */
+};
+
+struct sl_web_host_state {
+    int64_t next_ok_ms;     /* earliest start of the next request */
+    int64_t crawl_delay_ms; /* from robots.txt, capped */
+    int64_t backoff_ms;     /* current backoff after 429/503, or 0 */
+    unsigned inflight;      /* requests in flight */
+    size_t hosts;           /* hosts in the table */
+};
+
+struct sl_web_hosts;
+
+/**
+ * @brief New table for at most @p max_hosts hosts (1..SL_WEB_HOSTS_MAX).
+ * @param[out] out new object, caller frees with sl_web_hosts_free.
+ * @return 0 or SL_EINVAL.
+ */
+int sl_web_hosts_new(size_t max_hosts, struct sl_web_hosts **out);
+/** @brief Free @p h; NULL-safe.  No other call may be running. */
+void sl_web_hosts_free(struct sl_web_hosts *h);
+/**
+ * @brief May a request to @p key start at @p now_ms under @p p?
+ * @param[out] wait_ms with 1: milliseconds until it may (>= 1), or -1 when
+ * max_connections requests are in flight (ask again after a release).
+ * @return 0 (granted: counted in flight until sl_web_hosts_release), 1
+ * (not now), SL_ETOOLARGE (the table is full of busy hosts).
+ */
+int sl_web_hosts_acquire(struct sl_web_hosts *h,
+                         const char *key,
+                         const struct sl_web_politeness *p,
+                         int64_t now_ms,
+                         int64_t *wait_ms);
+/**
+ * @brief A granted request to @p key ended at @p now_ms with HTTP
+ * @p status (0: no answer) and Retry-After @p retry_after_ms (-1: none).
+ */
+void sl_web_hosts_release(struct sl_web_hosts *h,
+                          const char *key,
+                          const struct sl_web_politeness *p,
+                          int64_t now_ms,
+                          int status,
+                          int64_t retry_after_ms);
+/** @brief robots.txt of @p key asks for @p seconds between requests. */
+void sl_web_hosts_crawl_delay(struct sl_web_hosts *h,
+                              const char *key,
+                              double seconds,
+                              int64_t now_ms);
+/**
+ * @brief The state of @p key (for counters and tests).
+ * @return 0, or SL_ENOENT (not in the table; out->hosts is still set).
+ */
+int sl_web_hosts_state(struct sl_web_hosts *h,
+                       const char *key,
+                       struct sl_web_host_state *out);
+
 #endif /* SL_WEB_H_INCLUDED */
