@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "workers/workers.h"
+#include "workers/workers_int.h"
 
 #define DEFAULT_MAX_FILES_PER_BULK 1000u
 /* Entries one task may list before its remaining sub-directories become
@@ -27,26 +27,17 @@
  * after that they are grouped, so one task keeps few output bulks open. */
 #define DIRS_SINGLE    32u
 #define DIRS_PER_GROUP 256u
-#define MAX_PATTERNS   64u
-
-/* Pattern sets of `filters`: compiled include and exclude lists. */
-struct patterns {
-    regex_t include[MAX_PATTERNS];
-    regex_t exclude[MAX_PATTERNS];
-    size_t n_include;
-    size_t n_exclude;
-};
 
 /* The resolved parameters and the output state of one task. */
 struct crawl {
     struct sl_task_ctx *ctx;
-    const char *source;      /* dataSource, borrowed */
-    uint64_t max_file_size;  /* filters.maxFileSize */
-    uint64_t max_depth;      /* filters.maxFolderDepth, UINT64_MAX: none */
-    int follow;              /* filters.followSymbolicLinks */
-    uint64_t files_per_bulk; /* maxFilesPerBulk */
-    struct patterns files;   /* filters.filePatterns, on the name */
-    struct patterns folders; /* filters.folderPatterns, on the path */
+    const char *source;           /* dataSource, borrowed */
+    uint64_t max_file_size;       /* filters.maxFileSize */
+    uint64_t max_depth;           /* filters.maxFolderDepth, UINT64_MAX: none */
+    int follow;                   /* filters.followSymbolicLinks */
+    uint64_t files_per_bulk;      /* maxFilesPerBulk */
+    struct sl__wk_patterns files; /* filters.filePatterns, on the name */
+    struct sl__wk_patterns folders; /* filters.folderPatterns, on the path */
     uint64_t files_in_bulk;  /* records in the current filesToCrawl bulk */
     uint64_t dirs_written;   /* directory records written by this task */
     int files_connected;     /* 0 once filesToCrawl proved unconnected */
@@ -178,124 +169,6 @@ sl_worker_path_unescape(const char *esc)
  * Parameters.
  * --------------------------------------------------------------------- */
 
-static int
-json_u64(const json_t *v, uint64_t def, uint64_t *out)
-{
-    if (v == NULL || json_is_null(v)) {
-        *out = def;
-        return 0;
-    }
-    if (json_is_integer(v) && json_integer_value(v) >= 0) {
-        *out = (uint64_t)json_integer_value(v);
-        return 0;
-    }
-    if (json_is_string(v)) {
-        return sl_parse_u64(json_string_value(v), out);
-    }
-    return SL_EINVAL;
-}
-
-static void
-patterns_free(struct patterns *p)
-{
-    size_t i = 0;
-
-    for (i = 0; i < p->n_include; i++) {
-        regfree(&p->include[i]);
-    }
-    for (i = 0; i < p->n_exclude; i++) {
-        regfree(&p->exclude[i]);
-    }
-    p->n_include = p->n_exclude = 0;
-}
-
-/* Compile the list @key ("include"/"exclude") of @spec into @re. */
-static int
-compile_list(struct sl_task_ctx *ctx,
-             const json_t *spec,
-             const char *what,
-             const char *key,
-             regex_t *re,
-             size_t *n)
-{
-    const json_t *list = json_object_get(spec, key);
-    const json_t *v = NULL;
-    size_t i = 0;
-    int rc = 0;
-
-    if (list == NULL) {
-        return 0;
-    }
-    if (!json_is_array(list) || json_array_size(list) > MAX_PATTERNS) {
-        sl_task_set_message(ctx,
-                            "filters.%s.%s: an array of at most %u regexes",
-                            what,
-                            key,
-                            MAX_PATTERNS);
-        return SL_EINVAL;
-    }
-    json_array_foreach(list, i, v)
-    {
-        if (!json_is_string(v)) {
-            sl_task_set_message(ctx, "filters.%s.%s: not a string", what, key);
-            return SL_EINVAL;
-        }
-        rc = regcomp(&re[*n], json_string_value(v), REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            sl_task_set_message(ctx,
-                                "filters.%s.%s[%zu]: bad regex '%s'",
-                                what,
-                                key,
-                                i,
-                                json_string_value(v));
-            return SL_EINVAL;
-        }
-        (*n)++;
-    }
-    return 0;
-}
-
-static int
-patterns_init(struct sl_task_ctx *ctx,
-              const json_t *filters,
-              const char *what,
-              struct patterns *p)
-{
-    const json_t *spec = json_object_get(filters, what);
-    int rc = 0;
-
-    if (spec == NULL) {
-        return 0;
-    }
-    if (!json_is_object(spec)) {
-        sl_task_set_message(ctx, "filters.%s: not an object", what);
-        return SL_EINVAL;
-    }
-    rc = compile_list(ctx, spec, what, "include", p->include, &p->n_include);
-    if (rc == 0) {
-        rc =
-            compile_list(ctx, spec, what, "exclude", p->exclude, &p->n_exclude);
-    }
-    return rc;
-}
-
-/* 1 when @s passes: some include matches (or there is none) and no
- * exclude matches. */
-static int
-patterns_pass(const struct patterns *p, const char *s)
-{
-    size_t i = 0;
-    int in = p->n_include == 0;
-
-    for (i = 0; !in && i < p->n_include; i++) {
-        in = regexec(&p->include[i], s, 0, NULL, 0) == 0;
-    }
-    for (i = 0; in && i < p->n_exclude; i++) {
-        in = regexec(&p->exclude[i], s, 0, NULL, 0) != 0;
-    }
-    return in;
-}
-
 /* Read the parameters into @c; 0 or SL_EINVAL with the task message set. */
 static int
 crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
@@ -328,12 +201,12 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         sl_task_set_message(ctx, "filters: not an object");
         return SL_EINVAL;
     }
-    if (json_u64(json_object_get(filters, "maxFileSize"),
-                 SL_WORKER_FILE_MAX_SIZE,
-                 &c->max_file_size) != 0 ||
-        json_u64(json_object_get(filters, "maxFolderDepth"),
-                 UINT64_MAX,
-                 &c->max_depth) != 0) {
+    if (sl__wk_json_u64(json_object_get(filters, "maxFileSize"),
+                        SL_WORKER_FILE_MAX_SIZE,
+                        &c->max_file_size) != 0 ||
+        sl__wk_json_u64(json_object_get(filters, "maxFolderDepth"),
+                        UINT64_MAX,
+                        &c->max_depth) != 0) {
         sl_task_set_message(ctx,
                             "filters.maxFileSize and filters.maxFolderDepth: "
                             "numbers >= 0");
@@ -343,9 +216,9 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     c->follow = json_is_true(follow) ||
                 (json_is_string(follow) &&
                  strcmp(json_string_value(follow), "true") == 0);
-    rc = patterns_init(ctx, filters, "filePatterns", &c->files);
+    rc = sl__wk_patterns_init(ctx, filters, "filePatterns", &c->files);
     if (rc == 0) {
-        rc = patterns_init(ctx, filters, "folderPatterns", &c->folders);
+        rc = sl__wk_patterns_init(ctx, filters, "folderPatterns", &c->folders);
     }
     return rc;
 }
@@ -608,7 +481,7 @@ crawl_entry(struct crawl *c,
             sl_task_counter_add(c->ctx, "directories.loops", 1);
         } else if (depth + 1 > c->max_depth) {
             sl_task_counter_add(c->ctx, "directories.tooDeep", 1);
-        } else if (!patterns_pass(&c->folders, sub)) {
+        } else if (!sl__wk_patterns_pass(&c->folders, sub)) {
             sl_task_counter_add(c->ctx, "directories.filtered", 1);
         } else if (c->entries < c->entries_budget) {
             struct pending *p = sl_calloc(1, sizeof(*p));
@@ -630,7 +503,7 @@ crawl_entry(struct crawl *c,
         }
     } else if (!S_ISREG(st.st_mode)) {
         sl_task_counter_add(c->ctx, "files.skipped.special", 1);
-    } else if (!patterns_pass(&c->files, ename)) {
+    } else if (!sl__wk_patterns_pass(&c->files, ename)) {
         sl_task_counter_add(c->ctx, "files.filtered", 1);
     } else if ((uint64_t)st.st_size > c->max_file_size) {
         sl_task_counter_add(c->ctx, "files.skipped.size", 1);
@@ -790,7 +663,7 @@ crawl_input(void *arg, json_t *meta)
     if (id == NULL) {
         return SL_WORKER_OK;
     }
-    if (json_u64(json_object_get(meta, "depth"), 0, &depth) != 0) {
+    if (sl__wk_json_u64(json_object_get(meta, "depth"), 0, &depth) != 0) {
         depth = 0;
     }
     raw = sl_worker_path_unescape(id);
@@ -814,8 +687,8 @@ crawler_perform(struct sl_task_ctx *ctx)
     int res = SL_WORKER_OK;
 
     if (crawl_init(ctx, &c) != 0) {
-        patterns_free(&c.files);
-        patterns_free(&c.folders);
+        sl__wk_patterns_free(&c.files);
+        sl__wk_patterns_free(&c.folders);
         return SL_WORKER_FATAL;
     }
     if (n == 0) {
@@ -829,8 +702,8 @@ crawler_perform(struct sl_task_ctx *ctx)
         c.queue = p->next;
         pending_free(p);
     }
-    patterns_free(&c.files);
-    patterns_free(&c.folders);
+    sl__wk_patterns_free(&c.files);
+    sl__wk_patterns_free(&c.folders);
     return res;
 }
 

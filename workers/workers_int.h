@@ -6,6 +6,8 @@
 #ifndef SL_WORKERS_INT_H_INCLUDED
 #define SL_WORKERS_INT_H_INCLUDED
 
+#include <regex.h>
+
 #include "workers/workers.h"
 
 /* Worker flags parsed from the description. */
@@ -123,5 +125,35 @@ int sl__wk_pool_start(struct sl__wk_backend *b,
 /** @brief Tell the updatePusher how many delta shards (completion tasks of
  * a `full` import) the server has. */
 void sl__wk_set_delta_shards(unsigned n);
+
+/* ------------------------------------------------------------------------
+ * Crawler parameters (filters.c).
+ * --------------------------------------------------------------------- */
+#define SL__WK_MAX_PATTERNS 64u
+
+/* An include and an exclude list of compiled regexes. */
+struct sl__wk_patterns {
+    regex_t include[SL__WK_MAX_PATTERNS];
+    regex_t exclude[SL__WK_MAX_PATTERNS];
+    size_t n_include;
+    size_t n_exclude;
+};
+
+/**
+ * Compile `filters.<what>.include` / `.exclude` (arrays of at most
+ * SL__WK_MAX_PATTERNS regexes) into @p p (zeroed by the caller); free with
+ * sl__wk_patterns_free also after an error.
+ * @return 0 or SL_EINVAL with the task message set.
+ */
+int sl__wk_patterns_init(struct sl_task_ctx *ctx,
+                         const json_t *filters,
+                         const char *what,
+                         struct sl__wk_patterns *p);
+void sl__wk_patterns_free(struct sl__wk_patterns *p);
+/** 1 when @p s passes: an include matches (or there is none), no exclude. */
+int sl__wk_patterns_pass(const struct sl__wk_patterns *p, const char *s);
+/** A count from @p v: absent or null -> @p def; integer >= 0 or a numeric
+ * string.  0 or SL_EINVAL. */
+int sl__wk_json_u64(const json_t *v, uint64_t def, uint64_t *out);
 
 #endif /* SL_WORKERS_INT_H_INCLUDED */

@@ -1,0 +1,126 @@
+/*
+ * Parameter helpers shared by the crawlers (workers_int.h): include and
+ * exclude regex lists of `filters` (POSIX extended regexes) and numbers
+ * given as JSON numbers or strings.
+ */
+#include <string.h>
+
+#include "workers/workers_int.h"
+
+int
+sl__wk_json_u64(const json_t *v, uint64_t def, uint64_t *out)
+{
+    if (v == NULL || json_is_null(v)) {
+        *out = def;
+        return 0;
+    }
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (uint64_t)json_integer_value(v);
+        return 0;
+    }
+    if (json_is_string(v)) {
+        return sl_parse_u64(json_string_value(v), out);
+    }
+    return SL_EINVAL;
+}
+
+void
+sl__wk_patterns_free(struct sl__wk_patterns *p)
+{
+    size_t i = 0;
+
+    for (i = 0; i < p->n_include; i++) {
+        regfree(&p->include[i]);
+    }
+    for (i = 0; i < p->n_exclude; i++) {
+        regfree(&p->exclude[i]);
+    }
+    p->n_include = p->n_exclude = 0;
+}
+
+/* Compile the list @key ("include"/"exclude") of @spec into @re. */
+static int
+compile_list(struct sl_task_ctx *ctx,
+             const json_t *spec,
+             const char *what,
+             const char *key,
+             regex_t *re,
+             size_t *n)
+{
+    const json_t *list = json_object_get(spec, key);
+    const json_t *v = NULL;
+    size_t i = 0;
+    int rc = 0;
+
+    if (list == NULL) {
+        return 0;
+    }
+    if (!json_is_array(list) || json_array_size(list) > SL__WK_MAX_PATTERNS) {
+        sl_task_set_message(ctx,
+                            "filters.%s.%s: an array of at most %u regexes",
+                            what,
+                            key,
+                            SL__WK_MAX_PATTERNS);
+        return SL_EINVAL;
+    }
+    json_array_foreach(list, i, v)
+    {
+        if (!json_is_string(v)) {
+            sl_task_set_message(ctx, "filters.%s.%s: not a string", what, key);
+            return SL_EINVAL;
+        }
+        rc = regcomp(&re[*n], json_string_value(v), REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            sl_task_set_message(ctx,
+                                "filters.%s.%s[%zu]: bad regex '%s'",
+                                what,
+                                key,
+                                i,
+                                json_string_value(v));
+            return SL_EINVAL;
+        }
+        (*n)++;
+    }
+    return 0;
+}
+
+int
+sl__wk_patterns_init(struct sl_task_ctx *ctx,
+                     const json_t *filters,
+                     const char *what,
+                     struct sl__wk_patterns *p)
+{
+    const json_t *spec = json_object_get(filters, what);
+    int rc = 0;
+
+    if (spec == NULL) {
+        return 0;
+    }
+    if (!json_is_object(spec)) {
+        sl_task_set_message(ctx, "filters.%s: not an object", what);
+        return SL_EINVAL;
+    }
+    rc = compile_list(ctx, spec, what, "include", p->include, &p->n_include);
+    if (rc == 0) {
+        rc =
+            compile_list(ctx, spec, what, "exclude", p->exclude, &p->n_exclude);
+    }
+    return rc;
+}
+
+/* 1 when @s passes: some include matches (or there is none) and no
+ * exclude matches. */
+int
+sl__wk_patterns_pass(const struct sl__wk_patterns *p, const char *s)
+{
+    size_t i = 0;
+    int in = p->n_include == 0;
+
+    for (i = 0; !in && i < p->n_include; i++) {
+        in = regexec(&p->include[i], s, 0, NULL, 0) == 0;
+    }
+    for (i = 0; in && i < p->n_exclude; i++) {
+        in = regexec(&p->exclude[i], s, 0, NULL, 0) != 0;
+    }
+    return in;
+}
