@@ -228,6 +228,8 @@ int sl_name_check_object_id(const char *id, struct sl_err *err);
 int64_t sl_time_ms(void);
 /** @brief Monotonic milliseconds (CLOCK_MONOTONIC). */
 int64_t sl_mono_ms(void);
+/** @brief Lower-case hex SHA-256 of @p len bytes into @p hex (NUL-ended). */
+void sl_sha256_hex(const void *data, size_t len, char hex[65]);
 /** @brief Format @p ms as "2026-11-21T10:15:30.123Z" into @p out (>= 25). */
 void sl_time_format(int64_t ms, char *out, size_t cap);
 /** @brief Write a random UUID (version 4, 36 chars + NUL) into @p out. */

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "core/sl.h"
@@ -229,4 +230,22 @@ sl_source_fd(struct sl_source *src, int *fd)
 {
     src->read = fd_source_read;
     src->ctx = fd;
+}
+
+void
+sl_sha256_hex(const void *data, size_t len, char hex[65])
+{
+    static const char digits[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    unsigned int i = 0;
+
+    if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1) {
+        sl_panic("EVP_Digest(SHA-256) failed");
+    }
+    for (i = 0; i < n && i < 32; i++) {
+        hex[2 * i] = digits[md[i] >> 4];
+        hex[2 * i + 1] = digits[md[i] & 0xf];
+    }
+    hex[2 * i] = '\0';
 }

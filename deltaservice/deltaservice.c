@@ -1,7 +1,8 @@
 /*
  * Delta service: open and close, the meta environment (shard count and
  * run sequences), the shard function, key and value codecs and the
- * strategy table.  Record batches are in ops.c, scans in scan.c.
+ * strategy table.  Record and link batches are in ops.c, scans (also of
+ * the visited links) in scan.c.
  *
  * Every environment is opened with MDB_NOSYNC | MDB_NOTLS: a committed
  * transaction is in the page cache and survives kill -9; in fsync mode
@@ -371,26 +372,31 @@ settle_shards(struct sl_delta *d, unsigned want, struct sl_err *err)
     return rc == 0 ? 0 : sl__delta_lmdb_err(d, err, rc, -1, "store shards");
 }
 
+/*
+ * Open every shard with its three databases.  "visited" came after the
+ * first stores: MDB_CREATE adds it to a shard that has only the other two.
+ */
 static int
 open_shards(struct sl_delta *d, struct sl_err *err)
 {
-    static const char *const names[2] = {"entries", "elements"};
+    static const char *const names[3] = {"entries", "elements", "visited"};
     unsigned i = 0;
     int rc = 0;
 
     d->shards = sl_calloc(d->nshards, sizeof(*d->shards));
     for (i = 0; i < d->nshards; i++) {
         struct sl__delta_shard *s = &d->shards[i];
-        MDB_dbi dbis[2];
+        MDB_dbi dbis[3];
         char *path = sl_asprintf("%s/shard-%02u", d->dir, i);
 
-        rc = open_env(path, d->map_size, names, dbis, 2, &s->env);
+        rc = open_env(path, d->map_size, names, dbis, 3, &s->env);
         sl_free(path);
         if (rc != 0) {
             return sl__delta_lmdb_err(d, err, rc, (int)i, "open");
         }
         s->entries = dbis[0];
         s->elements = dbis[1];
+        s->visited = dbis[2];
     }
     return 0;
 }

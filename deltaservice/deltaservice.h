@@ -17,6 +17,10 @@
  *   per batch, keys sorted before writing.
  * - Records without a delta hash are never looked up nor stored.
  * - Entries of different sources never interact.
+ * - Visited links (the web crawler's "crawl each URL once per run",
+ *   SMILA.md 7.12) live in the same shards, sharded by
+ *   sl_delta_shard_of(url), with the same runs, durability and threading
+ *   (sl_delta_visit and sl_delta_visited_*).
  *
  * Durability: a call that returned 0 has committed its writes; they
  * survive kill -9 (SL_DURABILITY_PROCESS) or power loss
@@ -272,6 +276,87 @@ int sl_delta_sources(struct sl_delta *d,
                      int (*cb)(void *ctx, const char *source),
                      void *ctx,
                      struct sl_err *err);
+
+/* ------------------------------------------------------------------------
+ * Visited links (SMILA.md 7.12): which URLs a run of a source has already
+ * visited, so a crawler follows each link once per run however often it
+ * finds it.  A link is marked with the run sequence that visited it
+ * (source and sequence as for the delta entries, from sl_delta_run_for);
+ * a later run visits every link first again.  Separate from the delta
+ * entries: sl_delta_clear* and sl_delta_count leave them alone.
+ * --------------------------------------------------------------------- */
+
+/** One link of a visit batch. */
+struct sl_delta_link {
+    const char *url; /* required, 1 to SL_DELTA_ID_MAX bytes; borrowed */
+    int first;       /* out: 1 when this call is the first to visit url in
+                        the run (follow it), else 0 */
+    int result;      /* out: 0, or the SL_E* code of a refused or unwritten
+                        link (first is then 0) */
+};
+
+/**
+ * @brief Test and set of @p n links in run @p seq of @p source: each link
+ * not yet visited in this run (nor in a later one) is marked visited and
+ * gets first = 1; the others get first = 0.  Atomic per link: a URL given
+ * twice in one batch, or by concurrent callers on one struct sl_delta, is
+ * first exactly once per run.  One write transaction per shard, keys
+ * sorted; a call that returned 0 has committed.
+ * @param[in,out] links borrowed; first and result are written.  A link with
+ * an empty url gets result SL_EINVAL, one longer than SL_DELTA_ID_MAX
+ * SL_ETOOLARGE; the batch goes on.
+ * @return 0, SL_EINVAL (bad source or seq 0), SL_ENOSPC (shard full: raise
+ * deltaMapSize), SL_ECORRUPT, SL_EIO.  On an error the shards before the
+ * failing one are committed and their links keep their answer (result
+ * 0); the links of the other shards have the error as result, first 0,
+ * and nothing of them was written: retry those.
+ * @param[in] owner who visits (0: nobody in particular).  A link this run
+ * marked for the same non-zero owner is first again: a retried task (a
+ * web crawler task after a crash, the owner being derived from its input,
+ * which a retry keeps) fetches the links its lost attempt had marked.
+ * @note With owner 0 this is not idempotent: a retried call answers
+ * first = 0 for links an earlier call already marked.
+ */
+int sl_delta_visit(struct sl_delta *d,
+                   const char *source,
+                   uint64_t seq,
+                   uint64_t owner,
+                   struct sl_delta_link *links,
+                   size_t n,
+                   struct sl_err *err);
+
+/**
+ * @brief Count the visited links of @p source (any run; a cursor pass per
+ * shard), as sl_delta_count.
+ * @param[out] total sum, or NULL.
+ * @param[out] per_shard array of sl_delta_shards(d) counts, or NULL.
+ * @return 0, SL_EINVAL or SL_EIO.
+ */
+int sl_delta_visited_count(struct sl_delta *d,
+                           const char *source,
+                           uint64_t *total,
+                           uint64_t *per_shard,
+                           struct sl_err *err);
+
+/**
+ * @brief Call @p cb once for each source that has visited links, in byte
+ * order, as sl_delta_sources.
+ * @return 0, cb's non-zero value or SL_EIO.
+ */
+int sl_delta_visited_sources(struct sl_delta *d,
+                             int (*cb)(void *ctx, const char *source),
+                             void *ctx,
+                             struct sl_err *err);
+
+/**
+ * @brief Remove the visited links of @p source (bounded transactions), or
+ * of every source when @p source is NULL (mdb_drop per shard).  Run
+ * sequences and delta entries are kept.
+ * @return 0, SL_EINVAL (bad source), SL_EIO.
+ */
+int sl_delta_visited_clear(struct sl_delta *d,
+                           const char *source,
+                           struct sl_err *err);
 
 /* ------------------------------------------------------------------------
  * deltaImportStrategy (SMILA.md 7.11).  Workers ask these functions and

@@ -9,6 +9,9 @@
  * Compound index key (DB "elements" of the compound's shard), fixed size:
  *   source '\0' SHA-256(compoundId)[0..16) SHA-256(elementId)[0..16)
  *   value: the element id.
+ * Visited links (DB "visited" of the URL's shard): the primary key layout
+ * with the URL as id (hashed the same way when too long), value the u64
+ * run sequence that last visited the URL.
  *
  * Value layout, version 1 (integers little-endian):
  *   0   u8   version (1)
@@ -37,6 +40,7 @@ struct sl__delta_shard {
     MDB_env *env;     /* the shard's environment */
     MDB_dbi entries;  /* primary: source\0id -> value */
     MDB_dbi elements; /* compound index */
+    MDB_dbi visited;  /* visited links: source\0url -> u64 run sequence */
 };
 
 struct sl_delta {

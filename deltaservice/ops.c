@@ -1,9 +1,11 @@
 /*
- * Record batches of the delta service: check, mark updated and the
- * was-pushed test.
+ * Batches of the delta service: check, mark updated, the was-pushed test
+ * and the visit of links.
  *
  * A batch is grouped by shard and its keys sorted (sorted puts are 10-30x
- * faster in LMDB), then each shard's group runs in one write transaction.
+ * faster in LMDB), then each shard's group runs in one write transaction
+ * (for_each_shard, shared by every batch operation; an operation only says
+ * what one item does inside it, struct op).
  * An UPTODATE compound marks its elements visited through the compound
  * index in the same transaction; elements that are compounds themselves
  * live in their own shard (keyed by their own id) and are marked after the
@@ -15,7 +17,7 @@
 #include "deltaservice/deltaservice_int.h"
 
 struct item {
-    size_t rec;               /* index into the caller's records */
+    size_t rec;               /* index into the caller's records or links */
     unsigned shard;           /* shard of compound id or id */
     const unsigned char *key; /* primary key, in batch.keys */
     size_t klen;
@@ -23,9 +25,10 @@ struct item {
 };
 
 struct batch {
-    struct item *items; /* valid records with a hash, sorted */
+    struct item *items; /* elements taking part (sorted) */
     size_t n;
     unsigned char *keys;    /* all primary keys */
+    size_t koff;            /* bytes of keys used */
     unsigned char *scratch; /* one value being written */
     size_t scap;
     unsigned char *kbuf; /* one key being built (d->maxkey) */
@@ -112,53 +115,81 @@ batch_free(struct batch *b)
 }
 
 /*
- * Give every record its verdict and build the sorted items of the others.
- * Two passes so the key block is allocated once with its exact size.
+ * A batch element as batch_prepare sees it (the take argument): gives
+ * element i of arr its verdict (stored in the element, 0: it takes part in
+ * the batch) and sets its id and the id that picks its shard.
+ */
+static int
+rec_take(void *arr, size_t i, const char **id, const char **shard_id)
+{
+    struct sl_delta_rec *r = (struct sl_delta_rec *)arr + i;
+    const char *cid = rec_cid(r);
+
+    r->result = rec_verdict(r);
+    *id = r->id;
+    *shard_id = cid != NULL ? cid : r->id;
+    return r->result;
+}
+
+/* Add element rec: key of (source, id), shard of shard_id. */
+static void
+batch_add(const struct sl_delta *d,
+          struct batch *b,
+          const char *source,
+          size_t slen,
+          size_t rec,
+          const char *id,
+          const char *shard_id)
+{
+    struct item *it = &b->items[b->n++];
+    size_t idlen = strlen(id);
+
+    it->rec = rec;
+    it->shard = sl_delta_shard_of(d, shard_id);
+    it->key = b->keys + b->koff;
+    it->klen = sl__delta_key_len(d, slen, idlen);
+    it->is_long = sl__delta_key(d, source, slen, id, idlen, b->keys + b->koff);
+    b->koff += it->klen;
+}
+
+/*
+ * Give every element its verdict and build the sorted items of those that
+ * take part.  Two passes so the key block is allocated once with its exact
+ * size.
  */
 static void
-batch_prepare(const struct sl_delta *d,
-              const char *source,
-              struct sl_delta_rec *recs,
-              size_t n,
-              struct batch *b)
+batch_prepare(
+    const struct sl_delta *d,
+    const char *source,
+    void *arr,
+    size_t n,
+    int (*take)(void *arr, size_t i, const char **id, const char **shard_id),
+    struct batch *b)
 {
     size_t slen = strlen(source);
     size_t total = 0;
-    size_t off = 0;
+    size_t count = 0;
     size_t i = 0;
+    const char *id = NULL;
+    const char *shard_id = NULL;
 
     memset(b, 0, sizeof(*b));
     for (i = 0; i < n; i++) {
-        recs[i].result = rec_verdict(&recs[i]);
-        if (recs[i].result == 0) {
-            total += sl__delta_key_len(d, slen, strlen(recs[i].id));
-            b->n++;
+        if (take(arr, i, &id, &shard_id) == 0) {
+            total += sl__delta_key_len(d, slen, strlen(id));
+            count++;
         }
     }
     b->kbuf = sl_malloc(d->maxkey);
-    if (b->n == 0) {
+    if (count == 0) {
         return;
     }
-    b->items = sl_malloc(b->n * sizeof(*b->items));
+    b->items = sl_malloc(count * sizeof(*b->items));
     b->keys = sl_malloc(total);
-    b->n = 0;
     for (i = 0; i < n; i++) {
-        struct item *it = &b->items[b->n];
-        const char *cid = rec_cid(&recs[i]);
-        size_t idlen = 0;
-
-        if (recs[i].result != 0) {
-            continue;
+        if (take(arr, i, &id, &shard_id) == 0) {
+            batch_add(d, b, source, slen, i, id, shard_id);
         }
-        idlen = strlen(recs[i].id);
-        it->rec = i;
-        it->shard = sl_delta_shard_of(d, cid != NULL ? cid : recs[i].id);
-        it->key = b->keys + off;
-        it->klen = sl__delta_key_len(d, slen, idlen);
-        it->is_long =
-            sl__delta_key(d, source, slen, recs[i].id, idlen, b->keys + off);
-        off += it->klen;
-        b->n++;
     }
     qsort(b->items, b->n, sizeof(*b->items), cmp_item);
 }
@@ -173,21 +204,87 @@ scratch(struct batch *b, size_t need)
     return b->scratch;
 }
 
-/* Run fn once per shard group of the batch (one transaction each). */
+struct call;
+
+/*
+ * A batch operation: what one item does inside its shard's write
+ * transaction.  one() gets a cursor on the database the operation works on
+ * and sets *dirty when it wrote; returns an LMDB code.
+ */
+struct op {
+    int (*one)(struct sl_delta *d,
+               MDB_txn *txn,
+               MDB_cursor *cur,
+               const struct call *c,
+               const struct item *it,
+               struct batch *b,
+               int *dirty);
+    int visited;      /* 1: cursor on "visited", else on "entries" */
+    const char *what; /* names the operation in error messages */
+};
+
+/* One call of a batch operation: its arguments. */
+struct call {
+    const struct op *op;
+    const char *source;
+    uint64_t seq;
+    struct sl_delta_rec *recs;   /* record operations */
+    struct sl_delta_link *links; /* visit */
+    uint64_t owner;              /* visit */
+};
+
+/*
+ * Run the shard group [from, to) of the batch in one write transaction,
+ * committed (and synced in fsync mode) when an item wrote, else aborted.
+ */
+static int
+shard_txn(struct sl_delta *d,
+          const struct call *c,
+          struct batch *b,
+          size_t from,
+          size_t to,
+          struct sl_err *err)
+{
+    unsigned shard = b->items[from].shard;
+    const struct sl__delta_shard *s = &d->shards[shard];
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    int dirty = 0;
+    int rc = 0;
+    size_t i = 0;
+
+    rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    if (rc == 0) {
+        rc = mdb_cursor_open(
+            txn, c->op->visited ? s->visited : s->entries, &cur);
+    }
+    for (i = from; rc == 0 && i < to; i++) {
+        rc = c->op->one(d, txn, cur, c, &b->items[i], b, &dirty);
+    }
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    if (rc == 0 && dirty) {
+        rc = sl__delta_commit(d, s->env, txn);
+    } else if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    if (rc != 0) {
+        return sl__delta_lmdb_err(d, err, rc, (int)shard, c->op->what);
+    }
+    return 0;
+}
+
+/*
+ * Run every shard group of the batch, one transaction each, in shard
+ * order.  On failure *failed (when not NULL) is the first item whose group
+ * was not committed: the groups before it were.
+ */
 static int
 for_each_shard(struct sl_delta *d,
-               const char *source,
-               uint64_t seq,
-               struct sl_delta_rec *recs,
+               const struct call *c,
                struct batch *b,
-               int (*fn)(struct sl_delta *d,
-                         const char *source,
-                         uint64_t seq,
-                         struct sl_delta_rec *recs,
-                         struct batch *b,
-                         size_t from,
-                         size_t to,
-                         struct sl_err *err),
+               size_t *failed,
                struct sl_err *err)
 {
     size_t i = 0;
@@ -197,8 +294,11 @@ for_each_shard(struct sl_delta *d,
     for (i = 0; i < b->n; i = j) {
         for (j = i; j < b->n && b->items[j].shard == b->items[i].shard; j++) {
         }
-        rc = fn(d, source, seq, recs, b, i, j, err);
+        rc = shard_txn(d, c, b, i, j, err);
         if (rc != 0) {
+            if (failed != NULL) {
+                *failed = i;
+            }
             return rc;
         }
     }
@@ -378,13 +478,13 @@ static int
 check_one(struct sl_delta *d,
           MDB_txn *txn,
           MDB_cursor *cur,
-          const char *source,
-          uint64_t seq,
-          struct sl_delta_rec *r,
+          const struct call *c,
           const struct item *it,
           struct batch *b,
           int *dirty)
 {
+    struct sl_delta_rec *r = &c->recs[it->rec];
+    uint64_t seq = c->seq;
     MDB_val k = {it->klen, (void *)it->key};
     MDB_val v;
     struct sl__delta_val old;
@@ -421,51 +521,12 @@ check_one(struct sl_delta *d,
     rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT); /* same size: in place */
     if (rc == 0 && compound) {
         rc = mark_elements(
-            d, txn, it->shard, source, r->id, strlen(r->id), seq, b, dirty);
+            d, txn, it->shard, c->source, r->id, strlen(r->id), seq, b, dirty);
     }
     return rc;
 }
 
-static int
-check_shard(struct sl_delta *d,
-            const char *source,
-            uint64_t seq,
-            struct sl_delta_rec *recs,
-            struct batch *b,
-            size_t from,
-            size_t to,
-            struct sl_err *err)
-{
-    unsigned shard = b->items[from].shard;
-    MDB_env *env = d->shards[shard].env;
-    MDB_txn *txn = NULL;
-    MDB_cursor *cur = NULL;
-    int dirty = 0;
-    int rc = 0;
-    size_t i = 0;
-
-    rc = mdb_txn_begin(env, NULL, 0, &txn);
-    if (rc == 0) {
-        rc = mdb_cursor_open(txn, d->shards[shard].entries, &cur);
-    }
-    for (i = from; rc == 0 && i < to; i++) {
-        const struct item *it = &b->items[i];
-
-        rc = check_one(d, txn, cur, source, seq, &recs[it->rec], it, b, &dirty);
-    }
-    if (cur != NULL) {
-        mdb_cursor_close(cur);
-    }
-    if (rc == 0 && dirty) {
-        rc = sl__delta_commit(d, env, txn);
-    } else if (txn != NULL) {
-        mdb_txn_abort(txn);
-    }
-    if (rc != 0) {
-        return sl__delta_lmdb_err(d, err, rc, (int)shard, "check");
-    }
-    return 0;
-}
+static const struct op check_op = {check_one, 0, "check"};
 
 int
 sl_delta_check(struct sl_delta *d,
@@ -475,6 +536,7 @@ sl_delta_check(struct sl_delta *d,
                size_t n,
                struct sl_err *err)
 {
+    struct call c = {&check_op, source, seq, recs, NULL, 0};
     struct batch b;
     int rc = 0;
 
@@ -482,8 +544,8 @@ sl_delta_check(struct sl_delta *d,
     if (rc != 0) {
         return rc;
     }
-    batch_prepare(d, source, recs, n, &b);
-    rc = for_each_shard(d, source, seq, recs, &b, check_shard, err);
+    batch_prepare(d, source, recs, n, rec_take, &b);
+    rc = for_each_shard(d, &c, &b, NULL, err);
     if (rc == 0) {
         rc = mark_nested(d, source, seq, &b, err);
     }
@@ -537,13 +599,16 @@ unlink_old(MDB_txn *txn,
 static int
 mark_one(struct sl_delta *d,
          MDB_txn *txn,
-         const char *source,
-         uint64_t seq,
-         struct sl_delta_rec *r,
+         MDB_cursor *cur,
+         const struct call *c,
          const struct item *it,
-         struct batch *b)
+         struct batch *b,
+         int *dirty)
 {
     const struct sl__delta_shard *s = &d->shards[it->shard];
+    struct sl_delta_rec *r = &c->recs[it->rec];
+    const char *source = c->source;
+    uint64_t seq = c->seq;
     const char *cid = rec_cid(r);
     unsigned char ekey[SL_DELTA_SOURCE_MAX + 1 + 2 * SL__DELTA_DIGEST];
     struct sl__delta_val nv;
@@ -553,6 +618,8 @@ mark_one(struct sl_delta *d,
     int keep_link = 0;
     int rc = 0;
 
+    (void)cur; /* entries and the compound index: plain gets and puts */
+    *dirty = 1;
     memset(&nv, 0, sizeof(nv));
     nv.flags = (r->is_compound ? SL__DELTA_F_COMPOUND : 0) |
                (cid != NULL ? SL__DELTA_F_ELEMENT : 0) |
@@ -592,38 +659,7 @@ mark_one(struct sl_delta *d,
     return rc;
 }
 
-static int
-mark_shard(struct sl_delta *d,
-           const char *source,
-           uint64_t seq,
-           struct sl_delta_rec *recs,
-           struct batch *b,
-           size_t from,
-           size_t to,
-           struct sl_err *err)
-{
-    unsigned shard = b->items[from].shard;
-    MDB_env *env = d->shards[shard].env;
-    MDB_txn *txn = NULL;
-    int rc = 0;
-    size_t i = 0;
-
-    rc = mdb_txn_begin(env, NULL, 0, &txn);
-    for (i = from; rc == 0 && i < to; i++) {
-        const struct item *it = &b->items[i];
-
-        rc = mark_one(d, txn, source, seq, &recs[it->rec], it, b);
-    }
-    if (rc == 0) {
-        rc = sl__delta_commit(d, env, txn);
-    } else if (txn != NULL) {
-        mdb_txn_abort(txn);
-    }
-    if (rc != 0) {
-        return sl__delta_lmdb_err(d, err, rc, (int)shard, "mark updated");
-    }
-    return 0;
-}
+static const struct op mark_op = {mark_one, 0, "mark updated"};
 
 int
 sl_delta_mark_updated(struct sl_delta *d,
@@ -633,6 +669,7 @@ sl_delta_mark_updated(struct sl_delta *d,
                       size_t n,
                       struct sl_err *err)
 {
+    struct call c = {&mark_op, source, seq, recs, NULL, 0};
     struct batch b;
     int rc = 0;
 
@@ -640,8 +677,8 @@ sl_delta_mark_updated(struct sl_delta *d,
     if (rc != 0) {
         return rc;
     }
-    batch_prepare(d, source, recs, n, &b);
-    rc = for_each_shard(d, source, seq, recs, &b, mark_shard, err);
+    batch_prepare(d, source, recs, n, rec_take, &b);
+    rc = for_each_shard(d, &c, &b, NULL, err);
     batch_free(&b);
     return rc;
 }
@@ -708,4 +745,129 @@ sl_delta_was_pushed_in_run(struct sl_delta *d,
         return sl__delta_lmdb_err(d, err, rc, (int)shard, "was pushed");
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Visited links: a test-and-set per URL in the "visited" database of the
+ * URL's shard, inside that shard's write transaction, so concurrent
+ * callers (which serialise on the shard's writer lock) see each URL first
+ * exactly once per run.
+ * --------------------------------------------------------------------- */
+
+static int
+link_verdict(const struct sl_delta_link *l)
+{
+    size_t len = l->url != NULL ? strlen(l->url) : 0;
+
+    if (len == 0) {
+        return SL_EINVAL;
+    }
+    return len > SL_DELTA_ID_MAX ? SL_ETOOLARGE : 0;
+}
+
+static int
+link_take(void *arr, size_t i, const char **id, const char **shard_id)
+{
+    struct sl_delta_link *l = (struct sl_delta_link *)arr + i;
+
+    l->first = 0;
+    l->result = link_verdict(l);
+    *id = l->url;
+    *shard_id = l->url;
+    return l->result;
+}
+
+/*
+ * Visit one link: first when no run, or an older run than this one, has
+ * visited it, or this run did for the same owner (a retry of the task
+ * that marked it: its work was lost with it); its value becomes this run
+ * and owner.  A later run's mark stays (sequences never go backwards).
+ * Values are the sequence and the owner, 8 bytes little-endian each; an
+ * 8-byte value (no owner) has owner 0.
+ */
+static int
+visit_one(struct sl_delta *d,
+          MDB_txn *txn,
+          MDB_cursor *cur,
+          const struct call *c,
+          const struct item *it,
+          struct batch *b,
+          int *dirty)
+{
+    struct sl_delta_link *l = &c->links[it->rec];
+    unsigned char buf[16];
+    MDB_val k = {it->klen, (void *)it->key};
+    MDB_val v;
+    unsigned flags = 0;
+    int rc = 0;
+
+    (void)d;
+    (void)txn;
+    (void)b;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+    if (rc == 0) {
+        uint64_t seq = 0;
+        uint64_t owner = 0;
+
+        if (v.mv_size != 8 && v.mv_size != sizeof(buf)) {
+            return MDB_CORRUPTED;
+        }
+        seq = sl_le_get64(v.mv_data);
+        owner = v.mv_size == sizeof(buf)
+                    ? sl_le_get64((const unsigned char *)v.mv_data + 8)
+                    : 0;
+        if (seq > c->seq ||
+            (seq == c->seq && (c->owner == 0 || owner != c->owner))) {
+            l->first = 0;
+            return 0;
+        }
+        if (seq == c->seq) {
+            l->first = 1; /* the same owner again: nothing to write */
+            return 0;
+        }
+        flags = v.mv_size == sizeof(buf) ? MDB_CURRENT : 0;
+    } else if (rc != MDB_NOTFOUND) {
+        return rc;
+    }
+    sl_le_put64(buf, c->seq);
+    sl_le_put64(buf + 8, c->owner);
+    v.mv_size = sizeof(buf);
+    v.mv_data = buf;
+    *dirty = 1;
+    rc = mdb_cursor_put(cur, &k, &v, flags);
+    l->first = rc == 0;
+    return rc;
+}
+
+static const struct op visit_op = {visit_one, 1, "visit links"};
+
+int
+sl_delta_visit(struct sl_delta *d,
+               const char *source,
+               uint64_t seq,
+               uint64_t owner,
+               struct sl_delta_link *links,
+               size_t n,
+               struct sl_err *err)
+{
+    struct call c = {&visit_op, source, seq, NULL, links, owner};
+    struct batch b;
+    size_t failed = 0;
+    size_t i = 0;
+    int rc = 0;
+
+    rc = check_args(source, seq, err);
+    if (rc != 0) {
+        return rc;
+    }
+    batch_prepare(d, source, links, n, link_take, &b);
+    rc = for_each_shard(d, &c, &b, &failed, err);
+    /* Shards from the failed one on wrote nothing: their links say so, the
+     * others keep their (committed) answer. */
+    for (i = failed; rc != 0 && i < b.n; i++) {
+        links[b.items[i].rec].first = 0;
+        links[b.items[i].rec].result = rc;
+    }
+    batch_free(&b);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * Scans of the delta service: the obsolete scan of delta-delete, clear,
- * count and the source list.
+ * count and the source list, of the delta entries and of the visited links
+ * alike (struct kind says which databases a call works on).
  *
  * The obsolete scan never holds a transaction while its callback runs: a
  * read transaction collects a bounded batch of unvisited entries, the
@@ -9,6 +10,7 @@
  * visited meanwhile stays).  A crash between callback and removal leaves
  * the entries, and the next run's scan reports them again.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "deltaservice/deltaservice_int.h"
@@ -304,8 +306,59 @@ out:
 }
 
 /* ------------------------------------------------------------------------
- * Clear, count, sources
+ * Clear, count, sources.  The same code serves the delta entries and the
+ * visited links: both are keyed source '\0' ..., in every shard.
  * --------------------------------------------------------------------- */
+
+/*
+ * What a maintenance call works on: the database that is counted and
+ * listed, and for clearing also the database kept next to it (the
+ * compound index of the entries).
+ */
+struct kind {
+    int visited;      /* 1: "visited", else "entries" (and "elements") */
+    const char *what; /* for error messages: "" or " visited links" */
+};
+
+static const struct kind entries_kind = {0, ""};
+static const struct kind visited_kind = {1, " visited links"};
+
+/* The databases of shard s that k clears; the first is counted. */
+static size_t
+kind_dbis(const struct kind *k, const struct sl__delta_shard *s, MDB_dbi *out)
+{
+    if (k->visited) {
+        out[0] = s->visited;
+        return 1;
+    }
+    out[0] = s->entries;
+    out[1] = s->elements;
+    return 2;
+}
+
+static MDB_dbi
+kind_dbi(const struct kind *k, const struct sl__delta_shard *s)
+{
+    MDB_dbi dbis[2];
+
+    (void)kind_dbis(k, s, dbis);
+    return dbis[0];
+}
+
+/* sl__delta_lmdb_err with the kind in the message ("clear visited links"). */
+static int
+kind_err(struct sl_delta *d,
+         const struct kind *k,
+         struct sl_err *err,
+         int rc,
+         unsigned shard,
+         const char *what)
+{
+    char msg[64];
+
+    (void)snprintf(msg, sizeof(msg), "%s%s", what, k->what);
+    return sl__delta_lmdb_err(d, err, rc, (int)shard, msg);
+}
 
 /*
  * Delete up to CLEAR_TXN_MAX keys with the prefix from dbi in one write
@@ -358,39 +411,46 @@ clear_some(struct sl_delta *d,
     return rc;
 }
 
-int
-sl_delta_clear(struct sl_delta *d, const char *source, struct sl_err *err)
+/* Remove the keys of source (bounded transactions) from k's databases. */
+static int
+clear_source(struct sl_delta *d,
+             const struct kind *k,
+             const char *source,
+             struct sl_err *err)
 {
     unsigned char prefix[SL_DELTA_SOURCE_MAX + 1];
+    MDB_dbi dbis[2];
+    size_t ndbs = 0;
     size_t plen = 0;
+    size_t j = 0;
     unsigned i = 0;
     int more = 1;
     int rc = 0;
 
-    rc = sl__delta_check_source(source, err);
-    if (rc != 0) {
-        return rc;
-    }
     plen = (size_t)source_prefix(source, prefix);
     for (i = 0; i < d->nshards; i++) {
         const struct sl__delta_shard *s = &d->shards[i];
 
-        for (more = 1; rc == 0 && more;) {
-            rc = clear_some(d, s->env, s->entries, prefix, plen, &more);
-        }
-        for (more = 1; rc == 0 && more;) {
-            rc = clear_some(d, s->env, s->elements, prefix, plen, &more);
+        ndbs = kind_dbis(k, s, dbis);
+        for (j = 0; j < ndbs; j++) {
+            for (more = 1; rc == 0 && more;) {
+                rc = clear_some(d, s->env, dbis[j], prefix, plen, &more);
+            }
         }
         if (rc != 0) {
-            return sl__delta_lmdb_err(d, err, rc, (int)i, "clear");
+            return kind_err(d, k, err, rc, i, "clear");
         }
     }
     return 0;
 }
 
-int
-sl_delta_clear_all(struct sl_delta *d, struct sl_err *err)
+/* Empty k's databases of every shard (mdb_drop, one transaction each). */
+static int
+clear_all(struct sl_delta *d, const struct kind *k, struct sl_err *err)
 {
+    MDB_dbi dbis[2];
+    size_t ndbs = 0;
+    size_t j = 0;
     unsigned i = 0;
     int rc = 0;
 
@@ -398,12 +458,10 @@ sl_delta_clear_all(struct sl_delta *d, struct sl_err *err)
         const struct sl__delta_shard *s = &d->shards[i];
         MDB_txn *txn = NULL;
 
+        ndbs = kind_dbis(k, s, dbis);
         rc = mdb_txn_begin(s->env, NULL, 0, &txn);
-        if (rc == 0) {
-            rc = mdb_drop(txn, s->entries, 0);
-        }
-        if (rc == 0) {
-            rc = mdb_drop(txn, s->elements, 0);
+        for (j = 0; rc == 0 && j < ndbs; j++) {
+            rc = mdb_drop(txn, dbis[j], 0);
         }
         if (rc == 0) {
             rc = sl__delta_commit(d, s->env, txn);
@@ -411,15 +469,45 @@ sl_delta_clear_all(struct sl_delta *d, struct sl_err *err)
             mdb_txn_abort(txn);
         }
         if (rc != 0) {
-            return sl__delta_lmdb_err(d, err, rc, (int)i, "clear all");
+            return kind_err(d, k, err, rc, i, "clear all");
         }
     }
     return 0;
 }
 
-/* Number of entries with the prefix in one shard (a read transaction). */
+int
+sl_delta_clear(struct sl_delta *d, const char *source, struct sl_err *err)
+{
+    int rc = sl__delta_check_source(source, err);
+
+    return rc != 0 ? rc : clear_source(d, &entries_kind, source, err);
+}
+
+int
+sl_delta_clear_all(struct sl_delta *d, struct sl_err *err)
+{
+    return clear_all(d, &entries_kind, err);
+}
+
+int
+sl_delta_visited_clear(struct sl_delta *d,
+                       const char *source,
+                       struct sl_err *err)
+{
+    int rc = 0;
+
+    if (source == NULL) {
+        return clear_all(d, &visited_kind, err);
+    }
+    rc = sl__delta_check_source(source, err);
+    return rc != 0 ? rc : clear_source(d, &visited_kind, source, err);
+}
+
+/* Number of keys with the prefix in dbi of one shard (a read
+ * transaction). */
 static int
 count_shard(const struct sl__delta_shard *s,
+            MDB_dbi dbi,
             const unsigned char *prefix,
             size_t plen,
             uint64_t *n)
@@ -433,7 +521,7 @@ count_shard(const struct sl__delta_shard *s,
     *n = 0;
     rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
     if (rc == 0) {
-        rc = mdb_cursor_open(txn, s->entries, &cur);
+        rc = mdb_cursor_open(txn, dbi, &cur);
     }
     if (rc == 0) {
         rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
@@ -451,12 +539,13 @@ count_shard(const struct sl__delta_shard *s,
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-int
-sl_delta_count(struct sl_delta *d,
-               const char *source,
-               uint64_t *total,
-               uint64_t *per_shard,
-               struct sl_err *err)
+static int
+count_source(struct sl_delta *d,
+             const struct kind *k,
+             const char *source,
+             uint64_t *total,
+             uint64_t *per_shard,
+             struct sl_err *err)
 {
     unsigned char prefix[SL_DELTA_SOURCE_MAX + 1];
     uint64_t sum = 0;
@@ -472,9 +561,11 @@ sl_delta_count(struct sl_delta *d,
     for (i = 0; i < d->nshards; i++) {
         uint64_t n = 0;
 
-        rc = count_shard(&d->shards[i], prefix, plen, &n);
+        const struct sl__delta_shard *s = &d->shards[i];
+
+        rc = count_shard(s, kind_dbi(k, s), prefix, plen, &n);
         if (rc != 0) {
-            return sl__delta_lmdb_err(d, err, rc, (int)i, "count");
+            return kind_err(d, k, err, rc, i, "count");
         }
         if (per_shard != NULL) {
             per_shard[i] = n;
@@ -485,6 +576,26 @@ sl_delta_count(struct sl_delta *d,
         *total = sum;
     }
     return 0;
+}
+
+int
+sl_delta_count(struct sl_delta *d,
+               const char *source,
+               uint64_t *total,
+               uint64_t *per_shard,
+               struct sl_err *err)
+{
+    return count_source(d, &entries_kind, source, total, per_shard, err);
+}
+
+int
+sl_delta_visited_count(struct sl_delta *d,
+                       const char *source,
+                       uint64_t *total,
+                       uint64_t *per_shard,
+                       struct sl_err *err)
+{
+    return count_source(d, &visited_kind, source, total, per_shard, err);
 }
 
 struct names {
@@ -526,7 +637,7 @@ names_add(struct names *ns, const char *s, size_t len)
  * (up to the NUL), then seek past all its keys to source "\x01".
  */
 static int
-sources_shard(const struct sl__delta_shard *s, struct names *ns)
+sources_shard(const struct sl__delta_shard *s, MDB_dbi dbi, struct names *ns)
 {
     unsigned char seek[SL_DELTA_SOURCE_MAX + 1];
     MDB_txn *txn = NULL;
@@ -537,7 +648,7 @@ sources_shard(const struct sl__delta_shard *s, struct names *ns)
 
     rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
     if (rc == 0) {
-        rc = mdb_cursor_open(txn, s->entries, &cur);
+        rc = mdb_cursor_open(txn, dbi, &cur);
     }
     if (rc == 0) {
         rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
@@ -567,11 +678,12 @@ sources_shard(const struct sl__delta_shard *s, struct names *ns)
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-int
-sl_delta_sources(struct sl_delta *d,
-                 int (*cb)(void *ctx, const char *source),
-                 void *ctx,
-                 struct sl_err *err)
+static int
+list_sources(struct sl_delta *d,
+             const struct kind *k,
+             int (*cb)(void *ctx, const char *source),
+             void *ctx,
+             struct sl_err *err)
 {
     struct names ns;
     unsigned i = 0;
@@ -580,9 +692,11 @@ sl_delta_sources(struct sl_delta *d,
 
     memset(&ns, 0, sizeof(ns));
     for (i = 0; i < d->nshards; i++) {
-        rc = sources_shard(&d->shards[i], &ns);
+        const struct sl__delta_shard *s = &d->shards[i];
+
+        rc = sources_shard(s, kind_dbi(k, s), &ns);
         if (rc != 0) {
-            rc = sl__delta_lmdb_err(d, err, rc, (int)i, "list sources");
+            rc = kind_err(d, k, err, rc, i, "list sources");
             goto out;
         }
     }
@@ -599,4 +713,22 @@ out:
     }
     sl_free(ns.v);
     return rc;
+}
+
+int
+sl_delta_sources(struct sl_delta *d,
+                 int (*cb)(void *ctx, const char *source),
+                 void *ctx,
+                 struct sl_err *err)
+{
+    return list_sources(d, &entries_kind, cb, ctx, err);
+}
+
+int
+sl_delta_visited_sources(struct sl_delta *d,
+                         int (*cb)(void *ctx, const char *source),
+                         void *ctx,
+                         struct sl_err *err)
+{
+    return list_sources(d, &visited_kind, cb, ctx, err);
 }

@@ -1,28 +1,80 @@
 /*
  * Importing services REST API: the delta service's sources, entry counts
- * and clearing (docs/deltaservice.md).  Clearing a source that an active
- * run crawls answers 409: its crawl would otherwise see every record as new
- * half-way through and delta-delete would remove what it had not visited.
+ * and clearing, and the same for the visited links of the web crawler
+ * (docs/deltaservice.md).  Both stores answer the same shapes, so every
+ * handler here is one function parametrised by a struct kind; the route
+ * handlers only pick the kind.  Clearing a source that an active run
+ * crawls answers 409: its crawl would otherwise see every record (or link)
+ * as new half-way through and delta-delete would remove what it had not
+ * visited.
  */
 #include <string.h>
 
 #include "http/http_int.h"
 
+/* One importing service: its path segment, messages and delta calls. */
+struct kind {
+    const char *name;  /* path segment under /smila/importing/ */
+    const char *what;  /* "delta entries", for messages */
+    const char *store; /* "delta store", for messages */
+    int (*count)(struct sl_delta *d,
+                 const char *source,
+                 uint64_t *total,
+                 uint64_t *per_shard,
+                 struct sl_err *err);
+    int (*sources)(struct sl_delta *d,
+                   int (*cb)(void *ctx, const char *source),
+                   void *ctx,
+                   struct sl_err *err);
+    int (*clear)(struct sl_delta *d, const char *source, struct sl_err *err);
+    int (*clear_all)(struct sl_delta *d, struct sl_err *err);
+};
+
+static int
+visited_clear_all(struct sl_delta *d, struct sl_err *err)
+{
+    return sl_delta_visited_clear(d, NULL, err);
+}
+
+static const struct kind delta_kind = {"delta",
+                                       "delta entries",
+                                       "delta store",
+                                       sl_delta_count,
+                                       sl_delta_sources,
+                                       sl_delta_clear,
+                                       sl_delta_clear_all};
+
+static const struct kind visited_kind = {"visitedlinks",
+                                         "visited links",
+                                         "visited links",
+                                         sl_delta_visited_count,
+                                         sl_delta_visited_sources,
+                                         sl_delta_visited_clear,
+                                         visited_clear_all};
+
+static const struct kind *const kinds[] = {&delta_kind, &visited_kind};
+
 int
 sl_api_importing_get(struct sl_req *req)
 {
-    char *url = sl_req_url(req, "/smila/importing/delta/");
-    int rc = sl_reply_json(
-        req,
-        200,
-        json_pack("{s:[{s:s, s:s}]}", "links", "name", "delta", "url", url));
+    json_t *links = json_array();
+    size_t i = 0;
 
-    sl_free(url);
-    return rc;
+    for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        char *path = sl_asprintf("/smila/importing/%s/", kinds[i]->name);
+        char *url = sl_req_url(req, path);
+
+        (void)json_array_append_new(
+            links, json_pack("{s:s, s:s}", "name", kinds[i]->name, "url", url));
+        sl_free(url);
+        sl_free(path);
+    }
+    return sl_reply_json(req, 200, json_pack("{s:o}", "links", links));
 }
 
 struct sources_ctx {
     struct sl_req *req;
+    const struct kind *kind;
     json_t *list;
     int rc;
     struct sl_err err;
@@ -36,11 +88,11 @@ add_source(void *ctx, const char *source)
     char *path = NULL;
     char *url = NULL;
 
-    c->rc = sl_delta_count(c->req->svc->delta, source, &total, NULL, &c->err);
+    c->rc = c->kind->count(c->req->svc->delta, source, &total, NULL, &c->err);
     if (c->rc != 0) {
         return 1;
     }
-    path = sl_asprintf("/smila/importing/delta/%s/", source);
+    path = sl_asprintf("/smila/importing/%s/%s/", c->kind->name, source);
     url = sl_req_url(c->req, path);
     (void)json_array_append_new(c->list,
                                 json_pack("{s:s, s:I, s:s}",
@@ -55,16 +107,17 @@ add_source(void *ctx, const char *source)
     return 0;
 }
 
-int
-sl_api_delta_list(struct sl_req *req)
+static int
+list(struct sl_req *req, const struct kind *k)
 {
     struct sources_ctx c;
     int rc = 0;
 
     memset(&c, 0, sizeof(c));
     c.req = req;
+    c.kind = k;
     c.list = json_array();
-    rc = sl_delta_sources(req->svc->delta, add_source, &c, &c.err);
+    rc = k->sources(req->svc->delta, add_source, &c, &c.err);
     if (rc != 0) {
         json_decref(c.list);
         return sl_reply_err(req, &c.err);
@@ -72,8 +125,8 @@ sl_api_delta_list(struct sl_req *req)
     return sl_reply_json(req, 200, json_pack("{s:o}", "sources", c.list));
 }
 
-int
-sl_api_delta_clear_all(struct sl_req *req)
+static int
+clear_all(struct sl_req *req, const struct kind *k)
 {
     char job[SL_NAME_MAX + 1];
     struct sl_err err;
@@ -85,18 +138,19 @@ sl_api_delta_clear_all(struct sl_req *req)
                               SL_ECONFLICT,
                               "source",
                               "job '%s' is crawling a data source; clear the "
-                              "delta store after its run",
-                              job);
+                              "%s after its run",
+                              job,
+                              k->store);
     }
-    rc = sl_delta_clear_all(req->svc->delta, &err);
+    rc = k->clear_all(req->svc->delta, &err);
     if (rc != 0) {
         return sl_reply_err(req, &err);
     }
     return sl_reply_json(req, 200, json_pack("{s:b}", "cleared", 1));
 }
 
-int
-sl_api_delta_source_get(struct sl_req *req)
+static int
+source_get(struct sl_req *req, const struct kind *k)
 {
     const char *source = sl_req_param(req, "source");
     unsigned n = sl_delta_shards(req->svc->delta);
@@ -108,18 +162,15 @@ sl_api_delta_source_get(struct sl_req *req)
     int rc = 0;
 
     sl_err_clear(&err);
-    rc = sl_delta_count(req->svc->delta, source, &total, per, &err);
+    rc = k->count(req->svc->delta, source, &total, per, &err);
     if (rc != 0) {
         sl_free(per);
         return sl_reply_err(req, &err);
     }
     if (total == 0) {
         sl_free(per);
-        return sl_reply_error(req,
-                              SL_ENOENT,
-                              "source",
-                              "no delta entries for source '%s'",
-                              source);
+        return sl_reply_error(
+            req, SL_ENOENT, "source", "no %s for source '%s'", k->what, source);
     }
     shards = json_array();
     for (i = 0; i < n; i++) {
@@ -142,8 +193,8 @@ sl_api_delta_source_get(struct sl_req *req)
                                    shards));
 }
 
-int
-sl_api_delta_source_delete(struct sl_req *req)
+static int
+source_delete(struct sl_req *req, const struct kind *k)
 {
     const char *source = sl_req_param(req, "source");
     char job[SL_NAME_MAX + 1];
@@ -160,10 +211,62 @@ sl_api_delta_source_delete(struct sl_req *req)
                               source,
                               job);
     }
-    rc = sl_delta_clear(req->svc->delta, source, &err);
+    rc = k->clear(req->svc->delta, source, &err);
     if (rc != 0) {
         return sl_reply_err(req, &err);
     }
     return sl_reply_json(
         req, 200, json_pack("{s:s, s:b}", "source", source, "cleared", 1));
+}
+
+/* ------------------------------------------------------------------------
+ * Route handlers: /smila/importing/delta/ and /smila/importing/visitedlinks/
+ * --------------------------------------------------------------------- */
+
+int
+sl_api_delta_list(struct sl_req *req)
+{
+    return list(req, &delta_kind);
+}
+
+int
+sl_api_delta_clear_all(struct sl_req *req)
+{
+    return clear_all(req, &delta_kind);
+}
+
+int
+sl_api_delta_source_get(struct sl_req *req)
+{
+    return source_get(req, &delta_kind);
+}
+
+int
+sl_api_delta_source_delete(struct sl_req *req)
+{
+    return source_delete(req, &delta_kind);
+}
+
+int
+sl_api_visited_list(struct sl_req *req)
+{
+    return list(req, &visited_kind);
+}
+
+int
+sl_api_visited_clear_all(struct sl_req *req)
+{
+    return clear_all(req, &visited_kind);
+}
+
+int
+sl_api_visited_source_get(struct sl_req *req)
+{
+    return source_get(req, &visited_kind);
+}
+
+int
+sl_api_visited_source_delete(struct sl_req *req)
+{
+    return source_delete(req, &visited_kind);
 }

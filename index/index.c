@@ -15,8 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <openssl/evp.h>
-
 #include "index/index_int.h"
 
 #define BUSY_TIMEOUT_MS 5000
@@ -527,25 +525,6 @@ step_done(struct sl__index *ix, int which, struct sl_err *err)
     return 0;
 }
 
-/* Lower-case hex SHA-256 of @len bytes into @hex (65 bytes). */
-static void
-sha256_hex(const void *data, size_t len, char hex[65])
-{
-    static const char digits[] = "0123456789abcdef";
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    unsigned int i = 0;
-
-    if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1) {
-        sl_panic("EVP_Digest(SHA-256) failed");
-    }
-    for (i = 0; i < n && i < 32; i++) {
-        hex[2 * i] = digits[md[i] >> 4];
-        hex[2 * i + 1] = digits[md[i] & 0xf];
-    }
-    hex[2 * i] = '\0';
-}
-
 /*
  * Bind the column of field @f from @doc: strings, numbers and booleans as
  * they are, absent or null as NULL.  Title, text and path must be strings
@@ -823,9 +802,9 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
         goto out;
     }
     if (json_is_string(jtext)) {
-        sha256_hex(json_string_value(jtext), json_string_length(jtext), hex);
+        sl_sha256_hex(json_string_value(jtext), json_string_length(jtext), hex);
     } else {
-        sha256_hex("", 0, hex);
+        sl_sha256_hex("", 0, hex);
     }
     /* json_copy does not modify its argument; jansson lacks a const one. */
     meta = json_copy((json_t *)doc);

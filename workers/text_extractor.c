@@ -44,6 +44,7 @@
 #define READ_BUF            (64u * 1024u) /* content chunks, converter output */
 #define HEAD_MAX            READ_BUF      /* bytes seen by libmagic, uchardet */
 #define DEFAULT_ATTACHMENT  "fileContent"
+#define WEB_ATTACHMENT      "httpContent" /* the webCrawler's */
 #define DEFAULT_MAX_CONTENT (64ull << 20)
 #define DEFAULT_MAX_TEXT    (4ull << 20)
 /* The text goes into the record metadata, which readers limit to
@@ -147,6 +148,7 @@ struct tx {
     struct sl_task_ctx *ctx;
     struct sl_bulk_writer *w; /* output, borrowed */
     const char *att;          /* contentAttachment */
+    const char *att2;         /* also taken without contentAttachment */
     uint64_t max_content;     /* maxContentBytes */
     uint64_t max_text;        /* maxTextBytes */
     int text_attribute;       /* textOutput "attribute" */
@@ -686,6 +688,18 @@ head_looks_textual(const char *head, size_t len)
  * text/plain or application/octet-stream (or generic XML for an HTML or
  * XML-based file).
  */
+/* The MIME type the record brings: `mimeType`, else the webCrawler's
+ * `httpMimetype`; borrowed or NULL. */
+static const char *
+record_mime(const struct tx *x, const json_t *meta)
+{
+    const char *m = json_string_value(json_object_get(meta, "mimeType"));
+
+    return m != NULL ? m
+                     : json_string_value(json_object_get(
+                           meta, sl_task_mapped(x->ctx, "httpMimetype")));
+}
+
 static void
 mime_detect(
     struct tx *x, const json_t *meta, const char *head, size_t len, char *out)
@@ -694,7 +708,7 @@ mime_detect(
     char given[MIME_MAX];
     char magic[MIME_MAX];
 
-    mime_normalize(json_string_value(json_object_get(meta, "mimeType")), given);
+    mime_normalize(record_mime(x, meta), given);
     /* Fast path: a textual extension (and record type, if any) over
      * content that looks like text. */
     if (ext != NULL && mime_kind(ext) != KIND_OTHER &&
@@ -1977,8 +1991,7 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
     if (!has_content) {
         const char *ext = mime_from_extension(x, meta);
 
-        mime_normalize(json_string_value(json_object_get(meta, "mimeType")),
-                       d->mime);
+        mime_normalize(record_mime(x, meta), d->mime);
         if (d->mime[0] == '\0') {
             (void)snprintf(d->mime,
                            MIME_MAX,
@@ -2040,7 +2053,8 @@ extract_record(struct tx *x, struct sl_bulk_reader *r, json_t *meta)
         if (rc <= 0) {
             break;
         }
-        if (!has_content && strcmp(name, x->att) == 0) {
+        if (!has_content && (strcmp(name, x->att) == 0 ||
+                             (x->att2 != NULL && strcmp(name, x->att2) == 0))) {
             has_content = 1;
             rc = content(x, r, meta, &d, size, &err);
             if (rc != 0) {
@@ -2116,7 +2130,9 @@ tx_init(struct sl_task_ctx *ctx, struct tx *x)
     memset(x, 0, sizeof(*x));
     x->ctx = ctx;
     x->att = sl_task_mapped(ctx, DEFAULT_ATTACHMENT);
+    x->att2 = sl_task_mapped(ctx, WEB_ATTACHMENT);
     if (att != NULL) {
+        x->att2 = NULL;
         x->att = json_string_value(att);
         if (x->att == NULL || x->att[0] == '\0') {
             sl_task_set_message(ctx, "contentAttachment: not a name");

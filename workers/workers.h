@@ -302,6 +302,7 @@ void sl_worker_pool_stop(struct sl_worker_pool *p);
 #define SL_WORKER_FILE_MAX_SIZE 104857600u
 
 extern const struct sl_worker_type sl_worker_fileCrawler;
+extern const struct sl_worker_type sl_worker_webCrawler;
 extern const struct sl_worker_type sl_worker_fileFetcher;
 extern const struct sl_worker_type sl_worker_fileExtractor;
 extern const struct sl_worker_type sl_worker_deltaChecker;

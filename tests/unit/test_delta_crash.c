@@ -6,7 +6,9 @@
  *  - every shard opens and a full cursor scan of both databases works,
  *  - an obsolete scan killed between callback and removal leaves the
  *    entries, and a scan killed anywhere only lost entries whose delete it
- *    had reported as sent.
+ *    had reported as sent,
+ *  - every link of a visit batch the child reported as returned is still
+ *    visited in that run (a new visit is not first).
  * Kill moments come from a fixed seed.
  */
 #include <setjmp.h>
@@ -124,7 +126,7 @@ scan_env(const char *dir, const char *const *names, int n)
 static void
 verify_envs(const char *path)
 {
-    static const char *const shard_dbs[] = {"entries", "elements"};
+    static const char *const shard_dbs[] = {"entries", "elements", "visited"};
     static const char *const meta_dbs[] = {"config", "runs"};
     char dir[700];
     int i = 0;
@@ -133,7 +135,7 @@ verify_envs(const char *path)
     assert_true(scan_env(dir, meta_dbs, 2) >= 1);
     for (i = 0; i < 16; i++) {
         (void)snprintf(dir, sizeof(dir), "%s/shard-%02d", path, i);
-        (void)scan_env(dir, shard_dbs, 2);
+        (void)scan_env(dir, shard_dbs, 3);
     }
 }
 
@@ -225,6 +227,114 @@ test_delta_crash_mark_updated(void **state)
         (void)close(fds[0]);
         sl_delta_close(d);
         reported_total += n;
+    }
+    assert_true(reported_total > 0);
+}
+
+/* ------------------------------------------------------------------------
+ * Visited links
+ * --------------------------------------------------------------------- */
+
+static void
+batch_links(int round,
+            int b,
+            char urls[BATCH][48],
+            struct sl_delta_link links[BATCH])
+{
+    int i = 0;
+
+    for (i = 0; i < BATCH; i++) {
+        (void)snprintf(urls[i],
+                       sizeof(urls[i]),
+                       "http://h%d/r%d/b%06d/%d",
+                       i % 9,
+                       round,
+                       b,
+                       i);
+        memset(&links[i], 0, sizeof(links[i]));
+        links[i].url = urls[i];
+    }
+}
+
+/* Child: visit batches of new links until killed; report each after the
+ * call returned with every link first. */
+static _Noreturn void
+child_visit(const char *path, int round, int wfd)
+{
+    static char urls[BATCH][48];
+    static struct sl_delta_link links[BATCH];
+    struct sl_delta *d = open_delta(path);
+    struct sl_err err;
+    int b = 0;
+    int i = 0;
+
+    for (b = 0;; b++) {
+        batch_links(round, b, urls, links);
+        if (sl_delta_visit(d, SRC, 1, 0, links, BATCH, &err) != 0) {
+            _exit(3);
+        }
+        for (i = 0; i < BATCH; i++) {
+            if (links[i].first != 1) {
+                _exit(5);
+            }
+        }
+        if (sl_write_all(wfd, &b, sizeof(b)) != 0) {
+            _exit(4);
+        }
+    }
+}
+
+static void
+test_delta_crash_visit(void **state)
+{
+    struct fixture *f = *state;
+    static char urls[BATCH][48];
+    static struct sl_delta_link links[BATCH];
+    unsigned seed = 4242;
+    int reported_total = 0;
+    int round = 0;
+
+    for (round = 0; round < ROUNDS; round++) {
+        struct sl_delta *d = NULL;
+        struct sl_err err;
+        uint64_t n = 0;
+        int fds[2];
+        int status = 0;
+        int b = 0;
+        int count = 0;
+        pid_t pid = 0;
+
+        assert_int_equal(pipe(fds), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            (void)close(fds[0]);
+            child_visit(f->path, round, fds[1]);
+        }
+        (void)close(fds[1]);
+        (void)usleep(20000 + (useconds_t)(rand_r(&seed) % 200) * 1000);
+        assert_int_equal(kill(pid, SIGKILL), 0);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        verify_envs(f->path);
+        d = open_delta(f->path);
+        while (read(fds[0], &b, sizeof(b)) == (ssize_t)sizeof(b)) {
+            int i = 0;
+
+            batch_links(round, b, urls, links);
+            assert_int_equal(sl_delta_visit(d, SRC, 1, 0, links, BATCH, &err),
+                             0);
+            for (i = 0; i < BATCH; i++) {
+                assert_int_equal(links[i].result, 0);
+                assert_int_equal(links[i].first, 0); /* still visited */
+            }
+            count++;
+        }
+        (void)close(fds[0]);
+        reported_total += count;
+        assert_int_equal(sl_delta_visited_count(d, SRC, &n, NULL, &err), 0);
+        assert_true(n >= (uint64_t)reported_total * BATCH);
+        sl_delta_close(d);
     }
     assert_true(reported_total > 0);
 }
@@ -399,6 +509,8 @@ main(void)
             test_delta_crash_between_callback_and_removal, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_delta_crash_during_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_delta_crash_visit, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""web_site.py: a generated web site for the web crawler tests, served on
+127.0.0.1 by Python's threading HTTP server, with an access log of every
+request (monotonic start and end times, so the tests can check
+politeness).
+
+    web_site.py --port-file F --log L [--pages N] [--crawl-delay S]
+                [--slow-path P] [--mutate-file M]
+
+Site (N pages, default 60):
+  /robots.txt          Disallow: /private/ (and Crawl-delay when given)
+  /                    links to /p/0.html and /p/1.html
+  /p/<i>.html          relative links to the next two pages (cycles back
+                       to 0), one link with a fragment, one absolute link;
+                       page 3 has <base href="/p/sub/"> and a relative
+                       link "b.html" (resolved against the base); page 5
+                       links /private/secret.html, /r/to-4 (redirect to
+                       /p/4.html), /loop/a (a redirect loop a -> b -> a),
+                       /big.html (over 10 MiB), /doc.txt (text with
+                       Last-Modified), /archive.zip, /gone.html (404),
+                       and has a rel=nofollow link to /p/nofollow.html
+  /p/sub/b.html        a page reached only through the base
+  /private/secret.html must never be requested
+The expected set of indexable URLs is printed with --expected.
+--mutate-file: a JSON file {"change": [paths], "remove": [paths]}; read on
+every request, so a test can change the site between two crawls.
+"""
+import argparse
+import io
+import json
+import os
+import sys
+import threading
+import time
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+BIG = 11 * 1024 * 1024
+LASTMOD = "Tue, 14 Nov 2023 22:13:20 GMT"
+
+
+def page_links(i, n):
+    nxt = [(i + 1) % n, (i + 2) % n]
+    links = ['<a href="%d.html">next</a>' % nxt[0],
+             '<a href="%d.html#part">frag</a>' % nxt[1],
+             '<a href="/p/%d.html">abs</a>' % nxt[0],
+             '<a href="../p/%d.html">dots</a>' % nxt[1]]
+    if i == 5:
+        links += ['<a href="/private/secret.html">secret</a>',
+                  '<a href="/r/to-4">redirect</a>',
+                  '<a href="/loop/a">loop</a>',
+                  '<a href="/big.html">big</a>',
+                  '<a href="/doc.txt">doc</a>',
+                  '<a href="/archive.zip">zip</a>',
+                  '<a href="/gone.html">gone</a>',
+                  '<a rel="nofollow" href="/p/nofollow.html">nf</a>']
+    return links
+
+
+def expected(n):
+    urls = {"/", "/p/sub/b.html", "/doc.txt", "/archive.zip"}
+    urls |= {"/p/%d.html" % i for i in range(n)}
+    return sorted(urls)
+
+
+class Site:
+    def __init__(self, args):
+        self.n = args.pages
+        self.crawl_delay = args.crawl_delay
+        self.mutate = args.mutate_file
+        self.log = open(args.log, "a", buffering=1)
+        self.lock = threading.Lock()
+        self.zip = self._zip()
+
+    def _zip(self):
+        bio = io.BytesIO()
+        with zipfile.ZipFile(bio, "w") as z:
+            z.writestr("inner.txt", "zipped words kilo")
+        return bio.getvalue()
+
+    def changes(self):
+        if not self.mutate or not os.path.exists(self.mutate):
+            return {"change": [], "remove": []}
+        with open(self.mutate) as f:
+            return json.load(f)
+
+    def record(self, path, t0, t1, status):
+        with self.lock:
+            self.log.write("%.6f %.6f %d %s\n" % (t0, t1, status, path))
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send(self, status, body, ctype="text/html; charset=utf-8", headers=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        return status
+
+    def route(self):
+        site = self.server.site
+        path = self.path.split("?")[0]
+        ch = site.changes()
+        if path in ch.get("remove", []):
+            return self.send(404, b"gone")
+        tag = " changed" if path in ch.get("change", []) else ""
+        if path == "/robots.txt":
+            body = "User-agent: *\nDisallow: /private/\n"
+            if site.crawl_delay:
+                body += "Crawl-delay: %s\n" % site.crawl_delay
+            return self.send(200, body.encode(), "text/plain")
+        if path == "/":
+            return self.send(200, ('<html><head><title>Home</title></head><body>'
+                                   '<a href="/p/0.html">0</a> <a href="p/1.html">1</a>'
+                                   '<p>home page words alpha%s</p></body></html>' % tag).encode())
+        if path.startswith("/p/") and path.endswith(".html") and path[3:-5].isdigit():
+            i = int(path[3:-5])
+            if i >= site.n:
+                return self.send(404, b"no such page")
+            head = '<base href="/p/sub/">' if i == 3 else ""
+            extra = '<a href="b.html">based</a>' if i == 3 else ""
+            body = ('<html><head><title>Page %d</title>%s</head><body><p>page %d words '
+                    'bravo%s</p>%s %s</body></html>'
+                    % (i, head, i, tag, " ".join(page_links(i, site.n)), extra))
+            return self.send(200, body.encode())
+        if path == "/p/sub/b.html":
+            return self.send(200, b"<html><head><title>Based</title></head><body>based charlie</body></html>")
+        if path == "/r/to-4":
+            return self.send(301, b"", headers=[("Location", "/p/4.html")])
+        if path == "/loop/a":
+            return self.send(302, b"", headers=[("Location", "/loop/b")])
+        if path == "/loop/b":
+            return self.send(302, b"", headers=[("Location", "/loop/a")])
+        if path == "/big.html":
+            return self.send(200, b"<html><body>" + b"x" * BIG + b"</body></html>")
+        if path == "/doc.txt":
+            return self.send(200, ("plain document delta%s\n" % tag).encode(), "text/plain",
+                             [("Last-Modified", "Wed, 15 Nov 2023 10:00:00 GMT" if tag else LASTMOD)])
+        if path == "/archive.zip":
+            return self.send(200, site.zip, "application/zip", [("ETag", '"zip-1"')])
+        if path == "/p/nofollow.html":
+            return self.send(200, b"<html><body>should not be crawled</body></html>")
+        return self.send(404, b"not found")
+
+    def do_GET(self):
+        t0 = time.monotonic()
+        status = 500
+        try:
+            status = self.route()
+        finally:
+            self.server.site.record(self.path, t0, time.monotonic(), status)
+
+    do_HEAD = do_GET
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # a crawler that cuts a transfer short resets the connection
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file")
+    ap.add_argument("--log", default="/dev/null")
+    ap.add_argument("--pages", type=int, default=60)
+    ap.add_argument("--crawl-delay", default="")
+    ap.add_argument("--mutate-file", default="")
+    ap.add_argument("--expected", action="store_true")
+    args = ap.parse_args()
+    if args.expected:
+        print("\n".join(expected(args.pages)))
+        return
+    srv = Server(("127.0.0.1", 0), Handler)
+    srv.site = Site(args)
+    with open(args.port_file + ".tmp", "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.rename(args.port_file + ".tmp", args.port_file)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

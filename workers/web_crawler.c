@@ -1,0 +1,1328 @@
+/*
+ * webCrawler (SMILA.md 7.5, docs/workers.md "webCrawler"): crawls web
+ * pages with libcurl's multi interface.  The first task of a run starts
+ * at `startUrl`; each task takes a bulk of links (input `linksToCrawl`),
+ * fetches them and writes one record per page to `crawledRecords` and the
+ * links it found to `linksToCrawl` (follow-up tasks, in parallel).
+ *
+ * Politeness is decided when a transfer is started, never by sleeping:
+ * the process-wide host table (web/ sl_web_hosts) grants a host or says
+ * how long to wait, and the task goes on with other hosts meanwhile; the
+ * only wait is curl_multi_poll until the next transfer ends or the next
+ * host is due.  robots.txt is fetched once per host and run and kept in a
+ * process-wide cache.  Every link is marked visited (delta service,
+ * per source and run) before it is fetched, so cycles and links found by
+ * several tasks are fetched once, also across a restart.
+ *
+ * Redirects are not followed by libcurl: a 3xx becomes a new link of the
+ * same depth (counted against maxRedirects), so the target goes through
+ * the scheme check, the URL filters, robots.txt, politeness and the
+ * visited links like any other link, and a redirect loop ends at the
+ * visited check.
+ *
+ * HTML pages keep their content as attachment `httpContent` (the
+ * webFetcher need not fetch them again).  Other types are fetched only up
+ * to their headers when they have an ETag or Last-Modified (the delta
+ * hash), else whole (the hash is their SHA-256), within maxSize.
+ */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "deltaservice/deltaservice.h"
+#include "web/web.h"
+#include "workers/workers_int.h"
+
+#define SLOT_LINKS   "linksToCrawl"
+#define SLOT_RECORDS "crawledRecords"
+#define CONTENT_ATT  "httpContent"
+
+#define DEFAULT_LINKS_PER_BULK 100u
+#define DEFAULT_MAX_SIZE       ((uint64_t)10 << 20)
+#define DEFAULT_MAX_REDIRECTS  5u
+#define DEFAULT_DELAY_MS       1000
+#define DEFAULT_PARALLEL       8u /* transfers in flight per task */
+#define MAX_PARALLEL           64u
+#define MAX_RETRIES            3u /* of a URL answered 429/503 */
+#define ROBOTS_MAX             ((size_t)512 << 10)
+#define CONNECT_TIMEOUT_MS     10000L
+#define TOTAL_TIMEOUT_MS       60000L
+#define LOW_SPEED_SECONDS      20L
+#define HOSTS_MAX              100000u
+#define ROBOTS_CACHE_MAX       10000u
+#define LINKS_PER_PAGE         10000u
+#define HEADER_MAX             1024u
+#define DEFAULT_UA             "Sluice/0.1 (+https://example.invalid/sluice)"
+
+/* ------------------------------------------------------------------------
+ * Process-wide state: the host table and the robots.txt cache.
+ * --------------------------------------------------------------------- */
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static struct sl_web_hosts *g_hosts;
+static pthread_mutex_t g_robots_mu = PTHREAD_MUTEX_INITIALIZER;
+static json_t *g_robots; /* "<source> <seq> <hostkey>" -> {"p": ptr} */
+
+static void
+global_init(void)
+{
+    (void)curl_global_init(CURL_GLOBAL_DEFAULT);
+    (void)sl_web_hosts_new(HOSTS_MAX, &g_hosts);
+    g_robots = json_object();
+}
+
+/* The robots of @key: 1 and *allowed when known, 0 when not yet. */
+static int
+robots_lookup(const char *key, const char *path, int *allowed)
+{
+    const json_t *v = NULL;
+    int known = 0;
+
+    (void)pthread_mutex_lock(&g_robots_mu);
+    v = json_object_get(g_robots, key);
+    if (v != NULL) {
+        const struct sl_web_robots *r =
+            (const struct sl_web_robots *)(uintptr_t)json_integer_value(v);
+
+        known = 1;
+        *allowed = sl_web_robots_allowed(r, path);
+    }
+    (void)pthread_mutex_unlock(&g_robots_mu);
+    return known;
+}
+
+/* Keep @r (taken over) for @key; the cache forgets everything when full
+ * (robots.txt is then fetched again). */
+static void
+robots_store(const char *key, struct sl_web_robots *r)
+{
+    const char *k = NULL;
+    json_t *v = NULL;
+
+    (void)pthread_mutex_lock(&g_robots_mu);
+    if (json_object_size(g_robots) >= ROBOTS_CACHE_MAX) {
+        json_object_foreach(g_robots, k, v)
+        {
+            sl_web_robots_free(
+                (struct sl_web_robots *)(uintptr_t)json_integer_value(v));
+        }
+        json_object_clear(g_robots);
+    }
+    v = json_object_get(g_robots, key);
+    if (v != NULL) {
+        sl_web_robots_free(r); /* another task was faster */
+    } else {
+        (void)json_object_set_new(
+            g_robots, key, json_integer((json_int_t)(uintptr_t)r));
+    }
+    (void)pthread_mutex_unlock(&g_robots_mu);
+}
+
+/* ------------------------------------------------------------------------
+ * Task state.
+ * --------------------------------------------------------------------- */
+
+enum kind { K_PAGE, K_ROBOTS };
+
+struct link {
+    struct link *next;
+    char *url;          /* normalised */
+    char *host;         /* host key */
+    uint64_t depth;     /* httpDepth */
+    unsigned redirects; /* redirects followed to get here */
+    unsigned retries;   /* after 429/503 */
+    enum kind kind;
+    int64_t not_before; /* monotonic ms */
+};
+
+struct xfer {
+    struct crawl *c;
+    struct link *lk;
+    CURL *easy;
+    struct sl_buf body;
+    char ctype[HEADER_MAX];
+    char etag[HEADER_MAX];
+    char lastmod[HEADER_MAX];
+    char location[HEADER_MAX * 8];
+    int64_t retry_after_ms;
+    int body_decided; /* the first body byte arrived */
+    int keep;         /* the body is kept */
+    int headers_only; /* the transfer was cut after the headers */
+    int too_large;
+    int refused_type;
+};
+
+struct crawl {
+    struct sl_task_ctx *ctx;
+    const char *source;
+    uint64_t seq;   /* run sequence of the source */
+    uint64_t owner; /* of the visited marks: from the task's input */
+    struct sl_delta *delta;
+    struct sl_web_politeness pol;
+    int robots;
+    const char *ua;
+    uint64_t max_depth;
+    uint64_t max_size;
+    uint64_t links_per_bulk;
+    uint64_t max_redirects;
+    int follow_redirects;
+    json_t *types; /* allowed content types, or NULL: all */
+    struct sl__wk_patterns urls;
+    unsigned parallel;
+    CURLM *multi;
+    struct link *pending;           /* waiting to start */
+    unsigned running;               /* transfers in flight */
+    struct xfer *act[MAX_PARALLEL]; /* them, NULL in free places */
+    json_t *emitted;                /* links written by this task */
+    json_t *seen; /* links this task visits (its owner marks repeat) */
+    uint64_t links_in_bulk;
+    int links_connected;
+    int fatal; /* output failed */
+};
+
+static void
+link_free(struct link *lk)
+{
+    if (lk != NULL) {
+        sl_free(lk->url);
+        sl_free(lk->host);
+        sl_free(lk);
+    }
+}
+
+static void
+count(struct crawl *c, const char *name)
+{
+    sl_task_counter_add(c->ctx, name, 1);
+}
+
+/* Queue @url (normalised) at @depth. */
+static void
+enqueue(struct crawl *c,
+        const char *url,
+        uint64_t depth,
+        unsigned redirects,
+        enum kind kind)
+{
+    struct link *lk = sl_calloc(1, sizeof(*lk));
+
+    if (sl_web_url_host_key(url, &lk->host) != 0) {
+        sl_free(lk);
+        count(c, "links.invalid");
+        return;
+    }
+    lk->url = sl_strdup(url);
+    lk->depth = depth;
+    lk->redirects = redirects;
+    lk->kind = kind;
+    lk->next = c->pending;
+    c->pending = lk;
+}
+
+/* ------------------------------------------------------------------------
+ * Outputs.
+ * --------------------------------------------------------------------- */
+
+/* Write a link record of @url at @depth to linksToCrawl (each URL once per
+ * task; the visited links drop the rest in the next task). */
+static void
+emit_link(struct crawl *c, const char *url, uint64_t depth)
+{
+    struct sl_bulk_writer *w = NULL;
+    json_t *meta = NULL;
+    int rc = 0;
+
+    if (!c->links_connected || json_object_get(c->emitted, url) != NULL) {
+        return;
+    }
+    if (c->links_in_bulk >= c->links_per_bulk) {
+        rc = sl_task_output_next(c->ctx, SLOT_LINKS);
+        c->links_in_bulk = 0;
+    }
+    if (rc == 0) {
+        rc = sl_task_output_writer(c->ctx, SLOT_LINKS, &w);
+    }
+    if (rc == SL_ENOENT) {
+        c->links_connected = 0;
+        return;
+    }
+    meta = json_pack("{s:s, s:s, s:s, s:I}",
+                     "_recordid",
+                     url,
+                     "_source",
+                     c->source,
+                     sl_task_mapped(c->ctx, "httpUrl"),
+                     url,
+                     sl_task_mapped(c->ctx, "httpDepth"),
+                     (json_int_t)depth);
+    if (rc == 0 && meta != NULL) {
+        rc = sl_bulk_writer_record_begin(w, meta);
+    }
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_end(w);
+    }
+    json_decref(meta);
+    if (rc != 0) {
+        sl_task_set_message(
+            c->ctx, "output %s: %s", SLOT_LINKS, sl_strerror(rc));
+        c->fatal = 1;
+        return;
+    }
+    (void)json_object_set_new(c->emitted, url, json_true());
+    c->links_in_bulk++;
+    count(c, "links.found");
+}
+
+/* The MIME type of Content-Type @ct into @mime (lower case, no
+ * parameters) and its charset into @charset (may be empty). */
+static void
+split_ctype(const char *ct, char *mime, size_t mcap, char *cs, size_t ccap)
+{
+    const char *semi = strchr(ct, ';');
+    const char *p = NULL;
+    size_t n = semi != NULL ? (size_t)(semi - ct) : strlen(ct);
+    size_t i = 0;
+
+    while (n > 0 && isspace((unsigned char)ct[n - 1])) {
+        n--;
+    }
+    for (i = 0; i < n && i + 1 < mcap; i++) {
+        mime[i] = (char)tolower((unsigned char)ct[i]);
+    }
+    mime[i] = '\0';
+    cs[0] = '\0';
+    p = semi != NULL ? strcasestr(semi, "charset=") : NULL;
+    if (p != NULL) {
+        p += 8;
+        p += *p == '"' ? 1 : 0;
+        for (i = 0; p[i] != '\0' && p[i] != '"' && p[i] != ';' &&
+                    !isspace((unsigned char)p[i]) && i + 1 < ccap;
+             i++) {
+            cs[i] = p[i];
+        }
+        cs[i] = '\0';
+    }
+}
+
+static int
+is_html(const char *mime)
+{
+    return strcmp(mime, "text/html") == 0 ||
+           strcmp(mime, "application/xhtml+xml") == 0;
+}
+
+/* Is @mime allowed by filters.contentTypes (prefixes; none: all)? */
+static int
+type_allowed(const struct crawl *c, const char *mime)
+{
+    const json_t *v = NULL;
+    size_t i = 0;
+
+    if (c->types == NULL) {
+        return 1;
+    }
+    json_array_foreach(c->types, i, v)
+    {
+        const char *t = json_string_value(v);
+
+        if (t != NULL && strncasecmp(mime, t, strlen(t)) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Collect the links of an HTML page: called by the link extractor. */
+static int
+on_link(void *arg, const char *url, enum sl_web_link_kind kind)
+{
+    struct xfer *x = arg;
+
+    (void)kind;
+    if (x->c->fatal) {
+        return SL_EIO;
+    }
+    emit_link(x->c, url, x->lk->depth + 1);
+    return 0;
+}
+
+/* Write the record of a fetched page. */
+static void
+emit_record(struct crawl *c, struct xfer *x, long status)
+{
+    struct sl_bulk_writer *w = NULL;
+    char mime[256];
+    char cs[64];
+    char hash[80];
+    json_t *meta = NULL;
+    int rc = 0;
+
+    split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
+    if (x->etag[0] != '\0') {
+        (void)snprintf(hash, sizeof(hash), "etag:%.70s", x->etag);
+    } else if (x->lastmod[0] != '\0') {
+        (void)snprintf(hash, sizeof(hash), "lm:%.70s", x->lastmod);
+    } else {
+        char hex[65];
+
+        sl_sha256_hex(x->body.data ? x->body.data : "", x->body.len, hex);
+        (void)snprintf(hash, sizeof(hash), "sha256:%s", hex);
+    }
+    rc = sl_task_output_writer(c->ctx, SLOT_RECORDS, &w);
+    if (rc == SL_ENOENT) {
+        return;
+    }
+    meta = json_pack("{s:s, s:s, s:s, s:i, s:s, s:I, s:I, s:s}",
+                     "_recordid",
+                     x->lk->url,
+                     "_source",
+                     c->source,
+                     sl_task_mapped(c->ctx, "httpUrl"),
+                     x->lk->url,
+                     sl_task_mapped(c->ctx, "httpStatus"),
+                     (int)status,
+                     sl_task_mapped(c->ctx, "httpMimetype"),
+                     mime,
+                     sl_task_mapped(c->ctx, "httpSize"),
+                     (json_int_t)x->body.len,
+                     sl_task_mapped(c->ctx, "httpDepth"),
+                     (json_int_t)x->lk->depth,
+                     "_deltaHash",
+                     hash);
+    if (meta == NULL) {
+        rc = SL_EINTERNAL;
+    }
+    if (rc == 0 && cs[0] != '\0') {
+        (void)json_object_set_new(
+            meta, sl_task_mapped(c->ctx, "httpCharset"), json_string(cs));
+    }
+    if (rc == 0 && x->lastmod[0] != '\0') {
+        (void)json_object_set_new(meta,
+                                  sl_task_mapped(c->ctx, "httpLastModified"),
+                                  json_string(x->lastmod));
+    }
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_begin(w, meta);
+    }
+    if (rc == 0 && x->keep) {
+        rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, x->body.len);
+        if (rc == 0 && x->body.len > 0) {
+            rc = sl_bulk_writer_attachment_write(w, x->body.data, x->body.len);
+        }
+    }
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_end(w);
+    }
+    json_decref(meta);
+    if (rc != 0) {
+        sl_task_set_message(
+            c->ctx, "output %s: %s", SLOT_RECORDS, sl_strerror(rc));
+        c->fatal = 1;
+        return;
+    }
+    count(c, "records.crawled");
+}
+
+/* ------------------------------------------------------------------------
+ * Transfers.
+ * --------------------------------------------------------------------- */
+
+/* Copy header value @v (@n bytes, trimmed) into @dst. */
+static void
+header_value(const char *v, size_t n, char *dst, size_t cap)
+{
+    while (n > 0 && isspace((unsigned char)*v)) {
+        v++;
+        n--;
+    }
+    while (n > 0 && isspace((unsigned char)v[n - 1])) {
+        n--;
+    }
+    if (n >= cap) {
+        n = cap - 1;
+    }
+    memcpy(dst, v, n);
+    dst[n] = '\0';
+}
+
+static size_t
+on_header(char *buf, size_t size, size_t nitems, void *arg)
+{
+    struct xfer *x = arg;
+    size_t n = size * nitems;
+    static const struct {
+        const char *name;
+        size_t off;
+        size_t cap;
+    } known[] = {
+        {"content-type:", offsetof(struct xfer, ctype), HEADER_MAX},
+        {"etag:", offsetof(struct xfer, etag), HEADER_MAX},
+        {"last-modified:", offsetof(struct xfer, lastmod), HEADER_MAX},
+        {"location:", offsetof(struct xfer, location), HEADER_MAX * 8},
+    };
+    size_t i = 0;
+
+    if (n >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
+        /* a new response (after 100 Continue): forget the last one */
+        x->ctype[0] = x->etag[0] = x->lastmod[0] = x->location[0] = '\0';
+        x->retry_after_ms = -1;
+        return n;
+    }
+    for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        size_t k = strlen(known[i].name);
+
+        if (n > k && strncasecmp(buf, known[i].name, k) == 0) {
+            header_value(
+                buf + k, n - k, (char *)x + known[i].off, known[i].cap);
+            return n;
+        }
+    }
+    if (n > 12 && strncasecmp(buf, "retry-after:", 12) == 0) {
+        char v[64];
+        char *end = NULL;
+        long long s = 0;
+
+        header_value(buf + 12, n - 12, v, sizeof(v));
+        s = strtoll(v, &end, 10);
+        if (end != v && *end == '\0' && s >= 0) {
+            x->retry_after_ms = s * 1000; /* HTTP dates: not handled */
+        }
+    }
+    return n;
+}
+
+/* The first body bytes: decide whether the body is wanted. */
+static void
+decide_body(struct xfer *x)
+{
+    char mime[256];
+    char cs[64];
+    long status = 0;
+
+    x->body_decided = 1;
+    (void)curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
+    if (x->lk->kind == K_ROBOTS) {
+        x->keep = status >= 200 && status < 300;
+        return;
+    }
+    if (status < 200 || status >= 300) {
+        x->keep = 0; /* error pages and redirects: not needed */
+        return;
+    }
+    if (!type_allowed(x->c, mime)) {
+        x->refused_type = 1;
+        return;
+    }
+    if (is_html(mime)) {
+        x->keep = 1;
+    } else if (x->etag[0] != '\0' || x->lastmod[0] != '\0') {
+        x->headers_only = 1; /* the webFetcher fetches it when changed */
+    } else {
+        x->keep = 1; /* no validator: the content is the delta hash */
+    }
+}
+
+static size_t
+on_body(char *buf, size_t size, size_t nmemb, void *arg)
+{
+    struct xfer *x = arg;
+    size_t n = size * nmemb;
+
+    if (!x->body_decided) {
+        decide_body(x);
+    }
+    if (x->refused_type || x->headers_only) {
+        return 0; /* cuts the transfer: CURLE_WRITE_ERROR, expected */
+    }
+    if (!x->keep) {
+        return n;
+    }
+    if (sl_buf_append(&x->body, buf, n) != 0) {
+        x->too_large = 1;
+        return 0;
+    }
+    return n;
+}
+
+static struct xfer *
+xfer_new(struct crawl *c, struct link *lk)
+{
+    struct xfer *x = sl_calloc(1, sizeof(*x));
+    char *url = NULL;
+
+    x->c = c;
+    x->lk = lk;
+    x->retry_after_ms = -1;
+    sl_buf_init(&x->body,
+                lk->kind == K_ROBOTS ? ROBOTS_MAX : (size_t)c->max_size);
+    x->easy = curl_easy_init();
+    if (x->easy == NULL) {
+        sl_free(x);
+        return NULL;
+    }
+    if (lk->kind == K_ROBOTS) {
+        url = sl_asprintf("%s/robots.txt", lk->host);
+    }
+    (void)curl_easy_setopt(x->easy, CURLOPT_URL, url ? url : lk->url);
+    sl_free(url);
+    (void)curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
+    (void)curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    (void)curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
+    (void)curl_easy_setopt(x->easy, CURLOPT_USERAGENT, c->ua);
+    (void)curl_easy_setopt(x->easy, CURLOPT_ACCEPT_ENCODING, "");
+    (void)curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+    (void)curl_easy_setopt(
+        x->easy, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+    (void)curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, TOTAL_TIMEOUT_MS);
+    (void)curl_easy_setopt(x->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    (void)curl_easy_setopt(x->easy, CURLOPT_LOW_SPEED_TIME, LOW_SPEED_SECONDS);
+    (void)curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
+    (void)curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+    (void)curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_body);
+    (void)curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+    return x;
+}
+
+static void
+xfer_free(struct xfer *x)
+{
+    if (x != NULL) {
+        if (x->easy != NULL) {
+            curl_easy_cleanup(x->easy);
+        }
+        sl_buf_free(&x->body);
+        link_free(x->lk);
+        sl_free(x);
+    }
+}
+
+/* robots.txt of @x's host arrived (or failed: @status 0). */
+static void
+robots_done(struct crawl *c, struct xfer *x, long status)
+{
+    struct sl_web_robots *r = NULL;
+    char *key = sl_asprintf(
+        "%s %llu %s", c->source, (unsigned long long)c->seq, x->lk->host);
+    int rc = 0;
+
+    if (status >= 200 && status < 300) {
+        rc = sl_web_robots_parse(
+            x->body.data ? x->body.data : "", x->body.len, c->ua, &r);
+        if (rc != 0) {
+            r = sl_web_robots_new_allow_all();
+        }
+        count(c, "robots.fetched");
+    } else if (status >= 400 && status < 500) {
+        r = sl_web_robots_new_allow_all(); /* RFC 9309: unavailable */
+        count(c, "robots.missing");
+    } else {
+        /* 5xx, a redirect, or no answer: unreachable, disallow for the
+         * run (RFC 9309 2.3.1.4), never allow all on a failure */
+        r = sl_web_robots_new_disallow_all();
+        count(c, "robots.unreachable");
+    }
+    if (r != NULL) {
+        double delay = sl_web_robots_crawl_delay(r);
+
+        if (delay > 0) {
+            sl_web_hosts_crawl_delay(g_hosts, x->lk->host, delay, sl_mono_ms());
+        }
+        robots_store(key, r);
+    }
+    sl_free(key);
+}
+
+/* A transfer ended with @code. */
+static void
+finish(struct crawl *c, struct xfer *x, CURLcode code)
+{
+    long status = 0;
+    int cut = code == CURLE_WRITE_ERROR &&
+              (x->headers_only || x->refused_type || x->too_large);
+
+    (void)curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (code != CURLE_OK && !cut) {
+        status = status > 0 && code == CURLE_FILESIZE_EXCEEDED ? status : 0;
+    }
+    sl_web_hosts_release(g_hosts,
+                         x->lk->host,
+                         &c->pol,
+                         sl_mono_ms(),
+                         (int)status,
+                         x->retry_after_ms);
+    if (x->lk->kind == K_ROBOTS) {
+        robots_done(c, x, code == CURLE_OK ? status : 0);
+        return;
+    }
+    if (code == CURLE_FILESIZE_EXCEEDED || x->too_large) {
+        SL_WARN("webCrawler: %s: larger than maxSize", x->lk->url);
+        count(c, "links.skipped.tooLarge");
+        return;
+    }
+    if (x->refused_type) {
+        count(c, "links.skipped.contentType");
+        return;
+    }
+    if (code != CURLE_OK && !cut) {
+        SL_WARN("webCrawler: %s: %s", x->lk->url, curl_easy_strerror(code));
+        count(c, "links.failed.network");
+        return;
+    }
+    if (status == 429 || status == 503) {
+        if (x->lk->retries < MAX_RETRIES) {
+            x->lk->retries++;
+            x->lk->next = c->pending;
+            c->pending = x->lk; /* the host table says when */
+            x->lk = NULL;
+            count(c, "links.retried");
+        } else {
+            SL_WARN("webCrawler: %s: HTTP %ld, given up", x->lk->url, status);
+            count(c, "links.failed.throttled");
+        }
+        return;
+    }
+    if (status >= 300 && status < 400 && x->location[0] != '\0') {
+        char *to = NULL;
+
+        if (!c->follow_redirects || x->lk->redirects >= c->max_redirects) {
+            count(c, "links.skipped.redirects");
+            return;
+        }
+        if (sl_web_url_resolve(x->lk->url, x->location, &to) != 0) {
+            count(c, "links.skipped.badRedirect");
+            return;
+        }
+        count(c, "links.redirected");
+        /* same depth; visited, filters and robots apply when it starts */
+        enqueue(c, to, x->lk->depth, x->lk->redirects + 1, K_PAGE);
+        c->pending->not_before = -1; /* marks: visit check needed */
+        sl_free(to);
+        return;
+    }
+    if (status < 200 || status >= 300) {
+        SL_WARN("webCrawler: %s: HTTP %ld", x->lk->url, status);
+        count(c, status >= 500 ? "links.failed.server" : "links.failed.client");
+        return;
+    }
+    if (x->keep && x->lk->depth < c->max_depth) {
+        char mime[256];
+        char cs[64];
+
+        split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
+        if (is_html(mime)) {
+            struct sl_web_links *lx = NULL;
+            struct sl_web_links_summary sum;
+
+            memset(&sum, 0, sizeof(sum));
+            if (sl_web_links_begin(x->lk->url,
+                                   cs[0] != '\0' ? cs : NULL,
+                                   LINKS_PER_PAGE,
+                                   on_link,
+                                   x,
+                                   &lx) == 0) {
+                (void)sl_web_links_feed(lx, x->body.data, x->body.len);
+                (void)sl_web_links_end(lx, &sum);
+            }
+            if (sum.meta_nofollow) {
+                count(c, "pages.nofollow");
+            }
+        }
+    }
+    emit_record(c, x, status);
+}
+
+/* ------------------------------------------------------------------------
+ * Scheduling.
+ * --------------------------------------------------------------------- */
+
+/* Mark @lk visited in this run: 1 when this task is the first, 0 when it
+ * was visited already (dropped), negative on a service error. */
+static int
+visit(struct crawl *c, struct link *lk)
+{
+    struct sl_delta_link dl;
+    struct sl_err err;
+    int rc = 0;
+
+    if (json_object_get(c->seen, lk->url) != NULL) {
+        return 0; /* this task has it already (a redirect loop) */
+    }
+    (void)json_object_set_new(c->seen, lk->url, json_true());
+    if (c->delta == NULL) {
+        return 1;
+    }
+    sl_err_clear(&err);
+    memset(&dl, 0, sizeof(dl));
+    dl.url = lk->url;
+    rc = sl_delta_visit(c->delta, c->source, c->seq, c->owner, &dl, 1, &err);
+    if (rc != 0) {
+        sl_task_set_message(c->ctx, "visited links: %s", err.message);
+        return rc;
+    }
+    return dl.first > 0;
+}
+
+/* Whether @lk may be fetched by the rules of the task: filters, depth,
+ * robots.txt (0: not yet known, a robots.txt fetch is queued).  Returns 1
+ * (go), 0 (dropped, counted) or 2 (wait for robots.txt). */
+static int
+admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
+{
+    char *key = NULL;
+    char *path = NULL;
+    int allowed = 1;
+    int known = 0;
+
+    if (!sl__wk_patterns_pass(&c->urls, lk->url)) {
+        count(c, "links.filtered");
+        return 0;
+    }
+    if (lk->depth > c->max_depth) {
+        count(c, "links.tooDeep");
+        return 0;
+    }
+    if (!c->robots) {
+        return 1;
+    }
+    key = sl_asprintf(
+        "%s %llu %s", c->source, (unsigned long long)c->seq, lk->host);
+    if (sl_web_url_path_query(lk->url, &path) != 0) {
+        path = sl_strdup("/");
+    }
+    known = robots_lookup(key, path, &allowed);
+    sl_free(path);
+    sl_free(key);
+    if (!known) {
+        if (json_object_get(robots_asked, lk->host) == NULL) {
+            (void)json_object_set_new(robots_asked, lk->host, json_true());
+            enqueue(c, lk->host, 0, 0, K_ROBOTS);
+        }
+        return 2;
+    }
+    if (!allowed) {
+        count(c, "links.disallowedByRobots");
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * Start what may start now: robots.txt fetches first, then pages whose
+ * host the table grants.  *wake_ms is set to the earliest time a waiting
+ * link may start (-1: only a transfer's end can change anything).
+ */
+static int
+schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
+{
+    struct link **pp = &c->pending;
+    int64_t now = sl_mono_ms();
+
+    *wake_ms = -1;
+    while (*pp != NULL && c->running < c->parallel && !c->fatal) {
+        struct link *lk = *pp;
+        struct xfer *x = NULL;
+        int64_t wait = 0;
+        int ok = 1;
+
+        if (lk->kind == K_PAGE) {
+            if (lk->not_before < 0) { /* a redirect target, not yet seen */
+                ok = visit(c, lk);
+                if (ok < 0) {
+                    return ok;
+                }
+                lk->not_before = 0;
+                if (ok == 0) {
+                    count(c, "links.alreadyVisited");
+                }
+            }
+            if (ok == 1) {
+                ok = admissible(c, lk, robots_asked);
+            }
+            if (ok == 0) {
+                *pp = lk->next;
+                link_free(lk);
+                continue;
+            }
+            if (ok == 2) { /* its robots.txt is queued at the head */
+                pp = &lk->next;
+                continue;
+            }
+        }
+        if (sl_web_hosts_acquire(g_hosts, lk->host, &c->pol, now, &wait) != 0) {
+            if (wait > 0 && (*wake_ms < 0 || now + wait < *wake_ms)) {
+                *wake_ms = now + wait;
+            }
+            pp = &lk->next;
+            continue;
+        }
+        *pp = lk->next;
+        lk->next = NULL;
+        x = xfer_new(c, lk);
+        if (x == NULL || curl_multi_add_handle(c->multi, x->easy) != CURLM_OK) {
+            sl_web_hosts_release(
+                g_hosts, lk->host, &c->pol, sl_mono_ms(), 0, -1);
+            if (x != NULL) {
+                xfer_free(x);
+            } else {
+                link_free(lk);
+            }
+            count(c, "links.failed.internal");
+            continue;
+        }
+        for (size_t i = 0; i < MAX_PARALLEL; i++) {
+            if (c->act[i] == NULL) {
+                c->act[i] = x;
+                break;
+            }
+        }
+        c->running++;
+    }
+    return 0;
+}
+
+/* Run transfers until nothing is pending or running. */
+static int
+crawl_loop(struct crawl *c)
+{
+    json_t *robots_asked = json_object();
+    int rc = 0;
+
+    while ((c->pending != NULL || c->running > 0) && !c->fatal) {
+        int64_t wake = -1;
+        int still = 0;
+        int timeout = 200;
+        CURLMsg *m = NULL;
+        int left = 0;
+
+        if (sl_task_is_canceled(c->ctx)) {
+            rc = SL_ECANCELED;
+            break;
+        }
+        rc = schedule(c, robots_asked, &wake);
+        if (rc != 0) {
+            break;
+        }
+        (void)curl_multi_perform(c->multi, &still);
+        while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
+            struct xfer *x = NULL;
+
+            if (m->msg != CURLMSG_DONE) {
+                continue;
+            }
+            (void)curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &x);
+            (void)curl_multi_remove_handle(c->multi, m->easy_handle);
+            c->running--;
+            for (size_t i = 0; i < MAX_PARALLEL; i++) {
+                if (c->act[i] == x) {
+                    c->act[i] = NULL;
+                }
+            }
+            finish(c, x, m->data.result);
+            xfer_free(x);
+        }
+        if (c->pending == NULL && c->running == 0) {
+            break;
+        }
+        if (wake >= 0) {
+            int64_t d = wake - sl_mono_ms();
+
+            timeout = d < 1 ? 1 : d > 200 ? 200 : (int)d;
+        }
+        (void)curl_multi_poll(c->multi, NULL, 0, timeout, NULL);
+    }
+    json_decref(robots_asked);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Parameters and perform.
+ * --------------------------------------------------------------------- */
+
+/*
+ * The owner of this task's visited marks: a hash of its input objects
+ * (the start task: of "start"), which a retry of the task keeps while
+ * its id changes.  So a retry fetches again what a lost attempt marked,
+ * and two different tasks never fetch one URL twice.
+ */
+static uint64_t
+task_owner(const struct sl_task_ctx *ctx)
+{
+    const json_t *in = json_object_get(
+        json_object_get(sl_task_json(ctx), "input"), SLOT_LINKS);
+    uint64_t h = 14695981039346656037ull;
+    const json_t *v = NULL;
+    const char *p = "start";
+    size_t i = 0;
+
+    json_array_foreach(in, i, v)
+    {
+        p = json_string_value(json_object_get(v, "id"));
+        for (; p != NULL && *p != '\0'; p++) {
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        }
+        h = (h ^ 0xff) * 1099511628211ull;
+        p = NULL;
+    }
+    for (; p != NULL && *p != '\0'; p++) {
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    }
+    return h != 0 ? h : 1;
+}
+
+static int
+crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
+{
+    const json_t *filters = sl_task_param(ctx, "filters");
+    const json_t *pol = sl_task_param(ctx, "politeness");
+    const json_t *v = NULL;
+    uint64_t delay = DEFAULT_DELAY_MS;
+    uint64_t maxc = 1;
+    uint64_t par = DEFAULT_PARALLEL;
+    const char *run_id = NULL;
+    struct sl_err err;
+    int rc = 0;
+
+    memset(c, 0, sizeof(*c));
+    c->ctx = ctx;
+    c->links_connected = 1;
+    c->source = sl_task_param_str(ctx, "dataSource");
+    if (c->source == NULL || c->source[0] == '\0') {
+        sl_task_set_message(ctx, "parameter dataSource is required");
+        return SL_EINVAL;
+    }
+    if ((filters != NULL && !json_is_object(filters)) ||
+        (pol != NULL && !json_is_object(pol))) {
+        sl_task_set_message(ctx, "filters and politeness must be objects");
+        return SL_EINVAL;
+    }
+    if (sl_task_param_u64(
+            ctx, "linksPerBulk", DEFAULT_LINKS_PER_BULK, &c->links_per_bulk) !=
+            0 ||
+        c->links_per_bulk == 0 ||
+        sl__wk_json_u64(json_object_get(filters, "maxCrawlDepth"),
+                        UINT64_MAX,
+                        &c->max_depth) != 0 ||
+        sl__wk_json_u64(json_object_get(filters, "maxSize"),
+                        DEFAULT_MAX_SIZE,
+                        &c->max_size) != 0 ||
+        c->max_size == 0 || c->max_size > SIZE_MAX / 2 ||
+        sl__wk_json_u64(json_object_get(filters, "maxRedirects"),
+                        DEFAULT_MAX_REDIRECTS,
+                        &c->max_redirects) != 0 ||
+        sl__wk_json_u64(
+            json_object_get(pol, "delayMs"), DEFAULT_DELAY_MS, &delay) != 0 ||
+        sl__wk_json_u64(
+            json_object_get(pol, "maxConnectionsPerHost"), 1, &maxc) != 0 ||
+        maxc == 0 || maxc > MAX_PARALLEL ||
+        sl__wk_json_u64(json_object_get(pol, "parallelTransfers"),
+                        DEFAULT_PARALLEL,
+                        &par) != 0 ||
+        par == 0 || par > MAX_PARALLEL || delay > 3600000) {
+        sl_task_set_message(ctx,
+                            "linksPerBulk, filters.maxCrawlDepth, "
+                            "filters.maxSize, filters.maxRedirects, "
+                            "politeness.delayMs, "
+                            "politeness.maxConnectionsPerHost and "
+                            "politeness.parallelTransfers must be numbers "
+                            "in range");
+        return SL_EINVAL;
+    }
+    c->pol.delay_ms = (int64_t)delay;
+    c->pol.max_connections = (unsigned)maxc;
+    c->parallel = (unsigned)par;
+    v = json_object_get(filters, "followRedirects");
+    c->follow_redirects =
+        !(json_is_false(v) ||
+          (json_is_string(v) && strcmp(json_string_value(v), "false") == 0));
+    v = json_object_get(pol, "respectRobots");
+    c->robots =
+        !(json_is_false(v) ||
+          (json_is_string(v) && strcmp(json_string_value(v), "false") == 0));
+    c->ua = json_string_value(json_object_get(pol, "userAgent"));
+    if (c->ua == NULL || c->ua[0] == '\0') {
+        c->ua = DEFAULT_UA;
+    }
+    v = json_object_get(filters, "contentTypes");
+    if (v != NULL && !json_is_array(v)) {
+        sl_task_set_message(ctx, "filters.contentTypes: an array of prefixes");
+        return SL_EINVAL;
+    }
+    c->types = (json_t *)v;
+    rc = sl__wk_patterns_init(ctx, filters, "urlPatterns", &c->urls);
+    if (rc != 0) {
+        return rc;
+    }
+    (void)pthread_once(&global_once, global_init);
+    if (g_hosts == NULL) {
+        sl_task_set_message(ctx, "webCrawler: no host table");
+        return SL_EINTERNAL;
+    }
+    c->delta = sl_task_services(ctx)->delta;
+    run_id = json_string_value(json_object_get(
+        json_object_get(sl_task_json(ctx), "properties"), "jobRunId"));
+    if (c->delta != NULL) {
+        sl_err_clear(&err);
+        rc = sl_delta_run_for(
+            c->delta, c->source, run_id ? run_id : "", &c->seq, &err);
+        if (rc != 0) {
+            sl_task_set_message(ctx, "delta service: %s", err.message);
+            return rc;
+        }
+    }
+    c->owner = task_owner(ctx);
+    c->multi = curl_multi_init();
+    c->emitted = json_object();
+    c->seen = json_object();
+    return c->multi != NULL ? 0 : SL_EINTERNAL;
+}
+
+/* The start URLs: parameter startUrl, a string or a list. */
+static int
+start_links(struct crawl *c, struct sl_delta_link **dl, size_t *n)
+{
+    const json_t *su = sl_task_param(c->ctx, "startUrl");
+    const json_t *v = NULL;
+    size_t i = 0;
+
+    *dl = NULL;
+    *n = 0;
+    if (json_is_string(su)) {
+        *dl = sl_calloc(1, sizeof(**dl));
+        (*dl)[(*n)++].url = json_string_value(su);
+    } else if (json_is_array(su) && json_array_size(su) > 0) {
+        *dl = sl_calloc(json_array_size(su), sizeof(**dl));
+        json_array_foreach(su, i, v)
+        {
+            if (!json_is_string(v)) {
+                break;
+            }
+            (*dl)[(*n)++].url = json_string_value(v);
+        }
+    }
+    if (*n == 0 || (json_is_array(su) && *n != json_array_size(su))) {
+        sl_free(*dl);
+        *dl = NULL;
+        sl_task_set_message(c->ctx, "startUrl: a URL or a list of URLs");
+        return SL_EINVAL;
+    }
+    return 0;
+}
+
+/* Queue the links of this task: marks them visited in one batch and
+ * queues those this task is the first to visit. */
+static int
+queue_links(struct crawl *c,
+            struct sl_delta_link *dl,
+            size_t n,
+            uint64_t *depth)
+{
+    struct sl_err err;
+    size_t i = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (c->delta != NULL && n > 0) {
+        rc = sl_delta_visit(c->delta, c->source, c->seq, c->owner, dl, n, &err);
+        if (rc != 0) {
+            sl_task_set_message(c->ctx, "visited links: %s", err.message);
+            return rc;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        if (dl[i].result == 0 && json_object_get(c->seen, dl[i].url) != NULL) {
+            count(c, "links.alreadyVisited"); /* twice in this task */
+            continue;
+        }
+        if (c->delta != NULL && dl[i].first <= 0) {
+            count(c,
+                  dl[i].result != 0 ? "links.invalid" : "links.alreadyVisited");
+            continue;
+        }
+        (void)json_object_set_new(c->seen, dl[i].url, json_true());
+        enqueue(c, dl[i].url, depth != NULL ? depth[i] : 0, 0, K_PAGE);
+    }
+    return 0;
+}
+
+/* The links of the input bulks: normalised, with their depth. */
+static int
+input_links(struct crawl *c)
+{
+    size_t nin = sl_task_input_count(c->ctx, SLOT_LINKS);
+    size_t b = 0;
+    int rc = 0;
+
+    for (b = 0; b < nin && rc == 0; b++) {
+        struct sl_bulk_reader *r = NULL;
+        struct sl_delta_link *dl = NULL;
+        uint64_t *depth = NULL;
+        char **urls = NULL;
+        size_t n = 0;
+        size_t cap = 0;
+        json_t *meta = NULL;
+        struct sl_err err;
+
+        sl_err_clear(&err);
+        rc = sl_task_input_open(c->ctx, SLOT_LINKS, b, &r);
+        if (rc != 0) {
+            sl_task_set_message(c->ctx, "input %zu: %s", b, sl_strerror(rc));
+            return SL_WORKER_RECOVERABLE;
+        }
+        while ((rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
+            const char *u = json_string_value(
+                json_object_get(meta, sl_task_mapped(c->ctx, "httpUrl")));
+            char *norm = NULL;
+            uint64_t d = 0;
+
+            rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
+            if (rc == 0 && u != NULL && sl_web_url_normalize(u, &norm) == 0) {
+                if (sl__wk_json_u64(
+                        json_object_get(meta,
+                                        sl_task_mapped(c->ctx, "httpDepth")),
+                        0,
+                        &d) != 0) {
+                    d = 0;
+                }
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    urls = sl_realloc(urls, cap * sizeof(*urls));
+                    depth = sl_realloc(depth, cap * sizeof(*depth));
+                }
+                urls[n] = norm;
+                depth[n++] = d;
+            } else if (rc == 0) {
+                count(c, "links.invalid");
+            }
+            json_decref(meta);
+            if (rc != 0) {
+                break;
+            }
+        }
+        if (rc < 0) {
+            sl_task_set_message(c->ctx, "input %zu: %s", b, err.message);
+            rc = SL_WORKER_FATAL;
+        } else {
+            size_t i = 0;
+
+            sl_task_input_close(c->ctx, r);
+            dl = sl_calloc(n > 0 ? n : 1, sizeof(*dl));
+            for (i = 0; i < n; i++) {
+                dl[i].url = urls[i];
+            }
+            rc = queue_links(c, dl, n, depth) == 0 ? 0 : SL_WORKER_RECOVERABLE;
+        }
+        while (n > 0) {
+            sl_free(urls[--n]);
+        }
+        sl_free(urls);
+        sl_free(depth);
+        sl_free(dl);
+    }
+    return rc;
+}
+
+static int
+web_crawl_perform(struct sl_task_ctx *ctx)
+{
+    struct crawl c;
+    int res = SL_WORKER_OK;
+    int rc = 0;
+
+    rc = crawl_init(ctx, &c);
+    if (rc != 0) {
+        res = rc == SL_EINVAL ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
+        goto out;
+    }
+    if (sl_task_input_count(ctx, SLOT_LINKS) == 0) {
+        struct sl_delta_link *dl = NULL;
+        char **norm = NULL;
+        size_t n = 0;
+        size_t i = 0;
+
+        rc = start_links(&c, &dl, &n);
+        if (rc != 0) {
+            res = SL_WORKER_FATAL;
+            goto out;
+        }
+        norm = sl_calloc(n, sizeof(*norm));
+        for (i = 0; i < n && rc == 0; i++) {
+            rc = sl_web_url_normalize(dl[i].url, &norm[i]);
+            if (rc != 0) {
+                sl_task_set_message(
+                    ctx, "startUrl '%s': %s", dl[i].url, sl_strerror(rc));
+            }
+            dl[i].url = norm[i];
+        }
+        if (rc == 0) {
+            rc = queue_links(&c, dl, n, NULL);
+            res = rc == 0 ? SL_WORKER_OK : SL_WORKER_RECOVERABLE;
+        } else {
+            res = SL_WORKER_FATAL;
+        }
+        for (i = 0; i < n; i++) {
+            sl_free(norm[i]);
+        }
+        sl_free(norm);
+        sl_free(dl);
+    } else {
+        res = input_links(&c);
+    }
+    if (res == SL_WORKER_OK) {
+        rc = crawl_loop(&c);
+        if (rc != 0 || c.fatal) {
+            res = SL_WORKER_RECOVERABLE;
+            if (rc == SL_ECANCELED) {
+                sl_task_set_message(ctx, "canceled");
+            }
+        }
+    }
+out:
+    while (c.pending != NULL) {
+        struct link *lk = c.pending;
+
+        c.pending = lk->next;
+        link_free(lk);
+    }
+    for (size_t i = 0; i < MAX_PARALLEL; i++) {
+        struct xfer *x = c.act[i]; /* still running after a cancel */
+
+        if (x != NULL) {
+            (void)curl_multi_remove_handle(c.multi, x->easy);
+            sl_web_hosts_release(
+                g_hosts, x->lk->host, &c.pol, sl_mono_ms(), 0, -1);
+            xfer_free(x);
+        }
+    }
+    if (c.multi != NULL) {
+        (void)curl_multi_cleanup(c.multi);
+    }
+    sl__wk_patterns_free(&c.urls);
+    json_decref(c.emitted);
+    json_decref(c.seen);
+    return res;
+}
+
+const struct sl_worker_type sl_worker_webCrawler = {
+    SL_WORKER_ABI_VERSION,
+    "webCrawler",
+    "{\"name\": \"webCrawler\", \"taskGenerator\": \"runOnceTrigger\","
+    " \"parameters\": [{\"name\": \"dataSource\"},"
+    "  {\"name\": \"startUrl\", \"type\": \"any\"},"
+    "  {\"name\": \"linksPerBulk\", \"optional\": true},"
+    "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"}],"
+    " \"input\": [{\"name\": \"linksToCrawl\", \"type\": \"recordBulks\"}],"
+    " \"output\": [{\"name\": \"linksToCrawl\", \"type\": \"recordBulks\","
+    "   \"modes\": [\"multiple\", \"optional\"]},"
+    "  {\"name\": \"crawledRecords\", \"type\": \"recordBulks\","
+    "   \"modes\": [\"optional\"]}]}",
+    web_crawl_perform,
+    NULL,
+};
