@@ -20,6 +20,7 @@ struct host {
     int64_t crawl_ms;   /* robots.txt Crawl-delay, capped */
     int64_t backoff_ms; /* after 429/503 answers; 0 after a success */
     unsigned inflight;  /* requests started and not ended */
+    int requested;      /* a request was granted */
 };
 
 struct sl_web_hosts {
@@ -148,6 +149,7 @@ sl_web_hosts_acquire(struct sl_web_hosts *h,
         rc = 1;
     } else {
         s->inflight++;
+        s->requested = 1;
         s->used_ms = now_ms;
         /* start to start: a second connection waits the gap too */
         s->next_ok_ms = now_ms + gap(s, p);
@@ -218,6 +220,11 @@ sl_web_hosts_crawl_delay(struct sl_web_hosts *h,
     s = find_or_make(h, key, now_ms);
     if (s != NULL && ms > s->crawl_ms) {
         s->crawl_ms = ms;
+        /* the request that brought robots.txt counts: the next one keeps
+         * the new gap from it */
+        if (s->requested && s->used_ms + ms > s->next_ok_ms) {
+            s->next_ok_ms = s->used_ms + ms;
+        }
     }
     (void)pthread_mutex_unlock(&h->mu);
 }

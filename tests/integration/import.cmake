@@ -4,7 +4,10 @@ foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
 endforeach()
-# Web import against a generated site on 127.0.0.1 (web_site.py).
-add_test(NAME it_web_crawl COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/web_crawl.sh)
-set_tests_properties(it_web_crawl PROPERTIES TIMEOUT 300
-  ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+# Web import against generated sites on 127.0.0.1 (web_site.py): the
+# crawl itself, and politeness with two hosts read from the access logs.
+foreach(t web_crawl web_politeness)
+  add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
+  set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
+    ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+endforeach()

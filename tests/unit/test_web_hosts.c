@@ -114,6 +114,12 @@ test_hosts_crawl_delay(void **state)
     sl_web_hosts_release(h, "k", &one, 100, 200, -1);
     assert_int_equal(sl_web_hosts_acquire(h, "k", &one, 100, &wait), 1);
     assert_int_equal(wait, 2500); /* max(delayMs 1000, Crawl-delay) */
+    /* learnt after a request ended: the gap counts from that end */
+    assert_int_equal(sl_web_hosts_acquire(h, "j", &one, 0, &wait), 0);
+    sl_web_hosts_release(h, "j", &one, 50, 200, -1);
+    sl_web_hosts_crawl_delay(h, "j", 3, 60);
+    assert_int_equal(sl_web_hosts_acquire(h, "j", &one, 1100, &wait), 1);
+    assert_int_equal(wait, 3050 - 1100);
     sl_web_hosts_crawl_delay(h, "k", 1e9, 100);
     assert_int_equal(sl_web_hosts_state(h, "k", &st), 0);
     assert_int_equal(st.crawl_delay_ms, SL_WEB_CRAWL_DELAY_MAX_MS);
