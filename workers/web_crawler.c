@@ -170,6 +170,8 @@ struct crawl {
     uint64_t max_size;
     uint64_t links_per_bulk;
     uint64_t max_redirects;
+    uint64_t timeout_ms;         /* timeoutMs: a whole transfer */
+    uint64_t connect_timeout_ms; /* connectTimeoutMs */
     int follow_redirects;
     json_t *types; /* allowed content types, or NULL: all */
     struct sl__wk_patterns urls;
@@ -578,8 +580,8 @@ xfer_new(struct crawl *c, struct link *lk)
     (void)curl_easy_setopt(x->easy, CURLOPT_ACCEPT_ENCODING, "");
     (void)curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
     (void)curl_easy_setopt(
-        x->easy, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-    (void)curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, TOTAL_TIMEOUT_MS);
+        x->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
+    (void)curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
     (void)curl_easy_setopt(x->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
     (void)curl_easy_setopt(x->easy, CURLOPT_LOW_SPEED_TIME, LOW_SPEED_SECONDS);
     (void)curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
@@ -1020,6 +1022,14 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         sl__wk_json_u64(
             json_object_get(pol, "maxConnectionsPerHost"), 1, &maxc) != 0 ||
         maxc == 0 || maxc > MAX_PARALLEL ||
+        sl_task_param_u64(ctx, "timeoutMs", TOTAL_TIMEOUT_MS, &c->timeout_ms) !=
+            0 ||
+        c->timeout_ms == 0 || c->timeout_ms > 3600000 ||
+        sl_task_param_u64(ctx,
+                          "connectTimeoutMs",
+                          CONNECT_TIMEOUT_MS,
+                          &c->connect_timeout_ms) != 0 ||
+        c->connect_timeout_ms == 0 || c->connect_timeout_ms > 3600000 ||
         sl__wk_json_u64(json_object_get(pol, "parallelTransfers"),
                         DEFAULT_PARALLEL,
                         &par) != 0 ||
@@ -1027,7 +1037,8 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         sl_task_set_message(ctx,
                             "linksPerBulk, filters.maxCrawlDepth, "
                             "filters.maxSize, filters.maxRedirects, "
-                            "politeness.delayMs, "
+                            "politeness.delayMs, timeoutMs, "
+                            "connectTimeoutMs, "
                             "politeness.maxConnectionsPerHost and "
                             "politeness.parallelTransfers must be numbers "
                             "in range");
@@ -1315,6 +1326,8 @@ const struct sl_worker_type sl_worker_webCrawler = {
     " \"parameters\": [{\"name\": \"dataSource\"},"
     "  {\"name\": \"startUrl\", \"type\": \"any\"},"
     "  {\"name\": \"linksPerBulk\", \"optional\": true},"
+    "  {\"name\": \"timeoutMs\", \"optional\": true},"
+    "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
     "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"}],"

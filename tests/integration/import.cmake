@@ -5,8 +5,10 @@ foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder)
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
 endforeach()
 # Web import against generated sites on 127.0.0.1 (web_site.py): the
-# crawl itself, and politeness with two hosts read from the access logs.
-foreach(t web_crawl web_politeness)
+# crawl itself, politeness with two hosts read from the access logs, and
+# failing URLs (500, 429 + Retry-After, a stall, a reset, robots.txt that
+# times out).
+foreach(t web_crawl web_politeness web_failures)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")

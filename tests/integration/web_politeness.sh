@@ -23,7 +23,7 @@ start_site() { # NAME [extra args]: SITE_<NAME> base URL, log $TMP/NAME.log
     eval "SITE_$name=http://127.0.0.1:$(cat "$TMP/$name.port")"
 }
 PIDS=""
-trap 'kill $PIDS 2>/dev/null' EXIT
+trap 'kill $PIDS 2>/dev/null; cleanup' EXIT
 start_site A
 start_site B
 start_site C --crawl-delay 0.6

@@ -22,6 +22,10 @@ Site (N pages, default 60):
   /p/sub/b.html        a page reached only through the base
   /private/secret.html must never be requested
 The expected set of indexable URLs is printed with --expected.
+--failures: page 6 also links /fail/500 (always 500), /fail/429 (429 with
+Retry-After: 1 twice, then a page), /fail/stall (sends nothing for 30 s)
+and /fail/reset (closes the connection without an answer).
+--robots-stall S: robots.txt answers only after S seconds.
 --mutate-file: a JSON file {"change": [paths], "remove": [paths]}; read on
 every request, so a test can change the site between two crawls.
 """
@@ -39,7 +43,11 @@ BIG = 11 * 1024 * 1024
 LASTMOD = "Tue, 14 Nov 2023 22:13:20 GMT"
 
 
-def page_links(i, n):
+FAIL_LINKS = ['<a href="/fail/500">500</a>', '<a href="/fail/429">429</a>',
+              '<a href="/fail/stall">stall</a>', '<a href="/fail/reset">reset</a>']
+
+
+def page_links(i, n, failures=False):
     nxt = [(i + 1) % n, (i + 2) % n]
     links = ['<a href="%d.html">next</a>' % nxt[0],
              '<a href="%d.html#part">frag</a>' % nxt[1],
@@ -54,6 +62,8 @@ def page_links(i, n):
                   '<a href="/archive.zip">zip</a>',
                   '<a href="/gone.html">gone</a>',
                   '<a rel="nofollow" href="/p/nofollow.html">nf</a>']
+    if i == 6 and failures:
+        links += FAIL_LINKS
     return links
 
 
@@ -68,6 +78,9 @@ class Site:
         self.n = args.pages
         self.crawl_delay = args.crawl_delay
         self.mutate = args.mutate_file
+        self.failures = args.failures
+        self.robots_stall = args.robots_stall
+        self.hits = {}
         self.log = open(args.log, "a", buffering=1)
         self.lock = threading.Lock()
         self.zip = self._zip()
@@ -113,6 +126,24 @@ class Handler(BaseHTTPRequestHandler):
         if path in ch.get("remove", []):
             return self.send(404, b"gone")
         tag = " changed" if path in ch.get("change", []) else ""
+        if path == "/robots.txt" and site.robots_stall:
+            time.sleep(site.robots_stall)
+        if path == "/fail/500":
+            return self.send(500, b"server error")
+        if path == "/fail/429":
+            with site.lock:
+                site.hits[path] = site.hits.get(path, 0) + 1
+                n = site.hits[path]
+            if n <= 2:
+                return self.send(429, b"slow down", headers=[("Retry-After", "1")])
+            return self.send(200, b"<html><head><title>Patient</title></head><body>patience lima</body></html>")
+        if path == "/fail/stall":
+            time.sleep(30)
+            return self.send(200, b"too late")
+        if path == "/fail/reset":
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return 0
         if path == "/robots.txt":
             body = "User-agent: *\nDisallow: /private/\n"
             if site.crawl_delay:
@@ -130,7 +161,7 @@ class Handler(BaseHTTPRequestHandler):
             extra = '<a href="b.html">based</a>' if i == 3 else ""
             body = ('<html><head><title>Page %d</title>%s</head><body><p>page %d words '
                     'bravo%s</p>%s %s</body></html>'
-                    % (i, head, i, tag, " ".join(page_links(i, site.n)), extra))
+                    % (i, head, i, tag, " ".join(page_links(i, site.n, site.failures)), extra))
             return self.send(200, body.encode())
         if path == "/p/sub/b.html":
             return self.send(200, b"<html><head><title>Based</title></head><body>based charlie</body></html>")
@@ -176,6 +207,8 @@ def main():
     ap.add_argument("--pages", type=int, default=60)
     ap.add_argument("--crawl-delay", default="")
     ap.add_argument("--mutate-file", default="")
+    ap.add_argument("--failures", action="store_true")
+    ap.add_argument("--robots-stall", type=float, default=0)
     ap.add_argument("--expected", action="store_true")
     args = ap.parse_args()
     if args.expected:

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Web import, failure handling (issue 6): a site whose page 6 links a URL
+# answering 500, one answering 429 with Retry-After: 1 twice before it
+# answers, one that stalls past the timeout and one that resets the
+# connection; and a second host whose robots.txt times out.
+# - the runs end SUCCEEDED, every failure is counted in the run data;
+# - the 429 URL is tried again no sooner than Retry-After and indexed;
+# - a host whose robots.txt cannot be fetched is not crawled at all in
+#   that run (never "allow all" on a failure);
+# - the server's peak RSS stays bounded.
+SLUICE=${SLUICE:?set SLUICE to the sluice binary}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/import_lib.sh"
+
+PIDS=""
+trap 'kill $PIDS 2>/dev/null; cleanup' EXIT
+start_site() { # NAME [extra args]
+    local name=$1
+    shift
+    python3 "$SRC/tests/integration/web_site.py" --port-file "$TMP/$name.port" \
+        --log "$TMP/$name.log" --pages 10 "$@" &
+    PIDS="$PIDS $!"
+    for _ in $(seq 1 100); do [ -s "$TMP/$name.port" ] && break; sleep 0.05; done
+    eval "SITE_$name=http://127.0.0.1:$(cat "$TMP/$name.port")"
+}
+start_site F --failures
+start_site R --robots-stall 6
+
+import_config "$TMP/config.json"
+start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+
+define() { # NAME SOURCE SITE
+    local params
+    params=$(jq -cn --arg src "$2" --arg url "$3/" --arg inc "^$3/" \
+        '{dataSource: $src, startUrl: $url, jobToPushTo: "indexUpdate", timeoutMs: 2000,
+          filters: {urlPatterns: {include: [$inc]}, maxSize: 1048576},
+          politeness: {delayMs: 0, maxConnectionsPerHost: 2}}')
+    req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
+        -d "{\"name\": \"$1\", \"workflow\": \"webCrawling\", \"parameters\": $params}"
+    [ "$STATUS" = 200 ] || { echo "define $1: $STATUS $(cat "$BODY")" >&2; return 1; }
+}
+
+define failing webF "$SITE_F"
+if crawl failing; then ok "a crawl with failing URLs SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
+[ "$(jq -r .state "$RUNJSON")" = SUCCEEDED ] && ok "run state SUCCEEDED" || fail "state $(jq -r .state "$RUNJSON")"
+[ "$(counter links.failed.server)" -ge 1 ] && ok "the 500 is counted (links.failed.server)" ||
+    fail "links.failed.server = $(counter links.failed.server)"
+[ "$(counter links.failed.network)" -ge 2 ] && ok "the stall and the reset are counted (links.failed.network = $(counter links.failed.network))" ||
+    fail "links.failed.network = $(counter links.failed.network)"
+[ "$(counter links.retried)" -ge 2 ] && ok "the 429 URL was retried ($(counter links.retried))" ||
+    fail "links.retried = $(counter links.retried)"
+python3 - "$TMP/F.log" <<'EOF' && ok "the 429 retries waited for Retry-After (1 s)" || fail "429 retries came too soon"
+import sys
+t = sorted(float(l.split()[0]) for l in open(sys.argv[1]) if l.split()[3] == "/fail/429")
+print("requests of /fail/429:", len(t))
+sys.exit(0 if len(t) == 3 and all(b - a >= 0.98 for a, b in zip(t, t[1:])) else 1)
+EOF
+snapshot "$TMP/s1"
+grep -qF "$SITE_F/fail/429	" "$TMP/s1" && ok "the URL answered after the 429s is indexed" ||
+    fail "/fail/429 not in the index"
+[ "$(awk -v p="$SITE_F/fail/" 'index($1, p) == 1 && $1 !~ /429$/' "$TMP/s1" | wc -l)" = 0 ] &&
+    ok "the failed URLs are not indexed" || fail "a failed URL is indexed"
+"$SLUICE" job status failing --server "$BASE" --json >"$TMP/status.json" 2>/dev/null
+jq -e '[.worker[] | to_entries[] | select(.key | startswith("links.failed"))] | length >= 2' "$TMP/status.json" >/dev/null &&
+    ok "the failures are reported in the run data" || fail "run data: $(head -c 400 "$TMP/status.json")"
+
+define robotsDown webR "$SITE_R"
+if crawl robotsDown; then ok "a crawl whose robots.txt times out SUCCEEDED"; else fail "crawl R: $(cat "$TMP/crawl.err")"; fi
+[ "$(counter robots.unreachable)" = 1 ] && ok "robots.txt unreachable is counted" ||
+    fail "robots.unreachable = $(counter robots.unreachable)"
+others=$(awk '$4 != "/robots.txt"' "$TMP/R.log" | wc -l)
+[ "$others" = 0 ] && ok "nothing else of that host was fetched (disallow all on failure)" ||
+    fail "$others other requests: $(awk '{print $4}' "$TMP/R.log" | head -5 | tr '\n' ' ')"
+
+rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$SERVER_PID/status")
+[ "$rss" -lt $((300 * 1024)) ] && ok "peak RSS $((rss / 1024)) MiB < 300 MiB" || fail "peak RSS $((rss / 1024)) MiB"
+
+stop_server
+finish
