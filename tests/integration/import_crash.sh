@@ -27,51 +27,6 @@ import_config "$TMP/config.json" '.jobmanager.workerLimits = {"updatePusher": 1}
 CRAWL_PARAMS='{"maxFilesPerBulk": 10}'
 
 # wait_run JOB RUN: until the run is over and everything is indexed.
-wait_run() {
-    local i state
-    for i in $(seq 1 1200); do
-        state=$(curl -sS "$BASE/smila/jobmanager/jobs/$1/$2/" | jq -r .state)
-        case $state in SUCCEEDED | FAILED | CANCELED) break ;; esac
-        sleep 0.1
-    done
-    curl -sS -o "$RUNJSON" "$BASE/smila/jobmanager/jobs/$1/$2/"
-    wait_indexed
-    [ "$state" = SUCCEEDED ]
-}
-
-
-start_run() {
-    req POST "/smila/jobmanager/jobs/$1/" -d '{"mode": "runOnce"}'
-    RUN=$(jq -r .jobId "$BODY")
-}
-
-# until_tasks JOB RUN N: until N tasks of the run succeeded.
-until_tasks() {
-    local i
-    for i in $(seq 1 2000); do
-        curl -sS -o "$TMP/poll.json" "$BASE/smila/jobmanager/jobs/$1/$2/"
-        jq -e ".tasks.successfulTaskCount >= $3 or (.state | test(\"SUCCEEDED|FAILED\"))" "$TMP/poll.json" >/dev/null && return 0
-        sleep 0.005
-    done
-}
-
-# until_state JOB RUN STATE: until the run is in STATE (or over).
-until_state() {
-    local i s
-    for i in $(seq 1 4000); do
-        s=$(curl -sS "$BASE/smila/jobmanager/jobs/$1/$2/" | jq -r .state)
-        [ "$s" = "$3" ] && { echo "$s"; return 0; }
-        case $s in SUCCEEDED | FAILED | CANCELED) echo "$s"; return 0 ;; esac
-    done
-}
-
-kill9_restart() {
-    kill -KILL "$SERVER_PID"
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
-    start_server --config "$TMP/config.json" --data-dir "$1"
-}
-
 # ---- reference: an uninterrupted import
 start_server --config "$TMP/config.json" --data-dir "$TMP/ref"
 define_crawl crawl "$T" src "$CRAWL_PARAMS"

@@ -73,3 +73,54 @@ wait_indexed() {
     done
     return 1
 }
+
+# ---- runs interrupted by kill -9 (import_crash.sh, web_crash.sh)
+# wait_run JOB RUN: until the run ended and the index caught up; 0 if it
+# SUCCEEDED.  start_run JOB: a runOnce run, its id in RUN.
+# until_tasks JOB RUN N: until N tasks succeeded (or the run ended).
+# until_state JOB RUN STATE.  kill9_restart DATADIR: kill -9, start again.
+wait_run() {
+    local i state
+    for i in $(seq 1 1200); do
+        state=$(curl -sS "$BASE/smila/jobmanager/jobs/$1/$2/" | jq -r .state)
+        case $state in SUCCEEDED | FAILED | CANCELED) break ;; esac
+        sleep 0.1
+    done
+    curl -sS -o "$RUNJSON" "$BASE/smila/jobmanager/jobs/$1/$2/"
+    wait_indexed
+    [ "$state" = SUCCEEDED ]
+}
+
+
+start_run() {
+    req POST "/smila/jobmanager/jobs/$1/" -d '{"mode": "runOnce"}'
+    RUN=$(jq -r .jobId "$BODY")
+}
+
+# until_tasks JOB RUN N: until N tasks of the run succeeded.
+until_tasks() {
+    local i
+    for i in $(seq 1 2000); do
+        curl -sS -o "$TMP/poll.json" "$BASE/smila/jobmanager/jobs/$1/$2/"
+        jq -e ".tasks.successfulTaskCount >= $3 or (.state | test(\"SUCCEEDED|FAILED\"))" "$TMP/poll.json" >/dev/null && return 0
+        sleep 0.005
+    done
+}
+
+# until_state JOB RUN STATE: until the run is in STATE (or over).
+until_state() {
+    local i s
+    for i in $(seq 1 4000); do
+        s=$(curl -sS "$BASE/smila/jobmanager/jobs/$1/$2/" | jq -r .state)
+        [ "$s" = "$3" ] && { echo "$s"; return 0; }
+        case $s in SUCCEEDED | FAILED | CANCELED) echo "$s"; return 0 ;; esac
+    done
+}
+
+kill9_restart() {
+    kill -KILL "$SERVER_PID"
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+    start_server --config "$TMP/config.json" --data-dir "$1"
+}
+
