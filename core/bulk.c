@@ -1278,3 +1278,29 @@ sl_bulk_reader_free(struct sl_bulk_reader *r)
     json_decref(r->names);
     sl_free(r);
 }
+
+int
+sl_bulk_copy_attachments(struct sl_bulk_reader *r,
+                         struct sl_bulk_writer *w,
+                         char *buf,
+                         size_t cap,
+                         struct sl_err *err)
+{
+    const char *name = NULL;
+    uint64_t size = 0;
+    int rc = 0;
+
+    while (rc == 0 &&
+           (rc = sl_bulk_reader_attachment_next(r, &name, &size, err)) == 1) {
+        size_t n = 0;
+
+        rc = sl_bulk_writer_attachment_begin(w, name, size);
+        while (rc == 0 &&
+               (rc = sl_bulk_reader_attachment_read(r, buf, cap, &n, err)) ==
+                   0 &&
+               n > 0) {
+            rc = sl_bulk_writer_attachment_write(w, buf, n);
+        }
+    }
+    return rc;
+}

@@ -496,6 +496,17 @@ int sl_bulk_reader_attachment_next(struct sl_bulk_reader *r,
 int sl_bulk_reader_skip_attachments(struct sl_bulk_reader *r,
                                     size_t *n,
                                     struct sl_err *err);
+/**
+ * @brief Copy the remaining attachments of @p r's current record into the
+ * record open in @p w (streamed through @p buf of @p cap bytes), up to the
+ * record's verified end.
+ * @return 0, a reader error (details in @p err) or a writer error.
+ */
+int sl_bulk_copy_attachments(struct sl_bulk_reader *r,
+                             struct sl_bulk_writer *w,
+                             char *buf,
+                             size_t cap,
+                             struct sl_err *err);
 /** @brief Read up to @p cap bytes of the current attachment (*n = 0: end). */
 int sl_bulk_reader_attachment_read(struct sl_bulk_reader *r,
                                    void *buf,

@@ -312,8 +312,6 @@ copy(struct check *c, size_t b, char *buf)
     }
     while ((rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
         enum dest d = idx < c->ndest ? (enum dest)c->dest[idx] : DEST_DROP;
-        const char *name = NULL;
-        uint64_t size = 0;
 
         idx++;
         if (d == DEST_DROP || d == DEST_DONE) {
@@ -329,17 +327,8 @@ copy(struct check *c, size_t b, char *buf)
             rc = sl_bulk_writer_record_begin(w, meta);
         }
         json_decref(meta);
-        while (rc == 0 && (rc = sl_bulk_reader_attachment_next(
-                               r, &name, &size, &err)) == 1) {
-            size_t n = 0;
-
-            rc = sl_bulk_writer_attachment_begin(w, name, size);
-            while (rc == 0 &&
-                   (rc = sl_bulk_reader_attachment_read(
-                        r, buf, COPY_BUF, &n, &err)) == 0 &&
-                   n > 0) {
-                rc = sl_bulk_writer_attachment_write(w, buf, n);
-            }
+        if (rc == 0) {
+            rc = sl_bulk_copy_attachments(r, w, buf, COPY_BUF, &err);
         }
         if (rc == 0) {
             rc = sl_bulk_writer_record_end(w);

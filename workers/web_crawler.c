@@ -41,6 +41,9 @@
 #define SLOT_LINKS   "linksToCrawl"
 #define SLOT_RECORDS "crawledRecords"
 #define CONTENT_ATT  "httpContent"
+#define SLOT_FETCH   "linksToFetch"
+#define SLOT_FETCHED "fetchedLinks"
+#define COPY_BUF     ((size_t)64 << 10)
 
 #define DEFAULT_LINKS_PER_BULK 100u
 #define DEFAULT_MAX_SIZE       ((uint64_t)10 << 20)
@@ -127,7 +130,7 @@ robots_store(const char *key, struct sl_web_robots *r)
  * Task state.
  * --------------------------------------------------------------------- */
 
-enum kind { K_PAGE, K_ROBOTS };
+enum kind { K_PAGE, K_ROBOTS, K_FETCH };
 
 struct link {
     struct link *next;
@@ -138,6 +141,7 @@ struct link {
     unsigned retries;   /* after 429/503 */
     enum kind kind;
     int64_t not_before; /* monotonic ms */
+    json_t *meta;       /* K_FETCH: the record to complete */
 };
 
 struct xfer {
@@ -193,6 +197,7 @@ link_free(struct link *lk)
     if (lk != NULL) {
         sl_free(lk->url);
         sl_free(lk->host);
+        json_decref(lk->meta);
         sl_free(lk);
     }
 }
@@ -509,7 +514,7 @@ decide_body(struct xfer *x)
     x->body_decided = 1;
     (void)curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
-    if (x->lk->kind == K_ROBOTS) {
+    if (x->lk->kind == K_ROBOTS || x->lk->kind == K_FETCH) {
         x->keep = status >= 200 && status < 300;
         return;
     }
@@ -604,6 +609,52 @@ xfer_free(struct xfer *x)
     }
 }
 
+/* The webFetcher's output: the crawled record with the content. */
+static void
+emit_fetched(struct crawl *c, struct xfer *x, long status)
+{
+    struct sl_bulk_writer *w = NULL;
+    json_t *meta = x->lk->meta;
+    char mime[256];
+    char cs[64];
+    int rc = 0;
+
+    split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
+    (void)json_object_set_new(meta,
+                              sl_task_mapped(c->ctx, "httpStatus"),
+                              json_integer((json_int_t)status));
+    (void)json_object_set_new(meta,
+                              sl_task_mapped(c->ctx, "httpSize"),
+                              json_integer((json_int_t)x->body.len));
+    if (mime[0] != '\0') {
+        (void)json_object_set_new(
+            meta, sl_task_mapped(c->ctx, "httpMimetype"), json_string(mime));
+    }
+    rc = sl_task_output_writer(c->ctx, SLOT_FETCHED, &w);
+    if (rc == SL_ENOENT) {
+        return;
+    }
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_begin(w, meta);
+    }
+    if (rc == 0) {
+        rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, x->body.len);
+    }
+    if (rc == 0 && x->body.len > 0) {
+        rc = sl_bulk_writer_attachment_write(w, x->body.data, x->body.len);
+    }
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_end(w);
+    }
+    if (rc != 0) {
+        sl_task_set_message(
+            c->ctx, "output %s: %s", SLOT_FETCHED, sl_strerror(rc));
+        c->fatal = 1;
+        return;
+    }
+    count(c, "records.fetched");
+}
+
 /* robots.txt of @x's host arrived (or failed: @status 0). */
 static void
 robots_done(struct crawl *c, struct xfer *x, long status)
@@ -687,6 +738,17 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
             SL_WARN("webCrawler: %s: HTTP %ld, given up", x->lk->url, status);
             count(c, "links.failed.throttled");
         }
+        return;
+    }
+    if (x->lk->kind == K_FETCH && status >= 200 && status < 300) {
+        emit_fetched(c, x, status);
+        return;
+    }
+    if (x->lk->kind == K_FETCH && status >= 300 && status < 400) {
+        SL_WARN("webFetcher: %s: HTTP %ld (moved since the crawl)",
+                x->lk->url,
+                status);
+        count(c, "links.failed.redirect");
         return;
     }
     if (status >= 300 && status < 400 && x->location[0] != '\0') {
@@ -1238,6 +1300,39 @@ input_links(struct crawl *c)
     return rc;
 }
 
+/* Free what a task of either worker holds (also after an early error). */
+static void
+crawl_cleanup(struct crawl *c)
+{
+    size_t i = 0;
+
+    while (c->pending != NULL) {
+        struct link *lk = c->pending;
+
+        c->pending = lk->next;
+        link_free(lk);
+    }
+    for (i = 0; i < MAX_PARALLEL; i++) {
+        struct xfer *x = c->act[i]; /* still running after a cancel */
+
+        if (x != NULL) {
+            (void)curl_multi_remove_handle(c->multi, x->easy);
+            sl_web_hosts_release(
+                g_hosts, x->lk->host, &c->pol, sl_mono_ms(), 0, -1);
+            xfer_free(x);
+            c->act[i] = NULL;
+        }
+    }
+    if (c->multi != NULL) {
+        (void)curl_multi_cleanup(c->multi);
+        c->multi = NULL;
+    }
+    sl__wk_patterns_free(&c->urls);
+    json_decref(c->emitted);
+    json_decref(c->seen);
+    c->emitted = c->seen = NULL;
+}
+
 static int
 web_crawl_perform(struct sl_task_ctx *ctx)
 {
@@ -1294,28 +1389,7 @@ web_crawl_perform(struct sl_task_ctx *ctx)
         }
     }
 out:
-    while (c.pending != NULL) {
-        struct link *lk = c.pending;
-
-        c.pending = lk->next;
-        link_free(lk);
-    }
-    for (size_t i = 0; i < MAX_PARALLEL; i++) {
-        struct xfer *x = c.act[i]; /* still running after a cancel */
-
-        if (x != NULL) {
-            (void)curl_multi_remove_handle(c.multi, x->easy);
-            sl_web_hosts_release(
-                g_hosts, x->lk->host, &c.pol, sl_mono_ms(), 0, -1);
-            xfer_free(x);
-        }
-    }
-    if (c.multi != NULL) {
-        (void)curl_multi_cleanup(c.multi);
-    }
-    sl__wk_patterns_free(&c.urls);
-    json_decref(c.emitted);
-    json_decref(c.seen);
+    crawl_cleanup(&c);
     return res;
 }
 
@@ -1337,5 +1411,117 @@ const struct sl_worker_type sl_worker_webCrawler = {
     "  {\"name\": \"crawledRecords\", \"type\": \"recordBulks\","
     "   \"modes\": [\"optional\"]}]}",
     web_crawl_perform,
+    NULL,
+};
+
+/* ------------------------------------------------------------------------
+ * webFetcher: the content of crawled records that have none yet.
+ * --------------------------------------------------------------------- */
+
+/*
+ * One input record: with its content already (an HTML page the crawler
+ * kept) it is copied as it is; without, it is queued for fetching.
+ */
+static int
+fetch_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
+{
+    struct crawl *c = arg;
+    const char *url = json_string_value(
+        json_object_get(meta, sl_task_mapped(c->ctx, "httpUrl")));
+    struct sl_bulk_writer *w = NULL;
+    const char *name = NULL;
+    uint64_t size = 0;
+    struct sl_err err;
+    char *norm = NULL;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
+    if (rc == 1 && strcmp(name, CONTENT_ATT) == 0) {
+        char *buf = sl_malloc(COPY_BUF);
+        size_t n = 0;
+
+        rc = sl_task_output_writer(c->ctx, SLOT_FETCHED, &w);
+        if (rc == 0) {
+            rc = sl_bulk_writer_record_begin(w, meta);
+        }
+        if (rc == 0) {
+            rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, size);
+        }
+        while (rc == 0 &&
+               (rc = sl_bulk_reader_attachment_read(
+                    r, buf, COPY_BUF, &n, &err)) == 0 &&
+               n > 0) {
+            rc = sl_bulk_writer_attachment_write(w, buf, n);
+        }
+        if (rc == 0) {
+            rc = sl_bulk_copy_attachments(r, w, buf, COPY_BUF, &err);
+        }
+        if (rc == 0) {
+            rc = sl_bulk_writer_record_end(w);
+        }
+        sl_free(buf);
+        if (rc != 0) {
+            sl_task_set_message(c->ctx,
+                                "copy: %s",
+                                err.message[0] ? err.message : sl_strerror(rc));
+            return rc == SL_ECORRUPT || rc == SL_ETRUNCATED
+                       ? SL_WORKER_FATAL
+                       : SL_WORKER_RECOVERABLE;
+        }
+        count(c, "records.passed");
+        return SL_WORKER_OK;
+    }
+    if (rc < 0) {
+        sl_task_set_message(c->ctx, "input: %s", err.message);
+        return SL_WORKER_FATAL;
+    }
+    if (url == NULL || sl_web_url_normalize(url, &norm) != 0) {
+        count(c, "links.invalid");
+        return SL_WORKER_OK;
+    }
+    enqueue(c, norm, 0, 0, K_FETCH);
+    c->pending->meta = json_incref(meta);
+    sl_free(norm);
+    return SL_WORKER_OK;
+}
+
+static int
+web_fetch_perform(struct sl_task_ctx *ctx)
+{
+    struct crawl c;
+    int res = SL_WORKER_OK;
+    int rc = 0;
+
+    rc = crawl_init(ctx, &c);
+    if (rc != 0) {
+        res = rc == SL_EINVAL ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
+    } else {
+        c.robots = 0; /* the crawler checked; the fetcher only fetches */
+        res = sl_task_input_each_reader(ctx, SLOT_FETCH, fetch_input, &c);
+    }
+    if (res == SL_WORKER_OK) {
+        rc = crawl_loop(&c);
+        if (rc != 0 || c.fatal) {
+            res = SL_WORKER_RECOVERABLE;
+        }
+    }
+    crawl_cleanup(&c);
+    return res;
+}
+
+const struct sl_worker_type sl_worker_webFetcher = {
+    SL_WORKER_ABI_VERSION,
+    "webFetcher",
+    "{\"name\": \"webFetcher\","
+    " \"parameters\": [{\"name\": \"dataSource\"},"
+    "  {\"name\": \"timeoutMs\", \"optional\": true},"
+    "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
+    "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"}],"
+    " \"input\": [{\"name\": \"linksToFetch\", \"type\": \"recordBulks\"}],"
+    " \"output\": [{\"name\": \"fetchedLinks\", \"type\": \"recordBulks\"}]}",
+    web_fetch_perform,
     NULL,
 };
