@@ -217,7 +217,9 @@ mono_s(void)
 static void
 progress(const json_t *run, double elapsed, int tty, const char *extra)
 {
-    double crawled = counter_sum(run, "files.records");
+    /* file records of the fileCrawler, pages of the webCrawler */
+    double crawled =
+        counter_sum(run, "files.records") + counter_sum(run, "records.crawled");
     double pushed = counter_sum(run, "records.pushed");
     double deleted = counter_sum(run, "records.deleted");
 
@@ -466,6 +468,7 @@ job_status(const struct args *a)
     {
         static const char *const names[][2] = {
             {"files.records", "crawled"},
+            {"records.crawled", "pages"},
             {"records.pushed", "pushed"},
             {"records.deleted", "deleted"},
             {"records.indexed", "indexed"},
