@@ -354,6 +354,11 @@ on_link(void *arg, const char *url, enum sl_web_link_kind kind)
     if (x->c->fatal) {
         return SL_EIO;
     }
+    /* links the next task would drop are not written at all */
+    if (!sl__wk_patterns_pass(&x->c->urls, url)) {
+        count(x->c, "links.filtered");
+        return 0;
+    }
     emit_link(x->c, url, x->lk->depth + 1);
     return 0;
 }
