@@ -60,6 +60,7 @@
 #define ROBOTS_CACHE_MAX       10000u
 #define LINKS_PER_PAGE         10000u
 #define HEADER_MAX             1024u
+#define BUSY_HOST_POLL_MS      5
 #define DEFAULT_UA             "Sluice/0.1 (+https://example.invalid/sluice)"
 
 /* ------------------------------------------------------------------------
@@ -924,6 +925,11 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
             }
         }
         if (sl_web_hosts_acquire(g_hosts, lk->host, &c->pol, now, &wait) != 0) {
+            if (wait < 0 && c->running == 0) {
+                /* another task's transfers fill the host: its releases
+                 * do not wake this poll, so look again soon */
+                wait = BUSY_HOST_POLL_MS;
+            }
             if (wait > 0 && (*wake_ms < 0 || now + wait < *wake_ms)) {
                 *wake_ms = now + wait;
             }

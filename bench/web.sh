@@ -1,0 +1,148 @@
+#!/bin/bash
+# bench/web.sh: web crawl benchmark.  Generates a static site of N pages
+# (default 20000: a home page, 100 section pages, N pages of about 4 KB of
+# text, each linking its section, its neighbours and the home page: cycles
+# everywhere), serves it with nginx on 127.0.0.1, and measures in one run:
+#   - wget2 --recursive over the site (the baseline, as BENCHMARKS.md asks:
+#     measured in the same run on the same server);
+#   - a Sluice crawl job (workflow webCrawling, politeness off: delayMs 0,
+#     8 connections per host) from the start request until every page is
+#     in the embedded index.
+# Prints pages/s of both, the ratio, and the server's peak RSS.  Not a
+# test.  Needs root for apt-get when wget2 or nginx are missing.
+#   bench/web.sh [--pages N] [--keep]
+set -euo pipefail
+
+PAGES=20000
+KEEP=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --pages) PAGES=${2:?}; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "web.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+SLUICE=${SLUICE:-$REPO/build/sluice}
+for p in wget2 nginx; do
+    if ! command -v $p >/dev/null; then
+        pkg=$p
+        [ $p = nginx ] && pkg=nginx-light
+        echo "web.sh: installing $pkg" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkg >/dev/null
+    fi
+done
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-web.XXXXXX")
+PIDS=""
+cleanup() {
+    [ -f "$TMP/nginx.pid" ] && kill "$(cat "$TMP/nginx.pid")" 2>/dev/null || true
+    for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+    if [ $KEEP = 1 ]; then echo "kept: $TMP" >&2; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+
+# ---- the site
+python3 - "$TMP/site" "$PAGES" <<'EOF'
+import os, random, sys
+root, n = sys.argv[1], int(sys.argv[2])
+rnd = random.Random(7)
+words = ["".join(rnd.choice("bcdfghklmnprstvz") + rnd.choice("aeiou") for _ in range(rnd.randint(1, 4)))
+         for _ in range(5000)]
+os.makedirs(root + "/s", exist_ok=True)
+os.makedirs(root + "/p", exist_ok=True)
+sections = 100
+def text(k):
+    return " ".join(rnd.choice(words) for _ in range(k))
+with open(root + "/index.html", "w") as f:
+    f.write("<html><head><title>Home</title></head><body>%s</body></html>"
+            % " ".join('<a href="/s/%d.html">s%d</a>' % (s, s) for s in range(sections)))
+for s in range(sections):
+    with open(root + "/s/%d.html" % s, "w") as f:
+        f.write("<html><head><title>Section %d</title></head><body><a href=\"/\">home</a> %s</body></html>"
+                % (s, " ".join('<a href="../p/%d.html">%d</a>' % (i, i) for i in range(s, n, sections))))
+for i in range(n):
+    with open(root + "/p/%d.html" % i, "w") as f:
+        f.write("<html><head><title>Page %d</title></head><body><p>%s</p>"
+                '<a href="/">home</a> <a href="/s/%d.html">up</a> <a href="%d.html">next</a> '
+                '<a href="%d.html#x">prev</a></body></html>'
+                % (i, text(600), i % sections, (i + 1) % n, (i - 1) % n))
+EOF
+TOTAL=$((PAGES + 101))
+SIZE=$(du -sm "$TMP/site" | cut -f1)
+
+# ---- nginx
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$TMP/nginx/logs"
+USER_LINE=""
+[ "$(id -u)" = 0 ] && USER_LINE="user root;" # workers must read $TMP
+cat >"$TMP/nginx.conf" <<EOF
+$USER_LINE
+worker_processes 1;
+pid $TMP/nginx.pid;
+error_log $TMP/nginx/logs/error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    types { text/html html; }
+    server {
+        listen 127.0.0.1:$PORT;
+        root $TMP/site;
+        location / { index index.html; }
+    }
+}
+EOF
+nginx -c "$TMP/nginx.conf" -p "$TMP/nginx"
+SITE="http://127.0.0.1:$PORT"
+echo "site: $TOTAL pages, $SIZE MiB, nginx $(nginx -v 2>&1 | sed 's/.*\///') on $SITE"
+echo "machine: nproc $(nproc), $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+now() { date +%s.%N; }
+
+# ---- wget2
+t0=$(now)
+(cd "$TMP" && wget2 --recursive --level=inf --no-parent --quiet --max-threads=8 \
+    --directory-prefix=wget "$SITE/" || true)
+t1=$(now)
+WGOT=$(find "$TMP/wget" -type f 2>/dev/null | wc -l)
+[ "$WGOT" -ge "$TOTAL" ] || { echo "web.sh: wget2 fetched $WGOT of $TOTAL pages; nginx errors:" >&2; tail -3 "$TMP/nginx/logs/error.log" >&2; }
+WT=$(echo "$t1 - $t0" | bc)
+echo "wget2 --recursive: $WGOT files in $WT s: $(echo "$WGOT / $WT" | bc) pages/s"
+
+# ---- Sluice
+cp "$SLUICE" "$TMP/sluice"
+(cd "$REPO" && exec "$TMP/sluice" serve --config config/sluice.json --listen 127.0.0.1:0 \
+    --data-dir "$TMP/data" --log-level warn) >"$TMP/sluice.log" 2>&1 &
+SPID=$!
+PIDS="$SPID"
+for _ in $(seq 1 100); do
+    SP=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$TMP/sluice.log" | head -1)
+    [ -n "$SP" ] && break
+    sleep 0.05
+done
+if [ -z "${SP:-}" ]; then
+    # --log-level warn hides the listening line: ask the kernel
+    SP=$(ss -ltnp 2>/dev/null | awk -v p="pid=$SPID," '$0 ~ p {split($4, a, ":"); print a[length(a)]; exit}')
+fi
+B="http://127.0.0.1:$SP"
+jq -n --arg url "$SITE/" --arg inc "^$SITE/" \
+    '{name: "benchWeb", workflow: "webCrawling", parameters: {dataSource: "benchweb", startUrl: $url,
+      jobToPushTo: "indexUpdate", linksPerBulk: 200,
+      filters: {urlPatterns: {include: [$inc]}},
+      politeness: {delayMs: 0, maxConnectionsPerHost: 8, parallelTransfers: 16, respectRobots: true}}}' |
+    curl -sSf -X POST -H 'Content-Type: application/json' --data-binary @- "$B/smila/jobmanager/jobs/" >/dev/null
+t0=$(now)
+curl -sSf -X POST -d '{"mode":"runOnce"}' "$B/smila/jobmanager/jobs/benchWeb/" >/dev/null
+while :; do
+    c=$(curl -sS "$B/smila/index/default/" | jq -r '.documentCount // 0' 2>/dev/null || echo 0)
+    [ "$c" -ge "$TOTAL" ] && break
+    kill -0 "$SPID" || { echo "web.sh: the server died" >&2; tail "$TMP/sluice.log" >&2; exit 1; }
+    sleep 0.1
+done
+t1=$(now)
+ST=$(echo "$t1 - $t0" | bc)
+RSS=$(awk '/^VmHWM/ { print int($2 / 1024) }' "/proc/$SPID/status")
+echo "sluice crawl into the index: $c pages in $ST s: $(echo "$c / $ST" | bc) pages/s, peak RSS $RSS MiB"
+"$TMP/sluice" job status benchWeb --server "$B" --json >"$TMP/crawl-run.json" 2>/dev/null || true
+jq -r '"crawl run: \(.startTime) - \(.endTime), tasks \(.tasks.successfulTaskCount); busy (s): " + ([.worker | to_entries[] | "\(.key) \(.value.duration // 0 | . * 10 | round / 10)"] | join(", "))' "$TMP/crawl-run.json" || true
+echo "ratio sluice / wget2 (pages/s): $(echo "scale=3; ($c / $ST) / ($WGOT / $WT)" | bc)  (target >= 0.5)"
