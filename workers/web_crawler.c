@@ -364,16 +364,54 @@ on_link(void *arg, const char *url, enum sl_web_link_kind kind)
     return 0;
 }
 
+/*
+ * Write @meta to output @slot, with @content (when not NULL) as
+ * attachment httpContent, and count it as @counter.  An unconnected slot
+ * writes nothing; an output error fails the task (recoverable).
+ */
+static void
+write_page(struct crawl *c,
+           const char *slot,
+           const json_t *meta,
+           const struct sl_buf *content,
+           const char *counter)
+{
+    struct sl_bulk_writer *w = NULL;
+    int rc =
+        meta != NULL ? sl_task_output_writer(c->ctx, slot, &w) : SL_EINTERNAL;
+
+    if (rc == SL_ENOENT) {
+        return;
+    }
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_begin(w, meta);
+    }
+    if (rc == 0 && content != NULL) {
+        rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, content->len);
+        if (rc == 0 && content->len > 0) {
+            rc =
+                sl_bulk_writer_attachment_write(w, content->data, content->len);
+        }
+    }
+    if (rc == 0) {
+        rc = sl_bulk_writer_record_end(w);
+    }
+    if (rc != 0) {
+        sl_task_set_message(c->ctx, "output %s: %s", slot, sl_strerror(rc));
+        c->fatal = 1;
+        return;
+    }
+    count(c, counter);
+}
+
 /* Write the record of a fetched page. */
 static void
 emit_record(struct crawl *c, struct xfer *x, long status)
 {
-    struct sl_bulk_writer *w = NULL;
     char mime[256];
     char cs[64];
     char hash[80];
     json_t *meta = NULL;
-    int rc = 0;
 
     split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
     if (x->etag[0] != '\0') {
@@ -385,10 +423,6 @@ emit_record(struct crawl *c, struct xfer *x, long status)
 
         sl_sha256_hex(x->body.data ? x->body.data : "", x->body.len, hex);
         (void)snprintf(hash, sizeof(hash), "sha256:%s", hex);
-    }
-    rc = sl_task_output_writer(c->ctx, SLOT_RECORDS, &w);
-    if (rc == SL_ENOENT) {
-        return;
     }
     meta = json_pack("{s:s, s:s, s:s, s:i, s:s, s:I, s:I, s:s}",
                      "_recordid",
@@ -407,38 +441,18 @@ emit_record(struct crawl *c, struct xfer *x, long status)
                      (json_int_t)x->lk->depth,
                      "_deltaHash",
                      hash);
-    if (meta == NULL) {
-        rc = SL_EINTERNAL;
-    }
-    if (rc == 0 && cs[0] != '\0') {
+    if (meta != NULL && cs[0] != '\0') {
         (void)json_object_set_new(
             meta, sl_task_mapped(c->ctx, "httpCharset"), json_string(cs));
     }
-    if (rc == 0 && x->lastmod[0] != '\0') {
+    if (meta != NULL && x->lastmod[0] != '\0') {
         (void)json_object_set_new(meta,
                                   sl_task_mapped(c->ctx, "httpLastModified"),
                                   json_string(x->lastmod));
     }
-    if (rc == 0) {
-        rc = sl_bulk_writer_record_begin(w, meta);
-    }
-    if (rc == 0 && x->keep) {
-        rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, x->body.len);
-        if (rc == 0 && x->body.len > 0) {
-            rc = sl_bulk_writer_attachment_write(w, x->body.data, x->body.len);
-        }
-    }
-    if (rc == 0) {
-        rc = sl_bulk_writer_record_end(w);
-    }
+    write_page(
+        c, SLOT_RECORDS, meta, x->keep ? &x->body : NULL, "records.crawled");
     json_decref(meta);
-    if (rc != 0) {
-        sl_task_set_message(
-            c->ctx, "output %s: %s", SLOT_RECORDS, sl_strerror(rc));
-        c->fatal = 1;
-        return;
-    }
-    count(c, "records.crawled");
 }
 
 /* ------------------------------------------------------------------------
@@ -619,11 +633,9 @@ xfer_free(struct xfer *x)
 static void
 emit_fetched(struct crawl *c, struct xfer *x, long status)
 {
-    struct sl_bulk_writer *w = NULL;
     json_t *meta = x->lk->meta;
     char mime[256];
     char cs[64];
-    int rc = 0;
 
     split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
     (void)json_object_set_new(meta,
@@ -636,29 +648,7 @@ emit_fetched(struct crawl *c, struct xfer *x, long status)
         (void)json_object_set_new(
             meta, sl_task_mapped(c->ctx, "httpMimetype"), json_string(mime));
     }
-    rc = sl_task_output_writer(c->ctx, SLOT_FETCHED, &w);
-    if (rc == SL_ENOENT) {
-        return;
-    }
-    if (rc == 0) {
-        rc = sl_bulk_writer_record_begin(w, meta);
-    }
-    if (rc == 0) {
-        rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, x->body.len);
-    }
-    if (rc == 0 && x->body.len > 0) {
-        rc = sl_bulk_writer_attachment_write(w, x->body.data, x->body.len);
-    }
-    if (rc == 0) {
-        rc = sl_bulk_writer_record_end(w);
-    }
-    if (rc != 0) {
-        sl_task_set_message(
-            c->ctx, "output %s: %s", SLOT_FETCHED, sl_strerror(rc));
-        c->fatal = 1;
-        return;
-    }
-    count(c, "records.fetched");
+    write_page(c, SLOT_FETCHED, meta, &x->body, "records.fetched");
 }
 
 /* robots.txt of @x's host arrived (or failed: @status 0). */
