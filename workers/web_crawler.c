@@ -142,6 +142,7 @@ struct link {
     unsigned retries;   /* after 429/503 */
     enum kind kind;
     int64_t not_before; /* monotonic ms */
+    int admitted;       /* passed the filters, depth and robots.txt */
     json_t *meta;       /* K_FETCH: the record to complete */
 };
 
@@ -882,6 +883,7 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
 {
     struct link **pp = &c->pending;
     int64_t now = sl_mono_ms();
+    const char *gated = NULL; /* the last host the table refused */
 
     *wake_ms = -1;
     while (*pp != NULL && c->running < c->parallel && !c->fatal) {
@@ -901,8 +903,9 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
                     count(c, "links.alreadyVisited");
                 }
             }
-            if (ok == 1) {
+            if (ok == 1 && !lk->admitted) {
                 ok = admissible(c, lk, robots_asked);
+                lk->admitted = ok == 1;
             }
             if (ok == 0) {
                 *pp = lk->next;
@@ -914,7 +917,12 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
                 continue;
             }
         }
+        if (gated != NULL && strcmp(lk->host, gated) == 0) {
+            pp = &lk->next; /* its host said no in this pass already */
+            continue;
+        }
         if (sl_web_hosts_acquire(g_hosts, lk->host, &c->pol, now, &wait) != 0) {
+            gated = lk->host;
             if (wait < 0 && c->running == 0) {
                 /* another task's transfers fill the host: its releases
                  * do not wake this poll, so look again soon */
@@ -964,6 +972,7 @@ crawl_loop(struct crawl *c)
         int timeout = 200;
         CURLMsg *m = NULL;
         int left = 0;
+        unsigned ended = 0;
 
         if (sl_task_is_canceled(c->ctx)) {
             rc = SL_ECANCELED;
@@ -990,9 +999,16 @@ crawl_loop(struct crawl *c)
             }
             finish(c, x, m->data.result);
             xfer_free(x);
+            ended++;
         }
         if (c->pending == NULL && c->running == 0) {
             break;
+        }
+        if (ended > 0 && c->pending != NULL) {
+            /* places and hosts were freed since schedule() looked:
+             * start what may start now instead of sleeping on a wake
+             * time computed before */
+            continue;
         }
         if (wake >= 0) {
             int64_t d = wake - sl_mono_ms();
