@@ -7,6 +7,10 @@
  * file and extracted recursively.  Depth, entry count, expanded bytes,
  * expansion ratio and entry size are limited; a limit that is hit is
  * counted, never fatal.  See docs/workers.md "fileExtractor".
+ *
+ * The walk over an archive open on a file descriptor (sl__wk_extract_fd,
+ * workers_int.h) is shared with the webExtractor (web_crawler.c), which
+ * hands it downloaded compounds with its own attribute names.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -18,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "workers/workers.h"
+#include "workers/workers_int.h"
 
 #define READ_BUF (64u * 1024u)
 
@@ -40,20 +44,22 @@ enum {
 
 /* The parameters of the task and the state of the current top-level
  * compound. */
-struct extract {
+struct sl__wk_extract {
     struct sl_task_ctx *ctx;
-    struct sl_bulk_writer *w; /* output `files`, borrowed */
-    uint64_t max_depth;       /* maxNestingDepth */
-    uint64_t max_entries;     /* maxEntries, per archive */
-    uint64_t max_total;       /* maxTotalBytes, per top-level compound */
-    uint64_t max_ratio;       /* maxRatio */
-    uint64_t max_entry;       /* maxEntrySize */
-    char *buf;                /* READ_BUF bytes */
-    const char *top_id;       /* id of the top-level compound, borrowed */
-    const char *source;       /* its _source or NULL, borrowed */
-    uint64_t compressed;      /* size of the top-level compound file */
-    uint64_t total;           /* bytes expanded from it so far */
-    int stopped;              /* a compound-wide limit was hit */
+    const char *who;                   /* worker name, for the log */
+    struct sl__wk_extract_names names; /* of the element attributes */
+    struct sl_bulk_writer *w;          /* output, borrowed */
+    uint64_t max_depth;                /* maxNestingDepth */
+    uint64_t max_entries;              /* maxEntries, per archive */
+    uint64_t max_total;  /* maxTotalBytes, per top-level compound */
+    uint64_t max_ratio;  /* maxRatio */
+    uint64_t max_entry;  /* maxEntrySize */
+    char *buf;           /* READ_BUF bytes */
+    const char *top_id;  /* id of the top-level compound, borrowed */
+    const char *source;  /* its _source or NULL, borrowed */
+    uint64_t compressed; /* size of the top-level compound file */
+    uint64_t total;      /* bytes expanded from it so far */
+    int stopped;         /* a compound-wide limit was hit */
 };
 
 /* ------------------------------------------------------------------------
@@ -104,7 +110,7 @@ sanitise(const char *raw, int *sanitised)
 /* Is @more bytes on top of the expanded total still within maxTotalBytes
  * and maxRatio?  If not, count the limit once and stop the compound. */
 static int
-budget_ok(struct extract *x, uint64_t more)
+budget_ok(struct sl__wk_extract *x, uint64_t more)
 {
     uint64_t t = x->total + more;
 
@@ -120,8 +126,9 @@ budget_ok(struct extract *x, uint64_t more)
         x->stopped = 1;
     }
     if (x->stopped) {
-        SL_WARN("fileExtractor: %s: expansion limit hit after %llu bytes; "
+        SL_WARN("%s: %s: expansion limit hit after %llu bytes; "
                 "the rest of the compound is skipped",
+                x->who,
                 x->top_id,
                 (unsigned long long)x->total);
         return 0;
@@ -136,7 +143,7 @@ budget_ok(struct extract *x, uint64_t more)
  * *n (0: end of entry), STEP_STOP or STEP_CORRUPT.
  */
 static int
-pull(struct extract *x, struct archive *a, size_t want, size_t *n)
+pull(struct sl__wk_extract *x, struct archive *a, size_t want, size_t *n)
 {
     la_ssize_t got = 0;
 
@@ -145,7 +152,7 @@ pull(struct extract *x, struct archive *a, size_t want, size_t *n)
         got = archive_read_data(a, x->buf, want);
     } while (got == ARCHIVE_RETRY);
     if (got < 0) {
-        SL_WARN("fileExtractor: %s: %s", x->top_id, archive_error_string(a));
+        SL_WARN("%s: %s: %s", x->who, x->top_id, archive_error_string(a));
         return STEP_CORRUPT;
     }
     x->total += (uint64_t)got;
@@ -156,21 +163,22 @@ pull(struct extract *x, struct archive *a, size_t want, size_t *n)
     return 0;
 }
 
-/* A new unlinked temporary file under $TMPDIR, or -1 (logged). */
-static int
-spool_open(void)
+int
+sl__wk_spool_open(void)
 {
     const char *dir = getenv("TMPDIR");
     char *path = sl_asprintf("%s/sluice-extract.XXXXXX",
                              dir != NULL && dir[0] != '\0' ? dir : "/tmp");
     int fd = mkstemp(path);
+    int e = errno;
 
     if (fd < 0) {
-        SL_ERROR("fileExtractor: mkstemp %s: %s", path, strerror(errno));
+        SL_ERROR("mkstemp %s: %s", path, strerror(e));
     } else {
         (void)unlink(path);
     }
     sl_free(path);
+    errno = e;
     return fd;
 }
 
@@ -181,14 +189,17 @@ spool_open(void)
  * STEP_STOP, STEP_CORRUPT or SL_EIO.
  */
 static int
-spool(
-    struct extract *x, struct archive *a, uint64_t cap, int *fd, uint64_t *len)
+spool(struct sl__wk_extract *x,
+      struct archive *a,
+      uint64_t cap,
+      int *fd,
+      uint64_t *len)
 {
     size_t n = 0;
     int rc = 0;
 
     *len = 0;
-    *fd = spool_open();
+    *fd = sl__wk_spool_open();
     if (*fd < 0) {
         sl_task_set_message(x->ctx, "temporary file: %s", strerror(errno));
         return SL_EIO;
@@ -223,10 +234,22 @@ spool(
  * Element records.
  * --------------------------------------------------------------------- */
 
-/* The metadata of element @id (escaped, inner part @ipath) of entry @e,
- * size @size (UINT64_MAX: unknown).  New reference. */
+/* Set attribute @name (NULL: not written) of @meta to @v (taken). */
+static void
+set_attr(json_t *meta, const char *name, json_t *v)
+{
+    if (name != NULL) {
+        (void)json_object_set_new(meta, name, v);
+    } else {
+        json_decref(v);
+    }
+}
+
+/* The metadata of element @id (escaped) of entry @e, size @size
+ * (UINT64_MAX: unknown), with the attribute names of x->names.  New
+ * reference. */
 static json_t *
-element_meta(struct extract *x,
+element_meta(struct sl__wk_extract *x,
              struct archive_entry *e,
              const char *id,
              uint64_t size)
@@ -234,47 +257,32 @@ element_meta(struct extract *x,
     const char *slash = strrchr(id, '/');
     const char *name = slash + 1;
     const char *dot = strrchr(name, '.');
-    char *folder = sl_strdup(id);
     int64_t sec = archive_entry_mtime_is_set(e) ? archive_entry_mtime(e) : 0;
     long nsec = archive_entry_mtime_is_set(e) ? archive_entry_mtime_nsec(e) : 0;
     char when[40];
     char hash[64];
     json_t *meta = NULL;
 
-    folder[slash - id] = '\0';
-    meta = json_pack("{s:s, s:s, s:s, s:s, s:s}",
-                     "_recordid",
-                     id,
-                     "_compoundRecordId",
-                     x->top_id,
-                     sl_task_mapped(x->ctx, "fileName"),
-                     name,
-                     sl_task_mapped(x->ctx, "filePath"),
-                     id,
-                     sl_task_mapped(x->ctx, "fileFolder"),
-                     folder);
-    sl_free(folder);
+    meta = json_pack(
+        "{s:s, s:s}", "_recordid", id, "_compoundRecordId", x->top_id);
     if (meta == NULL) {
         return NULL;
     }
+    set_attr(meta, x->names.path, json_string(id));
+    set_attr(meta, x->names.name, json_string(name));
+    set_attr(meta, x->names.folder, json_stringn(id, (size_t)(slash - id)));
     if (x->source != NULL) {
         (void)json_object_set_new(meta, "_source", json_string(x->source));
     }
     if (dot != NULL && dot != name && dot[1] != '\0') {
-        (void)json_object_set_new(meta,
-                                  sl_task_mapped(x->ctx, "fileExtension"),
-                                  json_string(dot + 1));
+        set_attr(meta, x->names.extension, json_string(dot + 1));
     }
     if (size != UINT64_MAX) {
-        (void)json_object_set_new(meta,
-                                  sl_task_mapped(x->ctx, "fileSize"),
-                                  json_integer((json_int_t)size));
+        set_attr(meta, x->names.size, json_integer((json_int_t)size));
     }
     if (archive_entry_mtime_is_set(e)) {
         sl_time_format(sec * 1000 + nsec / 1000000, when, sizeof(when));
-        (void)json_object_set_new(meta,
-                                  sl_task_mapped(x->ctx, "fileLastModified"),
-                                  json_string(when));
+        set_attr(meta, x->names.modified, json_string(when));
     }
     (void)snprintf(hash,
                    sizeof(hash),
@@ -288,7 +296,7 @@ element_meta(struct extract *x,
 
 /* Write @meta as a whole record without attachment. */
 static int
-write_bare(struct extract *x, const json_t *meta)
+write_bare(struct sl__wk_extract *x, const json_t *meta)
 {
     int rc = sl_bulk_writer_record_begin(x->w, meta);
 
@@ -303,17 +311,19 @@ write_bare(struct extract *x, const json_t *meta)
     return 0;
 }
 
-/* Write @meta with the @len bytes of spool file @fd as `fileContent`. */
+/* Write @meta with the @len bytes of spool file @fd as the content. */
 static int
-write_spooled(struct extract *x, const json_t *meta, int fd, uint64_t len)
+write_spooled(struct sl__wk_extract *x,
+              const json_t *meta,
+              int fd,
+              uint64_t len)
 {
     uint64_t left = len;
     ssize_t n = 0;
     int rc = sl_bulk_writer_record_begin(x->w, meta);
 
     if (rc == 0) {
-        rc = sl_bulk_writer_attachment_begin(
-            x->w, sl_task_mapped(x->ctx, "fileContent"), len);
+        rc = sl_bulk_writer_attachment_begin(x->w, x->names.content, len);
     }
     while (rc == 0 && left > 0) {
         n = read(fd, x->buf, left < READ_BUF ? (size_t)left : READ_BUF);
@@ -341,13 +351,13 @@ write_spooled(struct extract *x, const json_t *meta, int fd, uint64_t len)
 
 /*
  * Write @meta with the current entry of @a, whose size @size is known,
- * streamed chunk by chunk into `fileContent`.  The budget was checked for
+ * streamed chunk by chunk into the content.  The budget was checked for
  * @size before.  Data that ends early (a truncated or corrupt archive)
  * cannot take back the half-written record: the rest is zero-filled, the
  * record gets no correction, and STEP_CORRUPT ends the archive.
  */
 static int
-write_streamed(struct extract *x,
+write_streamed(struct sl__wk_extract *x,
                struct archive *a,
                const json_t *meta,
                uint64_t size)
@@ -358,8 +368,7 @@ write_streamed(struct extract *x,
     int rc = sl_bulk_writer_record_begin(x->w, meta);
 
     if (rc == 0) {
-        rc = sl_bulk_writer_attachment_begin(
-            x->w, sl_task_mapped(x->ctx, "fileContent"), size);
+        rc = sl_bulk_writer_attachment_begin(x->w, x->names.content, size);
     }
     while (rc == 0 && left > 0) {
         if (step == 0) {
@@ -368,7 +377,7 @@ write_streamed(struct extract *x,
         if (step != 0 || n == 0) {
             if (step == 0) {
                 step = STEP_CORRUPT;
-                SL_WARN("fileExtractor: %s: entry data ends early", x->top_id);
+                SL_WARN("%s: %s: entry data ends early", x->who, x->top_id);
             }
             n = left < READ_BUF ? (size_t)left : READ_BUF;
             memset(x->buf, 0, n);
@@ -392,8 +401,10 @@ write_streamed(struct extract *x,
  * Archives.
  * --------------------------------------------------------------------- */
 
-static int
-extract_archive(struct extract *x, int fd, const char *prefix, uint64_t depth);
+static int extract_archive(struct sl__wk_extract *x,
+                           int fd,
+                           const char *prefix,
+                           uint64_t depth);
 
 /*
  * Nested archive @id (entry of @a at nesting @depth, size @size or
@@ -401,7 +412,7 @@ extract_archive(struct extract *x, int fd, const char *prefix, uint64_t depth);
  * content), then extract it at @depth.
  */
 static int
-nested(struct extract *x,
+nested(struct sl__wk_extract *x,
        struct archive *a,
        struct archive_entry *e,
        const char *id,
@@ -445,7 +456,7 @@ out:
  * Returns 0, STEP_STOP, STEP_CORRUPT or an SL_E* output error.
  */
 static int
-extract_entry(struct extract *x,
+extract_entry(struct sl__wk_extract *x,
               struct archive *a,
               struct archive_entry *e,
               const char *prefix,
@@ -470,7 +481,7 @@ extract_entry(struct extract *x,
     }
     clean = sanitise(raw, &sanitised);
     if (sanitised) {
-        SL_WARN("fileExtractor: %s: entry '%s' sanitised", prefix, clean);
+        SL_WARN("%s: %s: entry '%s' sanitised", x->who, prefix, clean);
         sl_task_counter_add(x->ctx, "entries.sanitised", 1);
     }
     if (clean[0] == '\0') {
@@ -517,7 +528,9 @@ extract_entry(struct extract *x,
         rc = SL_EINTERNAL;
     } else if (fd < 0) {
         sl_task_counter_add(x->ctx, "limits.entrySize", 1);
-        (void)json_object_del(meta, sl_task_mapped(x->ctx, "fileSize"));
+        if (x->names.size != NULL) {
+            (void)json_object_del(meta, x->names.size);
+        }
         rc = write_bare(x, meta);
     } else {
         rc = write_spooled(x, meta, fd, len);
@@ -542,7 +555,10 @@ out:
  * or SL_ECANCELED.
  */
 static int
-extract_archive(struct extract *x, int fd, const char *prefix, uint64_t depth)
+extract_archive(struct sl__wk_extract *x,
+                int fd,
+                const char *prefix,
+                uint64_t depth)
 {
     struct archive *a = archive_read_new();
     struct archive_entry *e = NULL;
@@ -559,7 +575,7 @@ extract_archive(struct extract *x, int fd, const char *prefix, uint64_t depth)
     (void)archive_read_support_format_all(a);
     ar = archive_read_open_fd(a, fd, READ_BUF);
     if (ar != ARCHIVE_OK) {
-        SL_WARN("fileExtractor: %s: %s", prefix, archive_error_string(a));
+        SL_WARN("%s: %s: %s", x->who, prefix, archive_error_string(a));
         corrupt = 1;
         goto out;
     }
@@ -574,15 +590,16 @@ extract_archive(struct extract *x, int fd, const char *prefix, uint64_t depth)
             break;
         }
         if (ar == ARCHIVE_WARN) {
-            SL_WARN("fileExtractor: %s: %s", prefix, archive_error_string(a));
+            SL_WARN("%s: %s: %s", x->who, prefix, archive_error_string(a));
         } else if (ar != ARCHIVE_OK) {
-            SL_WARN("fileExtractor: %s: %s", prefix, archive_error_string(a));
+            SL_WARN("%s: %s: %s", x->who, prefix, archive_error_string(a));
             corrupt = 1;
             break;
         }
         if (++entries > x->max_entries) {
-            SL_WARN("fileExtractor: %s: more than %llu entries; the rest is "
+            SL_WARN("%s: %s: more than %llu entries; the rest is "
                     "skipped",
+                    x->who,
                     prefix,
                     (unsigned long long)x->max_entries);
             sl_task_counter_add(x->ctx, "limits.entries", 1);
@@ -614,15 +631,104 @@ out:
 }
 
 /* ------------------------------------------------------------------------
- * Tasks.
+ * The shared extraction (workers_int.h).
  * --------------------------------------------------------------------- */
+
+int
+sl__wk_extract_new(struct sl_task_ctx *ctx,
+                   const struct sl__wk_extract_names *names,
+                   struct sl__wk_extract **out)
+{
+    static const struct {
+        const char *name;
+        uint64_t def;
+        size_t off;
+    } params[] = {
+        {"maxNestingDepth",
+         DEFAULT_MAX_DEPTH,
+         offsetof(struct sl__wk_extract, max_depth)},
+        {"maxEntries",
+         DEFAULT_MAX_ENTRIES,
+         offsetof(struct sl__wk_extract, max_entries)},
+        {"maxTotalBytes",
+         DEFAULT_MAX_TOTAL,
+         offsetof(struct sl__wk_extract, max_total)},
+        {"maxRatio",
+         DEFAULT_MAX_RATIO,
+         offsetof(struct sl__wk_extract, max_ratio)},
+        {"maxEntrySize",
+         DEFAULT_MAX_ENTRY,
+         offsetof(struct sl__wk_extract, max_entry)},
+    };
+    struct sl__wk_extract *x = sl_calloc(1, sizeof(*x));
+    size_t i = 0;
+
+    *out = NULL;
+    x->ctx = ctx;
+    x->who = sl_task_worker(ctx);
+    x->names = *names;
+    for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+        uint64_t *v = (uint64_t *)(void *)((char *)x + params[i].off);
+
+        if (sl_task_param_u64(ctx, params[i].name, params[i].def, v) != 0) {
+            sl_task_set_message(ctx, "%s: not a number", params[i].name);
+            sl_free(x);
+            return SL_EINVAL;
+        }
+    }
+    x->buf = sl_malloc(READ_BUF);
+    *out = x;
+    return 0;
+}
+
+void
+sl__wk_extract_free(struct sl__wk_extract *x)
+{
+    if (x != NULL) {
+        sl_free(x->buf);
+        sl_free(x);
+    }
+}
+
+int
+sl__wk_extract_fd(struct sl__wk_extract *x,
+                  struct sl_bulk_writer *w,
+                  const char *id,
+                  const char *source,
+                  int fd,
+                  uint64_t size)
+{
+    int rc = 0;
+
+    x->w = w;
+    x->top_id = id;
+    x->source = source;
+    x->compressed = size;
+    x->total = 0;
+    x->stopped = 0;
+    rc = extract_archive(x, fd, id, 0);
+    x->w = NULL;
+    x->top_id = x->source = NULL;
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * fileExtractor tasks.
+ * --------------------------------------------------------------------- */
+
+/* The task of one fileExtractor. */
+struct file_task {
+    struct sl_task_ctx *ctx;
+    struct sl_bulk_writer *w; /* output `files`, borrowed */
+    struct sl__wk_extract *x;
+};
 
 /* Extract the compound of record @meta (borrowed).  A compound that cannot
  * be read is counted and skipped; the return value is an output error. */
 static int
-extract_record(struct extract *x, const json_t *meta)
+extract_record(struct file_task *t, const json_t *meta)
 {
-    const json_t *p = json_object_get(meta, sl_task_mapped(x->ctx, "filePath"));
+    const json_t *p = json_object_get(meta, sl_task_mapped(t->ctx, "filePath"));
     const char *id = json_string_value(json_object_get(meta, "_recordid"));
     const char *esc = json_is_string(p) ? json_string_value(p) : id;
     struct stat st;
@@ -631,14 +737,14 @@ extract_record(struct extract *x, const json_t *meta)
     int rc = 0;
 
     if (id == NULL || esc == NULL) {
-        sl_task_counter_add(x->ctx, "compounds.unreadable", 1);
+        sl_task_counter_add(t->ctx, "compounds.unreadable", 1);
         return 0;
     }
     raw = sl_worker_path_unescape(esc);
     fd = open(raw, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         SL_WARN("fileExtractor: %s: %s", raw, strerror(errno));
-        sl_task_counter_add(x->ctx,
+        sl_task_counter_add(t->ctx,
                             errno == ENOENT || errno == ENOTDIR
                                 ? "compounds.vanished"
                                 : "compounds.unreadable",
@@ -647,26 +753,26 @@ extract_record(struct extract *x, const json_t *meta)
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         SL_WARN("fileExtractor: %s: not a readable regular file", raw);
-        sl_task_counter_add(x->ctx, "compounds.unreadable", 1);
+        sl_task_counter_add(t->ctx, "compounds.unreadable", 1);
         goto out;
     }
     /* The compound itself is a file of the tree: pass its record on
      * (metadata only), so it is indexed and its delta state is recorded
      * by the updatePusher like any file's. */
-    rc = sl_bulk_writer_record_begin(x->w, meta);
+    rc = sl_bulk_writer_record_begin(t->w, meta);
     if (rc == 0) {
-        rc = sl_bulk_writer_record_end(x->w);
+        rc = sl_bulk_writer_record_end(t->w);
     }
     if (rc != 0) {
-        sl_task_set_message(x->ctx, "write: %s", sl_strerror(rc));
+        sl_task_set_message(t->ctx, "write: %s", sl_strerror(rc));
         goto out;
     }
-    x->top_id = id;
-    x->source = json_string_value(json_object_get(meta, "_source"));
-    x->compressed = (uint64_t)st.st_size;
-    x->total = 0;
-    x->stopped = 0;
-    rc = extract_archive(x, fd, id, 0);
+    rc = sl__wk_extract_fd(t->x,
+                           t->w,
+                           id,
+                           json_string_value(json_object_get(meta, "_source")),
+                           fd,
+                           (uint64_t)st.st_size);
 
 out:
     if (fd >= 0) {
@@ -685,62 +791,35 @@ extract_input(void *arg, json_t *meta)
                                           : SL_WORKER_RECOVERABLE;
 }
 
-/* Read the limits into @x; 0 or SL_EINVAL with the task message set. */
-static int
-extract_init(struct sl_task_ctx *ctx, struct extract *x)
-{
-    static const struct {
-        const char *name;
-        uint64_t def;
-        size_t off;
-    } params[] = {
-        {"maxNestingDepth",
-         DEFAULT_MAX_DEPTH,
-         offsetof(struct extract, max_depth)},
-        {"maxEntries",
-         DEFAULT_MAX_ENTRIES,
-         offsetof(struct extract, max_entries)},
-        {"maxTotalBytes",
-         DEFAULT_MAX_TOTAL,
-         offsetof(struct extract, max_total)},
-        {"maxRatio", DEFAULT_MAX_RATIO, offsetof(struct extract, max_ratio)},
-        {"maxEntrySize",
-         DEFAULT_MAX_ENTRY,
-         offsetof(struct extract, max_entry)},
-    };
-    size_t i = 0;
-
-    memset(x, 0, sizeof(*x));
-    x->ctx = ctx;
-    for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
-        uint64_t *v = (uint64_t *)(void *)((char *)x + params[i].off);
-
-        if (sl_task_param_u64(ctx, params[i].name, params[i].def, v) != 0) {
-            sl_task_set_message(ctx, "%s: not a number", params[i].name);
-            return SL_EINVAL;
-        }
-    }
-    return 0;
-}
-
 static int
 extractor_perform(struct sl_task_ctx *ctx)
 {
-    struct extract x;
+    struct sl__wk_extract_names names = {
+        sl_task_mapped(ctx, "filePath"),
+        sl_task_mapped(ctx, "fileName"),
+        sl_task_mapped(ctx, "fileFolder"),
+        sl_task_mapped(ctx, "fileExtension"),
+        sl_task_mapped(ctx, "fileSize"),
+        sl_task_mapped(ctx, "fileLastModified"),
+        sl_task_mapped(ctx, "fileContent"),
+    };
+    struct file_task t;
     int res = SL_WORKER_OK;
     int rc = 0;
 
-    if (extract_init(ctx, &x) != 0) {
+    memset(&t, 0, sizeof(t));
+    t.ctx = ctx;
+    if (sl__wk_extract_new(ctx, &names, &t.x) != 0) {
         return SL_WORKER_FATAL;
     }
-    rc = sl_task_output_writer(ctx, "files", &x.w);
+    rc = sl_task_output_writer(ctx, "files", &t.w);
     if (rc != 0) {
         sl_task_set_message(ctx, "output files: %s", sl_strerror(rc));
-        return rc == SL_ENOENT ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
+        res = rc == SL_ENOENT ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
+    } else {
+        res = sl_task_input_each(ctx, "compounds", extract_input, &t);
     }
-    x.buf = sl_malloc(READ_BUF);
-    res = sl_task_input_each(ctx, "compounds", extract_input, &x);
-    sl_free(x.buf);
+    sl__wk_extract_free(t.x);
     return res;
 }
 

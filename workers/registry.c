@@ -17,6 +17,7 @@ static const struct sl_worker_type *const builtin[] = {
     &sl_worker_fileCrawler,
     &sl_worker_webCrawler,
     &sl_worker_webFetcher,
+    &sl_worker_webExtractor,
     &sl_worker_fileFetcher,
     &sl_worker_fileExtractor,
     &sl_worker_deltaChecker,

@@ -26,11 +26,13 @@
  * hash), else whole (the hash is their SHA-256), within maxSize.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -44,6 +46,10 @@
 #define SLOT_FETCH   "linksToFetch"
 #define SLOT_FETCHED "fetchedLinks"
 #define COPY_BUF     ((size_t)64 << 10)
+
+/* webExtractor */
+#define SLOT_COMPOUNDS "compounds"
+#define SLOT_FILES     "files"
 
 #define DEFAULT_LINKS_PER_BULK 100u
 #define DEFAULT_MAX_SIZE       ((uint64_t)10 << 20)
@@ -161,6 +167,8 @@ struct xfer {
     int headers_only; /* the transfer was cut after the headers */
     int too_large;
     int refused_type;
+    int spool;        /* webExtractor: the body goes to this file, or -1 */
+    uint64_t spooled; /* bytes written to it */
 };
 
 struct crawl {
@@ -191,6 +199,8 @@ struct crawl {
     uint64_t links_in_bulk;
     int links_connected;
     int fatal; /* output failed */
+    /* webExtractor: downloads are extracted with this */
+    struct sl__wk_extract *extract;
 };
 
 static void
@@ -405,6 +415,57 @@ write_page(struct crawl *c,
     count(c, counter);
 }
 
+/*
+ * Is the resource @url of MIME type @mime (lower case, no parameters) a
+ * compound the webExtractor extracts?  By the type; when it is missing or
+ * only application/octet-stream, by the extension of the URL's path (the
+ * fileCrawler's list, sl_worker_is_archive_name).
+ */
+static int
+is_compound(const char *mime, const char *url)
+{
+    static const char *const types[] = {
+        "application/zip",
+        "application/x-zip-compressed",
+        "application/java-archive",
+        "application/x-tar",
+        "application/x-gtar",
+        "application/x-compressed-tar",
+        "application/gzip",
+        "application/x-gzip",
+        "application/x-bzip2",
+        "application/x-xz",
+        "application/x-7z-compressed",
+        "application/x-cpio",
+        "application/x-iso9660-image",
+        "application/vnd.rar",
+        "application/x-rar-compressed",
+    };
+    char *path = NULL;
+    char *q = NULL;
+    size_t i = 0;
+    int yes = 0;
+
+    for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (strcmp(mime, types[i]) == 0) {
+            return 1;
+        }
+    }
+    if (mime[0] != '\0' && strcmp(mime, "application/octet-stream") != 0) {
+        return 0;
+    }
+    if (sl_web_url_path_query(url, &path) != 0) {
+        return 0;
+    }
+    q = strchr(path, '?');
+    if (q != NULL) {
+        *q = '\0';
+    }
+    yes = sl_worker_is_archive_name(path);
+    sl_free(path);
+    return yes;
+}
+
 /* Write the record of a fetched page. */
 static void
 emit_record(struct crawl *c, struct xfer *x, long status)
@@ -450,6 +511,11 @@ emit_record(struct crawl *c, struct xfer *x, long status)
         (void)json_object_set_new(meta,
                                   sl_task_mapped(c->ctx, "httpLastModified"),
                                   json_string(x->lastmod));
+    }
+    if (meta != NULL && is_compound(mime, x->lk->url)) {
+        /* the deltaChecker routes it to the webExtractor */
+        (void)json_object_set_new(meta, "_isCompound", json_true());
+        count(c, "records.compounds");
     }
     write_page(
         c, SLOT_RECORDS, meta, x->keep ? &x->body : NULL, "records.crawled");
@@ -556,6 +622,38 @@ decide_body(struct xfer *x)
     }
 }
 
+/*
+ * webExtractor: append @n bytes of a compound to its spool file, never
+ * more than maxSize (then the transfer is cut, like a page in memory).
+ * A write error (a full disk) fails the task: retried later.
+ */
+static size_t
+spool_body(struct xfer *x, const char *buf, size_t n)
+{
+    size_t done = 0;
+
+    if (n > x->c->max_size - x->spooled) {
+        x->too_large = 1;
+        return 0;
+    }
+    while (done < n) {
+        ssize_t w = write(x->spool, buf + done, n - done);
+
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            sl_task_set_message(
+                x->c->ctx, "temporary file: %s", strerror(errno));
+            x->c->fatal = 1;
+            return 0;
+        }
+        done += (size_t)w;
+    }
+    x->spooled += n;
+    return n;
+}
+
 static size_t
 on_body(char *buf, size_t size, size_t nmemb, void *arg)
 {
@@ -570,6 +668,9 @@ on_body(char *buf, size_t size, size_t nmemb, void *arg)
     }
     if (!x->keep) {
         return n;
+    }
+    if (x->spool >= 0) {
+        return spool_body(x, buf, n);
     }
     if (sl_buf_append(&x->body, buf, n) != 0) {
         x->too_large = 1;
@@ -587,10 +688,21 @@ xfer_new(struct crawl *c, struct link *lk)
     x->c = c;
     x->lk = lk;
     x->retry_after_ms = -1;
+    x->spool = -1;
+    if (lk->kind == K_FETCH && c->extract != NULL) {
+        x->spool = sl__wk_spool_open(); /* a compound: never in memory */
+        if (x->spool < 0) {
+            sl_free(x);
+            return NULL;
+        }
+    }
     sl_buf_init(&x->body,
                 lk->kind == K_ROBOTS ? ROBOTS_MAX : (size_t)c->max_size);
     x->easy = curl_easy_init();
     if (x->easy == NULL) {
+        if (x->spool >= 0) {
+            (void)close(x->spool);
+        }
         sl_free(x);
         return NULL;
     }
@@ -624,13 +736,58 @@ xfer_free(struct xfer *x)
         if (x->easy != NULL) {
             curl_easy_cleanup(x->easy);
         }
+        if (x->spool >= 0) {
+            (void)close(x->spool);
+        }
         sl_buf_free(&x->body);
         link_free(x->lk);
         sl_free(x);
     }
 }
 
-/* The webFetcher's output: the crawled record with the content. */
+/*
+ * webExtractor: write compound record @meta (borrowed; metadata only, as
+ * the fileExtractor passes its compounds on) to `files`, counted as
+ * @counter, then the elements of the @size bytes of the archive in @fd
+ * (borrowed) with the fileExtractor's walk.  An output error fails the
+ * task (recoverable).
+ */
+static void
+extract_compound(struct crawl *c,
+                 const json_t *meta,
+                 int fd,
+                 uint64_t size,
+                 const char *counter)
+{
+    struct sl_bulk_writer *w = NULL;
+    const char *id = json_string_value(json_object_get(meta, "_recordid"));
+    const char *src = json_string_value(json_object_get(meta, "_source"));
+    int rc = 0;
+
+    if (id == NULL) {
+        count(c, "links.invalid");
+        return;
+    }
+    write_page(c, SLOT_FILES, meta, NULL, counter);
+    if (c->fatal) {
+        return;
+    }
+    rc = sl_task_output_writer(c->ctx, SLOT_FILES, &w);
+    if (rc == 0 && lseek(fd, 0, SEEK_SET) != 0) {
+        sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
+        rc = SL_EIO;
+    }
+    if (rc == 0) {
+        rc = sl__wk_extract_fd(
+            c->extract, w, id, src != NULL ? src : c->source, fd, size);
+    }
+    if (rc != 0) {
+        c->fatal = 1; /* the task message is set */
+    }
+}
+
+/* The webFetcher's output: the crawled record with the content; the
+ * webExtractor's: the compound record and its elements. */
 static void
 emit_fetched(struct crawl *c, struct xfer *x, long status)
 {
@@ -642,12 +799,17 @@ emit_fetched(struct crawl *c, struct xfer *x, long status)
     (void)json_object_set_new(meta,
                               sl_task_mapped(c->ctx, "httpStatus"),
                               json_integer((json_int_t)status));
-    (void)json_object_set_new(meta,
-                              sl_task_mapped(c->ctx, "httpSize"),
-                              json_integer((json_int_t)x->body.len));
+    (void)json_object_set_new(
+        meta,
+        sl_task_mapped(c->ctx, "httpSize"),
+        json_integer((json_int_t)(x->spool >= 0 ? x->spooled : x->body.len)));
     if (mime[0] != '\0') {
         (void)json_object_set_new(
             meta, sl_task_mapped(c->ctx, "httpMimetype"), json_string(mime));
+    }
+    if (c->extract != NULL) {
+        extract_compound(c, meta, x->spool, x->spooled, "compounds.fetched");
+        return;
     }
     write_page(c, SLOT_FETCHED, meta, &x->body, "records.fetched");
 }
@@ -1540,5 +1702,177 @@ const struct sl_worker_type sl_worker_webFetcher = {
     " \"input\": [{\"name\": \"linksToFetch\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"fetchedLinks\", \"type\": \"recordBulks\"}]}",
     web_fetch_perform,
+    NULL,
+};
+
+/* ------------------------------------------------------------------------
+ * webExtractor: compounds found on the web, extracted like the
+ * fileExtractor's.
+ * --------------------------------------------------------------------- */
+
+/* Copy the current attachment of @r (the compound's content) into a new
+ * spool file: 0 and *fd, SL_EIO (task message set) or a reader error. */
+static int
+spool_attachment(struct crawl *c,
+                 struct sl_bulk_reader *r,
+                 int *fd,
+                 struct sl_err *err)
+{
+    char *buf = sl_malloc(COPY_BUF);
+    size_t n = 0;
+    int rc = 0;
+
+    *fd = sl__wk_spool_open();
+    if (*fd < 0) {
+        sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
+        sl_free(buf);
+        return SL_EIO;
+    }
+    while ((rc = sl_bulk_reader_attachment_read(r, buf, COPY_BUF, &n, err)) ==
+               0 &&
+           n > 0) {
+        size_t done = 0;
+
+        while (rc == 0 && done < n) {
+            ssize_t w = write(*fd, buf + done, n - done);
+
+            if (w < 0 && errno == EINTR) {
+                continue;
+            }
+            if (w <= 0) {
+                sl_task_set_message(
+                    c->ctx, "temporary file: %s", strerror(errno));
+                rc = SL_EIO;
+            } else {
+                done += (size_t)w;
+            }
+        }
+        if (rc != 0) {
+            break;
+        }
+    }
+    sl_free(buf);
+    if (rc != 0) {
+        (void)close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+/*
+ * One input compound: one that has its content already (the crawler kept
+ * it: no ETag or Last-Modified) is extracted from a spooled copy at once;
+ * the others are queued for download (politeness, limits and timeouts as
+ * the webFetcher's) and extracted when their transfer ends.
+ */
+static int
+extract_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
+{
+    struct crawl *c = arg;
+    const char *url = json_string_value(
+        json_object_get(meta, sl_task_mapped(c->ctx, "httpUrl")));
+    const char *name = NULL;
+    uint64_t size = 0;
+    struct sl_err err;
+    char *norm = NULL;
+    int fd = -1;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
+    if (rc == 1 && strcmp(name, CONTENT_ATT) == 0) {
+        rc = spool_attachment(c, r, &fd, &err);
+        if (rc == SL_EIO) {
+            return SL_WORKER_RECOVERABLE;
+        }
+        if (rc != 0) {
+            sl_task_set_message(c->ctx, "input: %s", err.message);
+            return SL_WORKER_FATAL;
+        }
+        extract_compound(c, meta, fd, size, "compounds.passed");
+        (void)close(fd);
+        return c->fatal ? SL_WORKER_RECOVERABLE : SL_WORKER_OK;
+    }
+    if (rc < 0) {
+        sl_task_set_message(c->ctx, "input: %s", err.message);
+        return SL_WORKER_FATAL;
+    }
+    if (url == NULL || sl_web_url_normalize(url, &norm) != 0) {
+        count(c, "links.invalid");
+        return SL_WORKER_OK;
+    }
+    enqueue(c, norm, 0, 0, K_FETCH);
+    c->pending->meta = json_incref(meta);
+    sl_free(norm);
+    return SL_WORKER_OK;
+}
+
+static int
+web_extract_perform(struct sl_task_ctx *ctx)
+{
+    struct sl__wk_extract_names names = {
+        sl_task_mapped(ctx, "httpUrl"),
+        NULL, /* no fileName, fileFolder, fileExtension: the */
+        NULL, /* textExtractor takes the last segment of the id */
+        NULL,
+        sl_task_mapped(ctx, "httpSize"),
+        sl_task_mapped(ctx, "httpLastModified"),
+        CONTENT_ATT,
+    };
+    struct sl_bulk_writer *w = NULL;
+    struct crawl c;
+    int res = SL_WORKER_OK;
+    int rc = 0;
+
+    rc = crawl_init(ctx, &c);
+    if (rc != 0) {
+        res = rc == SL_EINVAL ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
+        goto out;
+    }
+    if (sl__wk_extract_new(ctx, &names, &c.extract) != 0) {
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
+    rc = sl_task_output_writer(ctx, SLOT_FILES, &w);
+    if (rc != 0) {
+        sl_task_set_message(ctx, "output files: %s", sl_strerror(rc));
+        res = rc == SL_ENOENT ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
+        goto out;
+    }
+    c.robots = 0; /* the crawler checked; the extractor only fetches */
+    res = sl_task_input_each_reader(ctx, SLOT_COMPOUNDS, extract_input, &c);
+    if (res == SL_WORKER_OK) {
+        rc = crawl_loop(&c);
+        if (rc != 0 || c.fatal) {
+            res = SL_WORKER_RECOVERABLE;
+            if (rc == SL_ECANCELED) {
+                sl_task_set_message(ctx, "canceled");
+            }
+        }
+    }
+out:
+    crawl_cleanup(&c);
+    sl__wk_extract_free(c.extract);
+    return res;
+}
+
+const struct sl_worker_type sl_worker_webExtractor = {
+    SL_WORKER_ABI_VERSION,
+    "webExtractor",
+    "{\"name\": \"webExtractor\","
+    " \"parameters\": [{\"name\": \"dataSource\"},"
+    "  {\"name\": \"timeoutMs\", \"optional\": true},"
+    "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
+    "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"maxNestingDepth\", \"optional\": true},"
+    "  {\"name\": \"maxEntries\", \"optional\": true},"
+    "  {\"name\": \"maxTotalBytes\", \"optional\": true},"
+    "  {\"name\": \"maxRatio\", \"optional\": true},"
+    "  {\"name\": \"maxEntrySize\", \"optional\": true}],"
+    " \"input\": [{\"name\": \"compounds\", \"type\": \"recordBulks\"}],"
+    " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
+    web_extract_perform,
     NULL,
 };

@@ -304,6 +304,7 @@ void sl_worker_pool_stop(struct sl_worker_pool *p);
 extern const struct sl_worker_type sl_worker_fileCrawler;
 extern const struct sl_worker_type sl_worker_webCrawler;
 extern const struct sl_worker_type sl_worker_webFetcher;
+extern const struct sl_worker_type sl_worker_webExtractor;
 extern const struct sl_worker_type sl_worker_fileFetcher;
 extern const struct sl_worker_type sl_worker_fileExtractor;
 extern const struct sl_worker_type sl_worker_deltaChecker;

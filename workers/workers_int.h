@@ -156,4 +156,59 @@ int sl__wk_patterns_pass(const struct sl__wk_patterns *p, const char *s);
  * string.  0 or SL_EINVAL. */
 int sl__wk_json_u64(const json_t *v, uint64_t def, uint64_t *out);
 
+/* ------------------------------------------------------------------------
+ * Compound extraction (file_extractor.c): the libarchive walk shared by
+ * fileExtractor and webExtractor (docs/workers.md "fileExtractor").
+ * --------------------------------------------------------------------- */
+
+/* Attribute names of the element records an extraction writes.  Each is
+ * borrowed (valid for the task); NULL: that attribute is not written. */
+struct sl__wk_extract_names {
+    const char *path;      /* the element id again (filePath, httpUrl) */
+    const char *name;      /* last segment of the inner path */
+    const char *folder;    /* the element id up to its last '/' */
+    const char *extension; /* what follows the last '.' of the name */
+    const char *size;      /* entry size in bytes */
+    const char *modified;  /* entry mtime (sl_time_format) */
+    const char *content;   /* attachment of the entry data; required */
+};
+
+struct sl__wk_extract;
+
+/**
+ * @brief Extraction state for task @p ctx: reads the limit parameters
+ * (`maxNestingDepth`, `maxEntries`, `maxTotalBytes`, `maxRatio`,
+ * `maxEntrySize`).  @p names is copied (the strings stay borrowed).
+ * @return 0 and *out, a new object the caller frees with
+ * sl__wk_extract_free, or SL_EINVAL with the task message set.
+ */
+int sl__wk_extract_new(struct sl_task_ctx *ctx,
+                       const struct sl__wk_extract_names *names,
+                       struct sl__wk_extract **out);
+/** @brief Free @p x; NULL-safe. */
+void sl__wk_extract_free(struct sl__wk_extract *x);
+/**
+ * @brief Extract the archive open on @p fd (borrowed, read from its
+ * current offset; @p size bytes, for the ratio limit) of top-level
+ * compound @p id (source @p source or NULL; both borrowed for the call)
+ * into @p w: one element record per regular entry, id "@p id!/<inner
+ * path>", nested archives recursively.  Limits, sanitised names and
+ * corrupt archives are counted, never errors; the compound's own record
+ * is the caller's to write.
+ * @return 0, an SL_E* output or temporary file error (task message set)
+ * or SL_ECANCELED.
+ */
+int sl__wk_extract_fd(struct sl__wk_extract *x,
+                      struct sl_bulk_writer *w,
+                      const char *id,
+                      const char *source,
+                      int fd,
+                      uint64_t size);
+/**
+ * @brief A new unlinked temporary file under $TMPDIR (else /tmp), open
+ * for reading and writing; -1 with errno set (logged).  The caller closes
+ * it.
+ */
+int sl__wk_spool_open(void);
+
 #endif /* SL_WORKERS_INT_H_INCLUDED */

@@ -28,12 +28,25 @@ and /fail/reset (closes the connection without an answer).
 --robots-stall S: robots.txt answers only after S seconds.
 --mutate-file: a JSON file {"change": [paths], "remove": [paths]}; read on
 every request, so a test can change the site between two crawls.
+--archives: / also links compounds under /arc/ (webExtractor tests):
+  /arc/site.zip        application/zip with ETag: a.txt, same.txt,
+                       dir/b.txt; changed: a.txt changed, dir/b.txt gone,
+                       c.txt new (another ETag)
+  /arc/bundle.tar.gz   application/octet-stream (the URL extension marks
+                       it) with Last-Modified: readme.txt and inner.zip
+                       holding x.txt (a nested compound)
+  /arc/plain.zip       application/zip without a validator (the crawler
+                       keeps its content): p.txt
+  /arc/broken.zip      application/zip that is no zip
+  /arc/big.zip         a stored zip of 300 KB of random bytes (over a
+                       filters.maxSize of 200000)
 """
 import argparse
 import io
 import json
 import os
 import sys
+import tarfile
 import threading
 import time
 import zipfile
@@ -67,10 +80,54 @@ def page_links(i, n, failures=False):
     return links
 
 
-def expected(n):
-    urls = {"/", "/p/sub/b.html", "/doc.txt", "/archive.zip"}
+ARC_LINKS = ['<a href="/arc/site.zip">site</a>', '<a href="/arc/bundle.tar.gz">bundle</a>',
+             '<a href="/arc/plain.zip">plain</a>', '<a href="/arc/broken.zip">broken</a>',
+             '<a href="/arc/big.zip">big</a>']
+
+
+def expected(n, archives=False, changed=False):
+    urls = {"/", "/p/sub/b.html", "/doc.txt", "/archive.zip", "/archive.zip!/inner.txt"}
     urls |= {"/p/%d.html" % i for i in range(n)}
+    if archives:
+        urls |= {"/arc/plain.zip", "/arc/plain.zip!/p.txt", "/arc/broken.zip",
+                 "/arc/site.zip", "/arc/site.zip!/a.txt", "/arc/site.zip!/same.txt"}
+        if changed:
+            urls |= {"/arc/site.zip!/c.txt"}
+        else:
+            urls |= {"/arc/site.zip!/dir/b.txt", "/arc/bundle.tar.gz",
+                     "/arc/bundle.tar.gz!/readme.txt", "/arc/bundle.tar.gz!/inner.zip",
+                     "/arc/bundle.tar.gz!/inner.zip!/x.txt"}
     return sorted(urls)
+
+
+def make_zip(entries, stored=False):
+    """entries: [(name, text or bytes, (y, m, d, H, M, S))]"""
+    bio = io.BytesIO()
+    with zipfile.ZipFile(bio, "w", zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED) as z:
+        for name, data, when in entries:
+            z.writestr(zipfile.ZipInfo(name, when), data)
+    return bio.getvalue()
+
+
+def make_archives():
+    t1, t2 = (2023, 11, 14, 10, 0, 0), (2023, 11, 15, 12, 30, 0)
+    inner = make_zip([("x.txt", "nested xray words", t1)])
+    bio = io.BytesIO()
+    with tarfile.open(fileobj=bio, mode="w:gz") as tar:
+        for name, data in (("readme.txt", b"bundle readme yankee"), ("inner.zip", inner)):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 1700000000
+            tar.addfile(info, io.BytesIO(data))
+    return {
+        "site": make_zip([("a.txt", "alpha zip one", t1), ("same.txt", "steady zulu", t1),
+                          ("dir/b.txt", "bravo zip two", t1)]),
+        "site2": make_zip([("a.txt", "alpha zip changed", t2), ("same.txt", "steady zulu", t1),
+                           ("c.txt", "charlie added", t2)]),
+        "bundle": bio.getvalue(),
+        "plain": make_zip([("p.txt", "plain papa words", t1)]),
+        "broken": b"PK\x03\x04" + b"this is not a zip archive at all" * 10,
+        "big": make_zip([("noise.bin", os.urandom(300 * 1024), t1)], stored=True),
+    }
 
 
 class Site:
@@ -80,6 +137,7 @@ class Site:
         self.mutate = args.mutate_file
         self.failures = args.failures
         self.robots_stall = args.robots_stall
+        self.archives = make_archives() if args.archives else None
         self.hits = {}
         self.log = open(args.log, "a", buffering=1)
         self.lock = threading.Lock()
@@ -119,6 +177,19 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         return status
 
+    def archive(self, name, tag):
+        arc = self.server.site.archives
+        if name == "site.zip":
+            return self.send(200, arc["site2" if tag else "site"], "application/zip",
+                             [("ETag", '"site-2"' if tag else '"site-1"')])
+        if name == "bundle.tar.gz":
+            return self.send(200, arc["bundle"], "application/octet-stream",
+                             [("Last-Modified", LASTMOD)])
+        if name in ("plain.zip", "broken.zip", "big.zip"):
+            hdr = [] if name == "plain.zip" else [("ETag", '"%s"' % name)]
+            return self.send(200, arc[name[:-4]], "application/zip", hdr)
+        return self.send(404, b"not found")
+
     def route(self):
         site = self.server.site
         path = self.path.split("?")[0]
@@ -151,8 +222,11 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, body.encode(), "text/plain")
         if path == "/":
             return self.send(200, ('<html><head><title>Home</title></head><body>'
-                                   '<a href="/p/0.html">0</a> <a href="p/1.html">1</a>'
-                                   '<p>home page words alpha%s</p></body></html>' % tag).encode())
+                                   '<a href="/p/0.html">0</a> <a href="p/1.html">1</a> %s'
+                                   '<p>home page words alpha%s</p></body></html>'
+                                   % (" ".join(ARC_LINKS) if site.archives else "", tag)).encode())
+        if path.startswith("/arc/") and site.archives:
+            return self.archive(path[5:], tag)
         if path.startswith("/p/") and path.endswith(".html") and path[3:-5].isdigit():
             i = int(path[3:-5])
             if i >= site.n:
@@ -209,10 +283,12 @@ def main():
     ap.add_argument("--mutate-file", default="")
     ap.add_argument("--failures", action="store_true")
     ap.add_argument("--robots-stall", type=float, default=0)
+    ap.add_argument("--archives", action="store_true")
+    ap.add_argument("--changed", action="store_true", help="with --expected: after the changes")
     ap.add_argument("--expected", action="store_true")
     args = ap.parse_args()
     if args.expected:
-        print("\n".join(expected(args.pages)))
+        print("\n".join(expected(args.pages, args.archives, args.changed)))
         return
     srv = Server(("127.0.0.1", 0), Handler)
     srv.site = Site(args)
