@@ -217,9 +217,11 @@ mono_s(void)
 static void
 progress(const json_t *run, double elapsed, int tty, const char *extra)
 {
-    /* file records of the fileCrawler, pages of the webCrawler */
-    double crawled =
-        counter_sum(run, "files.records") + counter_sum(run, "records.crawled");
+    /* files of the fileCrawler (written, or found up to date by its delta
+     * pre-check), pages of the webCrawler */
+    double crawled = counter_sum(run, "files.records") +
+                     counter_sum(run, "files.uptodate") +
+                     counter_sum(run, "records.crawled");
     double pushed = counter_sum(run, "records.pushed");
     double deleted = counter_sum(run, "records.deleted");
 
@@ -468,6 +470,7 @@ job_status(const struct args *a)
     {
         static const char *const names[][2] = {
             {"files.records", "crawled"},
+            {"files.uptodate", "up to date"},
             {"records.crawled", "pages"},
             {"records.pushed", "pushed"},
             {"records.deleted", "deleted"},

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "deltaservice/deltaservice.h"
 #include "workers/workers_int.h"
 
 #define DEFAULT_MAX_FILES_PER_BULK 1000u
@@ -27,6 +28,16 @@
  * after that they are grouped, so one task keeps few output bulks open. */
 #define DIRS_SINGLE    32u
 #define DIRS_PER_GROUP 256u
+/* Files of one directory checked against the delta service at once. */
+#define PRECHECK_BATCH 256u
+
+/* A file waiting for the delta pre-check. */
+struct prefile {
+    char *ename; /* escaped name */
+    char *id;    /* record id */
+    char hash[64];
+    struct stat st;
+};
 
 /* The resolved parameters and the output state of one task. */
 struct crawl {
@@ -46,6 +57,12 @@ struct crawl {
     uint64_t entries;        /* entries listed by this task so far */
     struct pending *queue;   /* sub-directories to list in this task */
     struct pending *queue_tail;
+    /* delta pre-check (deltaPrecheck): NULL when off */
+    struct sl_delta *delta;
+    const char *run_id;    /* jobRunId, borrowed */
+    uint64_t seq;          /* run sequence of the source, 0: not yet taken */
+    struct prefile *batch; /* PRECHECK_BATCH places */
+    size_t nbatch;
 };
 
 /* A sub-directory kept for this task (while the budget lasts). */
@@ -170,6 +187,49 @@ sl_worker_path_unescape(const char *esc)
  * --------------------------------------------------------------------- */
 
 /* Read the parameters into @c; 0 or SL_EINVAL with the task message set. */
+/* Turn the delta pre-check on when parameter deltaPrecheck (default
+ * true) allows it, the strategy checks (additive, full) and the delta
+ * service runs in this process. */
+static void
+precheck_init(struct crawl *c)
+{
+    const json_t *v = sl_task_param(c->ctx, "deltaPrecheck");
+    const char *name = sl_task_param_str(c->ctx, "deltaImportStrategy");
+    enum sl_delta_strategy strategy = SL_DELTA_STRATEGY_FULL;
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    c->run_id = json_string_value(json_object_get(
+        json_object_get(sl_task_json(c->ctx), "properties"), "jobRunId"));
+    if (json_is_false(v) ||
+        (json_is_string(v) && strcmp(json_string_value(v), "false") == 0)) {
+        return;
+    }
+    if (name != NULL && sl_delta_strategy_parse(name, &strategy, &err) != 0) {
+        return; /* the deltaChecker reports it */
+    }
+    if (sl_delta_strategy_reads(strategy) && c->run_id != NULL &&
+        c->run_id[0] != '\0') {
+        c->delta = sl_task_services(c->ctx)->delta;
+    }
+    if (c->delta != NULL) {
+        c->batch = sl_calloc(PRECHECK_BATCH, sizeof(*c->batch));
+    }
+}
+
+/* Free what the pre-check holds (files left by an output error). */
+static void
+precheck_free(struct crawl *c)
+{
+    while (c->nbatch > 0) {
+        c->nbatch--;
+        sl_free(c->batch[c->nbatch].ename);
+        sl_free(c->batch[c->nbatch].id);
+    }
+    sl_free(c->batch);
+    c->batch = NULL;
+}
+
 static int
 crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
 {
@@ -219,6 +279,9 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     rc = sl__wk_patterns_init(ctx, filters, "filePatterns", &c->files);
     if (rc == 0) {
         rc = sl__wk_patterns_init(ctx, filters, "folderPatterns", &c->folders);
+    }
+    if (rc == 0) {
+        precheck_init(c);
     }
     return rc;
 }
@@ -275,6 +338,25 @@ writer(struct crawl *c,
     return rc;
 }
 
+/* The record id of file @ename (escaped) in directory @edir (escaped). */
+static char *
+file_id(const char *edir, const char *ename)
+{
+    return sl_asprintf("%s/%s", strcmp(edir, "/") == 0 ? "" : edir, ename);
+}
+
+/* The _deltaHash of a file: size and modification time in nanoseconds. */
+static void
+file_hash(const struct stat *st, char *hash, size_t cap)
+{
+    (void)snprintf(hash,
+                   cap,
+                   "%lld-%lld.%09ld",
+                   (long long)st->st_size,
+                   (long long)st->st_mtim.tv_sec,
+                   (long)st->st_mtim.tv_nsec);
+}
+
 /* Write the file record of @name (escaped @ename) in @dir (escaped
  * @edir). */
 static int
@@ -286,8 +368,7 @@ emit_file(struct crawl *c,
     struct sl_bulk_writer *w = NULL;
     json_t *meta = NULL;
     const char *dot = strrchr(ename, '.');
-    char *path =
-        sl_asprintf("%s/%s", strcmp(edir, "/") == 0 ? "" : edir, ename);
+    char *path = file_id(edir, ename);
     char when[40];
     char hash[64];
     int64_t ms = 0;
@@ -306,12 +387,7 @@ emit_file(struct crawl *c,
     }
     ms = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
     sl_time_format(ms, when, sizeof(when));
-    (void)snprintf(hash,
-                   sizeof(hash),
-                   "%lld-%lld.%09ld",
-                   (long long)st->st_size,
-                   (long long)st->st_mtim.tv_sec,
-                   (long)st->st_mtim.tv_nsec);
+    file_hash(st, hash, sizeof(hash));
     meta = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s}",
                      "_recordid",
                      path,
@@ -354,6 +430,85 @@ out:
     json_decref(meta);
     sl_free(path);
     return rc;
+}
+
+/*
+ * The delta pre-check (docs/workers.md "fileCrawler", ManifoldCF's version
+ * check): the files of directory @edir collected in c->batch are checked
+ * against the delta service in one call, as the deltaChecker would check
+ * their records.  Those up to date are marked visited by that call (an
+ * archive's elements too) and not written; the others are written for the
+ * deltaChecker, which checks them again and stays the one that routes
+ * records.  When the service fails, every file of the batch is written and
+ * the deltaChecker decides.  0 or an output error.
+ */
+static int
+precheck_flush(struct crawl *c, const char *edir)
+{
+    struct sl_delta_rec recs[PRECHECK_BATCH];
+    struct sl_err err;
+    size_t i = 0;
+    int checked = 0;
+    int rc = 0;
+
+    if (c->nbatch == 0) {
+        return 0;
+    }
+    sl_err_clear(&err);
+    memset(recs, 0, sizeof(recs));
+    for (i = 0; i < c->nbatch; i++) {
+        recs[i].id = c->batch[i].id;
+        recs[i].hash = c->batch[i].hash;
+        recs[i].is_compound = sl_worker_is_archive_name(c->batch[i].ename);
+    }
+    if (c->seq == 0 &&
+        sl_delta_run_for(c->delta, c->source, c->run_id, &c->seq, &err) != 0) {
+        c->seq = 0;
+    } else {
+        checked = sl_delta_check(
+                      c->delta, c->source, c->seq, recs, c->nbatch, &err) == 0;
+    }
+    if (!checked) {
+        SL_WARN("fileCrawler: delta pre-check of %s: %s (the deltaChecker "
+                "checks these files)",
+                edir,
+                err.message);
+        sl_task_counter_add(c->ctx, "files.precheckFailed", 1);
+    }
+    for (i = 0; i < c->nbatch; i++) {
+        struct prefile *f = &c->batch[i];
+
+        if (checked && recs[i].result == SL_DELTA_UPTODATE) {
+            sl_task_counter_add(c->ctx, "files.uptodate", 1);
+        } else if (rc == 0) {
+            rc = emit_file(c, edir, f->ename, &f->st);
+        }
+        sl_free(f->ename);
+        sl_free(f->id);
+    }
+    c->nbatch = 0;
+    return rc;
+}
+
+/* A regular file that passed the filters: written at once, or queued for
+ * the delta pre-check.  0 or an output error. */
+static int
+add_file(struct crawl *c,
+         const char *edir,
+         const char *ename,
+         const struct stat *st)
+{
+    struct prefile *f = NULL;
+
+    if (c->delta == NULL) {
+        return emit_file(c, edir, ename, st);
+    }
+    f = &c->batch[c->nbatch++];
+    f->ename = sl_strdup(ename);
+    f->id = file_id(edir, ename);
+    f->st = *st;
+    file_hash(st, f->hash, sizeof(f->hash));
+    return c->nbatch == PRECHECK_BATCH ? precheck_flush(c, edir) : 0;
 }
 
 /* Write the directory record of @epath at @depth whose ancestors (itself
@@ -508,7 +663,7 @@ crawl_entry(struct crawl *c,
     } else if ((uint64_t)st.st_size > c->max_file_size) {
         sl_task_counter_add(c->ctx, "files.skipped.size", 1);
     } else {
-        rc = emit_file(c, epath, ename, &st);
+        rc = add_file(c, epath, ename, &st);
     }
     sl_free(sub);
     sl_free(ename);
@@ -568,6 +723,9 @@ crawl_dir(struct crawl *c,
         if (rc != 0 || sl_task_is_canceled(c->ctx)) {
             break;
         }
+    }
+    if (rc == 0) {
+        rc = precheck_flush(c, epath);
     }
 
 out:
@@ -689,6 +847,7 @@ crawler_perform(struct sl_task_ctx *ctx)
     if (crawl_init(ctx, &c) != 0) {
         sl__wk_patterns_free(&c.files);
         sl__wk_patterns_free(&c.folders);
+        precheck_free(&c);
         return SL_WORKER_FATAL;
     }
     if (n == 0) {
@@ -704,6 +863,7 @@ crawler_perform(struct sl_task_ctx *ctx)
     }
     sl__wk_patterns_free(&c.files);
     sl__wk_patterns_free(&c.folders);
+    precheck_free(&c);
     return res;
 }
 
@@ -718,6 +878,9 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     "                  {\"name\": \"filters\", \"optional\": true,"
     "                   \"type\": \"any\"},"
     "                  {\"name\": \"maxFilesPerBulk\", \"optional\": true},"
+    "                  {\"name\": \"deltaPrecheck\", \"optional\": true,"
+    "                   \"type\": \"any\"},"
+    "                  {\"name\": \"deltaImportStrategy\", \"optional\": true},"
     "                  {\"name\": \"entriesPerTask\", \"optional\": true}],"
     " \"input\": [{\"name\": \"directoriesToCrawl\","
     "              \"type\": \"recordBulks\"}],"

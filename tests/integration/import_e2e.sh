@@ -102,8 +102,11 @@ if crawl crawlMain; then ok "no-change re-run SUCCEEDED"; else fail "no-change r
 [ "$(counter records.pushed)" = 0 ] && [ "$(counter records.deleted)" = 0 ] &&
     ok "no-change re-run pushed and deleted nothing" ||
     fail "no-change re-run pushed $(counter records.pushed), deleted $(counter records.deleted)"
-[ "$(counter records.uptodate)" = "$(find "$T" -type f | wc -l)" ] && ok "every crawled file was up to date" ||
-    fail "uptodate $(counter records.uptodate)"
+[ "$(counter files.uptodate)" = "$(find "$T" -type f | wc -l)" ] && ok "the crawler's delta pre-check found every file up to date" ||
+    fail "files.uptodate $(counter files.uptodate)"
+[ "$(counter files.records)" = 0 ] && [ "$(counter records.uptodate)" = 0 ] &&
+    ok "no record was written for the deltaChecker" ||
+    fail "files.records $(counter files.records), deltaChecker records.uptodate $(counter records.uptodate)"
 snapshot "$TMP/s1b"
 cmp -s "$TMP/s1" "$TMP/s1b" && ok "index unchanged" || fail "index changed on a no-change run"
 
@@ -178,6 +181,21 @@ for s in disabled initial additive full; do
             ok "$s: no delta-delete, the file stays" || fail "$s: deleted $(counter records.deleted)"
     fi
 done
+
+# ---- 4b. deltaPrecheck false: the deltaChecker checks every record
+P="$TMP/noprecheck"
+mkdir -p "$P"
+P=$(realpath "$P")
+for i in 1 2 3; do echo "precheck off file $i" >"$P/p$i.txt"; done
+define_crawl c-nopre "$P" src-nopre '{"deltaPrecheck": false}'
+crawl c-nopre || fail "deltaPrecheck false: first run failed"
+echo "precheck off, changed" >"$P/p1.txt"
+crawl c-nopre || fail "deltaPrecheck false: second run failed"
+[ "$(counter files.uptodate)" = 0 ] && [ "$(counter files.records)" = 3 ] &&
+    [ "$(counter records.uptodate)" = 2 ] && [ "$(counter records.changed)" = 1 ] &&
+    [ "$(counter records.pushed)" = 1 ] &&
+    ok "deltaPrecheck false: 3 records to the deltaChecker, 2 up to date, 1 changed and pushed" ||
+    fail "deltaPrecheck false: files.uptodate $(counter files.uptodate), files.records $(counter files.records), uptodate $(counter records.uptodate), changed $(counter records.changed), pushed $(counter records.pushed)"
 
 # ---- 5. a run with a fatal error performs no delta-delete
 F="$TMP/fatal"
