@@ -67,6 +67,7 @@
 #define LINKS_PER_PAGE         10000u
 #define HEADER_MAX             1024u
 #define BUSY_HOST_POLL_MS      5
+#define SITEMAPS_PER_TASK      100u /* sitemap fetches a task queues */
 #define DEFAULT_UA             "Sluice/0.1 (+https://example.invalid/sluice)"
 
 /* ------------------------------------------------------------------------
@@ -137,7 +138,7 @@ robots_store(const char *key, struct sl_web_robots *r)
  * Task state.
  * --------------------------------------------------------------------- */
 
-enum kind { K_PAGE, K_ROBOTS, K_FETCH };
+enum kind { K_PAGE, K_ROBOTS, K_FETCH, K_SITEMAP };
 
 struct link {
     struct link *next;
@@ -169,6 +170,9 @@ struct xfer {
     int refused_type;
     int spool;        /* webExtractor: the body goes to this file, or -1 */
     uint64_t spooled; /* bytes written to it */
+    /* K_SITEMAP: the parser the body is fed to, and its first error */
+    struct sl_web_sitemap *sm;
+    int sm_rc;
 };
 
 struct crawl {
@@ -187,7 +191,9 @@ struct crawl {
     uint64_t timeout_ms;         /* timeoutMs: a whole transfer */
     uint64_t connect_timeout_ms; /* connectTimeoutMs */
     int follow_redirects;
-    json_t *types; /* allowed content types, or NULL: all */
+    int follow_sitemaps; /* followSitemaps */
+    unsigned sitemaps;   /* sitemap fetches queued by this task */
+    json_t *types;       /* allowed content types, or NULL: all */
     struct sl__wk_patterns urls;
     unsigned parallel;
     CURLM *multi;
@@ -247,16 +253,18 @@ enqueue(struct crawl *c,
  * Outputs.
  * --------------------------------------------------------------------- */
 
-/* Write a link record of @url at @depth to linksToCrawl (each URL once per
- * task; the visited links drop the rest in the next task). */
+/* Write a link record of @url at @depth to linksToCrawl (with @once:
+ * each URL once per task; the visited links drop the rest in the next
+ * task; sitemaps do without, their URLs would fill the task's memory). */
 static void
-emit_link(struct crawl *c, const char *url, uint64_t depth)
+emit_link(struct crawl *c, const char *url, uint64_t depth, int once)
 {
     struct sl_bulk_writer *w = NULL;
     json_t *meta = NULL;
     int rc = 0;
 
-    if (!c->links_connected || json_object_get(c->emitted, url) != NULL) {
+    if (!c->links_connected ||
+        (once && json_object_get(c->emitted, url) != NULL)) {
         return;
     }
     if (c->links_in_bulk >= c->links_per_bulk) {
@@ -292,7 +300,9 @@ emit_link(struct crawl *c, const char *url, uint64_t depth)
         c->fatal = 1;
         return;
     }
-    (void)json_object_set_new(c->emitted, url, json_true());
+    if (once) {
+        (void)json_object_set_new(c->emitted, url, json_true());
+    }
     c->links_in_bulk++;
     count(c, "links.found");
 }
@@ -371,7 +381,7 @@ on_link(void *arg, const char *url, enum sl_web_link_kind kind)
         count(x->c, "links.filtered");
         return 0;
     }
-    emit_link(x->c, url, x->lk->depth + 1);
+    emit_link(x->c, url, x->lk->depth + 1, 1);
     return 0;
 }
 
@@ -590,6 +600,135 @@ on_header(char *buf, size_t size, size_t nitems, void *arg)
     return n;
 }
 
+/* ------------------------------------------------------------------------
+ * Sitemaps (followSitemaps): those robots.txt lists are fetched once per
+ * host and run by the task that fetched its robots.txt; their URLs become
+ * links of depth 1 in linksToCrawl, so the next tasks apply the visited
+ * links, the filters, the depth and robots.txt to them like to any link.
+ * --------------------------------------------------------------------- */
+
+/*
+ * Queue sitemap @url (normalised; @level 0: listed by robots.txt, 1: by a
+ * sitemap index) unless this run fetched it already: the visited links
+ * remember "sitemap:<url>", apart from the page of that URL, so a retried
+ * or restarted task does not fetch it twice and a page link to it does
+ * not stop it.  At most SITEMAPS_PER_TASK per task.
+ */
+static void
+queue_sitemap(struct crawl *c, const char *url, uint64_t level)
+{
+    struct sl_delta_link dl;
+    struct sl_err err;
+    char *key = NULL;
+    int first = 1;
+
+    if (c->sitemaps >= SITEMAPS_PER_TASK) {
+        count(c, "sitemaps.skipped");
+        return;
+    }
+    key = sl_asprintf("sitemap:%s", url);
+    if (json_object_get(c->seen, key) != NULL) {
+        first = 0;
+    } else if (c->delta != NULL) {
+        sl_err_clear(&err);
+        memset(&dl, 0, sizeof(dl));
+        dl.url = key;
+        if (sl_delta_visit(
+                c->delta, c->source, c->seq, c->owner, &dl, 1, &err) != 0) {
+            SL_WARN(
+                "webCrawler: sitemap %s: visited links: %s", url, err.message);
+            count(c, "sitemaps.failed");
+            sl_free(key);
+            return;
+        }
+        first = dl.first > 0;
+    }
+    (void)json_object_set_new(c->seen, key, json_true());
+    sl_free(key);
+    if (!first) {
+        return; /* fetched in this run already */
+    }
+    c->sitemaps++;
+    enqueue(c, url, level, 0, K_SITEMAP);
+}
+
+/* A loc of a sitemap: a page becomes a link of depth 1 (filtered by
+ * urlPatterns as links of pages are), a sitemap of an index is queued. */
+static int
+on_sitemap_loc(void *arg, const char *url, const char *lastmod, int nested)
+{
+    struct xfer *x = arg;
+
+    (void)lastmod;
+    if (x->c->fatal) {
+        return SL_EIO;
+    }
+    if (nested) {
+        if (x->lk->depth == 0) { /* an index listed by robots.txt */
+            queue_sitemap(x->c, url, 1);
+        } else {
+            count(x->c, "sitemaps.skipped"); /* an index in an index */
+        }
+        return 0;
+    }
+    if (!sl__wk_patterns_pass(&x->c->urls, url)) {
+        count(x->c, "links.filtered");
+        return 0;
+    }
+    emit_link(x->c, url, 1, 0);
+    count(x->c, "links.fromSitemaps");
+    return 0;
+}
+
+/* Body bytes of a sitemap: fed to the streaming parser (never buffered);
+ * a parse error cuts the transfer. */
+static size_t
+sitemap_body(struct xfer *x, const char *buf, size_t n)
+{
+    if (x->sm == NULL && x->sm_rc == 0) {
+        x->sm_rc =
+            sl_web_sitemap_begin(x->lk->url, 0, on_sitemap_loc, x, &x->sm);
+    }
+    if (x->sm_rc == 0) {
+        x->sm_rc = sl_web_sitemap_feed(x->sm, buf, n);
+    }
+    return x->sm_rc == 0 ? n : 0;
+}
+
+/* A sitemap transfer ended with @code and HTTP @status. */
+static void
+sitemap_done(struct crawl *c, struct xfer *x, CURLcode code, long status)
+{
+    struct sl_web_sitemap_summary sum;
+    const char *why = NULL;
+    char what[32];
+    int rc = x->sm_rc;
+
+    memset(&sum, 0, sizeof(sum));
+    if (x->sm != NULL) {
+        int end = sl_web_sitemap_end(x->sm, &sum);
+
+        x->sm = NULL;
+        rc = rc != 0 ? rc : end;
+    }
+    if (x->sm_rc != 0) {
+        why = sl_strerror(x->sm_rc);
+    } else if (code != CURLE_OK) {
+        why = curl_easy_strerror(code);
+    } else if (status < 200 || status >= 300) {
+        (void)snprintf(what, sizeof(what), "HTTP %ld", status);
+        why = what;
+    } else if (rc != 0 || sum.reported + sum.invalid + sum.refused == 0) {
+        why = rc != 0 ? sl_strerror(rc) : "empty";
+    }
+    if (why != NULL) {
+        SL_WARN("webCrawler: sitemap %s: %s", x->lk->url, why);
+        count(c, "sitemaps.failed");
+        return;
+    }
+    count(c, "sitemaps.fetched");
+}
+
 /* The first body bytes: decide whether the body is wanted. */
 static void
 decide_body(struct xfer *x)
@@ -601,7 +740,8 @@ decide_body(struct xfer *x)
     x->body_decided = 1;
     (void)curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
-    if (x->lk->kind == K_ROBOTS || x->lk->kind == K_FETCH) {
+    if (x->lk->kind == K_ROBOTS || x->lk->kind == K_FETCH ||
+        x->lk->kind == K_SITEMAP) {
         x->keep = status >= 200 && status < 300;
         return;
     }
@@ -672,6 +812,9 @@ on_body(char *buf, size_t size, size_t nmemb, void *arg)
     if (x->spool >= 0) {
         return spool_body(x, buf, n);
     }
+    if (x->lk->kind == K_SITEMAP) {
+        return sitemap_body(x, buf, n);
+    }
     if (sl_buf_append(&x->body, buf, n) != 0) {
         x->too_large = 1;
         return 0;
@@ -739,6 +882,7 @@ xfer_free(struct xfer *x)
         if (x->spool >= 0) {
             (void)close(x->spool);
         }
+        sl_web_sitemap_free(x->sm);
         sl_buf_free(&x->body);
         link_free(x->lk);
         sl_free(x);
@@ -839,6 +983,23 @@ robots_done(struct crawl *c, struct xfer *x, long status)
         r = sl_web_robots_new_disallow_all();
         count(c, "robots.unreachable");
     }
+    if (r != NULL && c->follow_sitemaps) {
+        char *base = sl_asprintf("%s/robots.txt", x->lk->host);
+        size_t i = 0;
+
+        for (i = 0; i < sl_web_robots_sitemap_count(r); i++) {
+            char *u = NULL;
+
+            if (sl_web_url_resolve(base, sl_web_robots_sitemap(r, i), &u) ==
+                0) {
+                queue_sitemap(c, u, 0);
+            } else {
+                count(c, "sitemaps.invalid");
+            }
+            sl_free(u);
+        }
+        sl_free(base);
+    }
     if (r != NULL) {
         double delay = sl_web_robots_crawl_delay(r);
 
@@ -870,6 +1031,10 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
                          x->retry_after_ms);
     if (x->lk->kind == K_ROBOTS) {
         robots_done(c, x, code == CURLE_OK ? status : 0);
+        return;
+    }
+    if (x->lk->kind == K_SITEMAP) {
+        sitemap_done(c, x, code, status);
         return;
     }
     if (code == CURLE_FILESIZE_EXCEEDED || x->too_large) {
@@ -1296,6 +1461,10 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     c->robots =
         !(json_is_false(v) ||
           (json_is_string(v) && strcmp(json_string_value(v), "false") == 0));
+    v = sl_task_param(ctx, "followSitemaps");
+    c->follow_sitemaps =
+        json_is_true(v) ||
+        (json_is_string(v) && strcmp(json_string_value(v), "true") == 0);
     c->ua = json_string_value(json_object_get(pol, "userAgent"));
     if (c->ua == NULL || c->ua[0] == '\0') {
         c->ua = DEFAULT_UA;
@@ -1581,6 +1750,7 @@ const struct sl_worker_type sl_worker_webCrawler = {
     "  {\"name\": \"linksPerBulk\", \"optional\": true},"
     "  {\"name\": \"timeoutMs\", \"optional\": true},"
     "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
+    "  {\"name\": \"followSitemaps\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"}],"

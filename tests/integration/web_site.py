@@ -40,8 +40,15 @@ every request, so a test can change the site between two crawls.
   /arc/broken.zip      application/zip that is no zip
   /arc/big.zip         a stored zip of 300 KB of random bytes (over a
                        filters.maxSize of 200000)
+--sitemaps: robots.txt lists /sitemap_index.xml (relative), /sitemap-a.xml
+  and http://127.0.0.1:<port>/sitemap-b.xml.gz; the index lists
+  sitemap-a.xml again; sitemap-a.xml has /orphan/1.html, /orphan/2.html
+  (linked from no page), /p/0.html, /private/hidden.html (disallowed) and
+  /skip/x.html; sitemap-b.xml.gz (gzip) has /orphan/3.html and a URL on
+  another host.  /orphan/<n>.html and /skip/x.html are pages.
 """
 import argparse
+import gzip
 import io
 import json
 import os
@@ -85,9 +92,11 @@ ARC_LINKS = ['<a href="/arc/site.zip">site</a>', '<a href="/arc/bundle.tar.gz">b
              '<a href="/arc/big.zip">big</a>']
 
 
-def expected(n, archives=False, changed=False):
+def expected(n, archives=False, changed=False, sitemaps=False):
     urls = {"/", "/p/sub/b.html", "/doc.txt", "/archive.zip", "/archive.zip!/inner.txt"}
     urls |= {"/p/%d.html" % i for i in range(n)}
+    if sitemaps:
+        urls |= {"/orphan/1.html", "/orphan/2.html", "/orphan/3.html"}
     if archives:
         urls |= {"/arc/plain.zip", "/arc/plain.zip!/p.txt", "/arc/broken.zip",
                  "/arc/site.zip", "/arc/site.zip!/a.txt", "/arc/site.zip!/same.txt"}
@@ -138,6 +147,7 @@ class Site:
         self.failures = args.failures
         self.robots_stall = args.robots_stall
         self.archives = make_archives() if args.archives else None
+        self.sitemaps = args.sitemaps
         self.hits = {}
         self.log = open(args.log, "a", buffering=1)
         self.lock = threading.Lock()
@@ -176,6 +186,35 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
         return status
+
+    def base(self):
+        return "http://127.0.0.1:%d" % self.server.server_address[1]
+
+    def sitemap(self, path):
+        b = self.base()
+        urlset = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                  '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">%s</urlset>')
+        if path == "/sitemap_index.xml":
+            body = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                    '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                    '<sitemap><loc>%s/sitemap-a.xml</loc></sitemap></sitemapindex>' % b)
+            return self.send(200, body.encode(), "application/xml")
+        if path == "/sitemap-a.xml":
+            locs = ["/orphan/1.html", "/orphan/2.html", "/p/0.html", "/private/hidden.html",
+                    "/skip/x.html"]
+            body = urlset % "".join("<url><loc>%s%s</loc><lastmod>2023-11-14</lastmod></url>"
+                                    % (b, u) for u in locs)
+            return self.send(200, body.encode(), "application/xml")
+        if path == "/sitemap-b.xml.gz":
+            body = urlset % ("<url><loc>%s/orphan/3.html</loc></url>"
+                             "<url><loc>http://elsewhere.invalid/x.html</loc></url>" % b)
+            return self.send(200, gzip.compress(body.encode()), "application/gzip")
+        if path.startswith("/orphan/") and path[8:-5].isdigit() and path.endswith(".html"):
+            return self.send(200, ("<html><head><title>Orphan</title></head><body>orphan "
+                                   "page %s words oscar</body></html>" % path[8:-5]).encode())
+        if path == "/skip/x.html":
+            return self.send(200, b"<html><body>excluded by urlPatterns</body></html>")
+        return self.send(404, b"not found")
 
     def archive(self, name, tag):
         arc = self.server.site.archives
@@ -219,7 +258,13 @@ class Handler(BaseHTTPRequestHandler):
             body = "User-agent: *\nDisallow: /private/\n"
             if site.crawl_delay:
                 body += "Crawl-delay: %s\n" % site.crawl_delay
+            if site.sitemaps:
+                body += ("Sitemap: /sitemap_index.xml\nSitemap: %s/sitemap-a.xml\n"
+                         "Sitemap: %s/sitemap-b.xml.gz\n" % (self.base(), self.base()))
             return self.send(200, body.encode(), "text/plain")
+        if site.sitemaps and (path.startswith("/sitemap") or path.startswith("/orphan/")
+                              or path == "/skip/x.html"):
+            return self.sitemap(path)
         if path == "/":
             return self.send(200, ('<html><head><title>Home</title></head><body>'
                                    '<a href="/p/0.html">0</a> <a href="p/1.html">1</a> %s'
@@ -284,11 +329,12 @@ def main():
     ap.add_argument("--failures", action="store_true")
     ap.add_argument("--robots-stall", type=float, default=0)
     ap.add_argument("--archives", action="store_true")
+    ap.add_argument("--sitemaps", action="store_true")
     ap.add_argument("--changed", action="store_true", help="with --expected: after the changes")
     ap.add_argument("--expected", action="store_true")
     args = ap.parse_args()
     if args.expected:
-        print("\n".join(expected(args.pages, args.archives, args.changed)))
+        print("\n".join(expected(args.pages, args.archives, args.changed, args.sitemaps)))
         return
     srv = Server(("127.0.0.1", 0), Handler)
     srv.site = Site(args)
