@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -67,7 +68,9 @@
 #define LINKS_PER_PAGE         10000u
 #define HEADER_MAX             1024u
 #define BUSY_HOST_POLL_MS      5
-#define SITEMAPS_PER_TASK      100u /* sitemap fetches a task queues */
+#define SITEMAPS_PER_TASK      100u    /* sitemap fetches a task queues */
+#define RETRY_AFTER_MAX_S      86400LL /* longer Retry-After: this */
+#define ROBOTS_MAX_REDIRECTS   5u      /* RFC 9309 2.3.1.2 */
 #define DEFAULT_UA             "Sluice/0.1 (+https://example.invalid/sluice)"
 
 /* ------------------------------------------------------------------------
@@ -151,6 +154,9 @@ struct link {
     int64_t not_before; /* monotonic ms */
     int admitted;       /* passed the filters, depth and robots.txt */
     json_t *meta;       /* K_FETCH: the record to complete */
+    /* K_ROBOTS after a redirect: the host key whose robots.txt this is
+     * (url is the redirect target, host its host key); else NULL */
+    char *robots_for;
 };
 
 struct xfer {
@@ -215,6 +221,7 @@ link_free(struct link *lk)
     if (lk != NULL) {
         sl_free(lk->url);
         sl_free(lk->host);
+        sl_free(lk->robots_for);
         json_decref(lk->meta);
         sl_free(lk);
     }
@@ -594,7 +601,21 @@ on_header(char *buf, size_t size, size_t nitems, void *arg)
         header_value(buf + 12, n - 12, v, sizeof(v));
         s = strtoll(v, &end, 10);
         if (end != v && *end == '\0' && s >= 0) {
-            x->retry_after_ms = s * 1000; /* HTTP dates: not handled */
+            /* the host table waits at most an hour anyway */
+            x->retry_after_ms =
+                (s > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S : s) * 1000;
+        } else {
+            /* RFC 9110 10.2.3: or an HTTP-date; one in the past means
+             * now */
+            time_t when = curl_getdate(v, NULL);
+            time_t now = time(NULL);
+
+            if (when != (time_t)-1) {
+                int64_t d = when > now ? (int64_t)(when - now) : 0;
+
+                x->retry_after_ms =
+                    (d > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S : d) * 1000;
+            }
         }
     }
     return n;
@@ -849,7 +870,7 @@ xfer_new(struct crawl *c, struct link *lk)
         sl_free(x);
         return NULL;
     }
-    if (lk->kind == K_ROBOTS) {
+    if (lk->kind == K_ROBOTS && lk->robots_for == NULL) {
         url = sl_asprintf("%s/robots.txt", lk->host);
     }
     (void)curl_easy_setopt(x->easy, CURLOPT_URL, url ? url : lk->url);
@@ -958,16 +979,67 @@ emit_fetched(struct crawl *c, struct xfer *x, long status)
     write_page(c, SLOT_FETCHED, meta, &x->body, "records.fetched");
 }
 
+/*
+ * robots.txt of @host answered @x with a redirect from @from: queue its
+ * target as the next robots.txt fetch of @host, at most
+ * ROBOTS_MAX_REDIRECTS in a row (RFC 9309 2.3.1.2), to any host and
+ * through the host table like any request.  0 when queued; SL_E* when
+ * not: SL_ETOOLARGE (too many, or no Location), SL_EINVAL (a target
+ * that is no http(s) URL).
+ */
+static int
+robots_redirect(struct crawl *c,
+                struct xfer *x,
+                const char *host,
+                const char *from)
+{
+    struct link *before = c->pending;
+    char *to = NULL;
+
+    if (x->lk->redirects >= ROBOTS_MAX_REDIRECTS || x->location[0] == '\0') {
+        return SL_ETOOLARGE;
+    }
+    if (sl_web_url_resolve(from, x->location, &to) != 0) {
+        return SL_EINVAL;
+    }
+    enqueue(c, to, 0, x->lk->redirects + 1, K_ROBOTS);
+    sl_free(to);
+    if (c->pending == before) {
+        return SL_EINVAL; /* no host key */
+    }
+    c->pending->robots_for = sl_strdup(host);
+    count(c, "robots.redirected");
+    return 0;
+}
+
 /* robots.txt of @x's host arrived (or failed: @status 0). */
 static void
 robots_done(struct crawl *c, struct xfer *x, long status)
 {
+    /* the host whose robots.txt this is, and the URL that answered */
+    const char *host =
+        x->lk->robots_for != NULL ? x->lk->robots_for : x->lk->host;
+    char *from = x->lk->robots_for != NULL
+                     ? sl_strdup(x->lk->url)
+                     : sl_asprintf("%s/robots.txt", x->lk->host);
     struct sl_web_robots *r = NULL;
-    char *key = sl_asprintf(
-        "%s %llu %s", c->source, (unsigned long long)c->seq, x->lk->host);
+    char *key =
+        sl_asprintf("%s %llu %s", c->source, (unsigned long long)c->seq, host);
     int rc = 0;
 
-    if (status >= 200 && status < 300) {
+    if (status >= 300 && status < 400 &&
+        robots_redirect(c, x, host, from) == 0) {
+        sl_free(key);
+        sl_free(from);
+        return; /* the target is queued; pages keep waiting for it */
+    }
+    if (status >= 300 && status < 400 &&
+        x->lk->redirects >= ROBOTS_MAX_REDIRECTS) {
+        /* RFC 9309 2.3.1.2: more than five redirects, the crawler may
+         * take robots.txt as unavailable (allow all, as for a 4xx) */
+        r = sl_web_robots_new_allow_all();
+        count(c, "robots.tooManyRedirects");
+    } else if (status >= 200 && status < 300) {
         rc = sl_web_robots_parse(
             x->body.data ? x->body.data : "", x->body.len, c->ua, &r);
         if (rc != 0) {
@@ -978,19 +1050,18 @@ robots_done(struct crawl *c, struct xfer *x, long status)
         r = sl_web_robots_new_allow_all(); /* RFC 9309: unavailable */
         count(c, "robots.missing");
     } else {
-        /* 5xx, a redirect, or no answer: unreachable, disallow for the
-         * run (RFC 9309 2.3.1.4), never allow all on a failure */
+        /* 5xx, a bad redirect, or no answer: unreachable, disallow for
+         * the run (RFC 9309 2.3.1.4), never allow all on a failure */
         r = sl_web_robots_new_disallow_all();
         count(c, "robots.unreachable");
     }
     if (r != NULL && c->follow_sitemaps) {
-        char *base = sl_asprintf("%s/robots.txt", x->lk->host);
         size_t i = 0;
 
         for (i = 0; i < sl_web_robots_sitemap_count(r); i++) {
             char *u = NULL;
 
-            if (sl_web_url_resolve(base, sl_web_robots_sitemap(r, i), &u) ==
+            if (sl_web_url_resolve(from, sl_web_robots_sitemap(r, i), &u) ==
                 0) {
                 queue_sitemap(c, u, 0);
             } else {
@@ -998,17 +1069,17 @@ robots_done(struct crawl *c, struct xfer *x, long status)
             }
             sl_free(u);
         }
-        sl_free(base);
     }
     if (r != NULL) {
         double delay = sl_web_robots_crawl_delay(r);
 
         if (delay > 0) {
-            sl_web_hosts_crawl_delay(g_hosts, x->lk->host, delay, sl_mono_ms());
+            sl_web_hosts_crawl_delay(g_hosts, host, delay, sl_mono_ms());
         }
         robots_store(key, r);
     }
     sl_free(key);
+    sl_free(from);
 }
 
 /* A transfer ended with @code. */

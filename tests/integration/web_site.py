@@ -46,8 +46,15 @@ every request, so a test can change the site between two crawls.
   (linked from no page), /p/0.html, /private/hidden.html (disallowed) and
   /skip/x.html; sitemap-b.xml.gz (gzip) has /orphan/3.html and a URL on
   another host.  /orphan/<n>.html and /skip/x.html are pages.
+--robots-redirect N: /robots.txt redirects N times (301, 302, ... through
+  /rr/1 ...) to /robots-real.txt (Disallow: /private/ and /p/7.html).
+--robots-to URL: /robots.txt redirects (301) to URL.
+/robots-shared.txt (always served): Disallow: /p/8.html only.
+--retry-date: page 6 also links /fail/429date, answered once with 429 and
+  Retry-After as an HTTP date 3 s ahead, then with a page.
 """
 import argparse
+import email.utils
 import gzip
 import io
 import json
@@ -67,7 +74,7 @@ FAIL_LINKS = ['<a href="/fail/500">500</a>', '<a href="/fail/429">429</a>',
               '<a href="/fail/stall">stall</a>', '<a href="/fail/reset">reset</a>']
 
 
-def page_links(i, n, failures=False):
+def page_links(i, n, failures=False, retry_date=False):
     nxt = [(i + 1) % n, (i + 2) % n]
     links = ['<a href="%d.html">next</a>' % nxt[0],
              '<a href="%d.html#part">frag</a>' % nxt[1],
@@ -84,6 +91,8 @@ def page_links(i, n, failures=False):
                   '<a rel="nofollow" href="/p/nofollow.html">nf</a>']
     if i == 6 and failures:
         links += FAIL_LINKS
+    if i == 6 and retry_date:
+        links += ['<a href="/fail/429date">429 date</a>']
     return links
 
 
@@ -148,6 +157,9 @@ class Site:
         self.robots_stall = args.robots_stall
         self.archives = make_archives() if args.archives else None
         self.sitemaps = args.sitemaps
+        self.robots_redirect = args.robots_redirect
+        self.robots_to = args.robots_to
+        self.retry_date = args.retry_date
         self.hits = {}
         self.log = open(args.log, "a", buffering=1)
         self.lock = threading.Lock()
@@ -238,6 +250,25 @@ class Handler(BaseHTTPRequestHandler):
         tag = " changed" if path in ch.get("change", []) else ""
         if path == "/robots.txt" and site.robots_stall:
             time.sleep(site.robots_stall)
+        if site.robots_redirect and (path == "/robots.txt" or path.startswith("/rr/")):
+            i = 0 if path == "/robots.txt" else int(path[4:])
+            nxt = "/rr/%d" % (i + 1) if i + 1 < site.robots_redirect else "/robots-real.txt"
+            return self.send(302 if i % 2 else 301, b"", headers=[("Location", nxt)])
+        if path == "/robots-real.txt":
+            return self.send(200, b"User-agent: *\nDisallow: /private/\nDisallow: /p/7.html\n",
+                             "text/plain")
+        if path == "/robots.txt" and site.robots_to:
+            return self.send(301, b"", headers=[("Location", site.robots_to)])
+        if path == "/robots-shared.txt":
+            return self.send(200, b"User-agent: *\nDisallow: /p/8.html\n", "text/plain")
+        if path == "/fail/429date":
+            with site.lock:
+                site.hits[path] = site.hits.get(path, 0) + 1
+                n = site.hits[path]
+            if n == 1:
+                when = email.utils.formatdate(time.time() + 3, usegmt=True)
+                return self.send(429, b"slow down", headers=[("Retry-After", when)])
+            return self.send(200, b"<html><head><title>Dated</title></head><body>dated mike</body></html>")
         if path == "/fail/500":
             return self.send(500, b"server error")
         if path == "/fail/429":
@@ -280,7 +311,7 @@ class Handler(BaseHTTPRequestHandler):
             extra = '<a href="b.html">based</a>' if i == 3 else ""
             body = ('<html><head><title>Page %d</title>%s</head><body><p>page %d words '
                     'bravo%s</p>%s %s</body></html>'
-                    % (i, head, i, tag, " ".join(page_links(i, site.n, site.failures)), extra))
+                    % (i, head, i, tag, " ".join(page_links(i, site.n, site.failures, site.retry_date)), extra))
             return self.send(200, body.encode())
         if path == "/p/sub/b.html":
             return self.send(200, b"<html><head><title>Based</title></head><body>based charlie</body></html>")
@@ -330,6 +361,9 @@ def main():
     ap.add_argument("--robots-stall", type=float, default=0)
     ap.add_argument("--archives", action="store_true")
     ap.add_argument("--sitemaps", action="store_true")
+    ap.add_argument("--robots-redirect", type=int, default=0)
+    ap.add_argument("--robots-to", default="")
+    ap.add_argument("--retry-date", action="store_true")
     ap.add_argument("--changed", action="store_true", help="with --expected: after the changes")
     ap.add_argument("--expected", action="store_true")
     args = ap.parse_args()
