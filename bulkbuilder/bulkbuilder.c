@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NSLOTS        2
@@ -21,6 +22,7 @@
 #define TASK_FILE_MAX (1u << 20)
 /* _version = epoch << COUNTER_BITS | counter; both stay positive in a
  * JSON integer (int64). */
+#define DRAIN_POLL_MS 10
 #define COUNTER_BITS  40
 #define COUNTER_LIMIT (UINT64_C(1) << COUNTER_BITS)
 #define EPOCH_MAX     (UINT64_C(1) << (63 - COUNTER_BITS))
@@ -1298,6 +1300,65 @@ sl_bb_flush(struct sl_bb *bb, const char *job, struct sl_err *err)
     bb->kick = 1;
     (void)pthread_cond_signal(&bb->cv);
     (void)pthread_mutex_unlock(&bb->mu);
+    return rc;
+}
+
+/* Records in @j's open journals; takes j->mu. */
+static uint64_t
+open_records(struct job *j)
+{
+    uint64_t recs = 0;
+    int i = 0;
+
+    (void)pthread_mutex_lock(&j->mu);
+    for (i = 0; i < NSLOTS; i++) {
+        recs += j->jr[i].w != NULL ? j->jr[i].count : 0;
+    }
+    (void)pthread_mutex_unlock(&j->mu);
+    return recs;
+}
+
+int
+sl_bb_drain(struct sl_bb *bb,
+            const char *job,
+            unsigned timeout_ms,
+            struct sl_err *err)
+{
+    struct job *j = NULL;
+    int64_t deadline = sl_mono_ms() + (int64_t)timeout_ms;
+    const struct timespec tick = {0, DRAIN_POLL_MS * 1000000L};
+    int rc = 0;
+
+    (void)pthread_mutex_lock(&bb->mu);
+    j = bb->jobs;
+    while (j != NULL && strcmp(j->name, job) != 0) {
+        j = j->next;
+    }
+    (void)pthread_mutex_unlock(&bb->mu);
+    while (j != NULL && rc == 0) {
+        uint64_t open = open_records(j);
+        uint64_t pending = atomic_load(&j->pending);
+
+        if (open == 0 && pending == 0) {
+            break;
+        }
+        if (sl_mono_ms() >= deadline) {
+            rc = sl_err_set(err,
+                            SL_ENOTREADY,
+                            "job",
+                            "job '%s': the bulkbuilder has not handed %" PRIu64
+                            " open records and %" PRIu64
+                            " bulks to the run yet; try again",
+                            job,
+                            open,
+                            pending);
+            break;
+        }
+        /* seal what is open (again, if records came after the last
+         * seal) and wake the committer */
+        rc = open > 0 ? sl_bb_flush(bb, job, err) : 0;
+        (void)nanosleep(&tick, NULL);
+    }
     return rc;
 }
 

@@ -122,6 +122,21 @@ int sl_bb_add(struct sl_bb *bb,
  */
 int sl_bb_flush(struct sl_bb *bb, const char *job, struct sl_err *err);
 /**
+ * @brief Hand everything accepted for @p job so far to its run: seal its
+ * open journals and wait until the committer has finished a task for
+ * every sealed bulk (the jobmanager holds their workflow runs), at most
+ * @p timeout_ms.  Called before a standard run is finished, so that a
+ * record answered 202 belongs to the run it was pushed to.
+ * @return 0 (also for a job the bulkbuilder never saw), SL_ENOTREADY when
+ * records or bulks are still waiting at the deadline (a job whose run is
+ * not RUNNING keeps them), or a seal error; details in @p err.
+ * @note Blocks the calling thread, polling every 10 ms.
+ */
+int sl_bb_drain(struct sl_bb *bb,
+                const char *job,
+                unsigned timeout_ms,
+                struct sl_err *err);
+/**
  * @brief {"jobs": [{"job", "openRecords", "openBytes", "pendingBulks",
  * "acceptedRecords", "committedBulks"}]} (or that of one job, NULL when
  * unknown).  New reference.

@@ -8,6 +8,10 @@
 
 #include "http/http_int.h"
 
+/* How long a finish waits for the bulkbuilder to hand over the records it
+ * accepted for the job (sl_bb_drain). */
+#define FINISH_DRAIN_MS 30000u
+
 /* The optional body of a POST: empty is fine, else a JSON object. */
 static int
 optional_object(struct sl_req *req, json_t **out)
@@ -360,8 +364,15 @@ run_action(struct sl_req *req, int cancel)
     int rc = 0;
 
     sl_err_clear(&err);
-    rc = cancel ? sl_jm_run_cancel(req->svc->jm, job, run, &err)
-                : sl_jm_run_finish(req->svc->jm, job, run, &err);
+    /* a record the bulkbuilder accepted before the finish belongs to this
+     * run: its bulk becomes a workflow run before no new ones may start */
+    if (!cancel && req->svc->bulkbuilder != NULL) {
+        rc = sl_bb_drain(req->svc->bulkbuilder, job, FINISH_DRAIN_MS, &err);
+    }
+    if (rc == 0) {
+        rc = cancel ? sl_jm_run_cancel(req->svc->jm, job, run, &err)
+                    : sl_jm_run_finish(req->svc->jm, job, run, &err);
+    }
     return reply_or_error(req,
                           rc,
                           &err,

@@ -496,7 +496,12 @@ sl__jm_run_fail(struct sl_jm *jm, struct run *r)
     }
 }
 
-/* Start the completion phase, or clean up if no worker asks for it. */
+/*
+ * Start the completion phase, or clean up if no worker asks for it.  A
+ * standard run finished before any workflow run started did no work:
+ * it gets no completion either (an updatePusher's delta-delete would take
+ * every record of its source).
+ */
 static void
 run_complete(struct sl_jm *jm, struct run *r)
 {
@@ -505,7 +510,8 @@ run_complete(struct sl_jm *jm, struct run *r)
     size_t a = 0;
     struct wfrun *wf = NULL;
 
-    if (r->state == RS_FINISHING && !r->had_fatal) {
+    if (r->state == RS_FINISHING && !r->had_fatal &&
+        (r->runonce || r->wc[WC_STARTED] > 0)) {
         for (a = 0; a < n; a++) {
             json_t *act = sl__jm_action(r, (int)a);
             const struct sl__jm_worker *w = sl__jm_defs_worker(

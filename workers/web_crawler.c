@@ -1,7 +1,9 @@
 /*
  * webCrawler (SMILA.md 7.5, docs/workers.md "webCrawler"): crawls web
- * pages with libcurl's multi interface.  The first task of a run starts
- * at `startUrl`; each task takes a bulk of links (input `linksToCrawl`),
+ * pages with libcurl's multi interface.  The first task of a runOnce run
+ * starts at `startUrl`; each task takes a bulk of links (input
+ * `linksToCrawl`: the crawler's own, or in standard mode records pushed
+ * to the job's bulkbuilder, by `httpUrl` or else `_recordid`),
  * fetches them and writes one record per page to `crawledRecords` and the
  * links it found to `linksToCrawl` (follow-up tasks, in parallel).
  *
@@ -1600,7 +1602,9 @@ start_links(struct crawl *c, struct sl_delta_link **dl, size_t *n)
     if (*n == 0 || (json_is_array(su) && *n != json_array_size(su))) {
         sl_free(*dl);
         *dl = NULL;
-        sl_task_set_message(c->ctx, "startUrl: a URL or a list of URLs");
+        sl_task_set_message(c->ctx,
+                            "startUrl: a URL or a list of URLs (required "
+                            "when the webCrawler starts the run)");
         return SL_EINVAL;
     }
     return 0;
@@ -1672,6 +1676,9 @@ input_links(struct crawl *c)
             char *norm = NULL;
             uint64_t d = 0;
 
+            if (u == NULL) { /* a start URL pushed as {"_recordid": url} */
+                u = json_string_value(json_object_get(meta, "_recordid"));
+            }
             rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
             if (rc == 0 && u != NULL && sl_web_url_normalize(u, &norm) == 0) {
                 if (sl__wk_json_u64(
@@ -1817,7 +1824,7 @@ const struct sl_worker_type sl_worker_webCrawler = {
     "webCrawler",
     "{\"name\": \"webCrawler\", \"taskGenerator\": \"runOnceTrigger\","
     " \"parameters\": [{\"name\": \"dataSource\"},"
-    "  {\"name\": \"startUrl\", \"type\": \"any\"},"
+    "  {\"name\": \"startUrl\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"linksPerBulk\", \"optional\": true},"
     "  {\"name\": \"timeoutMs\", \"optional\": true},"
     "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"

@@ -18,8 +18,9 @@ foreach(t web_crawl web_politeness web_failures web_crash web_extract
 endforeach()
 # A generated site of a few thousand interlinked pages on two hosts
 # (web_site_large.py): the index and the access logs against the plan
-# the generator computes.
-foreach(t web_site_large)
+# the generator computes; a standard-mode crawl job fed start URLs
+# through its bulkbuilder (web_standard).
+foreach(t web_site_large web_standard)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
