@@ -28,11 +28,15 @@
  * after that they are grouped, so one task keeps few output bulks open. */
 #define DIRS_SINGLE    32u
 #define DIRS_PER_GROUP 256u
-/* Files of one directory checked against the delta service at once. */
-#define PRECHECK_BATCH 256u
+/* Files checked against the delta service at once.  The batch spans the
+ * directories of a task: a check costs a write transaction per shard it
+ * touches, so per-directory batches of a dozen files made almost one
+ * commit per file. */
+#define PRECHECK_BATCH 1024u
 
 /* A file waiting for the delta pre-check. */
 struct prefile {
+    char *edir;  /* escaped directory */
     char *ename; /* escaped name */
     char *id;    /* record id */
     char hash[64];
@@ -62,6 +66,7 @@ struct crawl {
     const char *run_id;    /* jobRunId, borrowed */
     uint64_t seq;          /* run sequence of the source, 0: not yet taken */
     struct prefile *batch; /* PRECHECK_BATCH places */
+    struct sl_delta_rec *recs; /* as many, for the check */
     size_t nbatch;
 };
 
@@ -214,6 +219,7 @@ precheck_init(struct crawl *c)
     }
     if (c->delta != NULL) {
         c->batch = sl_calloc(PRECHECK_BATCH, sizeof(*c->batch));
+        c->recs = sl_calloc(PRECHECK_BATCH, sizeof(*c->recs));
     }
 }
 
@@ -223,11 +229,14 @@ precheck_free(struct crawl *c)
 {
     while (c->nbatch > 0) {
         c->nbatch--;
+        sl_free(c->batch[c->nbatch].edir);
         sl_free(c->batch[c->nbatch].ename);
         sl_free(c->batch[c->nbatch].id);
     }
     sl_free(c->batch);
+    sl_free(c->recs);
     c->batch = NULL;
+    c->recs = NULL;
 }
 
 static int
@@ -434,19 +443,20 @@ out:
 
 /*
  * The delta pre-check (docs/workers.md "fileCrawler", ManifoldCF's version
- * check): the files of directory @edir collected in c->batch are checked
- * against the delta service in one call, as the deltaChecker would check
- * their records.  Those up to date are marked visited by that call (an
- * archive's elements too) and not written; the others are written for the
- * deltaChecker, which checks them again and stays the one that routes
- * records.  When the service fails, every file of the batch is written and
- * the deltaChecker decides.  0 or an output error.
+ * check): the files collected in c->batch are checked against the delta
+ * service in one call, as the deltaChecker would check their records.
+ * Those up to date are marked visited by that call (an archive's elements
+ * too) and not written; the others are written for the deltaChecker, which
+ * checks them again and stays the one that routes records.  When the
+ * service fails, every file of the batch is written and the deltaChecker
+ * decides.  0 or an output error.
  */
 static int
-precheck_flush(struct crawl *c, const char *edir)
+precheck_flush(struct crawl *c)
 {
-    struct sl_delta_rec recs[PRECHECK_BATCH];
+    struct sl_delta_rec *recs = c->recs;
     struct sl_err err;
+    uint64_t uptodate = 0;
     size_t i = 0;
     int checked = 0;
     int rc = 0;
@@ -455,7 +465,7 @@ precheck_flush(struct crawl *c, const char *edir)
         return 0;
     }
     sl_err_clear(&err);
-    memset(recs, 0, sizeof(recs));
+    memset(recs, 0, c->nbatch * sizeof(*recs));
     for (i = 0; i < c->nbatch; i++) {
         recs[i].id = c->batch[i].id;
         recs[i].hash = c->batch[i].hash;
@@ -469,9 +479,10 @@ precheck_flush(struct crawl *c, const char *edir)
                       c->delta, c->source, c->seq, recs, c->nbatch, &err) == 0;
     }
     if (!checked) {
-        SL_WARN("fileCrawler: delta pre-check of %s: %s (the deltaChecker "
-                "checks these files)",
-                edir,
+        SL_WARN("fileCrawler: delta pre-check of %zu files from %s: %s (the "
+                "deltaChecker checks them)",
+                c->nbatch,
+                c->batch[0].edir,
                 err.message);
         sl_task_counter_add(c->ctx, "files.precheckFailed", 1);
     }
@@ -479,14 +490,18 @@ precheck_flush(struct crawl *c, const char *edir)
         struct prefile *f = &c->batch[i];
 
         if (checked && recs[i].result == SL_DELTA_UPTODATE) {
-            sl_task_counter_add(c->ctx, "files.uptodate", 1);
+            uptodate++;
         } else if (rc == 0) {
-            rc = emit_file(c, edir, f->ename, &f->st);
+            rc = emit_file(c, f->edir, f->ename, &f->st);
         }
+        sl_free(f->edir);
         sl_free(f->ename);
         sl_free(f->id);
     }
     c->nbatch = 0;
+    if (uptodate > 0) {
+        sl_task_counter_add(c->ctx, "files.uptodate", uptodate);
+    }
     return rc;
 }
 
@@ -504,11 +519,12 @@ add_file(struct crawl *c,
         return emit_file(c, edir, ename, st);
     }
     f = &c->batch[c->nbatch++];
+    f->edir = sl_strdup(edir);
     f->ename = sl_strdup(ename);
     f->id = file_id(edir, ename);
     f->st = *st;
     file_hash(st, f->hash, sizeof(f->hash));
-    return c->nbatch == PRECHECK_BATCH ? precheck_flush(c, edir) : 0;
+    return c->nbatch == PRECHECK_BATCH ? precheck_flush(c) : 0;
 }
 
 /* Write the directory record of @epath at @depth whose ancestors (itself
@@ -724,9 +740,6 @@ crawl_dir(struct crawl *c,
             break;
         }
     }
-    if (rc == 0) {
-        rc = precheck_flush(c, epath);
-    }
 
 out:
     json_decref(chain);
@@ -854,6 +867,14 @@ crawler_perform(struct sl_task_ctx *ctx)
         res = crawl_root(&c);
     } else {
         res = sl_task_input_each(ctx, "directoriesToCrawl", crawl_input, &c);
+    }
+    if (res == SL_WORKER_OK && c.nbatch > 0) {
+        int rc = precheck_flush(&c); /* the files left by the last check */
+
+        if (rc != 0) {
+            sl_task_set_message(ctx, "output: %s", sl_strerror(rc));
+            res = SL_WORKER_RECOVERABLE;
+        }
     }
     while (c.queue != NULL) { /* left by an error */
         struct pending *p = c.queue;
