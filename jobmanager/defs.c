@@ -1918,6 +1918,7 @@ static int
 check_strategy(const json_t *job,
                const json_t *wf,
                size_t i,
+               enum sl_delta_strategy *first,
                struct sl_err *err)
 {
     json_t *params = sl__jm_task_params(job, wf, action_at(wf, i));
@@ -1934,6 +1935,25 @@ check_strategy(const json_t *job,
                         "job '%s': deltaImportStrategy must be disabled, "
                         "initial, additive or full",
                         str_member(job, "name"));
+    } else if (i > 0 && st != *first) {
+        /* The crawler's delta pre-check, the deltaChecker and the
+         * updatePusher must agree on what the run does. */
+        rc = sl_err_set(err,
+                        SL_EINVALDEF,
+                        "parameters.deltaImportStrategy",
+                        "job '%s': deltaImportStrategy is '%s' for action "
+                        "%zu (%s) but '%s' for the start action (%s): the "
+                        "strategy is one per job, set it in the job's "
+                        "parameters",
+                        str_member(job, "name"),
+                        sl_delta_strategy_name(st),
+                        i,
+                        str_member(action_at(wf, i), "worker"),
+                        sl_delta_strategy_name(*first),
+                        str_member(action_at(wf, 0), "worker"));
+    }
+    if (i == 0) {
+        *first = st;
     }
     json_decref(params);
     return rc;
@@ -1952,6 +1972,7 @@ validate_job(const struct sl__jm_defs *d, const json_t *job, struct sl_err *err)
     const json_t *wf = NULL;
     const json_t *params = json_object_get(job, "parameters");
     const json_t *auto_start = json_object_get(job, "autoStart");
+    enum sl_delta_strategy strategy = SL_DELTA_STRATEGY_FULL;
     size_t i = 0;
     size_t n = 0;
 
@@ -1989,7 +2010,7 @@ validate_job(const struct sl__jm_defs *d, const json_t *job, struct sl_err *err)
     for (i = 0; i < n; i++) {
         rc = check_job_action(d, job, wf, i, err);
         if (rc == 0) {
-            rc = check_strategy(job, wf, i, err);
+            rc = check_strategy(job, wf, i, &strategy, err);
         }
         if (rc != 0) {
             return rc;
