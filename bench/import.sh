@@ -583,9 +583,14 @@ start_server() { # SCOPE
 
 # poll_sleep: backs off from 20 ms to 250 ms so that short steps are timed
 # finely and long ones are not slowed down by the polling itself.
-POLL=0.02
-poll_reset() { POLL=0.02; }
-poll_sleep() { sleep "$POLL"; POLL=$(awk -v p="$POLL" 'BEGIN { p *= 1.5; if (p > 0.25) p = 0.25; print p }'); }
+POLL_MS=20
+poll_reset() { POLL_MS=20; }
+poll_sleep() {
+    local s
+    printf -v s '%d.%03d' $((POLL_MS / 1000)) $((POLL_MS % 1000))
+    sleep "$s"
+    POLL_MS=$((POLL_MS * 3 / 2 > 250 ? 250 : POLL_MS * 3 / 2))
+}
 
 idle() { # BASE: 0 when the bulkbuilder is empty and indexUpdate has no active workflow run
     local b=$1 cur
@@ -605,19 +610,28 @@ alive() { # SCOPE: exit with the log's tail when the server died
 }
 
 sluice_step() { # SCOPE STEP: one import; sets T, RSS, DOCS
-    local s=$1 step=$2 b=${SBASE[$1]} t0 t1 run state docs cur
+    local s=$1 step=$2 b=${SBASE[$1]} t0 t1 run state docs cur ended
     t0=$(now)
     run=$(curl -sSf -X POST -H 'Content-Type: application/json' -d '{"mode":"runOnce"}' \
         "$b/smila/jobmanager/jobs/benchCrawl/" | jq -r .jobId)
     poll_reset
     while :; do
-        state=$(curl -sSf "$b/smila/jobmanager/jobs/benchCrawl/$run/" | tee "$TMP/crawl-$s-$step.json" | jq -r .state)
+        # one curl per poll, the state read by bash: jq and tee cost a
+        # few ms of CPU per poll, taken from the two cores being measured
+        curl -sSf -o "$TMP/crawl-$s-$step.json" "$b/smila/jobmanager/jobs/benchCrawl/$run/"
+        state=unknown
+        [[ $(<"$TMP/crawl-$s-$step.json") =~ \"state\":\"([A-Z]+)\" ]] && state=${BASH_REMATCH[1]}
         case $state in SUCCEEDED | FAILED | CANCELED) break ;; esac
         alive "$s"
         poll_sleep
     done
     TC[sluice.$s.$step]=$(elapsed "$t0" "$(now)")
     [ "$state" = SUCCEEDED ] || warn "sluice $s $step: crawl run $run ended $state: $(jq -c .errors "$TMP/crawl-$s-$step.json")"
+    # A run that pushed nothing gives the processing job nothing to do:
+    # the step ends with the crawl run, and the server's endTime says when
+    # (the polling above overshoots by up to 250 ms plus its curl and jq).
+    ended=$(jq -r 'if ([.worker[] | .["records.pushed"] // 0, .["records.deleted"] // 0] | add // 0) == 0
+        then .endTime else empty end' "$TMP/crawl-$s-$step.json")
     poll_reset
     while :; do
         if idle "$b"; then
@@ -628,6 +642,10 @@ sluice_step() { # SCOPE STEP: one import; sets T, RSS, DOCS
         alive "$s"
         poll_sleep
     done
+    if [ -n "$ended" ]; then
+        t1=$(date -d "$ended" +%s.%N)
+        TC[sluice.$s.$step]=$(elapsed "$t0" "$t1")
+    fi
     T[sluice.$s.$step]=$(elapsed "$t0" "$t1")
     cur=$(curl -sSf "$b/smila/jobmanager/jobs/indexUpdate/" | jq -r '.runs.current // empty')
     curl -sSf "$b/smila/jobmanager/jobs/indexUpdate/$cur/" >"$TMP/index-$s-$step.json" || true
