@@ -375,6 +375,27 @@ type_allowed(const struct crawl *c, const char *mime)
     return 0;
 }
 
+/*
+ * Whether a link to @url at @depth passes filters.urlPatterns and
+ * filters.maxCrawlDepth (counted when not).  Checked before a link is
+ * written to linksToCrawl and before it is marked visited: a link
+ * dropped after its visit would make the URL "already visited" for a
+ * shorter path that reaches it later in the run.
+ */
+static int
+link_passes(struct crawl *c, const char *url, uint64_t depth)
+{
+    if (!sl__wk_patterns_pass(&c->urls, url)) {
+        count(c, "links.filtered");
+        return 0;
+    }
+    if (depth > c->max_depth) {
+        count(c, "links.tooDeep");
+        return 0;
+    }
+    return 1;
+}
+
 /* Collect the links of an HTML page: called by the link extractor. */
 static int
 on_link(void *arg, const char *url, enum sl_web_link_kind kind)
@@ -386,11 +407,9 @@ on_link(void *arg, const char *url, enum sl_web_link_kind kind)
         return SL_EIO;
     }
     /* links the next task would drop are not written at all */
-    if (!sl__wk_patterns_pass(&x->c->urls, url)) {
-        count(x->c, "links.filtered");
-        return 0;
+    if (link_passes(x->c, url, x->lk->depth + 1)) {
+        emit_link(x->c, url, x->lk->depth + 1, 1);
     }
-    emit_link(x->c, url, x->lk->depth + 1, 1);
     return 0;
 }
 
@@ -694,8 +713,7 @@ on_sitemap_loc(void *arg, const char *url, const char *lastmod, int nested)
         }
         return 0;
     }
-    if (!sl__wk_patterns_pass(&x->c->urls, url)) {
-        count(x->c, "links.filtered");
+    if (!link_passes(x->c, url, 1)) {
         return 0;
     }
     emit_link(x->c, url, 1, 0);
@@ -1160,9 +1178,17 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
             return;
         }
         count(c, "links.redirected");
-        /* same depth; visited, filters and robots apply when it starts */
-        enqueue(c, to, x->lk->depth, x->lk->redirects + 1, K_PAGE);
-        c->pending->not_before = -1; /* marks: visit check needed */
+        /* same depth; the filters apply now, visited and robots when it
+         * starts */
+        if (link_passes(c, to, x->lk->depth)) {
+            struct link *before = c->pending;
+
+            enqueue(c, to, x->lk->depth, x->lk->redirects + 1, K_PAGE);
+            /* not queued when invalid (counted) */
+            if (c->pending != before) {
+                c->pending->not_before = -1; /* marks: visit check needed */
+            }
+        }
         sl_free(to);
         return;
     }
@@ -1229,9 +1255,10 @@ visit(struct crawl *c, struct link *lk)
     return dl.first > 0;
 }
 
-/* Whether @lk may be fetched by the rules of the task: filters, depth,
- * robots.txt (0: not yet known, a robots.txt fetch is queued).  Returns 1
- * (go), 0 (dropped, counted) or 2 (wait for robots.txt). */
+/* Whether @lk may be fetched by robots.txt (0: not yet known, a
+ * robots.txt fetch is queued; the filters and the depth were checked
+ * before it was marked visited, link_passes).  Returns 1 (go), 0
+ * (dropped, counted) or 2 (wait for robots.txt). */
 static int
 admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
 {
@@ -1240,14 +1267,6 @@ admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
     int allowed = 1;
     int known = 0;
 
-    if (!sl__wk_patterns_pass(&c->urls, lk->url)) {
-        count(c, "links.filtered");
-        return 0;
-    }
-    if (lk->depth > c->max_depth) {
-        count(c, "links.tooDeep");
-        return 0;
-    }
     if (!c->robots) {
         return 1;
     }
@@ -1610,8 +1629,9 @@ start_links(struct crawl *c, struct sl_delta_link **dl, size_t *n)
     return 0;
 }
 
-/* Queue the links of this task: marks them visited in one batch and
- * queues those this task is the first to visit. */
+/* Queue the links of this task: drops those the filters or the depth
+ * refuse (before they are marked visited), marks the others visited in
+ * one batch and queues those this task is the first to visit. */
 static int
 queue_links(struct crawl *c,
             struct sl_delta_link *dl,
@@ -1620,8 +1640,21 @@ queue_links(struct crawl *c,
 {
     struct sl_err err;
     size_t i = 0;
+    size_t j = 0;
     int rc = 0;
 
+    for (i = 0; i < n; i++) {
+        uint64_t d = depth != NULL ? depth[i] : 0;
+
+        if (link_passes(c, dl[i].url, d)) {
+            dl[j] = dl[i];
+            if (depth != NULL) {
+                depth[j] = d;
+            }
+            j++;
+        }
+    }
+    n = j;
     sl_err_clear(&err);
     if (c->delta != NULL && n > 0) {
         rc = sl_delta_visit(c->delta, c->source, c->seq, c->owner, dl, n, &err);
