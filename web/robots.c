@@ -473,3 +473,75 @@ sl_web_robots_sitemap(const struct sl_web_robots *r, size_t i)
 {
     return i < r->nsitemaps ? r->sitemaps[i] : NULL;
 }
+
+/* ------------------------------------------------------------------------
+ * X-Robots-Tag.
+ * --------------------------------------------------------------------- */
+
+/* Is @p (@n bytes) the directive @name, without case? */
+static int
+word_is(const char *p, size_t n, const char *name)
+{
+    return n == strlen(name) && strncasecmp(p, name, n) == 0;
+}
+
+/* Trim white space around @p (@n bytes) in place. */
+static void
+trim(const char **p, size_t *n)
+{
+    while (*n > 0 && is_space((unsigned char)**p)) {
+        (*p)++;
+        (*n)--;
+    }
+    while (*n > 0 && is_space((unsigned char)(*p)[*n - 1])) {
+        (*n)--;
+    }
+}
+
+unsigned
+sl_web_robots_tag(const char *value, const char *user_agent)
+{
+    const char *ua = user_agent != NULL ? user_agent : "";
+    size_t ua_len = token_len(ua, strlen(ua));
+    const char *p = value != NULL ? value : "";
+    unsigned flags = 0;
+    int mine = 1; /* the items so far apply to every crawler */
+
+    while (*p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+        const char *item = p;
+        const char *colon = memchr(item, ':', n);
+
+        p = end != NULL ? end + 1 : p + n;
+        if (colon != NULL) {
+            const char *name = item;
+            size_t k = (size_t)(colon - item);
+
+            trim(&name, &k);
+            if (word_is(name, k, "unavailable_after") ||
+                word_is(name, k, "max-snippet") ||
+                word_is(name, k, "max-image-preview") ||
+                word_is(name, k, "max-video-preview")) {
+                continue; /* a directive with a value */
+            }
+            /* "<agent>: ...": this item and the next are for <agent> */
+            k = token_len(name, k);
+            mine = ua_len > 0 && k == ua_len && strncasecmp(name, ua, k) == 0;
+            n -= (size_t)(colon + 1 - item);
+            item = colon + 1;
+        }
+        trim(&item, &n);
+        if (!mine) {
+            continue;
+        }
+        if (word_is(item, n, "noindex")) {
+            flags |= SL_WEB_NOINDEX;
+        } else if (word_is(item, n, "nofollow")) {
+            flags |= SL_WEB_NOFOLLOW;
+        } else if (word_is(item, n, "none")) {
+            flags |= SL_WEB_NOINDEX | SL_WEB_NOFOLLOW;
+        }
+    }
+    return flags;
+}

@@ -167,6 +167,27 @@ size_t sl_web_robots_sitemap_count(const struct sl_web_robots *r);
 const char *sl_web_robots_sitemap(const struct sl_web_robots *r, size_t i);
 
 /* ------------------------------------------------------------------------
+ * X-Robots-Tag response header: the page-level directives of <meta
+ * name="robots"> sent as a header, so that they also reach non-HTML
+ * resources.  The value is a comma-separated list of directives; an item
+ * "<agent>: <directive>" limits it and the items after it in the same
+ * value to crawlers whose product token is <agent> (compared without case,
+ * as in robots.txt), until the next such prefix.  "noindex", "nofollow"
+ * and "none" (both) count; "all", "index", "follow", and the directives
+ * with a value (unavailable_after, max-snippet, max-image-preview,
+ * max-video-preview) are ignored.  Several header lines: OR the results.
+ * --------------------------------------------------------------------- */
+#define SL_WEB_NOINDEX  1u /* do not index this resource */
+#define SL_WEB_NOFOLLOW 2u /* do not follow its links */
+
+/**
+ * @brief The directives of one X-Robots-Tag header value @p value for the
+ * crawler @p user_agent (its product token, as sl_web_robots_parse).
+ * @return SL_WEB_NOINDEX and SL_WEB_NOFOLLOW or'ed, 0 for none.
+ */
+unsigned sl_web_robots_tag(const char *value, const char *user_agent);
+
+/* ------------------------------------------------------------------------
  * HTML links, streaming.
  *
  * Sources: <a href>, <area href>, <link href> whose rel (a space-separated

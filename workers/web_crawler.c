@@ -171,6 +171,7 @@ struct xfer {
     char lastmod[HEADER_MAX];
     char location[HEADER_MAX * 8];
     int64_t retry_after_ms;
+    unsigned xrobots; /* X-Robots-Tag: SL_WEB_NOINDEX, SL_WEB_NOFOLLOW */
     int body_decided; /* the first body byte arrived */
     int keep;         /* the body is kept */
     int headers_only; /* the transfer was cut after the headers */
@@ -406,6 +407,9 @@ on_link(void *arg, const char *url, enum sl_web_link_kind kind)
     if (x->c->fatal) {
         return SL_EIO;
     }
+    if (x->xrobots & SL_WEB_NOFOLLOW) {
+        return 0; /* X-Robots-Tag: nofollow (counted once per page) */
+    }
     /* links the next task would drop are not written at all */
     if (link_passes(x->c, url, x->lk->depth + 1)) {
         emit_link(x->c, url, x->lk->depth + 1, 1);
@@ -603,6 +607,14 @@ on_header(char *buf, size_t size, size_t nitems, void *arg)
         /* a new response (after 100 Continue): forget the last one */
         x->ctype[0] = x->etag[0] = x->lastmod[0] = x->location[0] = '\0';
         x->retry_after_ms = -1;
+        x->xrobots = 0;
+        return n;
+    }
+    if (n > 13 && strncasecmp(buf, "x-robots-tag:", 13) == 0) {
+        char v[HEADER_MAX];
+
+        header_value(buf + 13, n - 13, v, sizeof(v));
+        x->xrobots |= sl_web_robots_tag(v, x->c->ua);
         return n;
     }
     for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
@@ -1197,12 +1209,14 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
         count(c, status >= 500 ? "links.failed.server" : "links.failed.client");
         return;
     }
-    if (x->keep && x->lk->depth < c->max_depth) {
+    if (x->keep) {
         char mime[256];
         char cs[64];
 
         split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
         if (is_html(mime)) {
+            /* parsed at any depth: <meta name="robots"> may say noindex
+             * (links past maxCrawlDepth are dropped, links.tooDeep) */
             struct sl_web_links *lx = NULL;
             struct sl_web_links_summary sum;
 
@@ -1216,10 +1230,21 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
                 (void)sl_web_links_feed(lx, x->body.data, x->body.len);
                 (void)sl_web_links_end(lx, &sum);
             }
-            if (sum.meta_nofollow) {
+            if (sum.meta_nofollow || (x->xrobots & SL_WEB_NOFOLLOW)) {
                 count(c, "pages.nofollow");
             }
+            if (sum.meta_noindex) {
+                x->xrobots |= SL_WEB_NOINDEX;
+            }
         }
+    }
+    if (x->xrobots & SL_WEB_NOINDEX) {
+        /* meta robots or X-Robots-Tag noindex: no record, so never
+         * indexed, and with `full` an indexed copy is delta-deleted as
+         * not seen in this run; its links were followed (unless
+         * nofollow) */
+        count(c, "records.noindex");
+        return;
     }
     emit_record(c, x, status);
 }

@@ -52,6 +52,22 @@ every request, so a test can change the site between two crawls.
 /robots-shared.txt (always served): Disallow: /p/8.html only.
 --retry-date: page 6 also links /fail/429date, answered once with 429 and
   Retry-After as an HTTP date 3 s ahead, then with a page.
+--noindex: / also links pages under /ni/ with robots directives:
+  /ni/meta.html        <meta name="robots" content="noindex">, links
+                       /ni/child1.html
+  /ni/none.html        <meta name="robots" content="none">, links
+                       /ni/child-none.html (never to be requested)
+  /ni/header.html      X-Robots-Tag: noindex, links /ni/child2.html
+  /ni/header-nf.html   X-Robots-Tag: nofollow, links /ni/child3.html
+                       (never to be requested)
+  /ni/other.html       X-Robots-Tag: googlebot: noindex (indexed), links
+                       /ni/child4.html
+  /ni/doc.txt          text/plain with Last-Modified and
+                       X-Robots-Tag: noindex
+  /ni/child<n>.html    plain pages
+  The mutate file may also hold "noindex": [paths] (a page of /p/ gets
+  the meta tag) and "xnoindex": [paths] (any answer gets X-Robots-Tag:
+  noindex).
 """
 import argparse
 import email.utils
@@ -101,9 +117,17 @@ ARC_LINKS = ['<a href="/arc/site.zip">site</a>', '<a href="/arc/bundle.tar.gz">b
              '<a href="/arc/big.zip">big</a>']
 
 
-def expected(n, archives=False, changed=False, sitemaps=False):
+NI_LINKS = ['<a href="/ni/meta.html">meta</a>', '<a href="/ni/none.html">none</a>',
+            '<a href="/ni/header.html">header</a>', '<a href="/ni/header-nf.html">nf</a>',
+            '<a href="/ni/other.html">other</a>', '<a href="/ni/doc.txt">doc</a>']
+
+
+def expected(n, archives=False, changed=False, sitemaps=False, noindex=False):
     urls = {"/", "/p/sub/b.html", "/doc.txt", "/archive.zip", "/archive.zip!/inner.txt"}
     urls |= {"/p/%d.html" % i for i in range(n)}
+    if noindex:
+        urls |= {"/ni/child1.html", "/ni/child2.html", "/ni/child4.html", "/ni/header-nf.html",
+                 "/ni/other.html"}
     if sitemaps:
         urls |= {"/orphan/1.html", "/orphan/2.html", "/orphan/3.html"}
     if archives:
@@ -160,6 +184,7 @@ class Site:
         self.robots_redirect = args.robots_redirect
         self.robots_to = args.robots_to
         self.retry_date = args.retry_date
+        self.noindex = args.noindex
         self.hits = {}
         self.log = open(args.log, "a", buffering=1)
         self.lock = threading.Lock()
@@ -194,6 +219,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for k, v in headers:
             self.send_header(k, v)
+        if self.path.split("?")[0] in self.server.site.changes().get("xnoindex", []):
+            self.send_header("X-Robots-Tag", "noindex")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -226,6 +253,26 @@ class Handler(BaseHTTPRequestHandler):
                                    "page %s words oscar</body></html>" % path[8:-5]).encode())
         if path == "/skip/x.html":
             return self.send(200, b"<html><body>excluded by urlPatterns</body></html>")
+        return self.send(404, b"not found")
+
+    def noindex_page(self, path):
+        pages = {
+            "/ni/meta.html": ('<meta name="robots" content="noindex">', "/ni/child1.html", []),
+            "/ni/none.html": ('<meta name="robots" content="none">', "/ni/child-none.html", []),
+            "/ni/header.html": ("", "/ni/child2.html", [("X-Robots-Tag", "noindex")]),
+            "/ni/header-nf.html": ("", "/ni/child3.html", [("X-Robots-Tag", "nofollow")]),
+            "/ni/other.html": ("", "/ni/child4.html", [("X-Robots-Tag", "googlebot: noindex")]),
+        }
+        if path in pages:
+            meta, link, hdr = pages[path]
+            body = ('<html><head><title>Robots</title>%s</head><body>robots words echo '
+                    '<a href="%s">child</a></body></html>' % (meta, link))
+            return self.send(200, body.encode(), headers=hdr)
+        if path == "/ni/doc.txt":
+            return self.send(200, b"hidden document foxtrot\n", "text/plain",
+                             [("Last-Modified", LASTMOD), ("X-Robots-Tag", "noindex")])
+        if path.startswith("/ni/child") and path.endswith(".html"):
+            return self.send(200, ("<html><body>child %s golf</body></html>" % path).encode())
         return self.send(404, b"not found")
 
     def archive(self, name, tag):
@@ -297,10 +344,13 @@ class Handler(BaseHTTPRequestHandler):
                               or path == "/skip/x.html"):
             return self.sitemap(path)
         if path == "/":
+            extra = (ARC_LINKS if site.archives else []) + (NI_LINKS if site.noindex else [])
             return self.send(200, ('<html><head><title>Home</title></head><body>'
                                    '<a href="/p/0.html">0</a> <a href="p/1.html">1</a> %s'
                                    '<p>home page words alpha%s</p></body></html>'
-                                   % (" ".join(ARC_LINKS) if site.archives else "", tag)).encode())
+                                   % (" ".join(extra), tag)).encode())
+        if path.startswith("/ni/") and site.noindex:
+            return self.noindex_page(path)
         if path.startswith("/arc/") and site.archives:
             return self.archive(path[5:], tag)
         if path.startswith("/p/") and path.endswith(".html") and path[3:-5].isdigit():
@@ -308,6 +358,8 @@ class Handler(BaseHTTPRequestHandler):
             if i >= site.n:
                 return self.send(404, b"no such page")
             head = '<base href="/p/sub/">' if i == 3 else ""
+            if path in ch.get("noindex", []):
+                head += '<meta name="robots" content="noindex">'
             extra = '<a href="b.html">based</a>' if i == 3 else ""
             body = ('<html><head><title>Page %d</title>%s</head><body><p>page %d words '
                     'bravo%s</p>%s %s</body></html>'
@@ -364,11 +416,13 @@ def main():
     ap.add_argument("--robots-redirect", type=int, default=0)
     ap.add_argument("--robots-to", default="")
     ap.add_argument("--retry-date", action="store_true")
+    ap.add_argument("--noindex", action="store_true")
     ap.add_argument("--changed", action="store_true", help="with --expected: after the changes")
     ap.add_argument("--expected", action="store_true")
     args = ap.parse_args()
     if args.expected:
-        print("\n".join(expected(args.pages, args.archives, args.changed, args.sitemaps)))
+        print("\n".join(expected(args.pages, args.archives, args.changed, args.sitemaps,
+                                 args.noindex)))
         return
     srv = Server(("127.0.0.1", 0), Handler)
     srv.site = Site(args)

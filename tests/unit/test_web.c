@@ -679,6 +679,56 @@ test_robots_special(void **state)
     sl_web_robots_free(r);
 }
 
+/* X-Robots-Tag values for the crawler "SluiceBot/0.1 (+x)". */
+static void
+test_robots_tag(void **state)
+{
+    static const struct {
+        const char *value;
+        unsigned want;
+    } cases[] = {
+        {"noindex", SL_WEB_NOINDEX},
+        {"NoFollow", SL_WEB_NOFOLLOW},
+        {"none", SL_WEB_NOINDEX | SL_WEB_NOFOLLOW},
+        {" noindex , nofollow ", SL_WEB_NOINDEX | SL_WEB_NOFOLLOW},
+        {"all", 0},
+        {"index, follow", 0},
+        {"", 0},
+        {"noindexing", 0},
+        {"noarchive, nosnippet", 0},
+        {"unavailable_after: 25 Jun 2010 15:00:00 PST", 0},
+        {"max-snippet: 20, noindex", SL_WEB_NOINDEX},
+        /* for other crawlers only */
+        {"googlebot: noindex", 0},
+        {"otherbot: noindex, nofollow", 0},
+        /* for us, by product token, without case */
+        {"sluicebot: noindex", SL_WEB_NOINDEX},
+        {"SluiceBot/2.0: nofollow", SL_WEB_NOFOLLOW},
+        /* a prefix rules the items after it, up to the next prefix */
+        {"nofollow, googlebot: noindex", SL_WEB_NOFOLLOW},
+        {"googlebot: noindex, SluiceBot: none",
+         SL_WEB_NOINDEX | SL_WEB_NOFOLLOW},
+        {"SluiceBot: nofollow, googlebot: noindex", SL_WEB_NOFOLLOW},
+        {"googlebot: noindex, nofollow", 0},
+    };
+    size_t i = 0;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        unsigned got = sl_web_robots_tag(cases[i].value, "SluiceBot/0.1 (+x)");
+
+        if (got != cases[i].want) {
+            fail_msg("X-Robots-Tag '%s': %u, want %u",
+                     cases[i].value,
+                     got,
+                     cases[i].want);
+        }
+    }
+    assert_int_equal(sl_web_robots_tag(NULL, "SluiceBot"), 0);
+    assert_int_equal(sl_web_robots_tag("noindex", NULL), SL_WEB_NOINDEX);
+    assert_int_equal(sl_web_robots_tag("x: noindex", NULL), 0);
+}
+
 static void
 test_robots_tolerant(void **state)
 {
@@ -1688,6 +1738,7 @@ main(void)
         cmocka_unit_test(test_robots_delay_sitemaps),
         cmocka_unit_test(test_robots_special),
         cmocka_unit_test(test_robots_tolerant),
+        cmocka_unit_test(test_robots_tag),
         cmocka_unit_test(test_robots_garbage),
         cmocka_unit_test(test_robots_size_limit),
         cmocka_unit_test(test_robots_pathological),
