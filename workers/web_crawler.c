@@ -30,6 +30,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,13 @@ struct crawl {
     int fatal; /* output failed */
     /* webExtractor: downloads are extracted with this */
     struct sl__wk_extract *extract;
+    /* the start URLs of this task (links of depth 0): crawled (a 2xx
+     * answer) and failed, with the first failure; none crawled and some
+     * failed fails the task (start_check) */
+    unsigned start_ok;
+    unsigned start_failed;
+    char start_why[1024];
+    json_t *robots_down; /* host keys whose robots.txt this task missed */
 };
 
 static void
@@ -234,6 +242,31 @@ static void
 count(struct crawl *c, const char *name)
 {
     sl_task_counter_add(c->ctx, name, 1);
+}
+
+/* Start URL @lk (a page link of depth 0; others are ignored) could not be
+ * crawled because of @fmt: counted, the first reason kept for the task
+ * message. */
+static void
+start_failed(struct crawl *c, const struct link *lk, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+start_failed(struct crawl *c, const struct link *lk, const char *fmt, ...)
+{
+    va_list ap;
+    int n = 0;
+
+    if (lk->kind != K_PAGE || lk->depth != 0 || c->start_failed++ > 0) {
+        return;
+    }
+    n = snprintf(c->start_why, sizeof(c->start_why), "%.512s: ", lk->url);
+    if (n > 0 && (size_t)n < sizeof(c->start_why)) {
+        va_start(ap, fmt);
+        (void)vsnprintf(
+            c->start_why + n, sizeof(c->start_why) - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
 }
 
 /* Queue @url (normalised) at @depth. */
@@ -1086,6 +1119,7 @@ robots_done(struct crawl *c, struct xfer *x, long status)
          * the run (RFC 9309 2.3.1.4), never allow all on a failure */
         r = sl_web_robots_new_disallow_all();
         count(c, "robots.unreachable");
+        (void)json_object_set_new(c->robots_down, host, json_true());
     }
     if (r != NULL && c->follow_sitemaps) {
         size_t i = 0;
@@ -1113,6 +1147,8 @@ robots_done(struct crawl *c, struct xfer *x, long status)
     sl_free(key);
     sl_free(from);
 }
+
+static void page_done(struct crawl *c, struct xfer *x, long status);
 
 /* A transfer ended with @code. */
 static void
@@ -1143,15 +1179,18 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
     if (code == CURLE_FILESIZE_EXCEEDED || x->too_large) {
         SL_WARN("webCrawler: %s: larger than maxSize", x->lk->url);
         count(c, "links.skipped.tooLarge");
+        start_failed(c, x->lk, "larger than filters.maxSize");
         return;
     }
     if (x->refused_type) {
         count(c, "links.skipped.contentType");
+        start_failed(c, x->lk, "content type not in filters.contentTypes");
         return;
     }
     if (code != CURLE_OK && !cut) {
         SL_WARN("webCrawler: %s: %s", x->lk->url, curl_easy_strerror(code));
         count(c, "links.failed.network");
+        start_failed(c, x->lk, "%s", curl_easy_strerror(code));
         return;
     }
     if (status == 429 || status == 503) {
@@ -1164,6 +1203,7 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
         } else {
             SL_WARN("webCrawler: %s: HTTP %ld, given up", x->lk->url, status);
             count(c, "links.failed.throttled");
+            start_failed(c, x->lk, "HTTP %ld, given up", status);
         }
         return;
     }
@@ -1183,16 +1223,21 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
 
         if (!c->follow_redirects || x->lk->redirects >= c->max_redirects) {
             count(c, "links.skipped.redirects");
+            start_failed(c, x->lk, "HTTP %ld, redirect not followed", status);
             return;
         }
         if (sl_web_url_resolve(x->lk->url, x->location, &to) != 0) {
             count(c, "links.skipped.badRedirect");
+            start_failed(c, x->lk, "HTTP %ld, bad redirect", status);
             return;
         }
         count(c, "links.redirected");
         /* same depth; the filters apply now, visited and robots when it
          * starts */
-        if (link_passes(c, to, x->lk->depth)) {
+        if (!link_passes(c, to, x->lk->depth)) {
+            start_failed(
+                c, x->lk, "redirect to %.512s, refused by filters", to);
+        } else {
             struct link *before = c->pending;
 
             enqueue(c, to, x->lk->depth, x->lk->redirects + 1, K_PAGE);
@@ -1207,7 +1252,19 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
     if (status < 200 || status >= 300) {
         SL_WARN("webCrawler: %s: HTTP %ld", x->lk->url, status);
         count(c, status >= 500 ? "links.failed.server" : "links.failed.client");
+        start_failed(c, x->lk, "HTTP %ld", status);
         return;
+    }
+    page_done(c, x, status);
+}
+
+/* A page or resource @x answered 2xx: its links, and its record unless
+ * a robots directive says noindex. */
+static void
+page_done(struct crawl *c, struct xfer *x, long status)
+{
+    if (x->lk->kind == K_PAGE && x->lk->depth == 0) {
+        c->start_ok++;
     }
     if (x->keep) {
         char mime[256];
@@ -1312,6 +1369,12 @@ admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
     }
     if (!allowed) {
         count(c, "links.disallowedByRobots");
+        start_failed(c,
+                     lk,
+                     json_object_get(c->robots_down, lk->host) != NULL
+                         ? "robots.txt of %s unreachable (disallow all)"
+                         : "disallowed by robots.txt of %s",
+                     lk->host);
         return 0;
     }
     return 1;
@@ -1617,6 +1680,7 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     c->multi = curl_multi_init();
     c->emitted = json_object();
     c->seen = json_object();
+    c->robots_down = json_object();
     return c->multi != NULL ? 0 : SL_EINTERNAL;
 }
 
@@ -1677,6 +1741,11 @@ queue_links(struct crawl *c,
                 depth[j] = d;
             }
             j++;
+        } else if (d == 0 && c->start_failed++ == 0) {
+            (void)snprintf(c->start_why,
+                           sizeof(c->start_why),
+                           "%.512s: refused by filters.urlPatterns",
+                           dl[i].url);
         }
     }
     n = j;
@@ -1814,7 +1883,8 @@ crawl_cleanup(struct crawl *c)
     sl__wk_patterns_free(&c->urls);
     json_decref(c->emitted);
     json_decref(c->seen);
-    c->emitted = c->seen = NULL;
+    json_decref(c->robots_down);
+    c->emitted = c->seen = c->robots_down = NULL;
 }
 
 static int
@@ -1871,6 +1941,17 @@ web_crawl_perform(struct sl_task_ctx *ctx)
                 sl_task_set_message(ctx, "canceled");
             }
         }
+    }
+    if (res == SL_WORKER_OK && c.start_ok == 0 && c.start_failed > 0) {
+        /* a fatal error: the run ends FAILED without its completion, so
+         * a delta-delete cannot take every page of the source because
+         * its start page or host was down */
+        sl_task_set_message(ctx,
+                            "no start URL could be crawled (%u failed; %s): "
+                            "run failed, nothing deleted",
+                            c.start_failed,
+                            c.start_why);
+        res = SL_WORKER_FATAL;
     }
 out:
     crawl_cleanup(&c);

@@ -2,11 +2,14 @@
 # Web import, failure handling (issue 6): a site whose page 6 links a URL
 # answering 500, one answering 429 with Retry-After: 1 twice before it
 # answers, one that stalls past the timeout and one that resets the
-# connection; and a second host whose robots.txt times out.
+# connection; and a second host, linked from the first, whose robots.txt
+# times out.
 # - the runs end SUCCEEDED, every failure is counted in the run data;
 # - the 429 URL is tried again no sooner than Retry-After and indexed;
 # - a host whose robots.txt cannot be fetched is not crawled at all in
-#   that run (never "allow all" on a failure);
+#   that run (never "allow all" on a failure); when it is the start URL's,
+#   nothing was crawled and the run FAILS (so a full crawl deletes
+#   nothing, web_startfail.sh);
 # - the server's peak RSS stays bounded.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
@@ -23,24 +26,24 @@ start_site() { # NAME [extra args]
     for _ in $(seq 1 100); do [ -s "$TMP/$name.port" ] && break; sleep 0.05; done
     eval "SITE_$name=http://127.0.0.1:$(cat "$TMP/$name.port")"
 }
-start_site F --failures
 start_site R --robots-stall 6
+start_site F --failures --link "$SITE_R/"
 
 import_config "$TMP/config.json"
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 
-define() { # NAME SOURCE SITE
+define() { # NAME SOURCE SITE [OTHER_SITE]
     local params
-    params=$(jq -cn --arg src "$2" --arg url "$3/" --arg inc "^$3/" \
+    params=$(jq -cn --arg src "$2" --arg url "$3/" --arg inc "^$3/" --arg inc2 "^${4:-$3}/" \
         '{dataSource: $src, startUrl: $url, jobToPushTo: "indexUpdate", timeoutMs: 2000,
-          filters: {urlPatterns: {include: [$inc]}, maxSize: 1048576},
+          filters: {urlPatterns: {include: [$inc, $inc2]}, maxSize: 1048576},
           politeness: {delayMs: 0, maxConnectionsPerHost: 2}}')
     req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
         -d "{\"name\": \"$1\", \"workflow\": \"webCrawling\", \"parameters\": $params}"
     [ "$STATUS" = 200 ] || { echo "define $1: $STATUS $(cat "$BODY")" >&2; return 1; }
 }
 
-define failing webF "$SITE_F"
+define failing webF "$SITE_F" "$SITE_R"
 if crawl failing; then ok "a crawl with failing URLs SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
 [ "$(jq -r .state "$RUNJSON")" = SUCCEEDED ] && ok "run state SUCCEEDED" || fail "state $(jq -r .state "$RUNJSON")"
 [ "$(counter links.failed.server)" -ge 1 ] && ok "the 500 is counted (links.failed.server)" ||
@@ -63,9 +66,15 @@ grep -qF "$SITE_F/fail/429	" "$TMP/s1" && ok "the URL answered after the 429s is
 "$SLUICE" job status failing --server "$BASE" --json >"$TMP/status.json" 2>/dev/null
 jq -e '[.worker[] | to_entries[] | select(.key | startswith("links.failed"))] | length >= 2' "$TMP/status.json" >/dev/null &&
     ok "the failures are reported in the run data" || fail "run data: $(head -c 400 "$TMP/status.json")"
+[ "$(counter robots.unreachable)" = 1 ] && [ "$(awk '$4 != "/robots.txt"' "$TMP/R.log" | wc -l)" = 0 ] &&
+    ok "the linked host whose robots.txt times out is not crawled, and the run still SUCCEEDED" ||
+    fail "robots.unreachable = $(counter robots.unreachable), R requests: $(awk '{print $4}' "$TMP/R.log" | tr '\n' ' ')"
 
 define robotsDown webR "$SITE_R"
-if crawl robotsDown; then ok "a crawl whose robots.txt times out SUCCEEDED"; else fail "crawl R: $(cat "$TMP/crawl.err")"; fi
+crawl robotsDown && fail "a crawl whose start host's robots.txt times out SUCCEEDED" ||
+    ok "a crawl whose start host's robots.txt times out FAILED (no start URL could be crawled)"
+jq -e '.errors | tostring | test("robots.txt of .* unreachable")' "$RUNJSON" >/dev/null &&
+    ok "the run data says robots.txt was unreachable" || fail "errors: $(jq -c .errors "$RUNJSON" | head -c 300)"
 [ "$(counter robots.unreachable)" = 1 ] && ok "robots.txt unreachable is counted" ||
     fail "robots.unreachable = $(counter robots.unreachable)"
 others=$(awk '$4 != "/robots.txt"' "$TMP/R.log" | wc -l)

@@ -68,6 +68,10 @@ every request, so a test can change the site between two crawls.
   The mutate file may also hold "noindex": [paths] (a page of /p/ gets
   the meta tag) and "xnoindex": [paths] (any answer gets X-Robots-Tag:
   noindex).
+--link URL: / also links URL (another site, say).
+The mutate file may also hold "status": {path: code} (that path answers
+the code, e.g. 503) and "stall": {path: seconds} (that path answers after
+a sleep, e.g. robots.txt).
 """
 import argparse
 import email.utils
@@ -185,6 +189,7 @@ class Site:
         self.robots_to = args.robots_to
         self.retry_date = args.retry_date
         self.noindex = args.noindex
+        self.links = args.link
         self.hits = {}
         self.log = open(args.log, "a", buffering=1)
         self.lock = threading.Lock()
@@ -294,6 +299,10 @@ class Handler(BaseHTTPRequestHandler):
         ch = site.changes()
         if path in ch.get("remove", []):
             return self.send(404, b"gone")
+        if path in ch.get("status", {}):
+            return self.send(ch["status"][path], b"unavailable")
+        if path in ch.get("stall", {}):
+            time.sleep(ch["stall"][path])
         tag = " changed" if path in ch.get("change", []) else ""
         if path == "/robots.txt" and site.robots_stall:
             time.sleep(site.robots_stall)
@@ -345,6 +354,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.sitemap(path)
         if path == "/":
             extra = (ARC_LINKS if site.archives else []) + (NI_LINKS if site.noindex else [])
+            extra += ['<a href="%s">elsewhere</a>' % u for u in site.links]
             return self.send(200, ('<html><head><title>Home</title></head><body>'
                                    '<a href="/p/0.html">0</a> <a href="p/1.html">1</a> %s'
                                    '<p>home page words alpha%s</p></body></html>'
@@ -417,6 +427,7 @@ def main():
     ap.add_argument("--robots-to", default="")
     ap.add_argument("--retry-date", action="store_true")
     ap.add_argument("--noindex", action="store_true")
+    ap.add_argument("--link", action="append", default=[])
     ap.add_argument("--changed", action="store_true", help="with --expected: after the changes")
     ap.add_argument("--expected", action="store_true")
     args = ap.parse_args()
