@@ -139,6 +139,33 @@ verify_envs(const char *path)
     }
 }
 
+/*
+ * The kill of a crash test is meant for the operations, not for the first
+ * creation of the shards: on a loaded machine that can outlast the
+ * shortest delay and leave a shard without its databases, which the raw
+ * scan of verify_envs calls corrupt (opening again creates them).  The
+ * child writes -1 to the pipe once the service is open; the parent waits
+ * for it before its delay starts.
+ */
+static void
+child_opened(int wfd)
+{
+    int opened = -1;
+
+    if (sl_write_all(wfd, &opened, sizeof(opened)) != 0) {
+        _exit(4);
+    }
+}
+
+static void
+wait_opened(int rfd)
+{
+    int b = 0;
+
+    assert_int_equal(read(rfd, &b, sizeof(b)), (ssize_t)sizeof(b));
+    assert_int_equal(b, -1);
+}
+
 static void
 batch_recs(int round,
            int b,
@@ -170,6 +197,7 @@ child_mark(const char *path, int round, int wfd)
     struct sl_err err;
     int b = 0;
 
+    child_opened(wfd);
     for (b = 0;; b++) {
         batch_recs(round, b, ids, recs);
         if (sl_delta_mark_updated(d, SRC, 1, recs, BATCH, &err) != 0) {
@@ -208,6 +236,7 @@ test_delta_crash_mark_updated(void **state)
             child_mark(f->path, round, fds[1]);
         }
         (void)close(fds[1]);
+        wait_opened(fds[0]);
         (void)usleep(20000 + (useconds_t)(rand_r(&seed) % 200) * 1000);
         assert_int_equal(kill(pid, SIGKILL), 0);
         assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -268,6 +297,7 @@ child_visit(const char *path, int round, int wfd)
     int b = 0;
     int i = 0;
 
+    child_opened(wfd);
     for (b = 0;; b++) {
         batch_links(round, b, urls, links);
         if (sl_delta_visit(d, SRC, 1, 0, links, BATCH, &err) != 0) {
@@ -312,6 +342,7 @@ test_delta_crash_visit(void **state)
             child_visit(f->path, round, fds[1]);
         }
         (void)close(fds[1]);
+        wait_opened(fds[0]);
         (void)usleep(20000 + (useconds_t)(rand_r(&seed) % 200) * 1000);
         assert_int_equal(kill(pid, SIGKILL), 0);
         assert_int_equal(waitpid(pid, &status, 0), pid);
