@@ -235,7 +235,7 @@ progress(const json_t *run, double elapsed, int tty, const char *extra)
             crawled,
             pushed,
             deleted,
-            elapsed > 0 ? crawled / elapsed : 0.0,
+            elapsed >= 0.5 ? crawled / elapsed : 0.0, /* no rate yet */
             elapsed,
             extra != NULL ? extra : "",
             tty ? "\033[K" : "\n");
