@@ -49,6 +49,7 @@ struct fs {
 struct fs_writer {
     struct fs *fs;   /* borrowed, outlives the writer */
     int fd;          /* the shadow file, -1 once closed */
+    int sealed;      /* 1 after the seal: written, fd closed */
     int committed;   /* 1 after the rename */
     char shadow[37]; /* shadow file name in .tmp (a UUID) */
     char *store;     /* copies, for the commit and messages */
@@ -1238,7 +1239,7 @@ fs_writer_free(void *wctx)
     if (fw == NULL) {
         return;
     }
-    if (fw->fd >= 0) {
+    if (fw->fd >= 0 || fw->sealed) {
         close_fd(&fw->fd);
         if (!fw->committed) {
             (void)unlinkat(fw->fs->tmp_fd, fw->shadow, 0);
@@ -1429,6 +1430,26 @@ out:
     return rc;
 }
 
+/*
+ * The data is complete: fsync it now (as the commit would) and close the
+ * shadow file, so a task with thousands of finished bulks waiting for its
+ * commit holds no descriptor for them.  The rename needs only the name.
+ */
+static int
+fs_writer_seal(void *wctx, struct sl_err *err)
+{
+    struct fs_writer *fw = wctx;
+    int rc = 0;
+
+    rc = maybe_fsync(fw->fs, fw->fd, fw->store, fw->id, err);
+    if (rc != 0) {
+        return rc;
+    }
+    close_fd(&fw->fd);
+    fw->sealed = 1;
+    return 0;
+}
+
 static int
 fs_writer_commit(void *wctx, int *replaced, struct sl_err *err)
 {
@@ -1436,7 +1457,9 @@ fs_writer_commit(void *wctx, int *replaced, struct sl_err *err)
     int tries = 0;
     int rc = 0;
 
-    rc = maybe_fsync(fw->fs, fw->fd, fw->store, fw->id, err);
+    if (!fw->sealed) {
+        rc = maybe_fsync(fw->fs, fw->fd, fw->store, fw->id, err);
+    }
     if (rc != 0) {
         return rc;
     }
@@ -1606,6 +1629,7 @@ const struct sl__obj_backend_type sl__obj_backend_fs = {
     .delete = fs_delete,
     .writer_open = fs_writer_open,
     .writer_write = fs_writer_write,
+    .writer_seal = fs_writer_seal,
     .writer_commit = fs_writer_commit,
     .writer_free = fs_writer_free,
     .reader_open = fs_reader_open,

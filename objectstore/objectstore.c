@@ -16,6 +16,7 @@ enum writer_state {
     WRITER_OPEN = 0,
     WRITER_COMMITTED = 1,
     WRITER_FAILED = 2,
+    WRITER_SEALED = 3, /* no more writes; commit or free */
 };
 
 struct sl_obj_writer {
@@ -288,6 +289,7 @@ writer_bad_state(const struct sl_obj_writer *w, struct sl_err *err)
                       w->id,
                       w->store,
                       w->state == WRITER_COMMITTED ? "already committed"
+                      : w->state == WRITER_SEALED  ? "sealed"
                                                    : "failed");
 }
 
@@ -321,12 +323,27 @@ sl_obj_writer_size(const struct sl_obj_writer *w)
 }
 
 int
+sl_obj_writer_seal(struct sl_obj_writer *w, struct sl_err *err)
+{
+    int rc = 0;
+
+    if (w->state != WRITER_OPEN) {
+        return writer_bad_state(w, err);
+    }
+    if (w->type->writer_seal != NULL) {
+        rc = w->type->writer_seal(w->ctx, err);
+    }
+    w->state = rc == 0 ? WRITER_SEALED : WRITER_FAILED;
+    return rc;
+}
+
+int
 sl_obj_writer_commit(struct sl_obj_writer *w, int *replaced, struct sl_err *err)
 {
     int dummy = 0;
     int rc = 0;
 
-    if (w->state != WRITER_OPEN) {
+    if (w->state != WRITER_OPEN && w->state != WRITER_SEALED) {
         return writer_bad_state(w, err);
     }
     rc = w->type->writer_commit(

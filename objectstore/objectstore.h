@@ -126,7 +126,16 @@ int sl_obj_writer_write(struct sl_obj_writer *w,
 /** @brief Bytes written so far. */
 uint64_t sl_obj_writer_size(const struct sl_obj_writer *w);
 /**
- * @brief Publish the object atomically.
+ * @brief No more data: make what was written as durable as the commit
+ * would, and release what only writing needs (the file descriptor), so a
+ * task can keep many finished objects waiting for its commit decision.
+ * The object is still invisible; commit publishes it, free discards it.
+ * @return 0, SL_EIO (fsync; the writer then fails for good), SL_EBADSTATE
+ * (failed, sealed or committed writer).
+ */
+int sl_obj_writer_seal(struct sl_obj_writer *w, struct sl_err *err);
+/**
+ * @brief Publish the object atomically (an open or sealed writer).
  * @param[out] replaced 1 if an older version was replaced (may be NULL).
  * @return 0, SL_ENOENT (store deleted meanwhile), SL_ECONFLICT, SL_EIO,
  * SL_EBADSTATE (failed or already committed writer).

@@ -23,7 +23,7 @@
 #include "objectstore/objectstore.h"
 
 /** Bumped when the hook table changes incompatibly. */
-#define SL__OBJ_BACKEND_ABI 1
+#define SL__OBJ_BACKEND_ABI 2
 
 /**
  * One backend.  Every hook is required unless marked optional; an optional
@@ -85,6 +85,10 @@ struct sl__obj_backend_type {
                         const void *data,
                         size_t len,
                         struct sl_err *err);
+    /** Optional: no more writes; make the data durable as commit would
+     * and release the descriptor (commit and free follow as usual).
+     * Default: nothing (the backend keeps its resources until commit). */
+    int (*writer_seal)(void *wctx, struct sl_err *err);
     /** Publish atomically; *replaced = 1 if an older version existed. */
     int (*writer_commit)(void *wctx, int *replaced, struct sl_err *err);
     /** Free the writer; discards the data unless it was committed. */

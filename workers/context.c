@@ -21,11 +21,19 @@ struct in_bulk {
     struct in_bulk *next;
 };
 
-/* One output bulk, open or closed and waiting for the commit decision. */
+/*
+ * One output bulk, open or closed and waiting for the commit decision.  A
+ * closed bulk is sealed at once (trailer written, writer and its buffer
+ * freed, the backend's descriptor released), so a task may close any
+ * number of bulks: what waits for the commit is the id and the handle.
+ */
 struct out_bulk {
-    void *handle;        /* backend object */
-    struct sl_sink sink; /* borrowed by writer; must not move */
-    struct sl_bulk_writer *writer;
+    void *handle;                  /* backend object */
+    struct sl_sink sink;           /* borrowed by writer; must not move */
+    struct sl_bulk_writer *writer; /* NULL once sealed */
+    uint64_t count;                /* records, set by the seal */
+    int rc;                        /* 0 or the seal's error */
+    char *error;                   /* the seal's message, or NULL */
     char *id;
     struct out_bulk *next;
 };
@@ -145,6 +153,7 @@ out_bulk_free(const struct sl_task_ctx *ctx, struct out_bulk *ob)
     }
     sl_bulk_writer_free(ob->writer);
     ctx->b->ops->output_free(ob->handle);
+    sl_free(ob->error);
     sl_free(ob->id);
     sl_free(ob);
 }
@@ -564,14 +573,55 @@ sl_task_output_writer(struct sl_task_ctx *ctx,
     return 0;
 }
 
-/* Close the current bulk of @o: an empty one is dropped at once. */
-static void
-close_current(struct sl_task_ctx *ctx, struct out_slot *o)
+/*
+ * Seal @ob of slot @o: write the trailer, free the writer (its 64 KiB
+ * buffer) and let the backend release the descriptor.  Done when a bulk is
+ * closed, so that only the commit decision is left; a failure is kept in
+ * the bulk (the commit then fails the task) and returned with the task
+ * message set.
+ */
+static int
+seal_bulk(struct sl_task_ctx *ctx, struct out_slot *o, struct out_bulk *ob)
+{
+    struct sl_err err;
+    int rc = 0;
+
+    if (ob->writer == NULL) {
+        return ob->rc;
+    }
+    sl_err_clear(&err);
+    ob->count = sl_bulk_writer_count(ob->writer);
+    rc = sl_bulk_writer_finish(ob->writer);
+    if (rc != 0) {
+        (void)sl_err_set(&err, rc, NULL, "%s", sl_strerror(rc));
+    } else if (ctx->b->ops->output_seal != NULL) {
+        rc = ctx->b->ops->output_seal(ctx->conn, ob->handle, &err);
+    }
+    sl_bulk_writer_free(ob->writer);
+    ob->writer = NULL;
+    if (rc != 0) {
+        ob->rc = rc;
+        ob->error = sl_asprintf("cannot commit output '%s' %s/%s: %s",
+                                o->name,
+                                o->store,
+                                ob->id,
+                                err.message);
+        sl_task_set_message(ctx, "%s", ob->error);
+    }
+    return rc;
+}
+
+/*
+ * Close the current bulk of @o: an empty one is dropped at once, another
+ * is sealed when @seal is set (not for a discard) and waits in o->closed.
+ */
+static int
+close_current(struct sl_task_ctx *ctx, struct out_slot *o, int seal)
 {
     struct out_bulk *ob = o->cur;
 
     if (ob == NULL) {
-        return;
+        return 0;
     }
     o->cur = NULL;
     if (sl_bulk_writer_count(ob->writer) == 0) {
@@ -579,10 +629,11 @@ close_current(struct sl_task_ctx *ctx, struct out_slot *o)
         if (o->next > 0) {
             o->next--; /* reuse the id: ids stay dense */
         }
-        return;
+        return 0;
     }
     ob->next = o->closed;
     o->closed = ob;
+    return seal ? seal_bulk(ctx, o, ob) : 0;
 }
 
 int
@@ -600,14 +651,14 @@ sl_task_output_next(struct sl_task_ctx *ctx, const char *slot)
     if (o->cur == NULL || sl_bulk_writer_count(o->cur->writer) == 0) {
         return 0;
     }
-    close_current(ctx, o);
-    return 0;
+    return close_current(ctx, o, 1);
 }
 
 /*
- * Commit (or discard) every closed bulk of @o.  Finishing the bulk writes
- * the trailer, so a writer that failed earlier fails here and the task is
- * reported as a recoverable error.  Returns 0 or the first error.
+ * Commit (or discard) every closed bulk of @o.  Sealing the bulk writes
+ * the trailer, so a writer that failed earlier fails here (or failed at its
+ * seal) and the task is reported as a recoverable error.  Returns 0 or the
+ * first error.
  */
 static int
 settle_slot(struct sl_task_ctx *ctx, struct out_slot *o, int commit)
@@ -617,32 +668,33 @@ settle_slot(struct sl_task_ctx *ctx, struct out_slot *o, int commit)
     int rc = 0;
 
     sl_err_clear(&err);
-    close_current(ctx, o);
+    (void)close_current(ctx, o, 0);
     while (o->closed != NULL) {
         struct out_bulk *ob = o->closed;
         int r = 0;
 
         o->closed = ob->next;
         if (commit && rc == 0) {
-            r = sl_bulk_writer_finish(ob->writer);
-            if (r != 0) {
-                (void)sl_err_set(&err, r, NULL, "%s", sl_strerror(r));
-            } else {
+            r = seal_bulk(ctx, o, ob);
+            if (r == 0) {
                 r = ctx->b->ops->output_commit(ctx->conn, ob->handle, &err);
+                if (r != 0) {
+                    sl_task_set_message(ctx,
+                                        "cannot commit output '%s' %s/%s: %s",
+                                        o->name,
+                                        o->store,
+                                        ob->id,
+                                        err.message);
+                }
+            } else {
+                sl_task_set_message(ctx, "%s", ob->error);
             }
             if (r != 0) {
-                sl_task_set_message(ctx,
-                                    "cannot commit output '%s' %s/%s: %s",
-                                    o->name,
-                                    o->store,
-                                    ob->id,
-                                    err.message);
                 rc = r;
             } else {
                 (void)snprintf(
                     name, sizeof(name), "output.%s.recordCount", o->name);
-                sl_task_counter_add(
-                    ctx, name, (double)sl_bulk_writer_count(ob->writer));
+                sl_task_counter_add(ctx, name, (double)ob->count);
             }
         }
         out_bulk_free(ctx, ob);

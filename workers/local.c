@@ -110,6 +110,13 @@ local_output_commit(void *conn, void *handle, struct sl_err *err)
     return sl_obj_writer_commit(handle, NULL, err);
 }
 
+static int
+local_output_seal(void *conn, void *handle, struct sl_err *err)
+{
+    (void)conn;
+    return sl_obj_writer_seal(handle, err);
+}
+
 static void
 local_output_free(void *handle)
 {
@@ -153,6 +160,7 @@ static const struct sl__wk_ops local_ops = {
     local_output_free,
     local_event,
     local_wait_work,
+    local_output_seal,
 };
 
 struct sl__wk_backend *

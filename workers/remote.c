@@ -539,6 +539,7 @@ static const struct sl__wk_ops remote_ops = {
     remote_output_free,
     remote_event,
     NULL,
+    NULL, /* output_seal: the unlinked temporary file is the data */
 };
 
 struct sl__wk_backend *

@@ -65,6 +65,10 @@ struct sl__wk_ops {
      * *seen is the work generation (see sl_jm_work_wait).  NULL: the pool
      * sleeps with a growing back-off instead. */
     void (*wait_work)(void *conn, uint64_t *seen, unsigned ms);
+    /* Optional: the output @handle is complete (no more writes): release
+     * what writing needs (its descriptor) until output_commit or
+     * output_free.  NULL: the output keeps them until then. */
+    int (*output_seal)(void *conn, void *handle, struct sl_err *err);
 };
 
 struct sl__wk_backend {

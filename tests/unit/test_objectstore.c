@@ -523,6 +523,30 @@ test_obj_invisible_before_commit(void **state)
     assert_false(path_exists("%s/s/gone", f->root));
     sl_obj_writer_free(NULL);
     sl_obj_reader_free(NULL);
+
+    /* a sealed writer takes no more data, stays invisible until commit,
+     * and is discarded by free */
+    assert_int_equal(sl_obj_writer_open(f->o, "s", "sealed/a", &w, &err), 0);
+    assert_int_equal(sl_obj_writer_write(w, "abc", 3, &err), 0);
+    assert_int_equal(sl_obj_writer_seal(w, &err), 0);
+    assert_int_equal(sl_obj_writer_write(w, "x", 1, &err), SL_EBADSTATE);
+    assert_non_null(strstr(err.message, "sealed"));
+    assert_int_equal(sl_obj_writer_seal(w, &err), SL_EBADSTATE);
+    assert_int_equal(count_entries(tmp), 1);
+    sl_obj_writer_free(w);
+    assert_int_equal(count_entries(tmp), 0);
+    assert_int_equal(sl_obj_stat(f->o, "s", "sealed/a", &info, &err),
+                     SL_ENOENT);
+    assert_int_equal(sl_obj_writer_open(f->o, "s", "sealed/b", &w, &err), 0);
+    assert_int_equal(sl_obj_writer_write(w, "abc", 3, &err), 0);
+    assert_int_equal(sl_obj_writer_seal(w, &err), 0);
+    assert_int_equal(sl_obj_stat(f->o, "s", "sealed/b", &info, &err),
+                     SL_ENOENT);
+    assert_int_equal(sl_obj_writer_commit(w, NULL, &err), 0);
+    sl_obj_writer_free(w);
+    assert_int_equal(count_entries(tmp), 0);
+    assert_int_equal(sl_obj_stat(f->o, "s", "sealed/b", &info, &err), 0);
+    assert_int_equal(info.size, 3);
 }
 
 /*

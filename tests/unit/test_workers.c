@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 
 #include "workers/workers_int.h"
 
@@ -22,11 +23,32 @@ struct fixture {
     struct sl__wk_backend *b;
 };
 
+/* Entries of directory @path ("." and ".." not counted), -1 if missing. */
+static long
+dir_entries(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e = NULL;
+    long n = 0;
+
+    if (d == NULL) {
+        return -1;
+    }
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            n++;
+        }
+    }
+    (void)closedir(d);
+    return n;
+}
+
 /*
  * Parameters: "write" records into "out" (or into "multi", starting a new
  * bulk every "per" records), "read" 1 reads every input, "open" 1 opens
  * the writer of "out" without writing, "result" is the return value,
- * "later" an event for sl_task_retry_later.
+ * "later" an event for sl_task_retry_later, "fds" 1 checks that the
+ * closed bulks hold no file descriptor.
  */
 static int
 scripted_perform(struct sl_task_ctx *ctx)
@@ -45,8 +67,15 @@ scripted_perform(struct sl_task_ctx *ctx)
     assert_int_equal(sl_task_param_u64(ctx, "write", 0, &write), 0);
     assert_int_equal(sl_task_param_u64(ctx, "per", 0, &per), 0);
     assert_int_equal(sl_task_param_u64(ctx, "result", 0, &result), 0);
+    long fds = 0;
+
     if (slot == NULL) {
         slot = "out";
+    }
+    assert_int_equal(sl_task_param_u64(ctx, "fds", 0, &flag), 0);
+    if (flag) {
+        fds = dir_entries("/proc/self/fd");
+        assert_true(fds > 0);
     }
     for (i = 0; i < write; i++) {
         if (per > 0 && i > 0 && i % per == 0) {
@@ -59,6 +88,10 @@ scripted_perform(struct sl_task_ctx *ctx)
         rec = sl_record_new(id);
         assert_int_equal(sl_bulk_writer_add(w, rec), 0);
         sl_record_free(rec);
+    }
+    if (fds > 0) {
+        /* The open bulk holds one; the closed ones none. */
+        assert_in_range(dir_entries("/proc/self/fd"), 0, fds + 2);
     }
     assert_int_equal(sl_task_param_u64(ctx, "open", 0, &flag), 0);
     if (flag) {
@@ -310,6 +343,49 @@ test_workers_multiple_slot_ids(void **state)
     json_decref(r);
 }
 
+/*
+ * A task that closes more bulks than a process has descriptors to spare
+ * (the webCrawler's sitemap links): each closed bulk is sealed at once and
+ * holds no descriptor (checked in perform), and all are committed.
+ */
+static void
+test_workers_closed_bulks_hold_no_fd(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = run(f,
+                    "{\"write\": 1500, \"per\": 1, \"slot\": \"multi\","
+                    " \"fds\": 1}",
+                    0,
+                    0);
+
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(records_in(f, "multi/x/0"), 1);
+    assert_int_equal(records_in(f, "multi/x/1499"), 1);
+    assert_int_equal(records_in(f, "multi/x/1500"), -1);
+    assert_int_equal(counter(r, "output.multi.recordCount"), 1500);
+    json_decref(r);
+}
+
+/* Sealed bulks of a failed task are discarded: no object, no shadow file. */
+static void
+test_workers_closed_bulks_discarded(void **state)
+{
+    struct fixture *f = *state;
+    char *tmp = sl_asprintf("%s/.tmp", f->dir);
+    json_t *r = run(f,
+                    "{\"write\": 50, \"per\": 1, \"slot\": \"multi\","
+                    " \"fds\": 1, \"result\": 1}",
+                    0,
+                    0);
+
+    assert_string_equal(status(r), "RECOVERABLE_ERROR");
+    assert_int_equal(records_in(f, "multi/x/0"), -1);
+    assert_int_equal(records_in(f, "multi/x/49"), -1);
+    assert_int_equal(dir_entries(tmp), 0);
+    sl_free(tmp);
+    json_decref(r);
+}
+
 /* next on a slot that is not multiple is refused (the worker then fails). */
 static int
 next_on_single(struct sl_task_ctx *ctx)
@@ -521,6 +597,10 @@ main(void)
             test_workers_canceled_not_committed, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_workers_multiple_slot_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_closed_bulks_hold_no_fd, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_closed_bulks_discarded, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_workers_next_needs_multiple, setup, teardown),
         cmocka_unit_test_setup_teardown(
