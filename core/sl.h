@@ -230,6 +230,22 @@ int64_t sl_time_ms(void);
 int64_t sl_mono_ms(void);
 /** @brief Lower-case hex SHA-256 of @p len bytes into @p hex (NUL-ended). */
 void sl_sha256_hex(const void *data, size_t len, char hex[65]);
+
+/** SHA-256 over data that arrives in pieces (a download as it streams). */
+struct sl_sha256;
+/**
+ * @brief Start a SHA-256 (aborts on OOM or an OpenSSL failure, as
+ * sl_sha256_hex).
+ * @return new object, caller frees with sl_sha256_free.
+ */
+struct sl_sha256 *sl_sha256_new(void);
+/** @brief Add @p len bytes. */
+void sl_sha256_update(struct sl_sha256 *h, const void *data, size_t len);
+/** @brief The lower-case hex digest of all bytes added so far into @p hex;
+ * the object takes no more bytes after it (only sl_sha256_free). */
+void sl_sha256_final_hex(struct sl_sha256 *h, char hex[65]);
+/** @brief Free @p h; NULL-safe. */
+void sl_sha256_free(struct sl_sha256 *h);
 /** @brief Format @p ms as "2026-11-21T10:15:30.123Z" into @p out (>= 25). */
 void sl_time_format(int64_t ms, char *out, size_t cap);
 /** @brief Write a random UUID (version 4, 36 chars + NUL) into @p out. */

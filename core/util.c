@@ -232,20 +232,77 @@ sl_source_fd(struct sl_source *src, int *fd)
     src->ctx = fd;
 }
 
-void
-sl_sha256_hex(const void *data, size_t len, char hex[65])
+/* @n bytes of digest @md as lower-case hex into @hex. */
+static void
+digest_hex(const unsigned char *md, unsigned int n, char hex[65])
 {
     static const char digits[] = "0123456789abcdef";
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
     unsigned int i = 0;
 
-    if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1) {
-        sl_panic("EVP_Digest(SHA-256) failed");
-    }
     for (i = 0; i < n && i < 32; i++) {
         hex[2 * i] = digits[md[i] >> 4];
         hex[2 * i + 1] = digits[md[i] & 0xf];
     }
     hex[2 * i] = '\0';
+}
+
+void
+sl_sha256_hex(const void *data, size_t len, char hex[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+
+    if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1) {
+        sl_panic("EVP_Digest(SHA-256) failed");
+    }
+    digest_hex(md, n, hex);
+}
+
+struct sl_sha256 {
+    EVP_MD_CTX *md;
+    int done; /* final_hex was called */
+};
+
+struct sl_sha256 *
+sl_sha256_new(void)
+{
+    struct sl_sha256 *h = sl_calloc(1, sizeof(*h));
+
+    h->md = EVP_MD_CTX_new();
+    if (h->md == NULL || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
+        sl_panic("EVP_DigestInit_ex(SHA-256) failed");
+    }
+    return h;
+}
+
+void
+sl_sha256_update(struct sl_sha256 *h, const void *data, size_t len)
+{
+    SL_ASSERT(!h->done);
+    if (len > 0 && EVP_DigestUpdate(h->md, data, len) != 1) {
+        sl_panic("EVP_DigestUpdate(SHA-256) failed");
+    }
+}
+
+void
+sl_sha256_final_hex(struct sl_sha256 *h, char hex[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+
+    SL_ASSERT(!h->done);
+    if (EVP_DigestFinal_ex(h->md, md, &n) != 1) {
+        sl_panic("EVP_DigestFinal_ex(SHA-256) failed");
+    }
+    h->done = 1;
+    digest_hex(md, n, hex);
+}
+
+void
+sl_sha256_free(struct sl_sha256 *h)
+{
+    if (h != NULL) {
+        EVP_MD_CTX_free(h->md);
+        sl_free(h);
+    }
 }

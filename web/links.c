@@ -26,6 +26,17 @@
 #define PIECE       (64u * 1024u) /* bytes per htmlParseChunk call */
 #define PENDING_MAX (64u * 1024u) /* raw hrefs of the head */
 
+/*
+ * libxml2 2.9.14's HTML push parser drops the input it has consumed only
+ * while it reads text: a page of tags with nothing between them
+ * ("<br><br>...", minified markup) stays whole in its buffer, so memory
+ * grew with the page.  Before each chunk the consumed input is dropped
+ * as the XML push parser does at the start of every xmlParseChunk, once
+ * more than SHRINK_AT bytes are consumed and no look-up for the end of a
+ * construct is pending (checkIndex is an offset into the buffer then).
+ */
+#define SHRINK_AT (64 * 1024)
+
 struct sl_web_links {
     htmlParserCtxtPtr px;
     CURLU *page; /* the page URL */
@@ -439,6 +450,10 @@ feed_piece(struct sl_web_links *lx, const char *p, size_t k)
             cut = j - 1;
             break;
         }
+    }
+    if (lx->px->input != NULL && lx->px->checkIndex == 0 &&
+        lx->px->input->cur - lx->px->input->base > SHRINK_AT) {
+        xmlParserInputShrink(lx->px->input);
     }
     if (cut > 0) {
         (void)htmlParseChunk(lx->px, lx->stage, (int)cut, 0);

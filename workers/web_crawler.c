@@ -26,6 +26,13 @@
  * webFetcher need not fetch them again).  Other types are fetched only up
  * to their headers when they have an ETag or Last-Modified (the delta
  * hash), else whole (the hash is their SHA-256), within maxSize.
+ *
+ * Memory per transfer is bounded by SPOOL_AT, not by maxSize: a body is
+ * kept in memory up to SPOOL_AT bytes, then moved to an unlinked temp
+ * file and written to the output from there; an HTML page is fed to the
+ * streaming link extractor and the SHA-256 is taken as the bytes arrive.
+ * The links of a page are held (at most LINKS_BUF_MAX bytes) until the
+ * page is complete, so a page that fails or is cut gives no links.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -44,12 +51,14 @@
 #include "web/web.h"
 #include "workers/workers_int.h"
 
-#define SLOT_LINKS   "linksToCrawl"
-#define SLOT_RECORDS "crawledRecords"
-#define CONTENT_ATT  "httpContent"
-#define SLOT_FETCH   "linksToFetch"
-#define SLOT_FETCHED "fetchedLinks"
-#define COPY_BUF     ((size_t)64 << 10)
+#define SLOT_LINKS    "linksToCrawl"
+#define SLOT_RECORDS  "crawledRecords"
+#define CONTENT_ATT   "httpContent"
+#define SLOT_FETCH    "linksToFetch"
+#define SLOT_FETCHED  "fetchedLinks"
+#define COPY_BUF      ((size_t)64 << 10)
+#define SPOOL_AT      ((size_t)256 << 10) /* a bigger body goes to a file */
+#define LINKS_BUF_MAX ((size_t)2 << 20)   /* links held per page */
 
 /* webExtractor */
 #define SLOT_COMPOUNDS "compounds"
@@ -178,11 +187,19 @@ struct xfer {
     int headers_only; /* the transfer was cut after the headers */
     int too_large;
     int refused_type;
-    int spool;        /* webExtractor: the body goes to this file, or -1 */
+    /* the body past SPOOL_AT (a compound of the webExtractor: all of
+     * it) goes to this unlinked temp file, or -1 while in memory */
+    int spool;
     uint64_t spooled; /* bytes written to it */
     /* K_SITEMAP: the parser the body is fed to, and its first error */
     struct sl_web_sitemap *sm;
     int sm_rc;
+    /* K_PAGE, HTML: the link extractor fed as the body arrives, and the
+     * links it found (URL NUL, repeated) held until the page is done */
+    struct sl_web_links *lx;
+    struct sl_buf links;
+    /* K_PAGE without ETag or Last-Modified: the SHA-256 of the body */
+    struct sl_sha256 *sha;
 };
 
 struct crawl {
@@ -430,36 +447,92 @@ link_passes(struct crawl *c, const char *url, uint64_t depth)
     return 1;
 }
 
-/* Collect the links of an HTML page: called by the link extractor. */
+/* A link of an HTML page, from the link extractor while the page
+ * arrives: held until the page is complete (page_links decides). */
 static int
 on_link(void *arg, const char *url, enum sl_web_link_kind kind)
 {
     struct xfer *x = arg;
+    size_t n = strlen(url) + 1;
 
     (void)kind;
-    if (x->c->fatal) {
-        return SL_EIO;
-    }
     if (x->xrobots & SL_WEB_NOFOLLOW) {
         return 0; /* X-Robots-Tag: nofollow (counted once per page) */
     }
-    /* links the next task would drop are not written at all */
-    if (link_passes(x->c, url, x->lk->depth + 1)) {
-        emit_link(x->c, url, x->lk->depth + 1, 1);
+    if (n > LINKS_BUF_MAX - x->links.len) {
+        count(x->c, "links.overLimit");
+        return 0;
     }
+    (void)sl_buf_append(&x->links, url, n); /* within its limit */
     return 0;
 }
 
+/* The page @x is complete: write the links it holds (those the next
+ * task would drop are not written at all). */
+static void
+page_links(struct crawl *c, struct xfer *x)
+{
+    const char *p = x->links.data;
+    const char *end = p + x->links.len;
+
+    while (p != NULL && p < end && !c->fatal) {
+        if (link_passes(c, p, x->lk->depth + 1)) {
+            emit_link(c, p, x->lk->depth + 1, 1);
+        }
+        p += strlen(p) + 1;
+    }
+}
+
+/* Bytes of the body of @x kept so far (in memory or in its file). */
+static uint64_t
+body_size(const struct xfer *x)
+{
+    return x->spool >= 0 ? x->spooled : (uint64_t)x->body.len;
+}
+
+/* Copy the body of @x from its spool file to the current attachment of
+ * @w; 0 or SL_EIO (task message set) or a writer error. */
+static int
+copy_spool(struct crawl *c, const struct xfer *x, struct sl_bulk_writer *w)
+{
+    char *buf = sl_malloc(COPY_BUF);
+    uint64_t left = x->spooled;
+    off_t off = 0;
+    int rc = 0;
+
+    while (rc == 0 && left > 0) {
+        size_t want = left < COPY_BUF ? (size_t)left : COPY_BUF;
+        ssize_t n = pread(x->spool, buf, want, off);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            sl_task_set_message(c->ctx,
+                                "temporary file: %s",
+                                n < 0 ? strerror(errno) : "truncated");
+            rc = SL_EIO;
+            break;
+        }
+        rc = sl_bulk_writer_attachment_write(w, buf, (size_t)n);
+        off += n;
+        left -= (uint64_t)n;
+    }
+    sl_free(buf);
+    return rc;
+}
+
 /*
- * Write @meta to output @slot, with @content (when not NULL) as
- * attachment httpContent, and count it as @counter.  An unconnected slot
- * writes nothing; an output error fails the task (recoverable).
+ * Write @meta to output @slot, with the body of @x (when not NULL; from
+ * memory or its spool file) as attachment httpContent, and count it as
+ * @counter.  An unconnected slot writes nothing; an output error fails
+ * the task (recoverable).
  */
 static void
 write_page(struct crawl *c,
            const char *slot,
            const json_t *meta,
-           const struct sl_buf *content,
+           const struct xfer *x,
            const char *counter)
 {
     struct sl_bulk_writer *w = NULL;
@@ -472,11 +545,12 @@ write_page(struct crawl *c,
     if (rc == 0) {
         rc = sl_bulk_writer_record_begin(w, meta);
     }
-    if (rc == 0 && content != NULL) {
-        rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, content->len);
-        if (rc == 0 && content->len > 0) {
-            rc =
-                sl_bulk_writer_attachment_write(w, content->data, content->len);
+    if (rc == 0 && x != NULL) {
+        rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, body_size(x));
+        if (rc == 0 && x->spool >= 0) {
+            rc = copy_spool(c, x, w);
+        } else if (rc == 0 && x->body.len > 0) {
+            rc = sl_bulk_writer_attachment_write(w, x->body.data, x->body.len);
         }
     }
     if (rc == 0) {
@@ -558,7 +632,11 @@ emit_record(struct crawl *c, struct xfer *x, long status)
     } else {
         char hex[65];
 
-        sl_sha256_hex(x->body.data ? x->body.data : "", x->body.len, hex);
+        if (x->sha != NULL) { /* taken as the body arrived */
+            sl_sha256_final_hex(x->sha, hex);
+        } else {
+            sl_sha256_hex(x->body.data ? x->body.data : "", x->body.len, hex);
+        }
         (void)snprintf(hash, sizeof(hash), "sha256:%s", hex);
     }
     meta = json_pack("{s:s, s:s, s:s, s:i, s:s, s:I, s:I, s:s}",
@@ -573,7 +651,7 @@ emit_record(struct crawl *c, struct xfer *x, long status)
                      sl_task_mapped(c->ctx, "httpMimetype"),
                      mime,
                      sl_task_mapped(c->ctx, "httpSize"),
-                     (json_int_t)x->body.len,
+                     (json_int_t)body_size(x),
                      sl_task_mapped(c->ctx, "httpDepth"),
                      (json_int_t)x->lk->depth,
                      "_deltaHash",
@@ -592,8 +670,7 @@ emit_record(struct crawl *c, struct xfer *x, long status)
         (void)json_object_set_new(meta, "_isCompound", json_true());
         count(c, "records.compounds");
     }
-    write_page(
-        c, SLOT_RECORDS, meta, x->keep ? &x->body : NULL, "records.crawled");
+    write_page(c, SLOT_RECORDS, meta, x->keep ? x : NULL, "records.crawled");
     json_decref(meta);
 }
 
@@ -841,27 +918,31 @@ decide_body(struct xfer *x)
     }
     if (is_html(mime)) {
         x->keep = 1;
+        /* the links are read as the page arrives, whatever its size;
+         * without the extractor (it failed to start) the page has none */
+        (void)sl_web_links_begin(x->lk->url,
+                                 cs[0] != '\0' ? cs : NULL,
+                                 LINKS_PER_PAGE,
+                                 on_link,
+                                 x,
+                                 &x->lx);
     } else if (x->etag[0] != '\0' || x->lastmod[0] != '\0') {
         x->headers_only = 1; /* the webFetcher fetches it when changed */
     } else {
         x->keep = 1; /* no validator: the content is the delta hash */
     }
+    if (x->keep && x->etag[0] == '\0' && x->lastmod[0] == '\0') {
+        x->sha = sl_sha256_new();
+    }
 }
 
-/*
- * webExtractor: append @n bytes of a compound to its spool file, never
- * more than maxSize (then the transfer is cut, like a page in memory).
- * A write error (a full disk) fails the task: retried later.
- */
-static size_t
-spool_body(struct xfer *x, const char *buf, size_t n)
+/* Write @n bytes to the spool file of @x: 0, or -1 with the task failed
+ * (a full disk: recoverable, retried later). */
+static int
+spool_write(struct xfer *x, const char *buf, size_t n)
 {
     size_t done = 0;
 
-    if (n > x->c->max_size - x->spooled) {
-        x->too_large = 1;
-        return 0;
-    }
     while (done < n) {
         ssize_t w = write(x->spool, buf + done, n - done);
 
@@ -872,12 +953,45 @@ spool_body(struct xfer *x, const char *buf, size_t n)
             sl_task_set_message(
                 x->c->ctx, "temporary file: %s", strerror(errno));
             x->c->fatal = 1;
-            return 0;
+            return -1;
         }
         done += (size_t)w;
     }
     x->spooled += n;
-    return n;
+    return 0;
+}
+
+/*
+ * Keep @n more bytes of a page or fetched resource, never more than
+ * maxSize in all (then the transfer is cut).  Up to SPOOL_AT bytes stay
+ * in memory; past it they move to an unlinked temp file (a compound of
+ * the webExtractor goes there from the start), so a transfer holds at
+ * most SPOOL_AT bytes of its body in memory whatever maxSize is.
+ */
+static size_t
+keep_body(struct xfer *x, const char *buf, size_t n)
+{
+    if (n > x->c->max_size - body_size(x)) {
+        x->too_large = 1;
+        return 0;
+    }
+    if (x->spool < 0 && n <= SPOOL_AT - x->body.len) {
+        return sl_buf_append(&x->body, buf, n) == 0 ? n : 0;
+    }
+    if (x->spool < 0) {
+        x->spool = sl__wk_spool_open();
+        if (x->spool < 0) {
+            sl_task_set_message(
+                x->c->ctx, "temporary file: %s", strerror(errno));
+            x->c->fatal = 1;
+            return 0;
+        }
+        if (spool_write(x, x->body.data, x->body.len) != 0) {
+            return 0;
+        }
+        sl_buf_free(&x->body); /* its bytes are in the file now */
+    }
+    return spool_write(x, buf, n) == 0 ? n : 0;
 }
 
 static size_t
@@ -895,15 +1009,26 @@ on_body(char *buf, size_t size, size_t nmemb, void *arg)
     if (!x->keep) {
         return n;
     }
-    if (x->spool >= 0) {
-        return spool_body(x, buf, n);
-    }
     if (x->lk->kind == K_SITEMAP) {
         return sitemap_body(x, buf, n);
     }
-    if (sl_buf_append(&x->body, buf, n) != 0) {
-        x->too_large = 1;
+    if (x->lk->kind == K_ROBOTS) {
+        if (sl_buf_append(&x->body, buf, n) != 0) {
+            x->too_large = 1;
+            return 0;
+        }
+        return n;
+    }
+    if (keep_body(x, buf, n) != n) {
         return 0;
+    }
+    if (x->sha != NULL) {
+        sl_sha256_update(x->sha, buf, n);
+    }
+    if (x->lx != NULL &&
+        sl_web_links_feed(x->lx, buf, n) != 0) { /* broken: no more links */
+        sl_web_links_free(x->lx);
+        x->lx = NULL;
     }
     return n;
 }
@@ -925,8 +1050,8 @@ xfer_new(struct crawl *c, struct link *lk)
             return NULL;
         }
     }
-    sl_buf_init(&x->body,
-                lk->kind == K_ROBOTS ? ROBOTS_MAX : (size_t)c->max_size);
+    sl_buf_init(&x->body, lk->kind == K_ROBOTS ? ROBOTS_MAX : SPOOL_AT);
+    sl_buf_init(&x->links, LINKS_BUF_MAX);
     x->easy = curl_easy_init();
     if (x->easy == NULL) {
         if (x->spool >= 0) {
@@ -969,7 +1094,10 @@ xfer_free(struct xfer *x)
             (void)close(x->spool);
         }
         sl_web_sitemap_free(x->sm);
+        sl_web_links_free(x->lx);
+        sl_sha256_free(x->sha);
         sl_buf_free(&x->body);
+        sl_buf_free(&x->links);
         link_free(x->lk);
         sl_free(x);
     }
@@ -1029,10 +1157,9 @@ emit_fetched(struct crawl *c, struct xfer *x, long status)
     (void)json_object_set_new(meta,
                               sl_task_mapped(c->ctx, "httpStatus"),
                               json_integer((json_int_t)status));
-    (void)json_object_set_new(
-        meta,
-        sl_task_mapped(c->ctx, "httpSize"),
-        json_integer((json_int_t)(x->spool >= 0 ? x->spooled : x->body.len)));
+    (void)json_object_set_new(meta,
+                              sl_task_mapped(c->ctx, "httpSize"),
+                              json_integer((json_int_t)body_size(x)));
     if (mime[0] != '\0') {
         (void)json_object_set_new(
             meta, sl_task_mapped(c->ctx, "httpMimetype"), json_string(mime));
@@ -1041,7 +1168,7 @@ emit_fetched(struct crawl *c, struct xfer *x, long status)
         extract_compound(c, meta, x->spool, x->spooled, "compounds.fetched");
         return;
     }
-    write_page(c, SLOT_FETCHED, meta, &x->body, "records.fetched");
+    write_page(c, SLOT_FETCHED, meta, x, "records.fetched");
 }
 
 /*
@@ -1266,34 +1393,22 @@ page_done(struct crawl *c, struct xfer *x, long status)
     if (x->lk->kind == K_PAGE && x->lk->depth == 0) {
         c->start_ok++;
     }
-    if (x->keep) {
-        char mime[256];
-        char cs[64];
+    if (x->lx != NULL) {
+        /* an HTML page, fed to the extractor as it arrived (at any
+         * depth: <meta name="robots"> may say noindex; links past
+         * maxCrawlDepth are dropped, links.tooDeep) */
+        struct sl_web_links_summary sum;
 
-        split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
-        if (is_html(mime)) {
-            /* parsed at any depth: <meta name="robots"> may say noindex
-             * (links past maxCrawlDepth are dropped, links.tooDeep) */
-            struct sl_web_links *lx = NULL;
-            struct sl_web_links_summary sum;
-
-            memset(&sum, 0, sizeof(sum));
-            if (sl_web_links_begin(x->lk->url,
-                                   cs[0] != '\0' ? cs : NULL,
-                                   LINKS_PER_PAGE,
-                                   on_link,
-                                   x,
-                                   &lx) == 0) {
-                (void)sl_web_links_feed(lx, x->body.data, x->body.len);
-                (void)sl_web_links_end(lx, &sum);
-            }
-            if (sum.meta_nofollow || (x->xrobots & SL_WEB_NOFOLLOW)) {
-                count(c, "pages.nofollow");
-            }
-            if (sum.meta_noindex) {
-                x->xrobots |= SL_WEB_NOINDEX;
-            }
+        memset(&sum, 0, sizeof(sum));
+        (void)sl_web_links_end(x->lx, &sum); /* reports the head links */
+        x->lx = NULL;
+        if (sum.meta_nofollow || (x->xrobots & SL_WEB_NOFOLLOW)) {
+            count(c, "pages.nofollow");
         }
+        if (sum.meta_noindex) {
+            x->xrobots |= SL_WEB_NOINDEX;
+        }
+        page_links(c, x);
     }
     if (x->xrobots & SL_WEB_NOINDEX) {
         /* meta robots or X-Robots-Tag noindex: no record, so never

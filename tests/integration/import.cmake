@@ -12,9 +12,11 @@ endforeach()
 # robots.txt that redirects, Retry-After as an HTTP date (web_robots);
 # links past maxCrawlDepth dropped before they are marked visited
 # (web_depth); meta robots and X-Robots-Tag noindex/nofollow (web_noindex);
-# a full crawl whose start URL fails deletes nothing (web_startfail).
+# a full crawl whose start URL fails deletes nothing (web_startfail);
+# bodies spooled to temp files: peak RSS with 16 x 5 MiB in flight
+# (web_spool).
 foreach(t web_crawl web_politeness web_failures web_crash web_extract
-    web_sitemaps web_robots web_depth web_noindex web_startfail)
+    web_sitemaps web_robots web_depth web_noindex web_startfail web_spool)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")

@@ -69,6 +69,13 @@ every request, so a test can change the site between two crawls.
   the meta tag) and "xnoindex": [paths] (any answer gets X-Robots-Tag:
   noindex).
 --link URL: / also links URL (another site, say).
+--big N: / also links N pages /bigp/<i>.html of 5 MiB each (no validator):
+  "bigword<i> kilo" at the start, then ~1M lines "<br>" (no words, and no
+  long tag-free run an HTML parser would hold), a link to /bigp/child<i>.html
+  at the very end; each sends its first half, then waits until all N are
+  that far (a barrier, 30 s at most) before the rest, so all N are in
+  flight at once.  And /bigp/text.txt: 5 MiB of text/plain without
+  validator, "bigtext lima" in its first line.
 The mutate file may also hold "status": {path: code} (that path answers
 the code, e.g. 503) and "stall": {path: seconds} (that path answers after
 a sleep, e.g. robots.txt).
@@ -190,6 +197,8 @@ class Site:
         self.retry_date = args.retry_date
         self.noindex = args.noindex
         self.links = args.link
+        self.big = args.big
+        self.barrier = threading.Barrier(args.big) if args.big else None
         self.hits = {}
         self.log = open(args.log, "a", buffering=1)
         self.lock = threading.Lock()
@@ -280,6 +289,36 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, ("<html><body>child %s golf</body></html>" % path).encode())
         return self.send(404, b"not found")
 
+    def big_page(self, path):
+        size = 5 * 1024 * 1024
+        if path == "/bigp/text.txt":
+            line = b"more plain filler text in a big document\n"
+            body = b"bigtext lima\n" + line * (size // len(line))
+            return self.send(200, body, "text/plain")
+        if path.startswith("/bigp/child"):
+            return self.send(200, ("<html><body>child of a big page %s mike</body></html>"
+                                   % path).encode())
+        i = path[6:-5]
+        if not (i.isdigit() and path.endswith(".html")):
+            return self.send(404, b"not found")
+        head = ("<html><head><title>Big %s</title></head><body><p>bigword%s kilo</p>"
+                % (i, i)).encode()
+        tail = ('<a href="/bigp/child%s.html">child</a></body></html>' % i).encode()
+        body = head + b"<br>\n" * ((size - len(head) - len(tail)) // 5) + tail
+        half = len(body) // 2
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[:half])
+        self.wfile.flush()
+        try:
+            self.server.site.barrier.wait(timeout=30)
+        except threading.BrokenBarrierError:
+            pass
+        self.wfile.write(body[half:])
+        return 200
+
     def archive(self, name, tag):
         arc = self.server.site.archives
         if name == "site.zip":
@@ -355,12 +394,17 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/":
             extra = (ARC_LINKS if site.archives else []) + (NI_LINKS if site.noindex else [])
             extra += ['<a href="%s">elsewhere</a>' % u for u in site.links]
+            if site.big:
+                extra += ['<a href="/bigp/%d.html">big</a>' % i for i in range(site.big)]
+                extra += ['<a href="/bigp/text.txt">big text</a>']
             return self.send(200, ('<html><head><title>Home</title></head><body>'
                                    '<a href="/p/0.html">0</a> <a href="p/1.html">1</a> %s'
                                    '<p>home page words alpha%s</p></body></html>'
                                    % (" ".join(extra), tag)).encode())
         if path.startswith("/ni/") and site.noindex:
             return self.noindex_page(path)
+        if path.startswith("/bigp/") and site.big:
+            return self.big_page(path)
         if path.startswith("/arc/") and site.archives:
             return self.archive(path[5:], tag)
         if path.startswith("/p/") and path.endswith(".html") and path[3:-5].isdigit():
@@ -428,6 +472,7 @@ def main():
     ap.add_argument("--retry-date", action="store_true")
     ap.add_argument("--noindex", action="store_true")
     ap.add_argument("--link", action="append", default=[])
+    ap.add_argument("--big", type=int, default=0)
     ap.add_argument("--changed", action="store_true", help="with --expected: after the changes")
     ap.add_argument("--expected", action="store_true")
     args = ap.parse_args()

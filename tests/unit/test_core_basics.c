@@ -156,6 +156,48 @@ test_util_time_and_numbers(void **state)
     assert_true(uuid[14] == '4');
 }
 
+/* SHA-256 in pieces equals the one-shot digest (and the FIPS 180-2
+ * value of "abc"). */
+static void
+test_util_sha256_pieces(void **state)
+{
+    static const char abc[] =
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+    char data[5000];
+    char one[65];
+    char hex[65];
+    struct sl_sha256 *h = NULL;
+    size_t i = 0;
+
+    (void)state;
+    h = sl_sha256_new();
+    sl_sha256_update(h, "a", 1);
+    sl_sha256_update(h, "", 0);
+    sl_sha256_update(h, "bc", 2);
+    sl_sha256_final_hex(h, hex);
+    sl_sha256_free(h);
+    assert_string_equal(hex, abc);
+    for (i = 0; i < sizeof(data); i++) {
+        data[i] = (char)(i * 7 + 3);
+    }
+    sl_sha256_hex(data, sizeof(data), one);
+    h = sl_sha256_new();
+    for (i = 0; i < sizeof(data); i += 333) {
+        size_t n = sizeof(data) - i < 333 ? sizeof(data) - i : 333;
+
+        sl_sha256_update(h, data + i, n);
+    }
+    sl_sha256_final_hex(h, hex);
+    sl_sha256_free(h);
+    assert_string_equal(hex, one);
+    h = sl_sha256_new(); /* nothing added: the digest of "" */
+    sl_sha256_final_hex(h, hex);
+    sl_sha256_free(h);
+    sl_sha256_hex("", 0, one);
+    assert_string_equal(hex, one);
+    sl_sha256_free(NULL);
+}
+
 int
 main(void)
 {
@@ -167,6 +209,7 @@ main(void)
         cmocka_unit_test(test_record_attachments),
         cmocka_unit_test(test_record_from_json),
         cmocka_unit_test(test_util_time_and_numbers),
+        cmocka_unit_test(test_util_sha256_pieces),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1303,6 +1303,75 @@ test_links_chunk_boundaries(void **state)
     }
 }
 
+/*
+ * A 2 MiB page of tags with nothing between them (libxml2 2.9.14 keeps
+ * such input unless the extractor drops it, links.c SHRINK_AT), with
+ * comments, scripts holding "<a" and a 200 KB comment that spans several
+ * pieces: the same links for any chunk size, with the consumed input
+ * dropped between pieces (the memory itself is measured by the
+ * integration test web_spool.sh).
+ */
+static void
+test_links_big_tag_page(void **state)
+{
+    const char *url = "http://example.com/page";
+    size_t steps[] = {0, 1000, 4096, 16384, 65536, 65537, 300000};
+    struct sl_buf page;
+    struct sl_buf want;
+    struct links_run run;
+    size_t i = 0;
+    size_t j = 0;
+
+    (void)state;
+    sl_buf_init(&page, 8u << 20);
+    sl_buf_init(&want, 1u << 20);
+    assert_int_equal(sl_buf_appendf(&page,
+                                    "<html><head><title>t</title>"
+                                    "</head><body>"),
+                     0);
+    for (i = 0; i < 4000; i++) {
+        for (j = 0; j < 30; j++) {
+            assert_int_equal(sl_buf_appendf(&page, "<br><img src=x>"), 0);
+        }
+        assert_int_equal(sl_buf_appendf(&page, "<a href=\"/l/%zu\">x</a>", i),
+                         0);
+        assert_int_equal(
+            sl_buf_appendf(&want, "a http://example.com/l/%zu\n", i), 0);
+        if (i % 10 == 3) {
+            assert_int_equal(
+                sl_buf_appendf(&page, "<!-- <a href=\"/no/%zu\"> -->", i), 0);
+        }
+        if (i % 50 == 7) {
+            assert_int_equal(sl_buf_appendf(&page,
+                                            "<script>var s = \"<a href='/no/"
+                                            "s%zu'>\"; if (a<b) f();</script>",
+                                            i),
+                             0);
+        }
+        if (i == 2000) {
+            assert_int_equal(sl_buf_appendf(&page, "<!--"), 0);
+            for (j = 0; j < 10000; j++) {
+                assert_int_equal(sl_buf_appendf(&page, "<a href=\"/c\"> "), 0);
+            }
+            assert_int_equal(sl_buf_appendf(&page, "-->"), 0);
+        }
+    }
+    assert_int_equal(sl_buf_appendf(&page, "</body></html>"), 0);
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        run = links_cut(url, NULL, 0, page.data, page.len, steps[i], NULL, 0);
+        assert_int_equal(run.rc, 0);
+        if (strcmp(run.out, want.data) != 0) {
+            fail_msg("chunks of %zu bytes: %zu bytes of links, want %zu",
+                     steps[i],
+                     strlen(run.out),
+                     want.len);
+        }
+        sl_free(run.out);
+    }
+    sl_buf_free(&page);
+    sl_buf_free(&want);
+}
+
 static void
 test_links_limit(void **state)
 {
@@ -1750,6 +1819,7 @@ main(void)
         cmocka_unit_test(test_links_broken_markup),
         cmocka_unit_test(test_links_charsets),
         cmocka_unit_test(test_links_chunk_boundaries),
+        cmocka_unit_test(test_links_big_tag_page),
         cmocka_unit_test(test_links_limit),
         cmocka_unit_test(test_links_many_head_links),
         cmocka_unit_test(test_links_errors),
