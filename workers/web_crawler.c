@@ -81,6 +81,7 @@
 #define HEADER_MAX             1024u
 #define BUSY_HOST_POLL_MS      5
 #define SITEMAPS_PER_TASK      100u    /* sitemap fetches a task queues */
+#define SITEMAP_LINKS_PER_TASK 10000u  /* sitemap URLs a task writes */
 #define RETRY_AFTER_MAX_S      86400LL /* longer Retry-After: this */
 #define ROBOTS_MAX_REDIRECTS   5u      /* RFC 9309 2.3.1.2 */
 #define DEFAULT_UA             "Sluice/0.1 (+https://example.invalid/sluice)"
@@ -194,6 +195,7 @@ struct xfer {
     /* K_SITEMAP: the parser the body is fed to, and its first error */
     struct sl_web_sitemap *sm;
     int sm_rc;
+    int sm_full; /* cut at SITEMAP_LINKS_PER_TASK */
     /* K_PAGE, HTML: the link extractor fed as the body arrives, and the
      * links it found (URL NUL, repeated) held until the page is done */
     struct sl_web_links *lx;
@@ -218,9 +220,10 @@ struct crawl {
     uint64_t timeout_ms;         /* timeoutMs: a whole transfer */
     uint64_t connect_timeout_ms; /* connectTimeoutMs */
     int follow_redirects;
-    int follow_sitemaps; /* followSitemaps */
-    unsigned sitemaps;   /* sitemap fetches queued by this task */
-    json_t *types;       /* allowed content types, or NULL: all */
+    int follow_sitemaps;    /* followSitemaps */
+    unsigned sitemaps;      /* sitemap fetches queued by this task */
+    uint64_t sitemap_links; /* sitemap URLs written by this task */
+    json_t *types;          /* allowed content types, or NULL: all */
     struct sl__wk_patterns urls;
     unsigned parallel;
     CURLM *multi;
@@ -776,7 +779,8 @@ on_header(char *buf, size_t size, size_t nitems, void *arg)
  * sitemap index) unless this run fetched it already: the visited links
  * remember "sitemap:<url>", apart from the page of that URL, so a retried
  * or restarted task does not fetch it twice and a page link to it does
- * not stop it.  At most SITEMAPS_PER_TASK per task.
+ * not stop it.  At most SITEMAPS_PER_TASK per task, and none once the
+ * task wrote SITEMAP_LINKS_PER_TASK sitemap URLs.
  */
 static void
 queue_sitemap(struct crawl *c, const char *url, uint64_t level)
@@ -788,6 +792,10 @@ queue_sitemap(struct crawl *c, const char *url, uint64_t level)
 
     if (c->sitemaps >= SITEMAPS_PER_TASK) {
         count(c, "sitemaps.skipped");
+        return;
+    }
+    if (c->sitemap_links >= SITEMAP_LINKS_PER_TASK) {
+        count(c, "sitemaps.truncated");
         return;
     }
     key = sl_asprintf("sitemap:%s", url);
@@ -838,7 +846,12 @@ on_sitemap_loc(void *arg, const char *url, const char *lastmod, int nested)
     if (!link_passes(x->c, url, 1)) {
         return 0;
     }
+    if (x->c->sitemap_links >= SITEMAP_LINKS_PER_TASK) {
+        x->sm_full = 1; /* the rest of this sitemap is not read */
+        return SL_ETOOLARGE;
+    }
     emit_link(x->c, url, 1, 0);
+    x->c->sitemap_links++;
     count(x->c, "links.fromSitemaps");
     return 0;
 }
@@ -873,6 +886,14 @@ sitemap_done(struct crawl *c, struct xfer *x, CURLcode code, long status)
 
         x->sm = NULL;
         rc = rc != 0 ? rc : end;
+    }
+    if (x->sm_full) {
+        SL_INFO("webCrawler: sitemap %s: cut after %u sitemap URLs in "
+                "this task",
+                x->lk->url,
+                SITEMAP_LINKS_PER_TASK);
+        count(c, "sitemaps.truncated");
+        return;
     }
     if (x->sm_rc != 0) {
         why = sl_strerror(x->sm_rc);
@@ -1514,6 +1535,13 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
         int64_t wait = 0;
         int ok = 1;
 
+        if (lk->kind == K_SITEMAP &&
+            c->sitemap_links >= SITEMAP_LINKS_PER_TASK) {
+            count(c, "sitemaps.truncated"); /* the task wrote its share */
+            *pp = lk->next;
+            link_free(lk);
+            continue;
+        }
         if (lk->kind == K_PAGE) {
             if (lk->not_before < 0) { /* a redirect target, not yet seen */
                 ok = visit(c, lk);
