@@ -93,7 +93,26 @@
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static struct sl_web_hosts *g_hosts;
 static pthread_mutex_t g_robots_mu = PTHREAD_MUTEX_INITIALIZER;
-static json_t *g_robots; /* "<source> <seq> <hostkey>" -> {"p": ptr} */
+/* "<source> <seq> <hostkey>" -> a struct robots_entry pointer (integer) */
+static json_t *g_robots;
+
+/* A cached robots.txt: the rules, and the sitemaps it names (resolved
+ * URLs) for the tasks that find it cached (a retry of the task that
+ * fetched it must queue them again, cached_sitemaps). */
+struct robots_entry {
+    struct sl_web_robots *r;
+    json_t *sitemaps; /* array of strings, or NULL */
+};
+
+static void
+robots_entry_free(struct robots_entry *e)
+{
+    if (e != NULL) {
+        sl_web_robots_free(e->r);
+        json_decref(e->sitemaps);
+        sl_free(e);
+    }
+}
 
 static void
 global_init(void)
@@ -103,49 +122,66 @@ global_init(void)
     g_robots = json_object();
 }
 
-/* The robots of @key: 1 and *allowed when known, 0 when not yet. */
+/* The robots of @key: 1 and *allowed when known, 0 when not yet.  With
+ * @sitemaps: a new copy of the sitemaps it names there (or NULL), for the
+ * caller to json_decref. */
 static int
-robots_lookup(const char *key, const char *path, int *allowed)
+robots_lookup(const char *key,
+              const char *path,
+              int *allowed,
+              json_t **sitemaps)
 {
     const json_t *v = NULL;
     int known = 0;
 
+    if (sitemaps != NULL) {
+        *sitemaps = NULL;
+    }
     (void)pthread_mutex_lock(&g_robots_mu);
     v = json_object_get(g_robots, key);
     if (v != NULL) {
-        const struct sl_web_robots *r =
-            (const struct sl_web_robots *)(uintptr_t)json_integer_value(v);
+        const struct robots_entry *e =
+            (const struct robots_entry *)(uintptr_t)json_integer_value(v);
 
         known = 1;
-        *allowed = sl_web_robots_allowed(r, path);
+        if (path != NULL) {
+            *allowed = sl_web_robots_allowed(e->r, path);
+        }
+        if (sitemaps != NULL && e->sitemaps != NULL) {
+            *sitemaps = json_deep_copy(e->sitemaps);
+        }
     }
     (void)pthread_mutex_unlock(&g_robots_mu);
     return known;
 }
 
-/* Keep @r (taken over) for @key; the cache forgets everything when full
- * (robots.txt is then fetched again). */
+/* Keep @r and @sitemaps (both taken over; @sitemaps may be NULL) for
+ * @key; the cache forgets everything when full (robots.txt is then
+ * fetched again). */
 static void
-robots_store(const char *key, struct sl_web_robots *r)
+robots_store(const char *key, struct sl_web_robots *r, json_t *sitemaps)
 {
+    struct robots_entry *e = sl_calloc(1, sizeof(*e));
     const char *k = NULL;
     json_t *v = NULL;
 
+    e->r = r;
+    e->sitemaps = sitemaps;
     (void)pthread_mutex_lock(&g_robots_mu);
     if (json_object_size(g_robots) >= ROBOTS_CACHE_MAX) {
         json_object_foreach(g_robots, k, v)
         {
-            sl_web_robots_free(
-                (struct sl_web_robots *)(uintptr_t)json_integer_value(v));
+            robots_entry_free(
+                (struct robots_entry *)(uintptr_t)json_integer_value(v));
         }
         json_object_clear(g_robots);
     }
     v = json_object_get(g_robots, key);
     if (v != NULL) {
-        sl_web_robots_free(r); /* another task was faster */
+        robots_entry_free(e); /* another task was faster */
     } else {
         (void)json_object_set_new(
-            g_robots, key, json_integer((json_int_t)(uintptr_t)r));
+            g_robots, key, json_integer((json_int_t)(uintptr_t)e));
     }
     (void)pthread_mutex_unlock(&g_robots_mu);
 }
@@ -775,6 +811,39 @@ on_header(char *buf, size_t size, size_t nitems, void *arg)
  * --------------------------------------------------------------------- */
 
 /*
+ * Test and set @key ("sitemap:<url>", "sitemaps-of:<host>") in this run's
+ * visited links for this task's owner (so a retry of the task gets 1
+ * again): 1 first, 0 not.  A service error fails the task (recoverable:
+ * the sitemaps must not be lost) and returns it.
+ */
+static int
+visit_key(struct crawl *c, const char *key)
+{
+    struct sl_delta_link dl;
+    struct sl_err err;
+    int rc = 0;
+
+    if (json_object_get(c->seen, key) != NULL) {
+        return 0;
+    }
+    if (c->delta != NULL) {
+        sl_err_clear(&err);
+        memset(&dl, 0, sizeof(dl));
+        dl.url = key;
+        rc =
+            sl_delta_visit(c->delta, c->source, c->seq, c->owner, &dl, 1, &err);
+        if (rc != 0) {
+            sl_task_set_message(
+                c->ctx, "visited links: %s: %s", key, err.message);
+            c->fatal = 1;
+            return rc;
+        }
+    }
+    (void)json_object_set_new(c->seen, key, json_true());
+    return c->delta == NULL || dl.first > 0;
+}
+
+/*
  * Queue sitemap @url (normalised; @level 0: listed by robots.txt, 1: by a
  * sitemap index) unless this run fetched it already: the visited links
  * remember "sitemap:<url>", apart from the page of that URL, so a retried
@@ -785,10 +854,8 @@ on_header(char *buf, size_t size, size_t nitems, void *arg)
 static void
 queue_sitemap(struct crawl *c, const char *url, uint64_t level)
 {
-    struct sl_delta_link dl;
-    struct sl_err err;
     char *key = NULL;
-    int first = 1;
+    int first = 0;
 
     if (c->sitemaps >= SITEMAPS_PER_TASK) {
         count(c, "sitemaps.skipped");
@@ -799,29 +866,56 @@ queue_sitemap(struct crawl *c, const char *url, uint64_t level)
         return;
     }
     key = sl_asprintf("sitemap:%s", url);
-    if (json_object_get(c->seen, key) != NULL) {
-        first = 0;
-    } else if (c->delta != NULL) {
-        sl_err_clear(&err);
-        memset(&dl, 0, sizeof(dl));
-        dl.url = key;
-        if (sl_delta_visit(
-                c->delta, c->source, c->seq, c->owner, &dl, 1, &err) != 0) {
-            SL_WARN(
-                "webCrawler: sitemap %s: visited links: %s", url, err.message);
-            count(c, "sitemaps.failed");
-            sl_free(key);
-            return;
-        }
-        first = dl.first > 0;
-    }
-    (void)json_object_set_new(c->seen, key, json_true());
+    first = visit_key(c, key);
     sl_free(key);
-    if (!first) {
-        return; /* fetched in this run already */
+    if (first != 1) {
+        return; /* fetched in this run already, or the task failed */
     }
     c->sitemaps++;
     enqueue(c, url, level, 0, K_SITEMAP);
+}
+
+/*
+ * The sitemaps robots.txt of @host names (@urls, resolved; borrowed), once
+ * per host, run and owner: the task that fetched robots.txt queues them,
+ * and so does a retry of it that finds robots.txt in the process's cache
+ * (its owner is the same, "sitemaps-of:<host>" is first again), while
+ * other tasks skip them with one look-up.
+ */
+static void
+host_sitemaps(struct crawl *c, const char *host, const json_t *urls)
+{
+    char *key = sl_asprintf("sitemaps-of:%s", host);
+    size_t i = 0;
+    int first = 0;
+
+    if (json_array_size(urls) > 0) {
+        first = visit_key(c, key);
+    } else {
+        (void)json_object_set_new(c->seen, key, json_true());
+    }
+    sl_free(key);
+    for (i = 0; first == 1 && i < json_array_size(urls) && !c->fatal; i++) {
+        queue_sitemap(c, json_string_value(json_array_get(urls, i)), 0);
+    }
+}
+
+/* A page of @host whose robots.txt is cached: on the first of this task,
+ * the sitemaps robots.txt named (host_sitemaps). */
+static void
+cached_sitemaps(struct crawl *c, const char *robots_key, const char *host)
+{
+    char *key = sl_asprintf("sitemaps-of:%s", host);
+    json_t *urls = NULL;
+    int fresh = json_object_get(c->seen, key) == NULL;
+
+    sl_free(key);
+    if (!fresh) {
+        return;
+    }
+    (void)robots_lookup(robots_key, NULL, NULL, &urls);
+    host_sitemaps(c, host, urls);
+    json_decref(urls);
 }
 
 /* A loc of a sitemap: a page becomes a link of depth 1 (filtered by
@@ -1236,6 +1330,7 @@ robots_done(struct crawl *c, struct xfer *x, long status)
                      ? sl_strdup(x->lk->url)
                      : sl_asprintf("%s/robots.txt", x->lk->host);
     struct sl_web_robots *r = NULL;
+    json_t *sitemaps = NULL;
     char *key =
         sl_asprintf("%s %llu %s", c->source, (unsigned long long)c->seq, host);
     int rc = 0;
@@ -1272,17 +1367,19 @@ robots_done(struct crawl *c, struct xfer *x, long status)
     if (r != NULL && c->follow_sitemaps) {
         size_t i = 0;
 
+        sitemaps = json_array();
         for (i = 0; i < sl_web_robots_sitemap_count(r); i++) {
             char *u = NULL;
 
             if (sl_web_url_resolve(from, sl_web_robots_sitemap(r, i), &u) ==
                 0) {
-                queue_sitemap(c, u, 0);
+                (void)json_array_append_new(sitemaps, json_string(u));
             } else {
                 count(c, "sitemaps.invalid");
             }
             sl_free(u);
         }
+        host_sitemaps(c, host, sitemaps);
     }
     if (r != NULL) {
         double delay = sl_web_robots_crawl_delay(r);
@@ -1290,7 +1387,7 @@ robots_done(struct crawl *c, struct xfer *x, long status)
         if (delay > 0) {
             sl_web_hosts_crawl_delay(g_hosts, host, delay, sl_mono_ms());
         }
-        robots_store(key, r);
+        robots_store(key, r, sitemaps); /* kept for a retry's cache hit */
     }
     sl_free(key);
     sl_free(from);
@@ -1493,8 +1590,11 @@ admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
     if (sl_web_url_path_query(lk->url, &path) != 0) {
         path = sl_strdup("/");
     }
-    known = robots_lookup(key, path, &allowed);
+    known = robots_lookup(key, path, &allowed, NULL);
     sl_free(path);
+    if (known && c->follow_sitemaps) {
+        cached_sitemaps(c, key, lk->host);
+    }
     sl_free(key);
     if (!known) {
         if (json_object_get(robots_asked, lk->host) == NULL) {
@@ -1556,6 +1656,9 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
             if (ok == 1 && !lk->admitted) {
                 ok = admissible(c, lk, robots_asked);
                 lk->admitted = ok == 1;
+                while (*pp != lk) { /* it queued robots.txt or sitemaps */
+                    pp = &(*pp)->next;
+                }
             }
             if (ok == 0) {
                 *pp = lk->next;
