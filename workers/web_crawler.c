@@ -1161,6 +1161,11 @@ xfer_new(struct crawl *c, struct link *lk)
     if (lk->kind == K_FETCH && c->extract != NULL) {
         x->spool = sl__wk_spool_open(); /* a compound: never in memory */
         if (x->spool < 0) {
+            /* not a lost link: dropped, a `full` run would delete the
+             * compound and its elements; the task is retried instead */
+            sl_task_set_message(
+                c->ctx, "temporary file: %s", strerror(errno));
+            c->fatal = 1;
             sl_free(x);
             return NULL;
         }
@@ -1698,7 +1703,9 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
             } else {
                 link_free(lk);
             }
-            count(c, "links.failed.internal");
+            if (!c->fatal) { /* else the task fails (recoverable) */
+                count(c, "links.failed.internal");
+            }
             continue;
         }
         for (size_t i = 0; i < MAX_PARALLEL; i++) {

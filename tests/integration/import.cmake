@@ -15,10 +15,12 @@ endforeach()
 # a full crawl whose start URL fails deletes nothing (web_startfail);
 # bodies spooled to temp files: peak RSS with 16 x 5 MiB in flight
 # (web_spool); four sitemaps of 50,000 URLs: bounded fds and RSS
-# (web_sitemaps_big); sitemaps queued by a retried task (web_sitemaps_retry).
+# (web_sitemaps_big); sitemaps queued by a retried task (web_sitemaps_retry);
+# a compound download without a temporary file fails the task, deletes
+# nothing (web_tmpfail).
 foreach(t web_crawl web_politeness web_failures web_crash web_extract
     web_sitemaps web_robots web_depth web_noindex web_startfail web_spool
-    web_sitemaps_big web_sitemaps_retry)
+    web_sitemaps_big web_sitemaps_retry web_tmpfail)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
