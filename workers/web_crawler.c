@@ -325,8 +325,10 @@ start_failed(struct crawl *c, const struct link *lk, const char *fmt, ...)
     }
 }
 
-/* Queue @url (normalised) at @depth. */
-static void
+/* Queue @url (normalised) at @depth.  Returns the new link (borrowed,
+ * owned by the pending list) or NULL when @url has no host key (counted
+ * links.invalid, nothing queued). */
+static struct link *
 enqueue(struct crawl *c,
         const char *url,
         uint64_t depth,
@@ -338,7 +340,7 @@ enqueue(struct crawl *c,
     if (sl_web_url_host_key(url, &lk->host) != 0) {
         sl_free(lk);
         count(c, "links.invalid");
-        return;
+        return NULL;
     }
     lk->url = sl_strdup(url);
     lk->depth = depth;
@@ -346,6 +348,7 @@ enqueue(struct crawl *c,
     lk->kind = kind;
     lk->next = c->pending;
     c->pending = lk;
+    return lk;
 }
 
 /* ------------------------------------------------------------------------
@@ -872,7 +875,7 @@ queue_sitemap(struct crawl *c, const char *url, uint64_t level)
         return; /* fetched in this run already, or the task failed */
     }
     c->sitemaps++;
-    enqueue(c, url, level, 0, K_SITEMAP);
+    (void)enqueue(c, url, level, 0, K_SITEMAP); /* NULL: counted */
 }
 
 /*
@@ -1163,8 +1166,7 @@ xfer_new(struct crawl *c, struct link *lk)
         if (x->spool < 0) {
             /* not a lost link: dropped, a `full` run would delete the
              * compound and its elements; the task is retried instead */
-            sl_task_set_message(
-                c->ctx, "temporary file: %s", strerror(errno));
+            sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
             c->fatal = 1;
             sl_free(x);
             return NULL;
@@ -1305,7 +1307,7 @@ robots_redirect(struct crawl *c,
                 const char *host,
                 const char *from)
 {
-    struct link *before = c->pending;
+    struct link *lk = NULL;
     char *to = NULL;
 
     if (x->lk->redirects >= ROBOTS_MAX_REDIRECTS || x->location[0] == '\0') {
@@ -1314,12 +1316,12 @@ robots_redirect(struct crawl *c,
     if (sl_web_url_resolve(from, x->location, &to) != 0) {
         return SL_EINVAL;
     }
-    enqueue(c, to, 0, x->lk->redirects + 1, K_ROBOTS);
+    lk = enqueue(c, to, 0, x->lk->redirects + 1, K_ROBOTS);
     sl_free(to);
-    if (c->pending == before) {
+    if (lk == NULL) {
         return SL_EINVAL; /* no host key */
     }
-    c->pending->robots_for = sl_strdup(host);
+    lk->robots_for = sl_strdup(host);
     count(c, "robots.redirected");
     return 0;
 }
@@ -1488,12 +1490,11 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
             start_failed(
                 c, x->lk, "redirect to %.512s, refused by filters", to);
         } else {
-            struct link *before = c->pending;
+            struct link *lk =
+                enqueue(c, to, x->lk->depth, x->lk->redirects + 1, K_PAGE);
 
-            enqueue(c, to, x->lk->depth, x->lk->redirects + 1, K_PAGE);
-            /* not queued when invalid (counted) */
-            if (c->pending != before) {
-                c->pending->not_before = -1; /* marks: visit check needed */
+            if (lk != NULL) {        /* NULL: invalid, counted */
+                lk->not_before = -1; /* marks: visit check needed */
             }
         }
         sl_free(to);
@@ -2021,7 +2022,7 @@ queue_links(struct crawl *c,
             continue;
         }
         (void)json_object_set_new(c->seen, dl[i].url, json_true());
-        enqueue(c, dl[i].url, depth != NULL ? depth[i] : 0, 0, K_PAGE);
+        (void)enqueue(c, dl[i].url, depth != NULL ? depth[i] : 0, 0, K_PAGE);
     }
     return 0;
 }
@@ -2252,6 +2253,7 @@ fetch_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
     uint64_t size = 0;
     struct sl_err err;
     char *norm = NULL;
+    struct link *lk = NULL;
     int rc = 0;
 
     sl_err_clear(&err);
@@ -2299,8 +2301,10 @@ fetch_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         count(c, "links.invalid");
         return SL_WORKER_OK;
     }
-    enqueue(c, norm, 0, 0, K_FETCH);
-    c->pending->meta = json_incref(meta);
+    lk = enqueue(c, norm, 0, 0, K_FETCH);
+    if (lk != NULL) { /* NULL: no host key, counted links.invalid */
+        lk->meta = json_incref(meta);
+    }
     sl_free(norm);
     return SL_WORKER_OK;
 }
@@ -2415,6 +2419,7 @@ extract_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
     uint64_t size = 0;
     struct sl_err err;
     char *norm = NULL;
+    struct link *lk = NULL;
     int fd = -1;
     int rc = 0;
 
@@ -2441,8 +2446,10 @@ extract_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         count(c, "links.invalid");
         return SL_WORKER_OK;
     }
-    enqueue(c, norm, 0, 0, K_FETCH);
-    c->pending->meta = json_incref(meta);
+    lk = enqueue(c, norm, 0, 0, K_FETCH);
+    if (lk != NULL) { /* NULL: no host key, counted links.invalid */
+        lk->meta = json_incref(meta);
+    }
     sl_free(norm);
     return SL_WORKER_OK;
 }
