@@ -1400,6 +1400,22 @@ robots_done(struct crawl *c, struct xfer *x, long status)
     sl_free(from);
 }
 
+/* The robots.txt fetch for @host (borrowed) could not be queued or
+ * started: unreachable for the run (disallow all), as robots_done takes
+ * no answer, so that the host's pages do not wait for it until the lease
+ * ends. */
+static void
+robots_give_up(struct crawl *c, const char *host)
+{
+    char *key =
+        sl_asprintf("%s %llu %s", c->source, (unsigned long long)c->seq, host);
+
+    count(c, "robots.unreachable");
+    (void)json_object_set_new(c->robots_down, host, json_true());
+    robots_store(key, sl_web_robots_new_disallow_all(), NULL);
+    sl_free(key);
+}
+
 static void page_done(struct crawl *c, struct xfer *x, long status);
 
 /* A transfer ended with @code. */
@@ -1605,7 +1621,9 @@ admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
     if (!known) {
         if (json_object_get(robots_asked, lk->host) == NULL) {
             (void)json_object_set_new(robots_asked, lk->host, json_true());
-            enqueue(c, lk->host, 0, 0, K_ROBOTS);
+            if (enqueue(c, lk->host, 0, 0, K_ROBOTS) == NULL) {
+                robots_give_up(c, lk->host); /* known in the next pass */
+            }
         }
         return 2;
     }
@@ -1699,6 +1717,10 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
         if (x == NULL || curl_multi_add_handle(c->multi, x->easy) != CURLM_OK) {
             sl_web_hosts_release(
                 g_hosts, lk->host, &c->pol, sl_mono_ms(), 0, -1);
+            if (lk->kind == K_ROBOTS) { /* also a redirect hop */
+                robots_give_up(
+                    c, lk->robots_for != NULL ? lk->robots_for : lk->host);
+            }
             if (x != NULL) {
                 xfer_free(x);
             } else {
