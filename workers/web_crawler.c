@@ -224,6 +224,7 @@ struct xfer {
     int headers_only; /* the transfer was cut after the headers */
     int too_large;
     int refused_type;
+    int robots_full; /* K_ROBOTS: ROBOTS_MAX bytes kept, the rest not read */
     /* the body past SPOOL_AT (a compound of the webExtractor: all of
      * it) goes to this unlinked temp file, or -1 while in memory */
     int spool;
@@ -1131,10 +1132,15 @@ on_body(char *buf, size_t size, size_t nmemb, void *arg)
         return sitemap_body(x, buf, n);
     }
     if (x->lk->kind == K_ROBOTS) {
-        if (sl_buf_append(&x->body, buf, n) != 0) {
-            x->too_large = 1;
-            return 0;
+        if (n > ROBOTS_MAX - x->body.len) {
+            /* RFC 9309 2.5: the first part is parsed (the parser cuts
+             * it at 500 KiB on a line end), the rest is not read */
+            (void)sl_buf_append(
+                &x->body, buf, ROBOTS_MAX - x->body.len); /* fits */
+            x->robots_full = 1;
+            return 0; /* cuts the transfer: CURLE_WRITE_ERROR, expected */
         }
+        (void)sl_buf_append(&x->body, buf, n); /* within its limit */
         return n;
     }
     if (keep_body(x, buf, n) != n) {
@@ -1423,8 +1429,9 @@ static void
 finish(struct crawl *c, struct xfer *x, CURLcode code)
 {
     long status = 0;
-    int cut = code == CURLE_WRITE_ERROR &&
-              (x->headers_only || x->refused_type || x->too_large);
+    int cut =
+        code == CURLE_WRITE_ERROR &&
+        (x->headers_only || x->refused_type || x->too_large || x->robots_full);
 
     (void)curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     if (code != CURLE_OK && !cut) {
@@ -1437,7 +1444,12 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
                          (int)status,
                          x->retry_after_ms);
     if (x->lk->kind == K_ROBOTS) {
-        robots_done(c, x, code == CURLE_OK ? status : 0);
+        robots_done(c,
+                    x,
+                    code == CURLE_OK ||
+                            (code == CURLE_WRITE_ERROR && x->robots_full)
+                        ? status
+                        : 0);
         return;
     }
     if (x->lk->kind == K_SITEMAP) {
