@@ -84,6 +84,7 @@
 #define SITEMAP_LINKS_PER_TASK 10000u  /* sitemap URLs a task writes */
 #define RETRY_AFTER_MAX_S      86400LL /* longer Retry-After: this */
 #define ROBOTS_MAX_REDIRECTS   5u      /* RFC 9309 2.3.1.2 */
+#define GATED_MAX              16u     /* refused hosts a pass remembers */
 #define DEFAULT_UA             "Sluice/0.1 (+https://example.invalid/sluice)"
 
 /* ------------------------------------------------------------------------
@@ -1652,6 +1653,18 @@ admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
     return 1;
 }
 
+/* Whether @host is one of the @n hosts in @gated. */
+static int
+refused_before(const char *const *gated, size_t n, const char *host)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(gated[i], host) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /*
  * Start what may start now: robots.txt fetches first, then pages whose
  * host the table grants.  *wake_ms is set to the earliest time a waiting
@@ -1662,7 +1675,11 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
 {
     struct link **pp = &c->pending;
     int64_t now = sl_mono_ms();
-    const char *gated = NULL; /* the last host the table refused */
+    /* hosts the table refused in this pass (borrowed from their links,
+     * which stay queued during the pass); when full, the table is asked
+     * again for the others */
+    const char *gated[GATED_MAX];
+    size_t ngated = 0;
 
     *wake_ms = -1;
     while (*pp != NULL && c->running < c->parallel && !c->fatal) {
@@ -1706,12 +1723,14 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
                 continue;
             }
         }
-        if (gated != NULL && strcmp(lk->host, gated) == 0) {
+        if (refused_before(gated, ngated, lk->host)) {
             pp = &lk->next; /* its host said no in this pass already */
             continue;
         }
         if (sl_web_hosts_acquire(g_hosts, lk->host, &c->pol, now, &wait) != 0) {
-            gated = lk->host;
+            if (ngated < GATED_MAX) {
+                gated[ngated++] = lk->host;
+            }
             if (wait < 0 && c->running == 0) {
                 /* another task's transfers fill the host: its releases
                  * do not wake this poll, so look again soon */
