@@ -2295,6 +2295,27 @@ const struct sl_worker_type sl_worker_webCrawler = {
  * One input record: with its content already (an HTML page the crawler
  * kept) it is copied as it is; without, it is queued for fetching.
  */
+/* Queue the download of record @meta (borrowed, kept) from @url for the
+ * webFetcher or the webExtractor; an invalid URL is counted and skipped.
+ * Returns SL_WORKER_OK. */
+static int
+queue_fetch(struct crawl *c, const char *url, json_t *meta)
+{
+    struct link *lk = NULL;
+    char *norm = NULL;
+
+    if (url == NULL || sl_web_url_normalize(url, &norm) != 0) {
+        count(c, "links.invalid");
+        return SL_WORKER_OK;
+    }
+    lk = enqueue(c, norm, 0, 0, K_FETCH);
+    if (lk != NULL) { /* NULL: no host key, counted links.invalid */
+        lk->meta = json_incref(meta);
+    }
+    sl_free(norm);
+    return SL_WORKER_OK;
+}
+
 static int
 fetch_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
 {
@@ -2305,8 +2326,6 @@ fetch_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
     const char *name = NULL;
     uint64_t size = 0;
     struct sl_err err;
-    char *norm = NULL;
-    struct link *lk = NULL;
     int rc = 0;
 
     sl_err_clear(&err);
@@ -2350,16 +2369,7 @@ fetch_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         sl_task_set_message(c->ctx, "input: %s", err.message);
         return SL_WORKER_FATAL;
     }
-    if (url == NULL || sl_web_url_normalize(url, &norm) != 0) {
-        count(c, "links.invalid");
-        return SL_WORKER_OK;
-    }
-    lk = enqueue(c, norm, 0, 0, K_FETCH);
-    if (lk != NULL) { /* NULL: no host key, counted links.invalid */
-        lk->meta = json_incref(meta);
-    }
-    sl_free(norm);
-    return SL_WORKER_OK;
+    return queue_fetch(c, url, meta);
 }
 
 static int
@@ -2471,8 +2481,6 @@ extract_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
     const char *name = NULL;
     uint64_t size = 0;
     struct sl_err err;
-    char *norm = NULL;
-    struct link *lk = NULL;
     int fd = -1;
     int rc = 0;
 
@@ -2495,16 +2503,7 @@ extract_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         sl_task_set_message(c->ctx, "input: %s", err.message);
         return SL_WORKER_FATAL;
     }
-    if (url == NULL || sl_web_url_normalize(url, &norm) != 0) {
-        count(c, "links.invalid");
-        return SL_WORKER_OK;
-    }
-    lk = enqueue(c, norm, 0, 0, K_FETCH);
-    if (lk != NULL) { /* NULL: no host key, counted links.invalid */
-        lk->meta = json_incref(meta);
-    }
-    sl_free(norm);
-    return SL_WORKER_OK;
+    return queue_fetch(c, url, meta);
 }
 
 static int
