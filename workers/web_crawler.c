@@ -242,6 +242,14 @@ struct xfer {
     struct sl_sha256 *sha;
 };
 
+/* webExtractor: a downloaded compound waiting for its extraction */
+struct ready {
+    struct ready *next;
+    json_t *meta;  /* the compound record, owned */
+    int fd;        /* its spooled content, owned */
+    uint64_t size; /* bytes in fd */
+};
+
 struct crawl {
     struct sl_task_ctx *ctx;
     const char *source;
@@ -275,6 +283,11 @@ struct crawl {
     int fatal; /* output failed */
     /* webExtractor: downloads are extracted with this */
     struct sl__wk_extract *extract;
+    /* webExtractor: compounds downloaded while other transfers were in
+     * flight, in order; extracted once none is (their wall-clock timeouts
+     * would run during the extraction).  No transfer starts while one
+     * waits, so there are at most `parallel` of them. */
+    struct ready *ready;
     /* the start URLs of this task (links of depth 0): crawled (a 2xx
      * answer) and failed, with the first failure; none crawled and some
      * failed fails the task (start_check) */
@@ -1293,11 +1306,56 @@ emit_fetched(struct crawl *c, struct xfer *x, long status)
         (void)json_object_set_new(
             meta, sl_task_mapped(c->ctx, "httpMimetype"), json_string(mime));
     }
+    if (c->extract != NULL && c->running > 0) {
+        struct ready *r = sl_calloc(1, sizeof(*r));
+        struct ready **pp = &c->ready;
+
+        r->meta = json_incref(meta);
+        r->fd = x->spool;
+        r->size = x->spooled;
+        x->spool = -1; /* the ready list owns it now */
+        while (*pp != NULL) {
+            pp = &(*pp)->next;
+        }
+        *pp = r;
+        count(c, "compounds.deferred");
+        return;
+    }
     if (c->extract != NULL) {
         extract_compound(c, meta, x->spool, x->spooled, "compounds.fetched");
         return;
     }
     write_page(c, SLOT_FETCHED, meta, x, "records.fetched");
+}
+
+/* Free the first compound of the ready list. */
+static void
+ready_pop(struct crawl *c)
+{
+    struct ready *r = c->ready;
+
+    c->ready = r->next;
+    json_decref(r->meta);
+    if (r->fd >= 0) {
+        (void)close(r->fd);
+    }
+    sl_free(r);
+}
+
+/* Extract the compounds waiting for it (no transfer is in flight). */
+static void
+extract_ready(struct crawl *c)
+{
+    while (c->ready != NULL) {
+        if (!c->fatal) {
+            extract_compound(c,
+                             c->ready->meta,
+                             c->ready->fd,
+                             c->ready->size,
+                             "compounds.fetched");
+        }
+        ready_pop(c);
+    }
 }
 
 /*
@@ -1682,7 +1740,10 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
     size_t ngated = 0;
 
     *wake_ms = -1;
-    while (*pp != NULL && c->running < c->parallel && !c->fatal) {
+    /* a compound waiting for its extraction: let the transfers in flight
+     * end first (crawl_loop) */
+    while (*pp != NULL && c->running < c->parallel && !c->fatal &&
+           c->ready == NULL) {
         struct link *lk = *pp;
         struct xfer *x = NULL;
         int64_t wait = 0;
@@ -1814,6 +1875,9 @@ crawl_loop(struct crawl *c)
             finish(c, x, m->data.result);
             xfer_free(x);
             ended++;
+        }
+        if (c->running == 0 && c->ready != NULL) {
+            extract_ready(c);
         }
         if (c->pending == NULL && c->running == 0) {
             break;
@@ -2172,6 +2236,9 @@ crawl_cleanup(struct crawl *c)
         c->pending = lk->next;
         link_free(lk);
     }
+    while (c->ready != NULL) {
+        ready_pop(c);
+    }
     for (i = 0; i < MAX_PARALLEL; i++) {
         struct xfer *x = c->act[i]; /* still running after a cancel */
 
@@ -2470,7 +2537,8 @@ spool_attachment(struct crawl *c,
  * One input compound: one that has its content already (the crawler kept
  * it: no ETag or Last-Modified) is extracted from a spooled copy at once;
  * the others are queued for download (politeness, limits and timeouts as
- * the webFetcher's) and extracted when their transfer ends.
+ * the webFetcher's) and extracted when their transfer ends and no other
+ * transfer of the task is in flight.
  */
 static int
 extract_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
