@@ -8,18 +8,24 @@
 #   - a Sluice crawl job (workflow webCrawling, politeness off: delayMs 0,
 #     8 connections per host) from the start request until every page is
 #     in the embedded index.
-# Prints pages/s of both, the ratio, and the server's peak RSS.  Not a
+# As ../shared/docs/BENCHMARKS.md asks: one warm-up run of each, then
+# --runs N (default 3) measured runs, wget2 and Sluice alternating (each
+# Sluice run a fresh server and data dir); prints every run, the median,
+# min and max pages/s of both, the ratio of the medians (issue 6's
+# target: >= 0.5) and of each pair, and the server's peak RSS.  Not a
 # test.  Needs root for apt-get when wget2 or nginx are missing.
-#   bench/web.sh [--pages N] [--keep]
+#   bench/web.sh [--pages N] [--runs N] [--keep]
 set -euo pipefail
 
 PAGES=20000
+RUNS=3
 KEEP=0
 while [ $# -gt 0 ]; do
     case $1 in
     --pages) PAGES=${2:?}; shift 2 ;;
+    --runs) RUNS=${2:?}; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "web.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -99,54 +105,93 @@ echo "machine: nproc $(nproc), $(sed -n 's/^model name.*: //p' /proc/cpuinfo | h
 
 now() { date +%s.%N; }
 
-# ---- wget2
-t0=$(now)
-(cd "$TMP" && wget2 --recursive --level=inf --no-parent --quiet --max-threads=8 \
-    --directory-prefix=wget "$SITE/" || true)
-t1=$(now)
-WGOT=$(find "$TMP/wget" -type f 2>/dev/null | wc -l)
-[ "$WGOT" -ge "$TOTAL" ] || { echo "web.sh: wget2 fetched $WGOT of $TOTAL pages; nginx errors:" >&2; tail -3 "$TMP/nginx/logs/error.log" >&2; }
-WT=$(echo "$t1 - $t0" | bc)
-echo "wget2 --recursive: $WGOT files in $WT s: $(echo "$WGOT / $WT" | bc) pages/s"
+# wget2_run: one recursive wget2 into a fresh directory; prints its
+# pages/s (files written / seconds) or fails when it missed pages.
+wget2_run() {
+    local t0 t1 got
+    rm -rf "$TMP/wget"
+    t0=$(now)
+    (cd "$TMP" && wget2 --recursive --level=inf --no-parent --quiet --max-threads=8 \
+        --directory-prefix=wget "$SITE/" || true)
+    t1=$(now)
+    got=$(find "$TMP/wget" -type f 2>/dev/null | wc -l)
+    if [ "$got" -lt "$TOTAL" ]; then
+        echo "web.sh: wget2 fetched $got of $TOTAL pages; nginx errors:" >&2
+        tail -3 "$TMP/nginx/logs/error.log" >&2
+        return 1
+    fi
+    echo "scale=1; $got / ($t1 - $t0)" | bc
+}
 
-# ---- Sluice
+# sluice_run N: a fresh server and data dir, the crawl job from the start
+# request until every page is in the index; prints pages/s, leaves the
+# peak RSS (MiB) in $TMP/rss-N and the crawl run's JSON in
+# $TMP/crawl-run-N.json (it runs in a subshell).
+sluice_run() {
+    local n=$1 spid sp="" b t0 t1 c
+    rm -rf "$TMP/data"
+    (cd "$REPO" && exec "$TMP/sluice" serve --config config/sluice.json --listen 127.0.0.1:0 \
+        --data-dir "$TMP/data" --log-level info) >"$TMP/sluice.log" 2>&1 &
+    spid=$!
+    PIDS="$PIDS $spid"
+    for _ in $(seq 1 100); do
+        sp=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$TMP/sluice.log" | head -1)
+        [ -n "$sp" ] && break
+        sleep 0.05
+    done
+    [ -n "$sp" ] || { echo "web.sh: the server did not start" >&2; cat "$TMP/sluice.log" >&2; return 1; }
+    b="http://127.0.0.1:$sp"
+    jq -n --arg url "$SITE/" --arg inc "^$SITE/" \
+        '{name: "benchWeb", workflow: "webCrawling", parameters: {dataSource: "benchweb", startUrl: $url,
+          jobToPushTo: "indexUpdate", linksPerBulk: 200,
+          filters: {urlPatterns: {include: [$inc]}},
+          politeness: {delayMs: 0, maxConnectionsPerHost: 8, parallelTransfers: 16, respectRobots: true}}}' |
+        curl -sSf -X POST -H 'Content-Type: application/json' --data-binary @- "$b/smila/jobmanager/jobs/" >/dev/null
+    t0=$(now)
+    curl -sSf -X POST -d '{"mode":"runOnce"}' "$b/smila/jobmanager/jobs/benchWeb/" >/dev/null
+    while :; do
+        # one curl per poll, read by bash: a jq per poll took CPU from the
+        # two cores being measured
+        c=0
+        curl -sS -o "$TMP/count.json" "$b/smila/index/default/" || true
+        [[ $(<"$TMP/count.json") =~ \"documentCount\":\ *([0-9]+) ]] && c=${BASH_REMATCH[1]}
+        [ "$c" -ge "$TOTAL" ] && break
+        kill -0 "$spid" || { echo "web.sh: the server died" >&2; tail "$TMP/sluice.log" >&2; return 1; }
+        sleep 0.1
+    done
+    t1=$(now)
+    awk '/^VmHWM/ { print int($2 / 1024) }' "/proc/$spid/status" >"$TMP/rss-$n"
+    "$TMP/sluice" job status benchWeb --server "$b" --json >"$TMP/crawl-run-$n.json" 2>/dev/null || true
+    kill "$spid" 2>/dev/null || true
+    wait "$spid" 2>/dev/null || true
+    echo "scale=1; $c / ($t1 - $t0)" | bc
+}
+
+# stats VALUES...: "median M (min A, max B)"
+stats() {
+    printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END {
+        m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "median %.0f (min %.0f, max %.0f)", m, v[1], v[NR] }'
+}
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
 cp "$SLUICE" "$TMP/sluice"
-(cd "$REPO" && exec "$TMP/sluice" serve --config config/sluice.json --listen 127.0.0.1:0 \
-    --data-dir "$TMP/data" --log-level info) >"$TMP/sluice.log" 2>&1 &
-SPID=$!
-PIDS="$SPID"
-for _ in $(seq 1 100); do
-    SP=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$TMP/sluice.log" | head -1)
-    [ -n "$SP" ] && break
-    sleep 0.05
+echo "warm-up: wget2 $(wget2_run) pages/s, sluice $(sluice_run 0) pages/s (not counted)"
+W=()
+S=()
+PEAK=0
+for i in $(seq 1 "$RUNS"); do
+    w=$(wget2_run)
+    s=$(sluice_run "$i")
+    r=$(<"$TMP/rss-$i")
+    [ "$r" -gt "$PEAK" ] && PEAK=$r
+    W+=("$w")
+    S+=("$s")
+    echo "run $i: wget2 $w pages/s, sluice $s pages/s (peak RSS $r MiB), ratio $(echo "scale=3; $s / $w" | bc)"
+    jq -r '"  crawl run: \(.startTime) - \(.endTime), tasks \(.tasks.successfulTaskCount); busy (s): " + ([.worker | to_entries[] | "\(.key) \(.value.duration // 0 | . * 10 | round / 10)"] | join(", "))' \
+        "$TMP/crawl-run-$i.json" || true
 done
-if [ -z "${SP:-}" ]; then
-    # --log-level warn hides the listening line: ask the kernel
-    SP=$(ss -ltnp 2>/dev/null | awk -v p="pid=$SPID," '$0 ~ p {split($4, a, ":"); print a[length(a)]; exit}')
-fi
-B="http://127.0.0.1:$SP"
-jq -n --arg url "$SITE/" --arg inc "^$SITE/" \
-    '{name: "benchWeb", workflow: "webCrawling", parameters: {dataSource: "benchweb", startUrl: $url,
-      jobToPushTo: "indexUpdate", linksPerBulk: 200,
-      filters: {urlPatterns: {include: [$inc]}},
-      politeness: {delayMs: 0, maxConnectionsPerHost: 8, parallelTransfers: 16, respectRobots: true}}}' |
-    curl -sSf -X POST -H 'Content-Type: application/json' --data-binary @- "$B/smila/jobmanager/jobs/" >/dev/null
-t0=$(now)
-curl -sSf -X POST -d '{"mode":"runOnce"}' "$B/smila/jobmanager/jobs/benchWeb/" >/dev/null
-while :; do
-    # one curl per poll, read by bash: a jq per poll took CPU from the
-    # two cores being measured
-    c=0
-    curl -sS -o "$TMP/count.json" "$B/smila/index/default/" || true
-    [[ $(<"$TMP/count.json") =~ \"documentCount\":\ *([0-9]+) ]] && c=${BASH_REMATCH[1]}
-    [ "$c" -ge "$TOTAL" ] && break
-    kill -0 "$SPID" || { echo "web.sh: the server died" >&2; tail "$TMP/sluice.log" >&2; exit 1; }
-    sleep 0.1
-done
-t1=$(now)
-ST=$(echo "$t1 - $t0" | bc)
-RSS=$(awk '/^VmHWM/ { print int($2 / 1024) }' "/proc/$SPID/status")
-echo "sluice crawl into the index: $c pages in $ST s: $(echo "$c / $ST" | bc) pages/s, peak RSS $RSS MiB"
-"$TMP/sluice" job status benchWeb --server "$B" --json >"$TMP/crawl-run.json" 2>/dev/null || true
-jq -r '"crawl run: \(.startTime) - \(.endTime), tasks \(.tasks.successfulTaskCount); busy (s): " + ([.worker | to_entries[] | "\(.key) \(.value.duration // 0 | . * 10 | round / 10)"] | join(", "))' "$TMP/crawl-run.json" || true
-echo "ratio sluice / wget2 (pages/s): $(echo "scale=3; ($c / $ST) / ($WGOT / $WT)" | bc)  (target >= 0.5)"
+echo "wget2 --recursive: $(stats "${W[@]}") pages/s over $RUNS runs"
+echo "sluice crawl into the index: $(stats "${S[@]}") pages/s over $RUNS runs, peak RSS $PEAK MiB"
+echo "ratio of the medians sluice / wget2: $(echo "scale=3; $(median "${S[@]}") / $(median "${W[@]}")" | bc)  (target >= 0.5)"
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
