@@ -24,8 +24,12 @@
 #include "index/index.h"
 #include "workers/workers.h"
 
-#define BATCH            256u /* ops of one shard transaction, at most */
-#define HELD             512u /* ops held over all shards, about */
+#define BATCH 256u /* ops of one shard transaction, at most */
+#define HELD  512u /* ops held over all shards, about */
+/* text bytes held over all shards, about: a shard whose held texts reach
+ * its share is written, so a task of big documents (maxTextBytes each)
+ * holds tens of MiB, not HELD of them */
+#define HELD_BYTES       ((size_t)64 << 20)
 #define TEXT_ATTACHMENT  "text"
 #define DEFAULT_MAX_TEXT (16ull << 20)
 #define READ_CHUNK       ((size_t)64 << 10)
@@ -38,6 +42,7 @@ struct writer {
     uint64_t max_text;
     unsigned nshards;
     size_t per;            /* ops per shard transaction */
+    size_t per_bytes;      /* text bytes per shard transaction, about */
     struct shard_buf *buf; /* one per shard */
 };
 
@@ -46,6 +51,7 @@ struct shard_buf {
     json_t *docs[BATCH];
     struct sl_index_op ops[BATCH];
     size_t n;
+    size_t bytes; /* text held in docs */
 };
 
 /*
@@ -81,10 +87,12 @@ flush_shard(struct writer *w, unsigned s, int try)
     sl_task_counter_add(w->ctx,
                         w->deletes ? "records.deleted" : "records.indexed",
                         (double)(b->n - stale));
+    sl_task_counter_add(w->ctx, "transactions", 1);
     if (stale > 0) {
         sl_task_counter_add(w->ctx, "records.stale", (double)stale);
     }
     b->n = 0;
+    b->bytes = 0;
     return 0;
 }
 
@@ -108,7 +116,7 @@ drain(struct writer *w, int final)
         due = 0;
         for (s = 0; s < w->nshards; s++) {
             struct shard_buf *b = &w->buf[s];
-            int must = final || b->n >= w->per;
+            int must = final || b->n >= w->per || b->bytes >= w->per_bytes;
 
             if (b->n == 0 || (pass != 1 && !must)) {
                 continue;
@@ -277,9 +285,10 @@ write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         }
         b->ops[b->n].doc = meta;
         b->ops[b->n].id = NULL;
+        b->bytes += json_string_length(json_object_get(meta, "text"));
     }
     b->n++;
-    if (b->n == w->per && drain(w, 0) != 0) {
+    if ((b->n == w->per || b->bytes >= w->per_bytes) && drain(w, 0) != 0) {
         return SL_WORKER_RECOVERABLE;
     }
     return SL_WORKER_OK;
@@ -333,6 +342,7 @@ index_perform(struct sl_task_ctx *ctx)
     }
     w->per = HELD / w->nshards;
     w->per = w->per > BATCH ? BATCH : w->per < 16 ? 16 : w->per;
+    w->per_bytes = HELD_BYTES / w->nshards;
     w->buf = sl_calloc(w->nshards, sizeof(*w->buf));
     res = sl_task_input_each_reader(ctx, "records", write_input, w);
     if (res == SL_WORKER_OK && drain(w, 1) != 0) {

@@ -3,3 +3,7 @@
 # database file), migration of a schema 2 database.
 sl_add_cmocka_test(test_index SOURCES unit/test_index.c
   LINK_LIBRARIES sl_index Threads::Threads PkgConfig::SQLITE TIMEOUT 60)
+# The indexWriter on a real index set: what it holds before a transaction
+# is bounded by text bytes as well as by records.
+sl_add_cmocka_test(test_index_writer SOURCES unit/test_index_writer.c
+  LINK_LIBRARIES sl_workers sl_index TIMEOUT 120)
