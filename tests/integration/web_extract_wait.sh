@@ -12,14 +12,11 @@
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
 ENTRIES=${ENTRIES:-60000}
-python3 "$SRC/tests/integration/web_extract_wait.py" --port-file "$TMP/site.port" \
-    --entries "$ENTRIES" --slow 0.2 &
-SITE_PID=$!
-trap 'kill $SITE_PID 2>/dev/null; cleanup' EXIT
-for _ in $(seq 1 200); do [ -s "$TMP/site.port" ] && break; sleep 0.05; done
-SITE="http://127.0.0.1:$(cat "$TMP/site.port")"
+spawn_site "$TMP/site.port" python3 "$SRC/tests/integration/web_extract_wait.py" --port-file "$TMP/site.port" \
+    --entries "$ENTRIES" --slow 0.2
 
 mkdir -p "$TMP/workflows"
 cp "$SRC"/workflows/*.json "$TMP/workflows/"
@@ -36,24 +33,16 @@ JSON
 write_config "$TMP/config.json" ".jobmanager = {\"configDir\": \"$SRC/config\", \"workflowsDir\": \"$TMP/workflows\", \"leaseSeconds\": 30} | .workers = {\"threads\": 2}"
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 
-params=$(jq -cn --arg url "$SITE/" --arg inc "^$SITE/" \
-    '{dataSource: "wait", startUrl: $url, timeoutMs: 800,
-      filters: {urlPatterns: {include: [$inc]}},
-      politeness: {delayMs: 0, maxConnectionsPerHost: 4, respectRobots: false}}')
-req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
-    -d "{\"name\": \"waitJob\", \"workflow\": \"webExtractWait\", \"parameters\": $params}"
+define_job waitJob webExtractWait "$(web_params "$SITE" wait 'del(.jobToPushTo) | .timeoutMs = 800 |
+    .politeness.respectRobots = false')"
 [ "$STATUS" = 200 ] || { echo "define waitJob: $STATUS $(cat "$BODY")" >&2; exit 1; }
 
 t0=$(date +%s.%N)
-if crawl waitJob; then ok "crawl SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
+expect_crawl waitJob "crawl SUCCEEDED"
 echo "# crawl took $(echo "$(date +%s.%N) - $t0" | bc) s"
 jq -c '.worker' "$RUNJSON"
-[ "$(counter compounds.fetched)" = 2 ] && ok "both compounds downloaded and extracted" ||
-    fail "compounds.fetched = $(counter compounds.fetched)"
-[ "$(counter links.failed.network)" = 0 ] && ok "no download timed out" ||
-    fail "links.failed.network = $(counter links.failed.network)"
-[ "$(counter compounds.deferred)" = 1 ] && ok "big.zip's extraction waited for slow.zip's download" ||
-    fail "compounds.deferred = $(counter compounds.deferred)"
-[ "$(counter elements.records)" = $((ENTRIES + 3)) ] && ok "every element written ($((ENTRIES + 3)))" ||
-    fail "elements.records = $(counter elements.records)"
+expect_counter compounds.fetched = 2 "both compounds downloaded and extracted"
+expect_counter links.failed.network = 0 "no download timed out"
+expect_counter compounds.deferred = 1 "big.zip's extraction waited for slow.zip's download"
+expect_counter elements.records = $((ENTRIES + 3)) "every element written ($((ENTRIES + 3)))"
 finish

@@ -14,44 +14,24 @@
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
-PIDS=""
-trap 'kill $PIDS 2>/dev/null; cleanup' EXIT
-start_site() { # NAME [extra args]
-    local name=$1
-    shift
-    python3 "$SRC/tests/integration/web_site.py" --port-file "$TMP/$name.port" \
-        --log "$TMP/$name.log" --pages 10 "$@" &
-    PIDS="$PIDS $!"
-    for _ in $(seq 1 100); do [ -s "$TMP/$name.port" ] && break; sleep 0.05; done
-    eval "SITE_$name=http://127.0.0.1:$(cat "$TMP/$name.port")"
-}
-start_site R --robots-stall 6
-start_site F --failures --link "$SITE_R/"
+start_site R --pages 10 --robots-stall 6
+start_site F --pages 10 --failures --link "$SITE_R/"
 
-import_config "$TMP/config.json"
-start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+start_web_server
 
-define() { # NAME SOURCE SITE [OTHER_SITE]
-    local params
-    params=$(jq -cn --arg src "$2" --arg url "$3/" --arg inc "^$3/" --arg inc2 "^${4:-$3}/" \
-        '{dataSource: $src, startUrl: $url, jobToPushTo: "indexUpdate", timeoutMs: 2000,
-          filters: {urlPatterns: {include: [$inc, $inc2]}, maxSize: 1048576},
-          politeness: {delayMs: 0, maxConnectionsPerHost: 2}}')
-    req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
-        -d "{\"name\": \"$1\", \"workflow\": \"webCrawling\", \"parameters\": $params}"
-    [ "$STATUS" = 200 ] || { echo "define $1: $STATUS $(cat "$BODY")" >&2; return 1; }
+define() { # NAME SOURCE SITE [OTHER_SITE]: timeoutMs 2 s, 2 connections per host
+    define_web "$1" "$3" "$2" ".timeoutMs = 2000 | .filters.urlPatterns.include += [\"^${4:-$3}/\"] |
+        .filters.maxSize = 1048576 | .politeness.maxConnectionsPerHost = 2"
 }
 
 define failing webF "$SITE_F" "$SITE_R"
-if crawl failing; then ok "a crawl with failing URLs SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
+expect_crawl failing "a crawl with failing URLs SUCCEEDED"
 [ "$(jq -r .state "$RUNJSON")" = SUCCEEDED ] && ok "run state SUCCEEDED" || fail "state $(jq -r .state "$RUNJSON")"
-[ "$(counter links.failed.server)" -ge 1 ] && ok "the 500 is counted (links.failed.server)" ||
-    fail "links.failed.server = $(counter links.failed.server)"
-[ "$(counter links.failed.network)" -ge 2 ] && ok "the stall and the reset are counted (links.failed.network = $(counter links.failed.network))" ||
-    fail "links.failed.network = $(counter links.failed.network)"
-[ "$(counter links.retried)" -ge 2 ] && ok "the 429 URL was retried ($(counter links.retried))" ||
-    fail "links.retried = $(counter links.retried)"
+expect_counter links.failed.server -ge 1 "the 500 is counted (links.failed.server)"
+expect_counter links.failed.network -ge 2 "the stall and the reset are counted (links.failed.network = $(counter links.failed.network))"
+expect_counter links.retried -ge 2 "the 429 URL was retried ($(counter links.retried))"
 python3 - "$TMP/F.log" <<'EOF' && ok "the 429 retries waited for Retry-After (1 s)" || fail "429 retries came too soon"
 import sys
 t = sorted(float(l.split()[0]) for l in open(sys.argv[1]) if l.split()[3] == "/fail/429")
@@ -75,8 +55,7 @@ crawl robotsDown && fail "a crawl whose start host's robots.txt times out SUCCEE
     ok "a crawl whose start host's robots.txt times out FAILED (no start URL could be crawled)"
 jq -e '.errors | tostring | test("robots.txt of .* unreachable")' "$RUNJSON" >/dev/null &&
     ok "the run data says robots.txt was unreachable" || fail "errors: $(jq -c .errors "$RUNJSON" | head -c 300)"
-[ "$(counter robots.unreachable)" = 1 ] && ok "robots.txt unreachable is counted" ||
-    fail "robots.unreachable = $(counter robots.unreachable)"
+expect_counter robots.unreachable = 1 "robots.txt unreachable is counted"
 others=$(awk '$4 != "/robots.txt"' "$TMP/R.log" | wc -l)
 [ "$others" = 0 ] && ok "nothing else of that host was fetched (disallow all on failure)" ||
     fail "$others other requests: $(awk '{print $4}' "$TMP/R.log" | head -5 | tr '\n' ' ')"

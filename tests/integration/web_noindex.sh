@@ -14,85 +14,50 @@
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
-SITE_LOG="$TMP/access.log"
 MUTATE="$TMP/mutate.json"
-python3 "$SRC/tests/integration/web_site.py" --port-file "$TMP/site.port" \
-    --log "$SITE_LOG" --mutate-file "$MUTATE" --pages 12 --noindex &
-SITE_PID=$!
-trap 'kill $SITE_PID 2>/dev/null; cleanup' EXIT
-for _ in $(seq 1 100); do [ -s "$TMP/site.port" ] && break; sleep 0.05; done
-SITE="http://127.0.0.1:$(cat "$TMP/site.port")"
+start_site site --mutate-file "$MUTATE" --pages 12 --noindex
 
-import_config "$TMP/config.json"
-start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+start_web_server
 
-params=$(jq -cn --arg url "$SITE/" --arg inc "^$SITE/" \
-    '{dataSource: "robotsmeta", startUrl: $url, jobToPushTo: "indexUpdate",
-      deltaImportStrategy: "full", filters: {urlPatterns: {include: [$inc]}},
-      politeness: {delayMs: 0, maxConnectionsPerHost: 4,
-                   userAgent: "SluiceBot/0.1 (+https://example.invalid)"}}')
-req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
-    -d "{\"name\": \"webNoindex\", \"workflow\": \"webCrawling\", \"parameters\": $params}"
+define_job webNoindex webCrawling "$(web_params "$SITE" robotsmeta '.deltaImportStrategy = "full" |
+    .politeness.userAgent = "SluiceBot/0.1 (+https://example.invalid)"')"
 expect_status 200 "crawl job defined"
 
-expected() {
-    python3 "$SRC/tests/integration/web_site.py" --pages 12 --noindex --expected | sed "s|^|$SITE|"
-}
-requested() { grep -c " $1\$" "$SITE_LOG"; }
-index_ids() { snapshot "$TMP/snap"; ids "$TMP/snap" | LC_ALL=C sort >"$1"; }
-
 # ---- 1. first crawl
-if crawl webNoindex; then ok "crawl SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
-index_ids "$TMP/got1"
-expected | LC_ALL=C sort >"$TMP/want1"
-if diff "$TMP/want1" "$TMP/got1" >"$TMP/diff"; then
-    ok "the index holds every page but the noindex ones ($(wc -l <"$TMP/want1"))"
-else
-    fail "index differs: $(head -c 800 "$TMP/diff")"
-fi
+expect_crawl webNoindex "crawl SUCCEEDED"
+site_expected "$SITE" --pages 12 --noindex >"$TMP/want1"
+expect_index "$TMP/want1" "the index holds every page but the noindex ones ($(wc -l <"$TMP/want1"))"
 for p in /ni/meta.html /ni/none.html /ni/header.html /ni/doc.txt; do
-    [ "$(requested $p)" -ge 1 ] || fail "$p was not even requested"
+    [ "$(requests "$p")" -ge 1 ] || fail "$p was not even requested"
 done
-[ "$(requested /ni/child1.html)" = 1 ] && [ "$(requested /ni/child2.html)" = 1 ] &&
+[ "$(requests /ni/child1.html)" = 1 ] && [ "$(requests /ni/child2.html)" = 1 ] &&
     ok "the links of noindex pages (meta and header) are followed" ||
-    fail "child requests: $(requested /ni/child1.html) $(requested /ni/child2.html)"
-[ "$(requested /ni/child-none.html)" = 0 ] && ok "meta robots none stops the links" ||
-    fail "/ni/child-none.html was requested"
-[ "$(requested /ni/child3.html)" = 0 ] && ok "X-Robots-Tag: nofollow stops the links" ||
-    fail "/ni/child3.html was requested"
-[ "$(counter records.noindex)" = 4 ] && ok "records.noindex = 4 (meta, none, header, a text resource)" ||
-    fail "records.noindex = $(counter records.noindex)"
-"$SLUICE" search --server "$BASE" foxtrot >"$TMP/hits" 2>/dev/null
+    fail "child requests: $(requests /ni/child1.html) $(requests /ni/child2.html)"
+expect_requests /ni/child-none.html = 0 "meta robots none stops the links"
+expect_requests /ni/child3.html = 0 "X-Robots-Tag: nofollow stops the links"
+expect_counter records.noindex = 4 "records.noindex = 4 (meta, none, header, a text resource)"
+search_hits foxtrot
 grep -qF "$SITE/ni/doc.txt" "$TMP/hits" && fail "the noindex resource is searchable" ||
     ok "a resource with X-Robots-Tag: noindex is not indexed"
 
 # ---- 2. indexed pages become noindex
 echo '{"noindex": ["/p/7.html"], "xnoindex": ["/p/8.html"]}' >"$MUTATE"
 : >"$SITE_LOG"
-if crawl webNoindex; then ok "re-crawl SUCCEEDED"; else fail "re-crawl: $(cat "$TMP/crawl.err")"; fi
+expect_crawl webNoindex "re-crawl SUCCEEDED"
 wait_indexed
-index_ids "$TMP/got2"
 grep -v -e "^$SITE/p/7.html\$" -e "^$SITE/p/8.html\$" "$TMP/want1" >"$TMP/want2"
-if diff "$TMP/want2" "$TMP/got2" >"$TMP/diff"; then
-    ok "pages that became noindex (meta, X-Robots-Tag) left the index, the rest stays"
-else
-    fail "after noindex: $(head -c 800 "$TMP/diff")"
-fi
-[ "$(counter records.noindex)" = 6 ] && ok "records.noindex = 6" ||
-    fail "records.noindex = $(counter records.noindex)"
-[ "$(counter entries.removed)" = 2 ] && ok "the delta-delete removed their entries" ||
-    fail "entries.removed = $(counter entries.removed)"
+expect_index "$TMP/want2" "pages that became noindex (meta, X-Robots-Tag) left the index, the rest stays"
+expect_counter records.noindex = 6 "records.noindex = 6"
+expect_counter entries.removed = 2 "the delta-delete removed their entries"
 
 # ---- 3. indexable again
 rm -f "$MUTATE"
-if crawl webNoindex; then ok "third crawl SUCCEEDED"; else fail "crawl 3: $(cat "$TMP/crawl.err")"; fi
+expect_crawl webNoindex "third crawl SUCCEEDED"
 wait_indexed
-index_ids "$TMP/got3"
-cmp -s "$TMP/want1" "$TMP/got3" && ok "without the directives they are indexed again" ||
-    fail "after the directives went: $(diff "$TMP/want1" "$TMP/got3" | head -c 600)"
-[ "$(counter records.pushed)" = 2 ] && ok "only those two are pushed" ||
-    fail "records.pushed = $(counter records.pushed)"
+expect_index "$TMP/want1" "without the directives they are indexed again"
+expect_counter records.pushed = 2 "only those two are pushed"
 
 stop_server
 finish

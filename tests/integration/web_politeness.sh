@@ -11,35 +11,18 @@
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
 DELAY=250
-start_site() { # NAME [extra args]: SITE_<NAME> base URL, log $TMP/NAME.log
-    local name=$1
-    shift
-    python3 "$SRC/tests/integration/web_site.py" --port-file "$TMP/$name.port" \
-        --log "$TMP/$name.log" --pages 12 "$@" &
-    PIDS="$PIDS $!"
-    for _ in $(seq 1 100); do [ -s "$TMP/$name.port" ] && break; sleep 0.05; done
-    eval "SITE_$name=http://127.0.0.1:$(cat "$TMP/$name.port")"
-}
-PIDS=""
-trap 'kill $PIDS 2>/dev/null; cleanup' EXIT
-start_site A
-start_site B
-start_site C --crawl-delay 0.6
+start_site A --pages 12
+start_site B --pages 12
+start_site C --pages 12 --crawl-delay 0.6
 
-import_config "$TMP/config.json"
-start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+start_web_server
 
-define() { # NAME SOURCE START_URLS_JSON INCLUDES_JSON
-    local params
-    params=$(jq -cn --arg src "$2" --argjson urls "$3" --argjson inc "$4" --argjson d "$DELAY" \
-        '{dataSource: $src, startUrl: $urls, jobToPushTo: "indexUpdate",
-          filters: {urlPatterns: {include: $inc}, maxSize: 1048576},
-          politeness: {delayMs: $d, maxConnectionsPerHost: 1}}')
-    req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
-        -d "{\"name\": \"$1\", \"workflow\": \"webCrawling\", \"parameters\": $params}"
-    [ "$STATUS" = 200 ] || { echo "define $1: $STATUS $(cat "$BODY")" >&2; return 1; }
+define() { # NAME SITE SOURCE [jq filter]: delayMs DELAY, one connection per host
+    define_web "$1" "$2" "$3" ".filters.maxSize = 1048576 |
+        .politeness = {delayMs: $DELAY, maxConnectionsPerHost: 1} | ${4:-.}"
 }
 
 # check_host NAME GAP_MS: gaps between starts and from the previous end
@@ -62,9 +45,10 @@ if bad:
 EOF
 }
 
-define twoHosts web2 "[\"$SITE_A/\", \"$SITE_B/\"]" "[\"^$SITE_A/\", \"^$SITE_B/\"]"
+define twoHosts "$SITE_A" web2 ".startUrl = [\"$SITE_A/\", \"$SITE_B/\"] |
+    .filters.urlPatterns.include += [\"^$SITE_B/\"]"
 t0=$(date +%s.%N)
-if crawl twoHosts; then ok "crawl of two hosts SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
+expect_crawl twoHosts "crawl of two hosts SUCCEEDED"
 t1=$(date +%s.%N)
 for h in A B; do
     if out=$(check_host $h $DELAY); then
@@ -85,8 +69,8 @@ EOF
 echo "# two hosts: $(wc -l <"$TMP/A.log") + $(wc -l <"$TMP/B.log") requests in $(echo "$t1 - $t0" | bc) s (information, not a check)"
 
 # Crawl-delay 0.6 s of host C raises its gap above delayMs
-define crawlDelay web3 "\"$SITE_C/\"" "[\"^$SITE_C/\"]"
-if crawl crawlDelay; then ok "crawl of host C SUCCEEDED"; else fail "crawl C: $(cat "$TMP/crawl.err")"; fi
+define crawlDelay "$SITE_C" web3
+expect_crawl crawlDelay "crawl of host C SUCCEEDED"
 if out=$(check_host C 600); then
     ok "host C: robots.txt Crawl-delay 0.6 s is kept ($out)"
 else

@@ -16,53 +16,32 @@
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
-PIDS=""
-trap 'kill $PIDS 2>/dev/null; cleanup' EXIT
-start_site() { # NAME [extra args]
-    local name=$1
-    shift
-    python3 "$SRC/tests/integration/web_site.py" --port-file "$TMP/$name.port" \
-        --log "$TMP/$name.log" --pages 10 "$@" &
-    PIDS="$PIDS $!"
-    for _ in $(seq 1 100); do [ -s "$TMP/$name.port" ] && break; sleep 0.05; done
-    eval "SITE_$name=http://127.0.0.1:$(cat "$TMP/$name.port")"
-}
-start_site A --robots-redirect 5 --retry-date
-start_site C
-start_site B --robots-to "$SITE_C/robots-shared.txt"
-start_site D --robots-redirect 6
+start_site A --pages 10 --robots-redirect 5 --retry-date
+start_site C --pages 10
+start_site B --pages 10 --robots-to "$SITE_C/robots-shared.txt"
+start_site D --pages 10 --robots-redirect 6
 
-import_config "$TMP/config.json"
-start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+start_web_server
 
-define() { # NAME SOURCE SITE
-    local params
-    params=$(jq -cn --arg src "$2" --arg url "$3/" --arg inc "^$3/" \
-        '{dataSource: $src, startUrl: $url, jobToPushTo: "indexUpdate",
-          filters: {urlPatterns: {include: [$inc]}, maxSize: 1048576},
-          politeness: {delayMs: 0, maxConnectionsPerHost: 2}}')
-    req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
-        -d "{\"name\": \"$1\", \"workflow\": \"webCrawling\", \"parameters\": $params}"
-    [ "$STATUS" = 200 ] || { echo "define $1: $STATUS $(cat "$BODY")" >&2; return 1; }
-}
-requests() { # SITE PATH
-    grep -c " $2\$" "$TMP/$1.log" || true
+define() { # NAME SOURCE SITE: 2 connections per host
+    define_web "$1" "$3" "$2" '.filters.maxSize = 1048576 | .politeness.maxConnectionsPerHost = 2'
 }
 
 # ---- A: five redirects, and Retry-After as an HTTP date
 define robotsA webA "$SITE_A"
-if crawl robotsA; then ok "crawl A SUCCEEDED"; else fail "crawl A: $(cat "$TMP/crawl.err")"; fi
+expect_crawl robotsA "crawl A SUCCEEDED"
 [ "$(counter robots.redirected)" = 5 ] && [ "$(counter robots.fetched)" = 1 ] &&
     ok "robots.txt followed through 5 redirects and fetched" ||
     fail "robots.redirected $(counter robots.redirected), fetched $(counter robots.fetched), unreachable $(counter robots.unreachable)"
 for p in /robots.txt /rr/1 /rr/2 /rr/3 /rr/4 /robots-real.txt; do
-    [ "$(requests A "$p")" = 1 ] || fail "A $p requested $(requests A "$p") times"
+    [ "$(requests "$p" A)" = 1 ] || fail "A $p requested $(requests "$p" A) times"
 done
 ok "each hop was requested once"
 [ "$(grep -c ' /private/\| /p/7.html$' "$TMP/A.log")" = 0 ] && ok "the redirected robots.txt's rules hold" ||
     fail "disallowed URLs requested: $(grep ' /private/\| /p/7.html$' "$TMP/A.log" | head -3)"
-[ "$(requests A /p/6.html)" = 1 ] && ok "allowed pages are crawled" || fail "A /p/6.html: $(requests A /p/6.html)"
+expect_requests /p/6.html = 1 "allowed pages are crawled" A
 python3 - "$TMP/A.log" <<'EOF' && ok "the 429 retry waited for the HTTP-date Retry-After (>= 1.9 s)" || fail "the 429 retry came too soon"
 import sys
 rows = [l.split() for l in open(sys.argv[1])]
@@ -75,22 +54,21 @@ grep -qF "$SITE_A/fail/429date	" "$TMP/sA" && ok "the page behind the 429 is ind
 
 # ---- B: robots.txt on another host
 define robotsB webB "$SITE_B"
-if crawl robotsB; then ok "crawl B SUCCEEDED"; else fail "crawl B: $(cat "$TMP/crawl.err")"; fi
-[ "$(wc -l <"$TMP/C.log")" = 1 ] && [ "$(requests C /robots-shared.txt)" = 1 ] &&
+expect_crawl robotsB "crawl B SUCCEEDED"
+[ "$(wc -l <"$TMP/C.log")" = 1 ] && [ "$(requests /robots-shared.txt C)" = 1 ] &&
     ok "the other host got exactly the robots.txt request" || fail "C log: $(head -3 "$TMP/C.log")"
-[ "$(requests B /p/8.html)" = 0 ] && [ "$(requests B /p/7.html)" = 1 ] &&
-    [ "$(requests B /private/secret.html)" = 1 ] &&
+[ "$(requests /p/8.html B)" = 0 ] && [ "$(requests /p/7.html B)" = 1 ] &&
+    [ "$(requests /private/secret.html B)" = 1 ] &&
     ok "the other host's robots.txt rules B (only /p/8.html disallowed)" ||
-    fail "B: p/8 $(requests B /p/8.html), p/7 $(requests B /p/7.html), private $(requests B /private/secret.html)"
+    fail "B: p/8 $(requests /p/8.html B), p/7 $(requests /p/7.html B), private $(requests /private/secret.html B)"
 
 # ---- D: six redirects
 define robotsD webD "$SITE_D"
-if crawl robotsD; then ok "crawl D SUCCEEDED"; else fail "crawl D: $(cat "$TMP/crawl.err")"; fi
-[ "$(counter robots.tooManyRedirects)" = 1 ] && [ "$(requests D /robots-real.txt)" = 0 ] &&
-    [ "$(requests D /rr/5)" = 1 ] && ok "more than 5 redirects are not followed" ||
-    fail "tooManyRedirects $(counter robots.tooManyRedirects), real $(requests D /robots-real.txt), rr/5 $(requests D /rr/5)"
-[ "$(requests D /private/secret.html)" = 1 ] && ok "and robots.txt counts as unavailable (allow all)" ||
-    fail "D /private/secret.html: $(requests D /private/secret.html)"
+expect_crawl robotsD "crawl D SUCCEEDED"
+[ "$(counter robots.tooManyRedirects)" = 1 ] && [ "$(requests /robots-real.txt D)" = 0 ] &&
+    [ "$(requests /rr/5 D)" = 1 ] && ok "more than 5 redirects are not followed" ||
+    fail "tooManyRedirects $(counter robots.tooManyRedirects), real $(requests /robots-real.txt D), rr/5 $(requests /rr/5 D)"
+expect_requests /private/secret.html = 1 "and robots.txt counts as unavailable (allow all)" D
 
 stop_server
 finish

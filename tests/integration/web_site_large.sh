@@ -20,40 +20,31 @@
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
 PAGES=${WEB_LARGE_PAGES:-3500}
 MAXDEPTH=12
 MAXSIZE=262144
 PLAN="$TMP/plan.json"
-python3 "$SRC/tests/integration/web_site_large.py" --port-file "$TMP/site.port" \
+spawn_site "$TMP/site.port" python3 "$SRC/tests/integration/web_site_large.py" --port-file "$TMP/site.port" \
     --log-a "$TMP/a.log" --log-b "$TMP/b.log" --plan "$PLAN" --pages "$PAGES" \
-    --max-depth $MAXDEPTH --max-size $MAXSIZE --max-redirects 5 &
-SITE_PID=$!
-trap 'kill $SITE_PID 2>/dev/null; cleanup' EXIT
-for _ in $(seq 1 200); do [ -s "$TMP/site.port" ] && break; sleep 0.05; done
+    --max-depth $MAXDEPTH --max-size $MAXSIZE --max-redirects 5
 read -r PORT_A PORT_B <"$TMP/site.port"
 A="http://127.0.0.1:$PORT_A"
 B="http://127.0.0.1:$PORT_B"
 
-import_config "$TMP/config.json"
-start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+start_web_server
 
-params=$(jq -cn --arg a "$A" --arg b "$B" --argjson d $MAXDEPTH --argjson s $MAXSIZE \
-    '{dataSource: "large", startUrl: ($a + "/"), jobToPushTo: "indexUpdate",
-      linksPerBulk: 100,
-      filters: {maxCrawlDepth: $d, maxSize: $s, maxRedirects: 5,
-                urlPatterns: {include: ["^" + $a + "/", "^" + $b + "/"]}},
-      politeness: {delayMs: 0, maxConnectionsPerHost: 8}}')
-req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
-    -d "{\"name\": \"webLarge\", \"workflow\": \"webCrawling\", \"parameters\": $params}"
+define_job webLarge webCrawling "$(web_params "$A" large ".linksPerBulk = 100 |
+    .filters += {maxCrawlDepth: $MAXDEPTH, maxSize: $MAXSIZE, maxRedirects: 5} |
+    .filters.urlPatterns.include += [\"^$B/\"] | .politeness.maxConnectionsPerHost = 8")"
 expect_status 200 "crawl job over the generated site defined"
 
 t0=$(date +%s.%N)
-if crawl webLarge; then ok "crawl of $PAGES generated pages SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
+expect_crawl webLarge "crawl of $PAGES generated pages SUCCEEDED"
 t1=$(date +%s.%N)
 wait_indexed || fail "the processing job did not catch up"
-snapshot "$TMP/snap"
-ids "$TMP/snap" | LC_ALL=C sort >"$TMP/got"
+index_ids "$TMP/got"
 # with a webExtractor in the workflow the zip's entries are indexed too
 EXTRACT=0
 jq -e '[.actions[].worker] | index("webExtractor")' "$SRC/workflows/webCrawling.json" >/dev/null && EXTRACT=1
@@ -66,8 +57,7 @@ if diff "$TMP/want" "$TMP/got" >"$TMP/diff"; then
 else
     fail "index ids differ from the plan ($(grep -c '^<' "$TMP/diff") missing, $(grep -c '^>' "$TMP/diff") extra): $(head -c 800 "$TMP/diff")"
 fi
-[ "$(counter records.pushed)" = "$n" ] && ok "each of them was pushed exactly once" ||
-    fail "records.pushed = $(counter records.pushed), want $n"
+expect_counter records.pushed = "$n" "each of them was pushed exactly once"
 
 # every request as planned (pages once, resources with a validator twice)
 if python3 - "$PLAN" "$TMP/a.log" "$TMP/b.log" >"$TMP/reqcheck" <<'EOF'
@@ -158,9 +148,7 @@ if [ $EXTRACT = 1 ]; then
 else
     echo "# workflows/webCrawling.json has no webExtractor: zip elements not checked"
 fi
-"$SLUICE" search --server "$BASE" november >"$TMP/hits" 2>/dev/null
-grep -qF "$A/files/" "$TMP/hits" && ok "a resource without a validator is searchable" ||
-    fail "search november: $(head -c 300 "$TMP/hits")"
+expect_hit november "$A/files/" "a resource without a validator is searchable"
 
 echo "# crawl of $(wc -l <"$TMP/got") URLs, $(cat "$TMP/a.log" "$TMP/b.log" | wc -l) requests: $(echo "$t1 - $t0" | bc) s (information, not a check)"
 stop_server

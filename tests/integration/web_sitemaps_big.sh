@@ -16,20 +16,13 @@
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
-cat >"$TMP/site.py" <<'EOF'
-import http.server, socketserver, sys
+# (the crawler cuts the sitemaps it does not read to the end: py_site's
+# server ignores those connection errors)
+py_site <<'EOF'
 N, PER = 4, 50000
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a):
-        pass
-    def send(self, ctype, body):
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class H(Base):
     def do_GET(self):
         p = self.path
         if p == "/robots.txt":
@@ -45,36 +38,15 @@ class H(http.server.BaseHTTPRequestHandler):
                         "<url><loc>/s/%s/%d.html</loc></url>" % (k, i) for i in range(PER))
                     + "</urlset>")
             return self.send("application/xml", body.encode())
-        self.send_response(404)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    def handle_error(self, *a):
-        pass  # the crawler cuts the sitemaps it does not read to the end
-s = S(("127.0.0.1", 0), H)
-open(sys.argv[1], "w").write(str(s.server_address[1]))
-s.serve_forever()
+        self.not_found()
 EOF
-python3 "$TMP/site.py" "$TMP/site.port" &
-SITE_PID=$!
-trap 'kill $SITE_PID 2>/dev/null; cleanup' EXIT
-for _ in $(seq 1 100); do [ -s "$TMP/site.port" ] && break; sleep 0.05; done
-SITE="http://127.0.0.1:$(cat "$TMP/site.port")"
 
-import_config "$TMP/config.json"
 # under AddressSanitizer freed memory waits in a quarantine (256 MiB) and
 # counts in the RSS: keep it small, so the peak shows what is held
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
-start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+start_web_server
 
-params=$(jq -cn --arg url "$SITE/" \
-    '{dataSource: "bigsm", startUrl: $url, jobToPushTo: "indexUpdate",
-      followSitemaps: true, linksPerBulk: 10,
-      politeness: {delayMs: 0, maxConnectionsPerHost: 4}}')
-req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
-    -d "{\"name\": \"bigSm\", \"workflow\": \"webCrawling\", \"parameters\": $params}"
-[ "$STATUS" = 200 ] || fail "define: $STATUS $(cat "$BODY")"
+define_web bigSm "$SITE" bigsm 'del(.filters) | .followSitemaps = true | .linksPerBulk = 10'
 
 fds() { find "/proc/$SERVER_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SERVER_PID/status"; }
@@ -90,7 +62,7 @@ rss0=$(rss_kib)
     done
 ) &
 SAMPLER=$!
-if crawl bigSm; then ok "crawl of four 50,000-URL sitemaps SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
+expect_crawl bigSm "crawl of four 50,000-URL sitemaps SUCCEEDED"
 touch "$TMP/stop"
 wait $SAMPLER
 fdmax=$(cat "$TMP/fdmax" 2>/dev/null || echo 0)
@@ -99,10 +71,8 @@ hwm=$(server_peak_rss_kib)
 n=$(counter links.fromSitemaps)
 [ "$n" -gt 0 ] && [ "$n" -le 10000 ] && ok "the task wrote $n sitemap URLs (at most 10,000)" ||
     fail "links.fromSitemaps = $n, want 1..10000"
-[ "$(counter sitemaps.truncated)" -ge 1 ] && ok "sitemaps.truncated = $(counter sitemaps.truncated)" ||
-    fail "sitemaps.truncated = $(counter sitemaps.truncated)"
-[ "$(counter sitemaps.failed)" = 0 ] && ok "no sitemap failed" ||
-    fail "sitemaps.failed = $(counter sitemaps.failed)"
+expect_counter sitemaps.truncated -ge 1 "sitemaps.truncated = $(counter sitemaps.truncated)"
+expect_counter sitemaps.failed = 0 "no sitemap failed"
 [ "$fdmax" -gt 0 ] && [ "$fdmax" -lt $((fd0 + 200)) ] &&
     ok "server descriptors peaked at $fdmax (idle: $fd0)" ||
     fail "server descriptors peaked at $fdmax (idle: $fd0), want < $((fd0 + 200))"

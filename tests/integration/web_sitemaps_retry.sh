@@ -13,21 +13,12 @@
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
 SPOOL="$TMP/spool"
-cat >"$TMP/site.py" <<'EOF'
-import http.server, os, socketserver, sys
+py_site "$SPOOL" "$TMP/starts" <<'EOF'
 spool, starts = sys.argv[2], [0]
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a):
-        pass
-    def send(self, ctype, body):
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+class H(Base):
     def do_GET(self):
         p = self.path
         if p == "/robots.txt":
@@ -46,44 +37,19 @@ class H(http.server.BaseHTTPRequestHandler):
                              b'<url><loc>/orphan.html</loc></url></urlset>')
         if p in ("/a.html", "/orphan.html"):
             return self.send("text/html", ("<html><body>page %s</body></html>" % p).encode())
-        self.send_response(404)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    def handle_error(self, *a):
-        pass
-s = S(("127.0.0.1", 0), H)
-open(sys.argv[1], "w").write(str(s.server_address[1]))
-s.serve_forever()
+        self.not_found()
 EOF
-python3 "$TMP/site.py" "$TMP/site.port" "$SPOOL" "$TMP/starts" &
-SITE_PID=$!
-trap 'kill $SITE_PID 2>/dev/null; cleanup' EXIT
-for _ in $(seq 1 100); do [ -s "$TMP/site.port" ] && break; sleep 0.05; done
-SITE="http://127.0.0.1:$(cat "$TMP/site.port")"
 
 import_config "$TMP/config.json"
 TMPDIR="$SPOOL" start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 
-params=$(jq -cn --arg url "$SITE/" \
-    '{dataSource: "smretry", startUrl: $url, jobToPushTo: "indexUpdate",
-      followSitemaps: true, politeness: {delayMs: 0, maxConnectionsPerHost: 4}}')
-req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
-    -d "{\"name\": \"smRetry\", \"workflow\": \"webCrawling\", \"parameters\": $params}"
-[ "$STATUS" = 200 ] || fail "define: $STATUS $(cat "$BODY")"
+define_web smRetry "$SITE" smretry 'del(.filters) | .followSitemaps = true'
 
-if crawl smRetry; then ok "crawl SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
+expect_crawl smRetry "crawl SUCCEEDED"
 [ "$(cat "$TMP/starts")" = 2 ] && ok "the start task failed once and was retried" ||
     fail "start page requested $(cat "$TMP/starts") times, want 2"
-snapshot "$TMP/s1"
-ids "$TMP/s1" | LC_ALL=C sort >"$TMP/got"
 printf '%s\n' "$SITE/" "$SITE/a.html" "$SITE/orphan.html" | LC_ALL=C sort >"$TMP/want"
-if diff "$TMP/want" "$TMP/got" >"$TMP/diff"; then
-    ok "the sitemap-only page is indexed after the retry"
-else
-    fail "index ids differ: $(cat "$TMP/diff")"
-fi
+expect_index "$TMP/want" "the sitemap-only page is indexed after the retry"
 
 stop_server
 finish

@@ -20,28 +20,15 @@
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
-start_site() { # NAME: SITE_<NAME> base URL, access log $TMP/NAME.log
-    python3 "$SRC/tests/integration/web_site.py" --port-file "$TMP/$1.port" \
-        --log "$TMP/$1.log" --pages 12 &
-    PIDS="$PIDS $!"
-    for _ in $(seq 1 100); do [ -s "$TMP/$1.port" ] && break; sleep 0.05; done
-    eval "SITE_$1=http://127.0.0.1:$(cat "$TMP/$1.port")"
-}
-PIDS=""
-trap 'kill $PIDS 2>/dev/null; cleanup' EXIT
-start_site A
-start_site B
+start_site A --pages 12
+start_site B --pages 12
 
-import_config "$TMP/config.json"
-start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+start_web_server
 
-params=$(jq -cn --arg a "$SITE_A" --arg b "$SITE_B" \
-    '{dataSource: "multi", jobToPushTo: "indexUpdate",
-      filters: {urlPatterns: {include: ["^" + $a + "/", "^" + $b + "/"]}},
-      politeness: {delayMs: 0, maxConnectionsPerHost: 4}}')
-req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
-    -d "{\"name\": \"crawlMulti\", \"workflow\": \"webCrawlingStandard\", \"parameters\": $params}"
+define_job crawlMulti webCrawlingStandard "$(web_params "$SITE_A" multi \
+    "del(.startUrl) | .filters.urlPatterns.include += [\"^$SITE_B/\"]")"
 expect_status 200 "a standard crawl job without startUrl is defined"
 
 # ---- 1. modes
@@ -49,49 +36,35 @@ req POST /smila/jobmanager/jobs/crawlMulti/ -d '{"mode": "runOnce"}'
 expect_status 400 "runOnce is refused: the workflow starts with the bulkbuilder"
 req POST /smila/job/crawlMulti/record -d "{\"_recordid\": \"$SITE_A/\"}"
 expect_status 503 "no start URL is taken while the job does not run"
-req POST /smila/jobmanager/jobs/crawlMulti/ -d '{"mode": "standard"}'
+start_standard crawlMulti
 expect_status 200 "standard run started"
-RUN=$(jq -r .jobId "$BODY")
 
 # push RECORD_JSON: one record, then until the bulkbuilder handed it to
 # the job (committedBulks grew), so every push is its own workflow run
-pushed=0
+committed() {
+    curl -sS "$BASE/smila/bulkbuilder/" |
+        jq -e ".jobs[] | select(.job == \"crawlMulti\") | .committedBulks >= $PUSHED" >/dev/null
+}
 push() {
-    local i
-    req POST /smila/job/crawlMulti/record -d "$1"
-    [ "$STATUS" = 202 ] || { fail "push $1: $STATUS $(cat "$BODY")"; return 0; }
-    pushed=$((pushed + 1))
-    for i in $(seq 1 300); do
-        curl -sS "$BASE/smila/bulkbuilder/" |
-            jq -e ".jobs[] | select(.job == \"crawlMulti\") | .committedBulks >= $pushed" >/dev/null && return 0
-        sleep 0.05
-    done
-    fail "the bulkbuilder did not commit start URL $pushed"
+    push_record crawlMulti "$1" || return 0
+    poll 300 0.05 committed || fail "the bulkbuilder did not commit start URL $PUSHED"
 }
 
-# until_indexed FILE: until the index holds exactly the ids of FILE (60 s)
-until_indexed() {
-    local i
-    for i in $(seq 1 300); do
-        wait_indexed || true
-        snapshot "$TMP/snap"
-        ids "$TMP/snap" | LC_ALL=C sort >"$TMP/got"
-        cmp -s "$1" "$TMP/got" && return 0
-        sleep 0.2
-    done
-    return 1
-}
-
-expected() { # SITE: its indexable URLs
-    python3 "$SRC/tests/integration/web_site.py" --pages 12 --expected | sed "s|^|$1|"
+# indexed FILE: the index holds exactly the ids of FILE once the
+# processing caught up (ids in $TMP/got)
+indexed() {
+    wait_indexed || true
+    index_ids "$TMP/got"
+    cmp -s "$1" "$TMP/got"
 }
 
 # ---- 2. three start URLs, three workflow runs
 push "{\"_recordid\": \"$SITE_A/\"}"
 push "{\"_recordid\": \"start-b\", \"httpUrl\": \"$SITE_B/\"}"
 push "{\"_recordid\": \"$SITE_A/p/nofollow.html\"}"
-{ expected "$SITE_A"; expected "$SITE_B"; echo "$SITE_A/p/nofollow.html"; } | LC_ALL=C sort >"$TMP/want"
-if until_indexed "$TMP/want"; then
+{ site_expected "$SITE_A" --pages 12; site_expected "$SITE_B" --pages 12; echo "$SITE_A/p/nofollow.html"; } |
+    LC_ALL=C sort >"$TMP/want"
+if poll 300 0.2 indexed "$TMP/want"; then # 60 s
     ok "every page of both sites and the unlinked start page is indexed ($(wc -l <"$TMP/want"))"
 else
     fail "index differs: $(diff "$TMP/want" "$TMP/got" | head -c 600)"
@@ -104,10 +77,8 @@ expect_status 200 "finish"
 if wait_run crawlMulti "$RUN"; then ok "the finished standard run SUCCEEDED"; else fail "run: $(cat "$RUNJSON")"; fi
 jq -e '.workflowRuns.failedWorkflowRunCount == 0 and .workflowRuns.activeWorkflowRunCount == 0' "$RUNJSON" >/dev/null &&
     ok "no workflow run failed" || fail "workflow runs: $(jq -c .workflowRuns "$RUNJSON")"
-[ "$(counter records.pushed)" = "$(wc -l <"$TMP/want")" ] && ok "each page pushed once" ||
-    fail "records.pushed = $(counter records.pushed), want $(wc -l <"$TMP/want")"
-[ "$(counter entries.removed)" = 0 ] && ok "the completion (delta-delete) ran and removed nothing" ||
-    fail "entries.removed = $(counter entries.removed)"
+expect_counter records.pushed = "$(wc -l <"$TMP/want")" "each page pushed once"
+expect_counter entries.removed = 0 "the completion (delta-delete) ran and removed nothing"
 for h in A B; do
     dups=$(awk '$4 != "/doc.txt" && $4 != "/archive.zip" {print $4}' "$TMP/$h.log" | sort | uniq -d | tr '\n' ' ')
     [ -z "$dups" ] && ok "host $h: no page fetched twice, robots.txt once" || fail "host $h: requested twice: $dups"
@@ -119,9 +90,8 @@ expect_status 503 "after the run ended no start URL is taken"
 
 # ---- 3. a second run with one start URL: no change pushed, the rest deleted
 : >"$TMP/A.log"
-req POST /smila/jobmanager/jobs/crawlMulti/ -d '{"mode": "standard"}'
+start_standard crawlMulti
 expect_status 200 "second standard run started"
-RUN=$(jq -r .jobId "$BODY")
 # push and finish at once: the finish hands the accepted start URL to the
 # run first (the bulkbuilder's open journal would otherwise wait for the
 # next run, and the delta-delete would take every page of the source)
@@ -130,31 +100,20 @@ expect_status 202 "start URL of host A accepted"
 req POST "/smila/jobmanager/jobs/crawlMulti/$RUN/finish"
 expect_status 200 "finish the second run"
 if wait_run crawlMulti "$RUN"; then ok "second run SUCCEEDED"; else fail "run 2: $(cat "$RUNJSON")"; fi
-[ "$(counter records.pushed)" = 0 ] && ok "nothing unchanged was pushed again" ||
-    fail "records.pushed = $(counter records.pushed) in the no-change run"
-snapshot "$TMP/snap"
-ids "$TMP/snap" | LC_ALL=C sort >"$TMP/got"
-expected "$SITE_A" | LC_ALL=C sort >"$TMP/want"
-if cmp -s "$TMP/want" "$TMP/got"; then
-    ok "finish ran the delta-delete (full): what this run did not reach is gone, host A stays ($(counter entries.removed) removed)"
-else
-    fail "after the second run: $(diff "$TMP/want" "$TMP/got" | head -c 600)"
-fi
+expect_counter records.pushed = 0 "nothing unchanged was pushed again"
+site_expected "$SITE_A" --pages 12 >"$TMP/want"
+expect_index "$TMP/want" "finish ran the delta-delete (full): what this run did not reach is gone, host A stays ($(counter entries.removed) removed)"
 
 # ---- 4. a standard run finished with nothing pushed did no work: no
 # completion, so no delta-delete of the whole source
-req POST /smila/jobmanager/jobs/crawlMulti/ -d '{"mode": "standard"}'
-RUN=$(jq -r .jobId "$BODY")
+start_standard crawlMulti
 req POST "/smila/jobmanager/jobs/crawlMulti/$RUN/finish"
 expect_status 200 "finish a run nothing was pushed to"
 if wait_run crawlMulti "$RUN"; then ok "it SUCCEEDED"; else fail "run 3: $(cat "$RUNJSON")"; fi
 jq -e '.workflowRuns.startedWorkflowRunCount == 0' "$RUNJSON" >/dev/null &&
     ok "without a workflow run, not even a completion one" ||
     fail "workflow runs: $(jq -c .workflowRuns "$RUNJSON")"
-snapshot "$TMP/snap"
-ids "$TMP/snap" | LC_ALL=C sort >"$TMP/got"
-cmp -s "$TMP/want" "$TMP/got" && ok "and the index kept host A's pages ($(wc -l <"$TMP/got"))" ||
-    fail "after an empty run: $(diff "$TMP/want" "$TMP/got" | head -c 300)"
+expect_index "$TMP/want" "and the index kept host A's pages ($(wc -l <"$TMP/want"))"
 
 stop_server
 finish
