@@ -2261,6 +2261,21 @@ crawl_cleanup(struct crawl *c)
     c->emitted = c->seen = c->robots_down = NULL;
 }
 
+/* 1 when the run's completion deletes what it did not visit (strategy
+ * full, also by default); an invalid strategy is the deltaChecker's to
+ * report, and counts as full here. */
+static int
+strategy_deletes(struct sl_task_ctx *ctx)
+{
+    const char *name = sl_task_param_str(ctx, "deltaImportStrategy");
+    enum sl_delta_strategy s = SL_DELTA_STRATEGY_FULL;
+
+    if (name != NULL && sl_delta_strategy_parse(name, &s, NULL) != 0) {
+        return 1;
+    }
+    return sl_delta_strategy_deletes(s);
+}
+
 static int
 web_crawl_perform(struct sl_task_ctx *ctx)
 {
@@ -2316,15 +2331,27 @@ web_crawl_perform(struct sl_task_ctx *ctx)
             }
         }
     }
-    if (res == SL_WORKER_OK && c.start_ok == 0 && c.start_failed > 0) {
+    if (res == SL_WORKER_OK && c.start_failed > 0 &&
+        (c.start_ok == 0 || strategy_deletes(ctx))) {
         /* a fatal error: the run ends FAILED without its completion, so
-         * a delta-delete cannot take every page of the source because
-         * its start page or host was down */
-        sl_task_set_message(ctx,
-                            "no start URL could be crawled (%u failed; %s): "
-                            "run failed, nothing deleted",
-                            c.start_failed,
-                            c.start_why);
+         * a delta-delete cannot take every page of the source (or what
+         * only the failed start URLs reach) because a start page or its
+         * host was down */
+        if (c.start_ok == 0) {
+            sl_task_set_message(ctx,
+                                "no start URL could be crawled (%u failed; "
+                                "%s): run failed, nothing deleted",
+                                c.start_failed,
+                                c.start_why);
+        } else {
+            sl_task_set_message(ctx,
+                                "%u of %u start URLs could not be crawled "
+                                "(%s): with deltaImportStrategy full the run "
+                                "fails, nothing deleted",
+                                c.start_failed,
+                                c.start_failed + c.start_ok,
+                                c.start_why);
+        }
         res = SL_WORKER_FATAL;
     }
 out:
@@ -2344,7 +2371,8 @@ const struct sl_worker_type sl_worker_webCrawler = {
     "  {\"name\": \"followSitemaps\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"}],"
+    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"deltaImportStrategy\", \"optional\": true}],"
     " \"input\": [{\"name\": \"linksToCrawl\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"linksToCrawl\", \"type\": \"recordBulks\","
     "   \"modes\": [\"multiple\", \"optional\"]},"

@@ -10,7 +10,10 @@
 #    same, the error says robots.txt was unreachable;
 # 4. a start URL outside urlPatterns (another job on the same source):
 #    the same, nothing deleted;
-# 5. the site is back: SUCCEEDED, nothing pushed, nothing removed.
+# 5. the site is back: SUCCEEDED, nothing pushed, nothing removed;
+# 6. two start URLs, the site and a port nothing listens on: with full
+#    the run FAILED ("1 of 2 start URLs"), nothing deleted; with additive
+#    the run SUCCEEDED, the failure counted.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -72,6 +75,31 @@ expect_crawl webStart "crawl after recovery SUCCEEDED"
 [ "$(counter records.pushed)" = 0 ] && [ "$(counter entries.removed)" = 0 ] &&
     ok "nothing pushed, nothing removed: the index was kept intact" ||
     fail "pushed $(counter records.pushed), removed $(counter entries.removed)"
+
+# ---- 6. one of two start URLs fails
+DOWN="http://127.0.0.1:1/"
+define_job webTwo webCrawling "$(web_params "$SITE" startfail \
+    '.deltaImportStrategy = "full" | .startUrl = [.startUrl, "'"$DOWN"'"] |
+     .filters.urlPatterns.include += ["^http://127[.]0[.]0[.]1:1/"]')"
+expect_status 200 "a full job with a second start URL on a closed port"
+crawl webTwo && fail "a full crawl with a failing start URL succeeded" || true
+[ "$(jq -r .state "$RUNJSON")" = FAILED ] && ok "full, one of two start URLs down: the run FAILED" ||
+    fail "full, one start URL down: state $(jq -r .state "$RUNJSON")"
+jq -e --arg d "$DOWN" '.errors | tostring | test("1 of 2 start URLs could not be crawled") and contains($d)' \
+    "$RUNJSON" >/dev/null && ok "the run data names the failed start URL ($(jq -c '.errors[0]' "$RUNJSON" | head -c 200))" ||
+    fail "errors $(jq -c .errors "$RUNJSON" | head -c 400)"
+[ "$(counter entries.removed)" = 0 ] && ok "no delta-delete ran" ||
+    fail "removed $(counter entries.removed)"
+wait_indexed
+expect_index "$TMP/want" "the index keeps its $(wc -l <"$TMP/want") pages"
+define_job webTwoAdd webCrawling "$(web_params "$SITE" startfail \
+    '.deltaImportStrategy = "additive" | .startUrl = [.startUrl, "'"$DOWN"'"] |
+     .filters.urlPatterns.include += ["^http://127[.]0[.]0[.]1:1/"]')"
+expect_status 200 "the same job with additive"
+expect_crawl webTwoAdd "additive, one of two start URLs down: the run SUCCEEDED"
+expect_counter robots.unreachable -ge 1 "the failed start URL is counted (its host's robots.txt unreachable)"
+wait_indexed
+expect_index "$TMP/want" "the index still has its $(wc -l <"$TMP/want") pages"
 
 stop_server
 finish
