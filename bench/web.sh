@@ -110,6 +110,7 @@ now() { date +%s.%N; }
 wget2_run() {
     local t0 t1 got
     rm -rf "$TMP/wget"
+    sync # the previous run's writes are not flushed during this one
     t0=$(now)
     (cd "$TMP" && wget2 --recursive --level=inf --no-parent --quiet --max-threads=8 \
         --directory-prefix=wget "$SITE/" || true)
@@ -130,6 +131,7 @@ wget2_run() {
 sluice_run() {
     local n=$1 spid sp="" b t0 t1 c
     rm -rf "$TMP/data"
+    sync
     (cd "$REPO" && exec "$TMP/sluice" serve --config config/sluice.json --listen 127.0.0.1:0 \
         --data-dir "$TMP/data" --log-level info) >"$TMP/sluice.log" 2>&1 &
     spid=$!
