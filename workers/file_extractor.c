@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "workers/workers_int.h"
@@ -281,8 +282,20 @@ element_meta(struct sl__wk_extract *x,
         set_attr(meta, x->names.size, json_integer((json_int_t)size));
     }
     if (archive_entry_mtime_is_set(e)) {
-        sl_time_format(sec * 1000 + nsec / 1000000, when, sizeof(when));
-        set_attr(meta, x->names.modified, json_string(when));
+        time_t t = (time_t)sec;
+        struct tm tm;
+
+        if (!x->names.http_date) {
+            sl_time_format(sec * 1000 + nsec / 1000000, when, sizeof(when));
+        } else if (gmtime_r(&t, &tm) == NULL ||
+                   strftime(
+                       when, sizeof(when), "%a, %d %b %Y %H:%M:%S GMT", &tm) ==
+                       0) {
+            when[0] = '\0';
+        }
+        if (when[0] != '\0') {
+            set_attr(meta, x->names.modified, json_string(when));
+        }
     }
     (void)snprintf(hash,
                    sizeof(hash),
@@ -802,6 +815,7 @@ extractor_perform(struct sl_task_ctx *ctx)
         sl_task_mapped(ctx, "fileSize"),
         sl_task_mapped(ctx, "fileLastModified"),
         sl_task_mapped(ctx, "fileContent"),
+        0, /* ISO 8601, as the fileCrawler's fileLastModified */
     };
     struct file_task t;
     int res = SL_WORKER_OK;

@@ -2613,6 +2613,7 @@ web_extract_perform(struct sl_task_ctx *ctx)
         sl_task_mapped(ctx, "httpSize"),
         sl_task_mapped(ctx, "httpLastModified"),
         CONTENT_ATT,
+        1, /* HTTP dates, as the crawler's httpLastModified */
     };
     struct sl_bulk_writer *w = NULL;
     struct crawl c;

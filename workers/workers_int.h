@@ -173,8 +173,11 @@ struct sl__wk_extract_names {
     const char *folder;    /* the element id up to its last '/' */
     const char *extension; /* what follows the last '.' of the name */
     const char *size;      /* entry size in bytes */
-    const char *modified;  /* entry mtime (sl_time_format) */
+    const char *modified;  /* entry mtime (format: http_date) */
     const char *content;   /* attachment of the entry data; required */
+    /* 1: modified as an HTTP date (IMF-fixdate, what a web server's
+     * Last-Modified says), 0: as sl_time_format (ISO 8601) */
+    int http_date;
 };
 
 struct sl__wk_extract;

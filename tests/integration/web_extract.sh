@@ -51,8 +51,9 @@ expect_jq '.state == "SUCCEEDED"' "the run SUCCEEDED"
 expect_hit xray "$SITE/arc/bundle.tar.gz!/inner.zip!/x.txt" "the text of a zip in a tar.gz is searchable"
 eid=$(jq -rn --arg id "$SITE/arc/site.zip!/dir/b.txt" '$id | @uri')
 curl -sS -o "$TMP/doc.json" "$BASE/smila/index/default/$eid"
-jq -e --arg c "$SITE/arc/site.zip" '._compoundRecordId == $c and ._source == "webarc" and .httpSize == 13' \
-    "$TMP/doc.json" >/dev/null && ok "elements carry _compoundRecordId, _source and httpSize" ||
+jq -e --arg c "$SITE/arc/site.zip" '._compoundRecordId == $c and ._source == "webarc" and .httpSize == 13 and
+    (.httpLastModified | test("^[A-Z][a-z]{2}, [0-9]{2} Nov 2023 [0-9]{2}:[0-9]{2}:00 GMT$"))' \
+    "$TMP/doc.json" >/dev/null && ok "elements carry _compoundRecordId, _source, httpSize and httpLastModified as an HTTP date" ||
     fail "element document: $(head -c 600 "$TMP/doc.json")"
 
 # ---- 2. no change
