@@ -47,6 +47,7 @@
 #define WEB_ATTACHMENT      "httpContent" /* the webCrawler's */
 #define DEFAULT_MAX_CONTENT (64ull << 20)
 #define DEFAULT_MAX_TEXT    (4ull << 20)
+#define HTML_SHRINK_AT      (64 * 1024) /* consumed HTML input dropped */
 /* The text goes into the record metadata, which readers limit to
  * SL_BULK_DEFAULT_MAX_META (64 MiB); JSON escaping at most doubles it. */
 #define MAX_TEXT_LIMIT (16ull << 20)
@@ -1268,6 +1269,15 @@ html_chunk(struct tx *x, struct doc *d, const char *p, size_t k)
             cut = j - 1;
             break;
         }
+    }
+    /* libxml2 2.9.14's HTML push parser drops consumed input only while
+     * it reads text: a document of tags with nothing between them stayed
+     * whole in its buffer (up to maxContentBytes, 64 MiB a task).  Drop
+     * it as the XML push parser does before each chunk, when no look-up
+     * for the end of a construct is pending (web/links.c does the same). */
+    if (d->px->input != NULL && d->px->checkIndex == 0 &&
+        d->px->input->cur - d->px->input->base > HTML_SHRINK_AT) {
+        xmlParserInputShrink(d->px->input);
     }
     if (cut > 0) {
         (void)htmlParseChunk(d->px, x->stage, (int)cut, 0);
