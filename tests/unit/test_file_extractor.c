@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "workers/workers_int.h"
+#include "wk_fixture.h"
 
 #define UNI_NAME                                                               \
     "\xc3\xbcn\xc3\xaf"                                                        \
@@ -131,19 +132,11 @@ static int
 setup(void **state)
 {
     struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
     char real[PATH_MAX];
     char *p = NULL;
 
-    (void)snprintf(f->dir,
-                   sizeof(f->dir),
-                   "%s/test_file_extractor.XXXXXX",
-                   tmp != NULL ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    assert_int_equal(
-        sl_obj_open_fs(f->dir, SL_DURABILITY_PROCESS, &f->store, NULL), 0);
-    assert_int_equal(sl_obj_store_create(f->store, "s", NULL, NULL), 0);
-    f->b = sl__wk_local_new(NULL, f->store);
+    wk_env_open(
+        f->dir, sizeof(f->dir), "test_file_extractor", &f->store, &f->b);
     p = sl_asprintf("%s/data", f->dir);
     assert_int_equal(mkdir(p, 0755), 0);
     assert_non_null(realpath(p, real));
@@ -157,12 +150,8 @@ static int
 teardown(void **state)
 {
     struct fixture *f = *state;
-    char *cmd = sl_asprintf("rm -rf '%s'", f->dir);
 
-    sl__wk_local_free(f->b);
-    sl_obj_close(f->store);
-    assert_int_equal(system(cmd), 0);
-    sl_free(cmd);
+    wk_env_close(f->dir, f->store, f->b);
     sl_free(f->data);
     sl_free(f);
     return 0;

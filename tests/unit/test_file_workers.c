@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "workers/workers_int.h"
+#include "wk_fixture.h"
 
 #define BIG_SIZE (5u * 1024u * 1024u)
 #define RAW_NAME "bad\xff\xfe.bin"
@@ -119,17 +120,8 @@ static int
 setup(void **state)
 {
     struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
 
-    (void)snprintf(f->dir,
-                   sizeof(f->dir),
-                   "%s/test_file_workers.XXXXXX",
-                   tmp != NULL ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    assert_int_equal(
-        sl_obj_open_fs(f->dir, SL_DURABILITY_PROCESS, &f->store, NULL), 0);
-    assert_int_equal(sl_obj_store_create(f->store, "s", NULL, NULL), 0);
-    f->b = sl__wk_local_new(NULL, f->store);
+    wk_env_open(f->dir, sizeof(f->dir), "test_file_workers", &f->store, &f->b);
     make_tree(f);
     *state = f;
     return 0;
@@ -139,12 +131,8 @@ static int
 teardown(void **state)
 {
     struct fixture *f = *state;
-    char *cmd = sl_asprintf("rm -rf '%s'", f->dir);
 
-    sl__wk_local_free(f->b);
-    sl_obj_close(f->store);
-    assert_int_equal(system(cmd), 0);
-    sl_free(cmd);
+    wk_env_close(f->dir, f->store, f->b);
     sl_free(f->data);
     sl_free(f);
     return 0;

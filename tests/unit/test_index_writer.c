@@ -14,6 +14,7 @@
 
 #include "index/index.h"
 #include "workers/workers_int.h"
+#include "wk_fixture.h"
 
 struct fixture {
     char dir[512];
@@ -26,22 +27,13 @@ static int
 setup(void **state)
 {
     struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
     char *ix = NULL;
 
-    (void)snprintf(f->dir,
-                   sizeof(f->dir),
-                   "%s/test_index_writer.XXXXXX",
-                   tmp != NULL ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    assert_int_equal(
-        sl_obj_open_fs(f->dir, SL_DURABILITY_PROCESS, &f->store, NULL), 0);
-    assert_int_equal(sl_obj_store_create(f->store, "s", NULL, NULL), 0);
+    wk_env_open(f->dir, sizeof(f->dir), "test_index_writer", &f->store, &f->b);
     ix = sl_asprintf("%s/index", f->dir);
     assert_int_equal(sl_index_open(ix, &f->index, NULL), 0);
     assert_int_equal(sl_index_set_shards(f->index, 2), 0);
     sl_free(ix);
-    f->b = sl__wk_local_new(NULL, f->store);
     f->b->services.index = f->index;
     *state = f;
     return 0;
@@ -51,13 +43,9 @@ static int
 teardown(void **state)
 {
     struct fixture *f = *state;
-    char *cmd = sl_asprintf("rm -rf '%s'", f->dir);
 
-    sl__wk_local_free(f->b);
     sl_index_close(f->index);
-    sl_obj_close(f->store);
-    assert_int_equal(system(cmd), 0);
-    sl_free(cmd);
+    wk_env_close(f->dir, f->store, f->b);
     sl_free(f);
     return 0;
 }
