@@ -284,16 +284,20 @@ struct crawl {
     /* webExtractor: downloads are extracted with this */
     struct sl__wk_extract *extract;
     /* webExtractor: compounds downloaded while other transfers were in
-     * flight, in order; extracted once none is (their wall-clock timeouts
-     * would run during the extraction).  No transfer starts while one
-     * waits, so there are at most `parallel` of them. */
+     * flight, in the order they were deferred; extracted once none is (their
+     * wall-clock timeouts would run during the extraction).  No transfer starts
+     * while one waits, so there are at most `parallel` of them. */
     struct ready *ready;
     /* the start URLs of this task (links of depth 0): crawled (a 2xx
      * answer) and failed, with the first failure; none crawled and some
-     * failed fails the task (start_check) */
+     * failed, or with strategy full one without an answer, fails the task
+     * (web_crawl_perform) */
     unsigned start_ok;
     unsigned start_failed;
-    char start_why[1024];
+    unsigned start_transient; /* of start_failed: no answer (start_failed) */
+    char start_why[1024];     /* the first failure */
+    /* the first transient one when it came after another failure, else "" */
+    char start_transient_why[1024];
     json_t *robots_down; /* host keys whose robots.txt this task missed */
 };
 
@@ -317,25 +321,39 @@ count(struct crawl *c, const char *name)
 
 /* Start URL @lk (a page link of depth 0; others are ignored) could not be
  * crawled because of @fmt: counted, the first reason kept for the task
- * message. */
-static void
-start_failed(struct crawl *c, const struct link *lk, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+ * message.  @transient: a failure that says nothing about the page (a
+ * network error, 5xx, 429/503 given up, robots.txt unreachable), as
+ * against an answer (4xx, robots.txt disallows, the filters refuse). */
+static void start_failed(struct crawl *c,
+                         const struct link *lk,
+                         int transient,
+                         const char *fmt,
+                         ...) __attribute__((format(printf, 4, 5)));
 
 static void
-start_failed(struct crawl *c, const struct link *lk, const char *fmt, ...)
+start_failed(
+    struct crawl *c, const struct link *lk, int transient, const char *fmt, ...)
 {
+    char *why = NULL;
     va_list ap;
     int n = 0;
 
-    if (lk->kind != K_PAGE || lk->depth != 0 || c->start_failed++ > 0) {
+    if (lk->kind != K_PAGE || lk->depth != 0) {
         return;
     }
-    n = snprintf(c->start_why, sizeof(c->start_why), "%.512s: ", lk->url);
+    c->start_failed++;
+    c->start_transient += transient ? 1 : 0;
+    if (c->start_failed == 1) {
+        why = c->start_why;
+    } else if (transient && c->start_transient == 1) {
+        why = c->start_transient_why;
+    } else {
+        return;
+    }
+    n = snprintf(why, sizeof(c->start_why), "%.512s: ", lk->url);
     if (n > 0 && (size_t)n < sizeof(c->start_why)) {
         va_start(ap, fmt);
-        (void)vsnprintf(
-            c->start_why + n, sizeof(c->start_why) - (size_t)n, fmt, ap);
+        (void)vsnprintf(why + n, sizeof(c->start_why) - (size_t)n, fmt, ap);
         va_end(ap);
     }
 }
@@ -1518,18 +1536,18 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
     if (code == CURLE_FILESIZE_EXCEEDED || x->too_large) {
         SL_WARN("webCrawler: %s: larger than maxSize", x->lk->url);
         count(c, "links.skipped.tooLarge");
-        start_failed(c, x->lk, "larger than filters.maxSize");
+        start_failed(c, x->lk, 0, "larger than filters.maxSize");
         return;
     }
     if (x->refused_type) {
         count(c, "links.skipped.contentType");
-        start_failed(c, x->lk, "content type not in filters.contentTypes");
+        start_failed(c, x->lk, 0, "content type not in filters.contentTypes");
         return;
     }
     if (code != CURLE_OK && !cut) {
         SL_WARN("webCrawler: %s: %s", x->lk->url, curl_easy_strerror(code));
         count(c, "links.failed.network");
-        start_failed(c, x->lk, "%s", curl_easy_strerror(code));
+        start_failed(c, x->lk, 1, "%s", curl_easy_strerror(code));
         return;
     }
     if (status == 429 || status == 503) {
@@ -1542,7 +1560,7 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
         } else {
             SL_WARN("webCrawler: %s: HTTP %ld, given up", x->lk->url, status);
             count(c, "links.failed.throttled");
-            start_failed(c, x->lk, "HTTP %ld, given up", status);
+            start_failed(c, x->lk, 1, "HTTP %ld, given up", status);
         }
         return;
     }
@@ -1562,12 +1580,13 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
 
         if (!c->follow_redirects || x->lk->redirects >= c->max_redirects) {
             count(c, "links.skipped.redirects");
-            start_failed(c, x->lk, "HTTP %ld, redirect not followed", status);
+            start_failed(
+                c, x->lk, 0, "HTTP %ld, redirect not followed", status);
             return;
         }
         if (sl_web_url_resolve(x->lk->url, x->location, &to) != 0) {
             count(c, "links.skipped.badRedirect");
-            start_failed(c, x->lk, "HTTP %ld, bad redirect", status);
+            start_failed(c, x->lk, 0, "HTTP %ld, bad redirect", status);
             return;
         }
         count(c, "links.redirected");
@@ -1575,7 +1594,7 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
          * starts */
         if (!link_passes(c, to, x->lk->depth)) {
             start_failed(
-                c, x->lk, "redirect to %.512s, refused by filters", to);
+                c, x->lk, 0, "redirect to %.512s, refused by filters", to);
         } else {
             struct link *lk =
                 enqueue(c, to, x->lk->depth, x->lk->redirects + 1, K_PAGE);
@@ -1590,7 +1609,7 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
     if (status < 200 || status >= 300) {
         SL_WARN("webCrawler: %s: HTTP %ld", x->lk->url, status);
         count(c, status >= 500 ? "links.failed.server" : "links.failed.client");
-        start_failed(c, x->lk, "HTTP %ld", status);
+        start_failed(c, x->lk, status >= 500, "HTTP %ld", status);
         return;
     }
     page_done(c, x, status);
@@ -1702,6 +1721,7 @@ admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
         count(c, "links.disallowedByRobots");
         start_failed(c,
                      lk,
+                     json_object_get(c->robots_down, lk->host) != NULL,
                      json_object_get(c->robots_down, lk->host) != NULL
                          ? "robots.txt of %s unreachable (disallow all)"
                          : "disallowed by robots.txt of %s",
@@ -2332,7 +2352,7 @@ web_crawl_perform(struct sl_task_ctx *ctx)
         }
     }
     if (res == SL_WORKER_OK && c.start_failed > 0 &&
-        (c.start_ok == 0 || strategy_deletes(ctx))) {
+        (c.start_ok == 0 || (c.start_transient > 0 && strategy_deletes(ctx)))) {
         /* a fatal error: the run ends FAILED without its completion, so
          * a delta-delete cannot take every page of the source (or what
          * only the failed start URLs reach) because a start page or its
@@ -2350,7 +2370,9 @@ web_crawl_perform(struct sl_task_ctx *ctx)
                                 "fails, nothing deleted",
                                 c.start_failed,
                                 c.start_failed + c.start_ok,
-                                c.start_why);
+                                c.start_transient_why[0] != '\0'
+                                    ? c.start_transient_why
+                                    : c.start_why);
         }
         res = SL_WORKER_FATAL;
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Test site for web_extract_wait.sh: / links /big.zip (N small entries,
-served at once) and /slow.zip (answers after S seconds).  Both carry an
+"""Test site for web_extract_wait.sh: / links /big.zip and /big2.zip (N
+small entries each, served at once) and /slow.zip (answers after S seconds).  Both carry an
 ETag, so the crawler reads only their headers and the webExtractor
 downloads them in one task."""
 import io, sys, time, zipfile, argparse, threading
@@ -28,8 +28,8 @@ class H(BaseHTTPRequestHandler):
         pass
     def do_GET(self):
         if self.path == "/":
-            body, ctype = b'<html><body><a href="/big.zip">b</a> <a href="/slow.zip">s</a></body></html>', "text/html"
-        elif self.path == "/big.zip":
+            body, ctype = b'<html><body><a href="/big.zip">b</a> <a href="/big2.zip">b2</a> <a href="/slow.zip">s</a></body></html>', "text/html"
+        elif self.path in ("/big.zip", "/big2.zip"):
             body, ctype = BIG, "application/zip"
         elif self.path == "/slow.zip":
             time.sleep(args.slow)

@@ -2,21 +2,22 @@
 # webExtractor: a compound whose download ends while another download of
 # the task is in flight is extracted only once no transfer is (issue 6,
 # review): extracting it at once held up the other transfer past its
-# wall-clock timeout.  The site (web_extract_wait.py) serves /big.zip,
-# whose extraction takes longer than timeoutMs, at once, and /slow.zip
-# after a delay well inside timeoutMs; one webExtractor task downloads
-# both.  A workflow without pusher keeps the elements out of the index.
-# Asserted: both compounds fetched and extracted, no network failure
-# (the slow download did not time out), big.zip's extraction was deferred,
-# every element written, the run SUCCEEDED.
+# wall-clock timeout.  The site (web_extract_wait.py) serves /big.zip and
+# /big2.zip, whose extraction together takes longer than timeoutMs, at
+# once, and /slow.zip after a delay well inside timeoutMs; one
+# webExtractor task downloads all three.  A workflow without pusher keeps
+# the elements out of the index.  Asserted: the three compounds fetched
+# and extracted, no network failure (the slow download did not time out:
+# without the deferral it did), both big extractions deferred, every
+# element written, the run SUCCEEDED.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
 . "$(dirname "$0")/web_lib.sh"
 
-ENTRIES=${ENTRIES:-60000}
+ENTRIES=${ENTRIES:-80000}
 spawn_site "$TMP/site.port" python3 "$SRC/tests/integration/web_extract_wait.py" --port-file "$TMP/site.port" \
-    --entries "$ENTRIES" --slow 0.2
+    --entries "$ENTRIES" --slow 0.3
 
 mkdir -p "$TMP/workflows"
 cp "$SRC"/workflows/*.json "$TMP/workflows/"
@@ -33,7 +34,7 @@ JSON
 write_config "$TMP/config.json" ".jobmanager = {\"configDir\": \"$SRC/config\", \"workflowsDir\": \"$TMP/workflows\", \"leaseSeconds\": 30} | .workers = {\"threads\": 2}"
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 
-define_job waitJob webExtractWait "$(web_params "$SITE" wait 'del(.jobToPushTo) | .timeoutMs = 800 |
+define_job waitJob webExtractWait "$(web_params "$SITE" wait 'del(.jobToPushTo) | .timeoutMs = 1500 |
     .politeness.respectRobots = false')"
 [ "$STATUS" = 200 ] || { echo "define waitJob: $STATUS $(cat "$BODY")" >&2; exit 1; }
 
@@ -41,8 +42,8 @@ t0=$(date +%s.%N)
 expect_crawl waitJob "crawl SUCCEEDED"
 echo "# crawl took $(echo "$(date +%s.%N) - $t0" | bc) s"
 jq -c '.worker' "$RUNJSON"
-expect_counter compounds.fetched = 2 "both compounds downloaded and extracted"
+expect_counter compounds.fetched = 3 "the three compounds downloaded and extracted"
 expect_counter links.failed.network = 0 "no download timed out"
-expect_counter compounds.deferred = 1 "big.zip's extraction waited for slow.zip's download"
-expect_counter elements.records = $((ENTRIES + 3)) "every element written ($((ENTRIES + 3)))"
+expect_counter compounds.deferred = 2 "the big zips' extractions waited for slow.zip's download"
+expect_counter elements.records = $((2 * ENTRIES + 3)) "every element written ($((2 * ENTRIES + 3)))"
 finish

@@ -11,9 +11,11 @@
 # 4. a start URL outside urlPatterns (another job on the same source):
 #    the same, nothing deleted;
 # 5. the site is back: SUCCEEDED, nothing pushed, nothing removed;
-# 6. two start URLs, the site and a port nothing listens on: with full
-#    the run FAILED ("1 of 2 start URLs"), nothing deleted; with additive
-#    the run SUCCEEDED, the failure counted.
+# 6. two start URLs on two sites, both indexed; the second site goes down:
+#    with full the run FAILED ("1 of 2 start URLs"), nothing deleted, its
+#    pages stay in the index; with additive the run SUCCEEDED, the failure
+#    counted; a start URL that answers 404 next to a working one does not
+#    fail a full crawl (an answer, not an outage).
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -76,30 +78,49 @@ expect_crawl webStart "crawl after recovery SUCCEEDED"
     ok "nothing pushed, nothing removed: the index was kept intact" ||
     fail "pushed $(counter records.pushed), removed $(counter entries.removed)"
 
-# ---- 6. one of two start URLs fails
-DOWN="http://127.0.0.1:1/"
-define_job webTwo webCrawling "$(web_params "$SITE" startfail \
-    '.deltaImportStrategy = "full" | .startUrl = [.startUrl, "'"$DOWN"'"] |
-     .filters.urlPatterns.include += ["^http://127[.]0[.]0[.]1:1/"]')"
-expect_status 200 "a full job with a second start URL on a closed port"
-crawl webTwo && fail "a full crawl with a failing start URL succeeded" || true
+# ---- 6. two start URLs on two sites, one of them goes down
+SITE1=$SITE
+start_site site2 --pages 8
+SITE2=$SITE
+SITE=$SITE1
+SITE_LOG="$TMP/site.log"
+two() { # NAME STRATEGY START_URL...: a job crawling both sites
+    local name=$1 strategy=$2 urls
+    shift 2
+    urls=$(jq -cn '$ARGS.positional' --args "$@")
+    define_job "$name" webCrawling "$(web_params "$SITE1" startfail \
+        ".deltaImportStrategy = \"$strategy\" | .startUrl = $urls |
+         .filters.urlPatterns.include += [\"^$SITE2/\"]")"
+}
+two webTwo full "$SITE1/" "$SITE2/"
+expect_status 200 "a full job with start URLs on two sites"
+expect_crawl webTwo "full, both sites up: SUCCEEDED"
+wait_indexed
+{ cat "$TMP/want"; site_expected "$SITE2" --pages 8; } | LC_ALL=C sort >"$TMP/want2"
+expect_index "$TMP/want2" "both sites are indexed ($(wc -l <"$TMP/want2") pages)"
+kill "${SITE_PIDS##* }" # site2 goes down
+crawl webTwo && fail "a full crawl with a start URL down succeeded" || true
 [ "$(jq -r .state "$RUNJSON")" = FAILED ] && ok "full, one of two start URLs down: the run FAILED" ||
     fail "full, one start URL down: state $(jq -r .state "$RUNJSON")"
-jq -e --arg d "$DOWN" '.errors | tostring | test("1 of 2 start URLs could not be crawled") and contains($d)' \
+jq -e --arg d "$SITE2" '.errors | tostring | test("1 of 2 start URLs could not be crawled") and contains($d)' \
     "$RUNJSON" >/dev/null && ok "the run data names the failed start URL ($(jq -c '.errors[0]' "$RUNJSON" | head -c 200))" ||
     fail "errors $(jq -c .errors "$RUNJSON" | head -c 400)"
 [ "$(counter entries.removed)" = 0 ] && ok "no delta-delete ran" ||
     fail "removed $(counter entries.removed)"
 wait_indexed
-expect_index "$TMP/want" "the index keeps its $(wc -l <"$TMP/want") pages"
-define_job webTwoAdd webCrawling "$(web_params "$SITE" startfail \
-    '.deltaImportStrategy = "additive" | .startUrl = [.startUrl, "'"$DOWN"'"] |
-     .filters.urlPatterns.include += ["^http://127[.]0[.]0[.]1:1/"]')"
+expect_index "$TMP/want2" "the index keeps the pages of the site that is down"
+two webTwoAdd additive "$SITE1/" "$SITE2/"
 expect_status 200 "the same job with additive"
 expect_crawl webTwoAdd "additive, one of two start URLs down: the run SUCCEEDED"
 expect_counter robots.unreachable -ge 1 "the failed start URL is counted (its host's robots.txt unreachable)"
 wait_indexed
-expect_index "$TMP/want" "the index still has its $(wc -l <"$TMP/want") pages"
+expect_index "$TMP/want2" "the index still has both sites' pages"
+# an answer is no outage: a start URL that is gone (404) next to one that
+# works does not fail a full crawl; the gone page is not indexed
+two webGone full "$SITE1/" "$SITE1/gone.html"
+expect_status 200 "a full job with a second start URL that answers 404"
+expect_crawl webGone "full, a start URL answers 404: SUCCEEDED"
+expect_counter links.failed.client -ge 1 "the 404 is counted"
 
 stop_server
 finish
