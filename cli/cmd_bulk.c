@@ -32,10 +32,12 @@ static const char usage_text[] =
     "Inspect and build record bulks (format: docs/bulk-format.md).\n"
     "\n"
     "Commands:\n"
-    "  cat FILE            Print each record as one JSON line: the metadata\n"
+    "  cat FILE...         Print each record as one JSON line: the metadata\n"
     "                      as stored plus, when the record has attachments,\n"
     "                      \"_attachments\": {NAME: {\"size\": BYTES}, ...}.\n"
     "                      Attachment data is checked but never printed.\n"
+    "                      Several files are printed one after the other;\n"
+    "                      the first that fails stops the command.\n"
     "  count FILE          Print the number of records (the whole bulk is\n"
     "                      read and verified).\n"
     "  from-jsonl IN OUT   Build the bulk OUT from JSON lines read from IN.\n"
@@ -200,10 +202,15 @@ out:
 }
 
 static int
-cmd_cat(char **args)
+cmd_cat(char **args, int nargs)
 {
     uint64_t n = 0;
-    int rc = walk(args[0], 1, &n);
+    int rc = 0;
+    int i = 0;
+
+    for (i = 0; i < nargs && rc == 0; i++) {
+        rc = walk(args[i], 1, &n);
+    }
 
     if (fflush(stdout) != 0 && rc == 0) {
         rc = report("stdout", "write error: %s", strerror(errno));
@@ -212,11 +219,12 @@ cmd_cat(char **args)
 }
 
 static int
-cmd_count(char **args)
+cmd_count(char **args, int nargs)
 {
     uint64_t n = 0;
     int rc = walk(args[0], 0, &n);
 
+    (void)nargs; /* exactly 1 */
     if (rc != 0) {
         return rc;
     }
@@ -626,7 +634,7 @@ out:
 }
 
 static int
-cmd_from_jsonl(char **args)
+cmd_from_jsonl(char **args, int nargs)
 {
     const char *in = args[0];
     const char *out = args[1];
@@ -637,6 +645,7 @@ cmd_from_jsonl(char **args)
     int out_fd = -1;
     int rc = 0;
 
+    (void)nargs; /* exactly 2 */
     lr = sl_calloc(1, sizeof(*lr));
     lr->fd = open_input(in);
     if (lr->fd < 0) {
@@ -697,12 +706,12 @@ out:
  * --------------------------------------------------------------------- */
 struct bulk_cmd {
     const char *name;
-    int nargs;               /* exact number of operands */
-    int (*run)(char **args); /* args holds nargs operands */
+    int nargs; /* exact number of operands; -1: one or more */
+    int (*run)(char **args, int nargs); /* args holds nargs operands */
 };
 
 static const struct bulk_cmd commands[] = {
-    {"cat", 1, cmd_cat},
+    {"cat", -1, cmd_cat},
     {"count", 1, cmd_count},
     {"from-jsonl", 2, cmd_from_jsonl},
 };
@@ -717,12 +726,13 @@ int
 sl_cli_bulk_main(int argc, char **argv)
 {
     const struct bulk_cmd *cmd = NULL;
-    char *args[2] = {NULL, NULL};
+    char **args = NULL;
     char msg[256];
     int nargs = 0;
     int opts = 1;
     size_t i = 0;
     int a = 0;
+    int rc = 0;
 
     if (argc < 2) {
         return usage_error("missing command");
@@ -740,12 +750,13 @@ sl_cli_bulk_main(int argc, char **argv)
         (void)snprintf(msg, sizeof(msg), "unknown command '%s'", argv[1]);
         return usage_error(msg);
     }
+    args = sl_calloc((size_t)argc, sizeof(*args)); /* operands < argc */
     for (a = 2; a < argc; a++) {
         const char *arg = argv[a];
 
         if (opts && is_help(arg)) {
             (void)fputs(usage_text, stdout);
-            return 0;
+            goto out;
         }
         if (opts && strcmp(arg, "--") == 0) {
             opts = 0;
@@ -753,18 +764,24 @@ sl_cli_bulk_main(int argc, char **argv)
         }
         if (opts && arg[0] == '-' && arg[1] != '\0') {
             (void)snprintf(msg, sizeof(msg), "unknown option '%s'", arg);
-            return usage_error(msg);
+            rc = usage_error(msg);
+            goto out;
         }
         if (nargs == cmd->nargs) {
             (void)snprintf(
                 msg, sizeof(msg), "%s: too many arguments", cmd->name);
-            return usage_error(msg);
+            rc = usage_error(msg);
+            goto out;
         }
         args[nargs++] = argv[a];
     }
-    if (nargs != cmd->nargs) {
+    if (nargs == 0 || (cmd->nargs >= 0 && nargs != cmd->nargs)) {
         (void)snprintf(msg, sizeof(msg), "%s: missing argument", cmd->name);
-        return usage_error(msg);
+        rc = usage_error(msg);
+        goto out;
     }
-    return cmd->run(args);
+    rc = cmd->run(args, nargs);
+out:
+    sl_free(args);
+    return rc;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Integration test for `sluice bulk` (cat, count, from-jsonl): builds a bulk
-# from JSON lines with base64 and file attachments, checks cat/count, a
+# from JSON lines with base64 and file attachments, checks cat (one and
+# several files)/count, a
 # truncated copy, a bad JSON line, and the usage/help exit codes.
 # Usage: bulk_cli.sh PATH/TO/sluice
 set -euo pipefail
@@ -55,6 +56,17 @@ jq -e -s '
 jq -c 'del(._attachments)' cat.out >meta.jsonl
 "$sluice" bulk from-jsonl meta.jsonl meta.bulk
 "$sluice" bulk cat meta.bulk | cmp - meta.jsonl || fail "metadata round trip"
+
+# cat of several files: one after the other; the first that fails stops it
+# (exit 1) after what came before.
+"$sluice" bulk cat out.bulk meta.bulk | cmp - <(cat cat.out meta.jsonl) || fail "cat of two bulks"
+set +e
+"$sluice" bulk cat meta.bulk missing.bulk out.bulk >two.out 2>err.txt
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "cat with a missing second file exited $rc"
+cmp -s two.out meta.jsonl || fail "cat printed $(wc -l <two.out) lines before the missing file"
+grep -q "missing.bulk" err.txt || fail "message: $(cat err.txt)"
 
 # The attachment bytes are stored raw: the 1 MiB file appears verbatim.
 if command -v python3 >/dev/null 2>&1; then
@@ -126,7 +138,7 @@ cmp -s out.bulk keep.bulk || fail "a failed from-jsonl changed OUT"
 "$sluice" bulk --help | grep -q "from-jsonl IN OUT" || fail "--help"
 "$sluice" bulk -h | grep -q "count FILE" || fail "-h"
 "$sluice" bulk cat --help | grep -q -- "--help" || fail "cat --help"
-for args in "" "nope" "cat" "cat a b" "count --bogus x" "from-jsonl in"; do
+for args in "" "nope" "cat" "count a b" "count --bogus x" "from-jsonl in"; do
     set +e
     # shellcheck disable=SC2086
     "$sluice" bulk $args >/dev/null 2>&1

@@ -41,12 +41,12 @@ wait_end() {
 }
 
 # summary DATA: counters and the sorted record ids of the output (one line
-# a record, also kept in DATA.ids).  The output is read once: a bulk cat a
-# bulk (150 of them) is most of the time of a kill.
+# a record, also kept in DATA.ids).  The output is read once, by one bulk
+# cat of all 150 bulks (a process per bulk was most of the time of a kill).
 summary() {
     jq -c '{state, tasks: {createdTaskCount: .tasks.createdTaskCount, successfulTaskCount: .tasks.successfulTaskCount}}' "$BODY"
     find "$1/store/out/results" -type f -print0 | sort -z |
-        xargs -0 -r -n 1 "$SLUICE" bulk cat | jq -r ._recordid | sort >"$1.ids"
+        xargs -0 -r "$SLUICE" bulk cat | jq -r ._recordid | sort >"$1.ids"
     md5sum <"$1.ids"
     uniq -d "$1.ids" | wc -l
 }
