@@ -14,6 +14,7 @@
  * by maxTextBytes; content beyond maxContentBytes is read and skipped.
  * See docs/workers.md "textExtractor".
  */
+#include <ctype.h>
 #include <fcntl.h>
 #include <iconv.h>
 #include <poll.h>
@@ -416,6 +417,11 @@ utf8_valid(const char *s, size_t n)
     int len = 0;
 
     while (n > 0) {
+        if (*p < 0x80) { /* ASCII, most of a head: no decoding */
+            p++;
+            n--;
+            continue;
+        }
         len = utf8_seq(p, n, &cp);
         if (len < 0) {
             return 1;
@@ -1034,11 +1040,25 @@ static const char *
 find_ci(const char *p, const char *end, const char *needle)
 {
     size_t n = strlen(needle);
+    unsigned char lo = (unsigned char)tolower((unsigned char)needle[0]);
+    unsigned char up = (unsigned char)toupper((unsigned char)needle[0]);
 
-    for (; (size_t)(end - p) >= n; p++) {
-        if (strncasecmp(p, needle, n) == 0) {
-            return p;
+    /* the first byte is looked for with memchr (both cases of a letter):
+     * a strncasecmp at every byte of the head was a sixth of the
+     * extractor's time on small HTML pages */
+    while (n > 0 && (size_t)(end - p) >= n) {
+        size_t span = (size_t)(end - p) - n + 1;
+        const char *a = memchr(p, lo, span);
+        const char *b = up != lo ? memchr(p, up, span) : NULL;
+        const char *c = a == NULL || (b != NULL && b < a) ? b : a;
+
+        if (c == NULL) {
+            return NULL;
         }
+        if (strncasecmp(c + 1, needle + 1, n - 1) == 0) {
+            return c;
+        }
+        p = c + 1;
     }
     return NULL;
 }

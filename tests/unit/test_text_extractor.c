@@ -601,6 +601,13 @@ test_text_html_chunks(void **state)
     "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; "      \
     "charset=windows-1252\"><title>Caf\xe9</title></head><body><p>tr\xe8s "    \
     "\x80</p></body></html>"
+/* upper case, after a <meta> without a charset and a "<" that starts no
+ * tag: the declaration is found wherever the search for it resumes */
+#define HTML_UPPER                                                             \
+    "<HTML><HEAD><META NAME=\"x\" CONTENT=\"a<b\"><Meta HTTP-EQUIV=\"Content-" \
+    "Type\" CONTENT=\"text/html; "                                             \
+    "CHARSET=ISO-8859-1\"><TITLE>Gar\xe7on</TITLE>"                            \
+    "</HEAD><BODY>\xe9t\xe9</BODY></HTML>"
 #define HTML_UNDECLARED                                                        \
     "<html><head><title>Caf\xe9 au lait</title></head><body><p>tr\xe8s bien, " \
     "\xe0 la fran\xe7"                                                         \
@@ -614,8 +621,9 @@ test_text_html_charsets(void **state)
     const struct rec r[] = {
         {"/d/decl.html", NULL, HTML_LATIN1, sizeof(HTML_LATIN1) - 1},
         {"/d/undecl.html", NULL, HTML_UNDECLARED, sizeof(HTML_UNDECLARED) - 1},
+        {"/d/upper.html", NULL, HTML_UPPER, sizeof(HTML_UPPER) - 1},
     };
-    struct result res = run(f, "{}", NULL, 1, r, 2);
+    struct result res = run(f, "{}", NULL, 1, r, 3);
 
     assert_string_equal(attr(&res, "/d/decl.html", "charset"), "WINDOWS-1252");
     assert_string_equal(attr(&res, "/d/decl.html", "title"), "Caf\xc3\xa9");
@@ -626,6 +634,10 @@ test_text_html_charsets(void **state)
     assert_int_equal(
         strncmp(attr(&res, "/d/undecl.html", "text"), "tr\xc3\xa8s bien", 10),
         0);
+    assert_string_equal(attr(&res, "/d/upper.html", "charset"), "ISO-8859-1");
+    assert_string_equal(attr(&res, "/d/upper.html", "title"), "Gar\xc3\xa7on");
+    assert_string_equal(attr(&res, "/d/upper.html", "text"),
+                        "\xc3\xa9t\xc3\xa9");
     result_free(&res);
 }
 
