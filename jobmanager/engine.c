@@ -168,7 +168,11 @@ sl__jm_run_json(const struct run *r, int internal)
         (void)json_object_set_new(
             wfs, wc_names[i], json_integer((json_int_t)r->wc[i]));
     }
-    j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:O, s:O}",
+    /* worker and errors change while tasks finish: copies, since the
+     * caller serialises the result after the jobmanager's lock is
+     * released (a shared reference raced with a task finishing, and
+     * json_dumps of it failed: "handler gave no reply" under ASan) */
+    j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o}",
                   "jobId",
                   r->id,
                   "runMode",
@@ -180,9 +184,9 @@ sl__jm_run_json(const struct run *r, int internal)
                   "tasks",
                   tasks,
                   "worker",
-                  r->worker,
+                  json_deep_copy(r->worker),
                   "errors",
-                  r->errors);
+                  json_deep_copy(r->errors));
     sl_time_format(r->start_ms, ts, sizeof(ts));
     (void)json_object_set_new(j, "startTime", json_string(ts));
     if (r->finish_ms) {

@@ -162,6 +162,10 @@ void *sl__jm_lease_main(void *arg);
 void *sl__jm_cleanup_main(void *arg);
 struct run *sl__jm_run_find(struct sl_jm *jm, const char *job);
 void sl__jm_run_persist(struct sl_jm *jm, struct run *r);
+/* The run's JSON (with @internal: its _internal part too); a new
+ * reference that shares nothing that changes while the run goes on (the
+ * worker counters and errors are copies), so it may be serialised after
+ * jm->mu is released.  Call with jm->mu held. */
 json_t *sl__jm_run_json(const struct run *r, int internal);
 struct wfrun *sl__jm_wfrun_new(struct run *r);
 struct wfrun *sl__jm_wfrun_find(struct run *r, unsigned id);

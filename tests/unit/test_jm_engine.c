@@ -313,6 +313,63 @@ test_engine_generators_and_completion(void **state)
                      12);
 }
 
+/* The run data is a snapshot: a task finishing afterwards (counters, an
+ * error) does not change what was handed out, which callers serialise
+ * after the jobmanager's lock is released (a shared reference to the
+ * worker counters raced with task finishes). */
+static void
+test_engine_run_data_snapshot(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *res = NULL;
+    json_t *t = NULL;
+    json_t *d = NULL;
+    char *before = NULL;
+    char *after = NULL;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    assert_non_null(t);
+    write_out(f, t, 1);
+    d = run_data(f, "chainJob", id);
+    before = json_dumps(d, JSON_SORT_KEYS);
+    res = json_pack("{s:s, s:{s:i}}",
+                    "status",
+                    "SUCCESSFUL",
+                    "counters",
+                    "snapshotCounter",
+                    7);
+    assert_int_equal(
+        sl_jm_task_finish(f->jm,
+                          json_string_value(json_object_get(t, "workerName")),
+                          json_string_value(json_object_get(t, "taskId")),
+                          res,
+                          &err),
+        0);
+    json_decref(res);
+    json_decref(t);
+    t = take(f, "copy");
+    assert_non_null(t);
+    assert_int_equal(finish(f, t, "FATAL_ERROR"), 0);
+    json_decref(t);
+    after = json_dumps(d, JSON_SORT_KEYS);
+    assert_string_equal(before, after);
+    assert_null(strstr(after, "snapshotCounter"));
+    json_decref(d);
+    sl_free(after);
+    /* and the run itself did record them */
+    d = run_data(f, "chainJob", id);
+    after = json_dumps(d, JSON_SORT_KEYS);
+    assert_non_null(strstr(after, "snapshotCounter"));
+    assert_int_equal(json_array_size(json_object_get(d, "errors")), 1);
+    sl_free(before);
+    sl_free(after);
+    json_decref(d);
+    (void)sl_jm_run_cancel(f->jm, "chainJob", id, &err);
+}
+
 /* runOnce from a bucket: one task per object; an empty bucket gives a run
  * that succeeds at once. */
 static void
@@ -646,6 +703,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_engine_generators_and_completion, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_run_data_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_runonce_from_bucket, setup, teardown),
         cmocka_unit_test_setup_teardown(
