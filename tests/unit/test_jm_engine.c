@@ -182,10 +182,10 @@ write_out(struct fx *f, const json_t *t, int n)
     }
 }
 
+/* Finish task @t with result @res (taken). */
 static int
-finish(struct fx *f, json_t *t, const char *status)
+finish_with(struct fx *f, const json_t *t, json_t *res)
 {
-    json_t *res = json_pack("{s:s}", "status", status);
     struct sl_err err;
     int rc =
         sl_jm_task_finish(f->jm,
@@ -196,6 +196,12 @@ finish(struct fx *f, json_t *t, const char *status)
 
     json_decref(res);
     return rc;
+}
+
+static int
+finish(struct fx *f, json_t *t, const char *status)
+{
+    return finish_with(f, t, json_pack("{s:s}", "status", status));
 }
 
 static json_t *
@@ -323,7 +329,6 @@ test_engine_run_data_snapshot(void **state)
     struct fx *f = *state;
     char id[SL_JM_RUN_ID_MAX];
     struct sl_err err;
-    json_t *res = NULL;
     json_t *t = NULL;
     json_t *d = NULL;
     char *before = NULL;
@@ -335,20 +340,15 @@ test_engine_run_data_snapshot(void **state)
     write_out(f, t, 1);
     d = run_data(f, "chainJob", id);
     before = json_dumps(d, JSON_SORT_KEYS);
-    res = json_pack("{s:s, s:{s:i}}",
-                    "status",
-                    "SUCCESSFUL",
-                    "counters",
-                    "snapshotCounter",
-                    7);
-    assert_int_equal(
-        sl_jm_task_finish(f->jm,
-                          json_string_value(json_object_get(t, "workerName")),
-                          json_string_value(json_object_get(t, "taskId")),
-                          res,
-                          &err),
-        0);
-    json_decref(res);
+    assert_int_equal(finish_with(f,
+                                 t,
+                                 json_pack("{s:s, s:{s:i}}",
+                                           "status",
+                                           "SUCCESSFUL",
+                                           "counters",
+                                           "snapshotCounter",
+                                           7)),
+                     0);
     json_decref(t);
     t = take(f, "copy");
     assert_non_null(t);
@@ -493,22 +493,19 @@ test_engine_events(void **state)
     char id[SL_JM_RUN_ID_MAX];
     struct sl_err err;
     json_t *t = NULL;
-    json_t *res = NULL;
 
     assert_int_equal(sl_jm_event_begin(f->jm, "login", &err), 1);
     assert_int_equal(sl_jm_event_begin(f->jm, "login", &err), 0);
     assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
     t = take(f, "split");
-    res = json_pack(
-        "{s:s, s:[s]}", "status", "POSTPONE", "prerequisiteEvents", "login");
-    assert_int_equal(
-        sl_jm_task_finish(f->jm,
-                          "split",
-                          json_string_value(json_object_get(t, "taskId")),
-                          res,
-                          &err),
-        0);
-    json_decref(res);
+    assert_int_equal(finish_with(f,
+                                 t,
+                                 json_pack("{s:s, s:[s]}",
+                                           "status",
+                                           "POSTPONE",
+                                           "prerequisiteEvents",
+                                           "login")),
+                     0);
     json_decref(t);
     assert_null(take(f, "split"));
     assert_int_equal(sl_jm_event_complete(f->jm, "login", &err), 0);
