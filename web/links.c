@@ -15,27 +15,10 @@
 
 #include "web/web_int.h"
 
-/*
- * libxml2 2.9.14 misreads an end tag of <script> or <style> cut between
- * two chunks ("</scr" then "ipt>"): it takes the rest of the page for
- * script text, and the links there are lost.  So the bytes from a '<'
- * among the last HOLD_MAX bytes of a chunk are held back and fed in front
- * of the next one (the same idea as workers/text_extractor.c).
- */
-#define HOLD_MAX    64u
 #define PIECE       (64u * 1024u) /* bytes per htmlParseChunk call */
 #define PENDING_MAX (64u * 1024u) /* raw hrefs of the head */
 
-/*
- * libxml2 2.9.14's HTML push parser drops the input it has consumed only
- * while it reads text: a page of tags with nothing between them
- * ("<br><br>...", minified markup) stays whole in its buffer, so memory
- * grew with the page.  Before each chunk the consumed input is dropped
- * as the XML push parser does at the start of every xmlParseChunk, once
- * more than SHRINK_AT bytes are consumed and no look-up for the end of a
- * construct is pending (checkIndex is an offset into the buffer then).
- */
-#define SHRINK_AT (64 * 1024)
+#define SHRINK_AT (64 * 1024) /* sl_web_html_feed: consumed input dropped */
 
 struct sl_web_links {
     htmlParserCtxtPtr px;
@@ -50,9 +33,8 @@ struct sl_web_links {
     struct sl_buf pending; /* kind digit, href, NUL; repeated */
     size_t npending;       /* entries in pending */
     struct sl_web_links_summary sum;
-    char hold[HOLD_MAX]; /* the start of a tag, fed with the next chunk */
-    size_t hlen;
-    char *stage; /* HOLD_MAX + PIECE bytes: hold + the next piece */
+    struct sl_web_html_feed feed;
+    char *stage; /* SL_WEB_HTML_HOLD + PIECE bytes: sl_web_html_feed's */
 };
 
 /* ------------------------------------------------------------------------
@@ -427,7 +409,7 @@ sl_web_links_begin(const char *page_url,
                              HTML_PARSE_RECOVER | HTML_PARSE_NONET |
                                  HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING);
     use_charset(lx, charset);
-    lx->stage = sl_malloc(HOLD_MAX + PIECE);
+    lx->stage = sl_malloc(SL_WEB_HTML_HOLD + PIECE);
     *out = lx;
     return 0;
 fail:
@@ -435,31 +417,41 @@ fail:
     return rc;
 }
 
-/* Feed @k <= PIECE bytes, holding back a tag start near the end. */
-static void
-feed_piece(struct sl_web_links *lx, const char *p, size_t k)
+void
+sl_web_html_feed(struct _xmlParserCtxt *px,
+                 struct sl_web_html_feed *f,
+                 char *stage,
+                 const char *p,
+                 size_t k)
 {
-    size_t total = lx->hlen + k;
+    size_t total = f->hlen + k;
     size_t cut = total;
     size_t j = 0;
 
-    memcpy(lx->stage, lx->hold, lx->hlen);
-    memcpy(lx->stage + lx->hlen, p, k);
-    for (j = total; j > 0 && total - (j - 1) <= HOLD_MAX; j--) {
-        if (lx->stage[j - 1] == '<') {
+    memcpy(stage, f->hold, f->hlen);
+    memcpy(stage + f->hlen, p, k);
+    for (j = total; j > 0 && total - (j - 1) <= SL_WEB_HTML_HOLD; j--) {
+        if (stage[j - 1] == '<') {
             cut = j - 1;
             break;
         }
     }
-    if (lx->px->input != NULL && lx->px->checkIndex == 0 &&
-        lx->px->input->cur - lx->px->input->base > SHRINK_AT) {
-        xmlParserInputShrink(lx->px->input);
+    if (px->input != NULL && px->checkIndex == 0 &&
+        px->input->cur - px->input->base > SHRINK_AT) {
+        xmlParserInputShrink(px->input);
     }
     if (cut > 0) {
-        (void)htmlParseChunk(lx->px, lx->stage, (int)cut, 0);
+        (void)htmlParseChunk(px, stage, (int)cut, 0);
     }
-    lx->hlen = total - cut;
-    memcpy(lx->hold, lx->stage + cut, lx->hlen);
+    f->hlen = total - cut;
+    memcpy(f->hold, stage + cut, f->hlen);
+}
+
+void
+sl_web_html_end(struct _xmlParserCtxt *px, struct sl_web_html_feed *f)
+{
+    (void)htmlParseChunk(px, f->hold, (int)f->hlen, 1);
+    f->hlen = 0;
 }
 
 int
@@ -471,7 +463,7 @@ sl_web_links_feed(struct sl_web_links *lx, const char *data, size_t len)
     while (len > 0 && lx->rc == 0) {
         size_t k = len < PIECE ? len : PIECE;
 
-        feed_piece(lx, data, k);
+        sl_web_html_feed(lx->px, &lx->feed, lx->stage, data, k);
         data += k;
         len -= k;
     }
@@ -484,7 +476,7 @@ sl_web_links_end(struct sl_web_links *lx, struct sl_web_links_summary *summary)
     int rc = 0;
 
     if (lx->rc == 0) {
-        (void)htmlParseChunk(lx->px, lx->hold, (int)lx->hlen, 1);
+        sl_web_html_end(lx->px, &lx->feed);
     }
     if (lx->rc == 0 && lx->waiting) {
         flush(lx);

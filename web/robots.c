@@ -248,10 +248,24 @@ on_sitemap(struct parser *ps, const char *v, size_t n)
     r->sitemaps[r->nsitemaps++] = sl_strndup(v, n);
 }
 
+/* Is @k (@n bytes) the key or directive @name, without case? */
 static int
 key_is(const char *k, size_t n, const char *name)
 {
     return strlen(name) == n && strncasecmp(k, name, n) == 0;
+}
+
+/* Trim white space around @p (@n bytes) in place. */
+static void
+trim(const char **p, size_t *n)
+{
+    while (*n > 0 && is_space((unsigned char)**p)) {
+        (*p)++;
+        (*n)--;
+    }
+    while (*n > 0 && is_space((unsigned char)(*p)[*n - 1])) {
+        (*n)--;
+    }
 }
 
 /* One line without its end: "key: value # comment". */
@@ -275,20 +289,8 @@ parse_line(struct parser *ps, const char *line, size_t n)
     kn = (size_t)(colon - line);
     v = colon + 1;
     vn = n - kn - 1;
-    while (kn > 0 && is_space((unsigned char)*k)) {
-        k++;
-        kn--;
-    }
-    while (kn > 0 && is_space((unsigned char)k[kn - 1])) {
-        kn--;
-    }
-    while (vn > 0 && is_space((unsigned char)*v)) {
-        v++;
-        vn--;
-    }
-    while (vn > 0 && is_space((unsigned char)v[vn - 1])) {
-        vn--;
-    }
+    trim(&k, &kn);
+    trim(&v, &vn);
     if (key_is(k, kn, "user-agent")) {
         on_agent(ps, v, vn);
     } else if (key_is(k, kn, "allow")) {
@@ -478,26 +480,6 @@ sl_web_robots_sitemap(const struct sl_web_robots *r, size_t i)
  * X-Robots-Tag.
  * --------------------------------------------------------------------- */
 
-/* Is @p (@n bytes) the directive @name, without case? */
-static int
-word_is(const char *p, size_t n, const char *name)
-{
-    return n == strlen(name) && strncasecmp(p, name, n) == 0;
-}
-
-/* Trim white space around @p (@n bytes) in place. */
-static void
-trim(const char **p, size_t *n)
-{
-    while (*n > 0 && is_space((unsigned char)**p)) {
-        (*p)++;
-        (*n)--;
-    }
-    while (*n > 0 && is_space((unsigned char)(*p)[*n - 1])) {
-        (*n)--;
-    }
-}
-
 unsigned
 sl_web_robots_tag(const char *value, const char *user_agent)
 {
@@ -519,10 +501,10 @@ sl_web_robots_tag(const char *value, const char *user_agent)
             size_t k = (size_t)(colon - item);
 
             trim(&name, &k);
-            if (word_is(name, k, "unavailable_after") ||
-                word_is(name, k, "max-snippet") ||
-                word_is(name, k, "max-image-preview") ||
-                word_is(name, k, "max-video-preview")) {
+            if (key_is(name, k, "unavailable_after") ||
+                key_is(name, k, "max-snippet") ||
+                key_is(name, k, "max-image-preview") ||
+                key_is(name, k, "max-video-preview")) {
                 continue; /* a directive with a value */
             }
             /* "<agent>: ...": this item and the next are for <agent> */
@@ -535,11 +517,11 @@ sl_web_robots_tag(const char *value, const char *user_agent)
         if (!mine) {
             continue;
         }
-        if (word_is(item, n, "noindex")) {
+        if (key_is(item, n, "noindex")) {
             flags |= SL_WEB_NOINDEX;
-        } else if (word_is(item, n, "nofollow")) {
+        } else if (key_is(item, n, "nofollow")) {
             flags |= SL_WEB_NOFOLLOW;
-        } else if (word_is(item, n, "none")) {
+        } else if (key_is(item, n, "none")) {
             flags |= SL_WEB_NOINDEX | SL_WEB_NOFOLLOW;
         }
     }

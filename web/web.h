@@ -188,6 +188,43 @@ const char *sl_web_robots_sitemap(const struct sl_web_robots *r, size_t i);
 unsigned sl_web_robots_tag(const char *value, const char *user_agent);
 
 /* ------------------------------------------------------------------------
+ * Feeding libxml2's HTML push parser (the link extractor here, the
+ * textExtractor's HTML) with two work-arounds for libxml2 2.9.14:
+ * - an end tag of <script> or <style> cut between two chunks ("</scr" then
+ *   "ipt>") made it take the rest of the page for script text, so the
+ *   bytes from a '<' among the last SL_WEB_HTML_HOLD bytes of a chunk are
+ *   held back and fed in front of the next one;
+ * - it drops the input it has consumed only while it reads text, so a page
+ *   of tags with nothing between them ("<br><br>...", minified markup)
+ *   stayed whole in its buffer; the consumed input is dropped before each
+ *   chunk, as the XML push parser does, once more than 64 KiB are consumed
+ *   and no look-up for the end of a construct is pending (checkIndex is an
+ *   offset into the buffer then).
+ * --------------------------------------------------------------------- */
+#define SL_WEB_HTML_HOLD 64u
+
+struct _xmlParserCtxt; /* libxml2's htmlParserCtxt */
+
+/** What is held back between two chunks; zero-initialise. */
+struct sl_web_html_feed {
+    char hold[SL_WEB_HTML_HOLD]; /* the start of a tag, fed with the next */
+    size_t hlen;
+};
+
+/**
+ * @brief Feed the @p k bytes at @p p to @p px (an HTML push parser),
+ * after what @p f holds; @p stage (borrowed, scratch) has room for
+ * SL_WEB_HTML_HOLD + @p k bytes.
+ */
+void sl_web_html_feed(struct _xmlParserCtxt *px,
+                      struct sl_web_html_feed *f,
+                      char *stage,
+                      const char *p,
+                      size_t k);
+/** @brief End of input: feed what @p f holds and terminate @p px. */
+void sl_web_html_end(struct _xmlParserCtxt *px, struct sl_web_html_feed *f);
+
+/* ------------------------------------------------------------------------
  * HTML links, streaming.
  *
  * Sources: <a href>, <area href>, <link href> whose rel (a space-separated

@@ -36,6 +36,7 @@
 #include <magic.h>
 #include <uchardet.h>
 
+#include "web/web.h"
 #include "workers/workers.h"
 
 #define SLOT_IN  "recordsToExtract"
@@ -48,7 +49,6 @@
 #define WEB_ATTACHMENT      "httpContent" /* the webCrawler's */
 #define DEFAULT_MAX_CONTENT (64ull << 20)
 #define DEFAULT_MAX_TEXT    (4ull << 20)
-#define HTML_SHRINK_AT      (64 * 1024) /* consumed HTML input dropped */
 /* The text goes into the record metadata, which readers limit to
  * SL_BULK_DEFAULT_MAX_META (64 MiB); JSON escaping at most doubles it. */
 #define MAX_TEXT_LIMIT (16ull << 20)
@@ -56,7 +56,7 @@
 #define MIME_MAX       128u
 #define CHARSET_MAX    64u
 #define CARRY_MAX      16u /* incomplete multibyte input kept for iconv */
-#define HOLD_MAX       64u /* HTML held back from a '<' near a chunk end */
+#define HOLD_MAX       SL_WEB_HTML_HOLD /* HTML held back before a chunk */
 
 #define CONV_DEFAULT_TIMEOUT 30u  /* seconds */
 #define CONV_DEFAULT_MEMORY  512u /* MiB of address space */
@@ -135,13 +135,12 @@ struct doc {
     unsigned char carry[CARRY_MAX]; /* incomplete input sequence */
     size_t clen;                    /* its length */
     /* KIND_HTML, KIND_XML */
-    xmlParserCtxtPtr px; /* push parser (an htmlParserCtxtPtr too) */
-    char hold[HOLD_MAX]; /* HTML: the start of a tag, fed with the next */
-    size_t hlen;         /* chunk; its length */
-    unsigned skip;       /* inside <script>, <style>... */
-    unsigned in_title;   /* inside the first <title> */
-    unsigned pre;        /* inside <pre> */
-    int title_done;      /* the first <title> ended */
+    xmlParserCtxtPtr px;          /* push parser (an htmlParserCtxtPtr too) */
+    struct sl_web_html_feed feed; /* HTML: what waits for the next chunk */
+    unsigned skip;                /* inside <script>, <style>... */
+    unsigned in_title;            /* inside the first <title> */
+    unsigned pre;                 /* inside <pre> */
+    int title_done;               /* the first <title> ended */
     struct conv conv;
 };
 
@@ -1268,42 +1267,12 @@ xml_begin(struct doc *d)
     return 0;
 }
 
-/*
- * Feed @k <= READ_BUF bytes to the HTML push parser.  libxml2 2.9 misreads
- * an end tag split between two chunks inside <script> or <style> ("</sty"
- * then "le>"): it takes the rest of the document for script text.  So the
- * bytes from a '<' among the last HOLD_MAX bytes are held back and fed in
- * front of the next chunk (or at the end).
- */
+/* Feed @k <= READ_BUF bytes to the HTML push parser (the libxml2 2.9.14
+ * work-arounds: web/web.h, sl_web_html_feed). */
 static void
 html_chunk(struct tx *x, struct doc *d, const char *p, size_t k)
 {
-    size_t total = d->hlen + k;
-    size_t cut = total;
-    size_t j = 0;
-
-    memcpy(x->stage, d->hold, d->hlen);
-    memcpy(x->stage + d->hlen, p, k);
-    for (j = total; j > 0 && total - (j - 1) <= HOLD_MAX; j--) {
-        if (x->stage[j - 1] == '<') {
-            cut = j - 1;
-            break;
-        }
-    }
-    /* libxml2 2.9.14's HTML push parser drops consumed input only while
-     * it reads text: a document of tags with nothing between them stayed
-     * whole in its buffer (up to maxContentBytes, 64 MiB a task).  Drop
-     * it as the XML push parser does before each chunk, when no look-up
-     * for the end of a construct is pending (web/links.c does the same). */
-    if (d->px->input != NULL && d->px->checkIndex == 0 &&
-        d->px->input->cur - d->px->input->base > HTML_SHRINK_AT) {
-        xmlParserInputShrink(d->px->input);
-    }
-    if (cut > 0) {
-        (void)htmlParseChunk(d->px, x->stage, (int)cut, 0);
-    }
-    d->hlen = total - cut;
-    memcpy(d->hold, x->stage + cut, d->hlen);
+    sl_web_html_feed(d->px, &d->feed, x->stage, p, k);
 }
 
 /* Feed @n bytes to the push parser; XML stops at the first fatal error
@@ -1338,7 +1307,7 @@ markup_end(struct doc *d, int abort)
     }
     if (d->kind == KIND_HTML) {
         if (!abort && !d->text.full) {
-            (void)htmlParseChunk(d->px, d->hold, (int)d->hlen, 1);
+            sl_web_html_end(d->px, &d->feed);
         }
         htmlFreeParserCtxt(d->px);
         d->px = NULL;
