@@ -573,6 +573,25 @@ sl_task_output_writer(struct sl_task_ctx *ctx,
     return 0;
 }
 
+/* Bulk @ob of @o cannot be committed (@rc, @err): kept in @ob, and the
+ * task message. */
+static void
+bulk_failed(struct sl_task_ctx *ctx,
+            const struct out_slot *o,
+            struct out_bulk *ob,
+            int rc,
+            const struct sl_err *err)
+{
+    ob->rc = rc;
+    sl_free(ob->error);
+    ob->error = sl_asprintf("cannot commit output '%s' %s/%s: %s",
+                            o->name,
+                            o->store,
+                            ob->id,
+                            err->message);
+    sl_task_set_message(ctx, "%s", ob->error);
+}
+
 /*
  * Seal @ob of slot @o: write the trailer, free the writer (its 64 KiB
  * buffer) and let the backend release the descriptor.  Done when a bulk is
@@ -600,13 +619,7 @@ seal_bulk(struct sl_task_ctx *ctx, struct out_slot *o, struct out_bulk *ob)
     sl_bulk_writer_free(ob->writer);
     ob->writer = NULL;
     if (rc != 0) {
-        ob->rc = rc;
-        ob->error = sl_asprintf("cannot commit output '%s' %s/%s: %s",
-                                o->name,
-                                o->store,
-                                ob->id,
-                                err.message);
-        sl_task_set_message(ctx, "%s", ob->error);
+        bulk_failed(ctx, o, ob, rc, &err);
     }
     return rc;
 }
@@ -679,14 +692,11 @@ settle_slot(struct sl_task_ctx *ctx, struct out_slot *o, int commit)
             if (r == 0) {
                 r = ctx->b->ops->output_commit(ctx->conn, ob->handle, &err);
                 if (r != 0) {
-                    sl_task_set_message(ctx,
-                                        "cannot commit output '%s' %s/%s: %s",
-                                        o->name,
-                                        o->store,
-                                        ob->id,
-                                        err.message);
+                    bulk_failed(ctx, o, ob, r, &err);
                 }
             } else {
+                /* sealed before: its message again, the last one may be
+                 * another's */
                 sl_task_set_message(ctx, "%s", ob->error);
             }
             if (r != 0) {
