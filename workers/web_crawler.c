@@ -1092,21 +1092,10 @@ decide_body(struct xfer *x)
 static int
 spool_write(struct xfer *x, const char *buf, size_t n)
 {
-    size_t done = 0;
-
-    while (done < n) {
-        ssize_t w = write(x->spool, buf + done, n - done);
-
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            sl_task_set_message(
-                x->c->ctx, "temporary file: %s", strerror(errno));
-            x->c->fatal = 1;
-            return -1;
-        }
-        done += (size_t)w;
+    if (sl_write_all(x->spool, buf, n) != 0) {
+        sl_task_set_message(x->c->ctx, "temporary file: %s", strerror(errno));
+        x->c->fatal = 1;
+        return -1;
     }
     x->spooled += n;
     return 0;
@@ -2555,23 +2544,9 @@ spool_attachment(struct crawl *c,
     while ((rc = sl_bulk_reader_attachment_read(r, buf, COPY_BUF, &n, err)) ==
                0 &&
            n > 0) {
-        size_t done = 0;
-
-        while (rc == 0 && done < n) {
-            ssize_t w = write(*fd, buf + done, n - done);
-
-            if (w < 0 && errno == EINTR) {
-                continue;
-            }
-            if (w <= 0) {
-                sl_task_set_message(
-                    c->ctx, "temporary file: %s", strerror(errno));
-                rc = SL_EIO;
-            } else {
-                done += (size_t)w;
-            }
-        }
-        if (rc != 0) {
+        if (sl_write_all(*fd, buf, n) != 0) {
+            sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
+            rc = SL_EIO;
             break;
         }
     }
