@@ -29,6 +29,11 @@ struct sl_index_set {
 };
 
 static const char schema_sql[] =
+    /* 16 KiB pages for a new database (an existing one keeps its size):
+     * a document row of a few KiB fits one page instead of spilling to
+     * overflow pages; FTS5 indexing took about 28% less time than with
+     * 4 KiB pages (docs/index.md).  Must come before WAL mode is set. */
+    "PRAGMA page_size=16384;"
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=NORMAL;"
     "CREATE TABLE IF NOT EXISTS documents("

@@ -765,6 +765,65 @@ cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* PRAGMA page_size of the database file @file in @dir. */
+static int
+page_size(const char *dir, const char *file)
+{
+    char path[600];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int n = 0;
+
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, file);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    n = sqlite3_column_int(st, 0);
+    (void)sqlite3_finalize(st);
+    (void)sqlite3_close(db);
+    return n;
+}
+
+/*
+ * A new index's shards use 16 KiB pages (a document row of a few KiB fits
+ * one page); a database created with SQLite's default 4 KiB pages keeps
+ * them and is written and searched as before.
+ */
+static void
+test_index_page_size(void **state)
+{
+    struct fixture *f = *state;
+    char path[600];
+    sqlite3 *db = NULL;
+
+    int i = 0;
+
+    for (i = 0; i < 8; i++) { /* both shards get some */
+        char doc[64];
+
+        (void)snprintf(
+            doc, sizeof(doc), "{\"_recordid\":\"d%d\",\"text\":\"alpha\"}", i);
+        put(f->set, "fresh", doc);
+    }
+    assert_int_equal(
+        shard_docs(f->dir, "fresh.db") + shard_docs(f->dir, "fresh~1.db"), 8);
+    assert_int_equal(page_size(f->dir, "fresh.db"), 16384);
+    assert_int_equal(page_size(f->dir, "fresh~1.db"), 16384);
+
+    (void)snprintf(path, sizeof(path), "%s/small.db", f->dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "CREATE TABLE t(x);DROP TABLE t;", NULL, NULL, NULL),
+        SQLITE_OK);
+    (void)sqlite3_close(db);
+    assert_int_equal(page_size(f->dir, "small.db"), 4096);
+    put(f->set, "small", "{\"_recordid\":\"b\",\"text\":\"beta words\"}");
+    assert_int_equal(page_size(f->dir, "small.db"), 4096);
+    assert_int_equal(total(f->set, "small", "beta"), 1);
+    assert_int_equal(fts_integrity(f->dir, "small"), SQLITE_OK);
+}
+
 /*
  * Shards: documents spread over both databases of a new index; reads
  * merge them: the count adds up, record pages (7 at a time) give every id
@@ -946,6 +1005,7 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_index_migrate_schema2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_shards, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_page_size, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
