@@ -1428,8 +1428,7 @@ sl_jm_event_complete(struct sl_jm *jm, const char *name, struct sl_err *err)
         return sl_err_set(err, SL_EINVAL, "event", "event name is empty");
     }
     (void)pthread_mutex_lock(&jm->mu);
-    jm->work_gen++; /* waiting tasks may be eligible now */
-    (void)pthread_cond_broadcast(&jm->work_cv);
+    sl__jm_wake_all(jm); /* waiting tasks may be eligible now */
     (void)json_object_del(jm->events, name);
     seq = sl__jm_store_del(jm->st, SL__JM_DB_EVENTS, name, strlen(name));
     (void)pthread_mutex_unlock(&jm->mu);
@@ -1468,15 +1467,23 @@ sl__jm_lease_main(void *arg)
  * Life cycle.
  * --------------------------------------------------------------------- */
 
-/* Store commits make queued tasks durable, so takeable: wake waiters. */
+/* Store commits make queued tasks durable, so takeable: wake the takers
+ * of the queues that got tasks up to the committed sequence. */
 static void
 work_committed(void *arg)
 {
     struct sl_jm *jm = arg;
+    struct wqueue *q = NULL;
+    uint64_t committed = 0;
 
     (void)pthread_mutex_lock(&jm->mu);
-    jm->work_gen++;
-    (void)pthread_cond_broadcast(&jm->work_cv);
+    committed = sl__jm_store_committed(jm->st); /* mu before the store's */
+    for (q = jm->queues; q != NULL; q = q->next) {
+        if (q->await_seq != 0 && q->await_seq <= committed) {
+            q->await_seq = 0;
+            sl__jm_wake_queue(q);
+        }
+    }
     (void)pthread_mutex_unlock(&jm->mu);
 }
 
@@ -1609,6 +1616,7 @@ sl_jm_close(struct sl_jm *jm)
     while (jm->queues != NULL) {
         q = jm->queues;
         jm->queues = q->next;
+        (void)pthread_cond_destroy(&q->cv);
         if (q->rr != NULL) {
             struct jobq *jq = q->rr->next;
 

@@ -73,7 +73,11 @@ struct wqueue {
     struct task *ip; /* in-progress list */
     size_t todo;
     size_t inprogress;
-    unsigned limit; /* 0 = none */
+    unsigned limit;     /* 0 = none */
+    pthread_cond_t cv;  /* this worker's idle takers wait here (mu) */
+    uint64_t gen;       /* bumped when its tasks may have become takeable */
+    uint64_t await_seq; /* store sequence of its newest uncommitted task,
+                           0 when none: work_committed wakes it then */
 };
 
 struct wfrun {
@@ -125,8 +129,9 @@ struct sl_jm {
                        const json_t *params,
                        struct sl_err *err);
     void *start_check_arg;
-    pthread_cond_t work_cv; /* broadcast when work_gen changes */
-    uint64_t work_gen;      /* bumped when tasks may have become takeable */
+    pthread_cond_t work_cv; /* takers of unknown workers wait here */
+    uint64_t work_gen;      /* bumped when any worker's tasks may have
+                               become takeable (every queue is woken) */
     char *state_dir;
     char *config_dir;
     char *workflows_dir;
@@ -179,6 +184,8 @@ void sl__jm_cleanup_push(struct sl_jm *jm,
 json_t *sl__jm_action(const struct run *r, int action);
 
 /* tasks.c */
+void sl__jm_wake_queue(struct wqueue *q);
+void sl__jm_wake_all(struct sl_jm *jm);
 struct wqueue *sl__jm_wqueue(struct sl_jm *jm, const char *worker);
 struct task *sl__jm_task_create(struct sl_jm *jm,
                                 struct run *r,

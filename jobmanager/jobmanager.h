@@ -260,13 +260,17 @@ int sl_jm_bulk_source_ready(struct sl_jm *jm,
                             const char *worker,
                             struct sl_err *err);
 /**
- * @brief Wait up to @p timeout_ms for new work: returns at once when the
- * work generation differs from @p seen (tasks were queued or finished
- * since), else when it changes or the time is up.  Returns the current
- * generation, to pass as @p seen next time.  In-process pools use it
- * instead of polling.
+ * @brief Wait up to @p timeout_ms for new work of @p worker: returns at
+ * once when its work generation differs from @p seen (its tasks were
+ * queued, committed or finished since, or an event completed), else when
+ * it changes or the time is up.  Returns the current generation, to pass
+ * as @p seen next time.  Only this worker's waiters are woken by its
+ * tasks.  In-process pools use it instead of polling.
  */
-uint64_t sl_jm_work_wait(struct sl_jm *jm, uint64_t seen, unsigned timeout_ms);
+uint64_t sl_jm_work_wait(struct sl_jm *jm,
+                         const char *worker,
+                         uint64_t seen,
+                         unsigned timeout_ms);
 /** @brief Renew the lease. 0, or SL_EGONE (not in progress any more). */
 int sl_jm_task_keepalive(struct sl_jm *jm,
                          const char *worker,

@@ -113,6 +113,7 @@ sl__jm_wqueue(struct sl_jm *jm, const char *worker)
     }
     q = sl_calloc(1, sizeof(*q));
     q->worker = w;
+    (void)pthread_cond_init(&q->cv, NULL);
     q->next = jm->queues;
     jm->queues = q;
     return q;
@@ -162,14 +163,52 @@ jobq_unlink(struct wqueue *q, struct jobq *jq)
     sl_free(jq);
 }
 
+/*
+ * Wake the idle takers of queue @q only (mu held): a task of one worker
+ * used to wake every pool thread of every worker type, 16 threads that
+ * then queued on mu to find nothing (14% of the CPU samples of a web
+ * crawl with small bulks were futex calls; docs/jobmanager.md).
+ */
+void
+sl__jm_wake_queue(struct wqueue *q)
+{
+    q->gen++;
+    (void)pthread_cond_broadcast(&q->cv);
+}
+
+/* Wake the idle takers of every worker (mu held). */
+void
+sl__jm_wake_all(struct sl_jm *jm)
+{
+    struct wqueue *q = NULL;
+
+    jm->work_gen++;
+    (void)pthread_cond_broadcast(&jm->work_cv);
+    for (q = jm->queues; q != NULL; q = q->next) {
+        (void)pthread_cond_broadcast(&q->cv);
+    }
+}
+
+/* Persist the new task @t (its creation's store sequence); its queue's
+ * takers are woken once that is committed (work_committed). */
+static void
+persist_new(struct sl_jm *jm, struct task *t)
+{
+    t->created_seq = sl__jm_store_put_json(
+        jm->st, SL__JM_DB_TASKS, t->id, strlen(t->id), t->json);
+    if (t->created_seq > t->wq->await_seq) {
+        t->wq->await_seq = t->created_seq;
+    }
+}
+
 /* Append @t to the end of its run's todo list for its worker. */
 void
 sl__jm_task_enqueue(struct sl_jm *jm, struct task *t)
 {
     struct jobq *jq = jobq_for(t->wq, t->run);
 
-    jm->work_gen++;
-    (void)pthread_cond_broadcast(&jm->work_cv);
+    (void)jm;
+    sl__jm_wake_queue(t->wq);
     t->inprogress = 0;
     t->jq = jq;
     t->next = NULL;
@@ -244,9 +283,13 @@ mark_inprogress(struct sl_jm *jm, struct task *t)
 void
 sl__jm_task_remove(struct sl_jm *jm, struct task *t, int persist)
 {
-    /* A slot under a worker limit may have become free. */
-    jm->work_gen++;
-    (void)pthread_cond_broadcast(&jm->work_cv);
+    /* A slot under a worker limit may have become free: under the
+     * jobmanager-wide limit, for any worker. */
+    if (jm->cfg.max_in_progress != 0) {
+        sl__jm_wake_all(jm);
+    } else {
+        sl__jm_wake_queue(t->wq);
+    }
     struct wfrun *wf = sl__jm_wfrun_find(t->run, t->wfrun);
 
     unlink_task(jm, t);
@@ -389,8 +432,7 @@ sl__jm_task_create(struct sl_jm *jm,
     r->tc[TC_CREATED]++;
     sl__jm_task_index(jm, t);
     sl__jm_task_enqueue(jm, t);
-    t->created_seq = sl__jm_store_put_json(
-        jm->st, SL__JM_DB_TASKS, t->id, strlen(t->id), t->json);
+    persist_new(jm, t);
     return t;
 }
 
@@ -695,9 +737,13 @@ sl_jm_task_reclaim(struct sl_jm *jm,
 }
 
 uint64_t
-sl_jm_work_wait(struct sl_jm *jm, uint64_t seen, unsigned timeout_ms)
+sl_jm_work_wait(struct sl_jm *jm,
+                const char *worker,
+                uint64_t seen,
+                unsigned timeout_ms)
 {
     struct timespec ts;
+    struct wqueue *q = NULL;
     uint64_t gen = 0;
 
     (void)clock_gettime(CLOCK_REALTIME, &ts);
@@ -708,10 +754,12 @@ sl_jm_work_wait(struct sl_jm *jm, uint64_t seen, unsigned timeout_ms)
         ts.tv_nsec -= 1000000000L;
     }
     (void)pthread_mutex_lock(&jm->mu);
-    if (jm->work_gen == seen) {
-        (void)pthread_cond_timedwait(&jm->work_cv, &jm->mu, &ts);
+    q = worker != NULL ? sl__jm_wqueue(jm, worker) : NULL;
+    if (jm->work_gen + (q != NULL ? q->gen : 0) == seen) {
+        (void)pthread_cond_timedwait(
+            q != NULL ? &q->cv : &jm->work_cv, &jm->mu, &ts);
     }
-    gen = jm->work_gen;
+    gen = jm->work_gen + (q != NULL ? q->gen : 0);
     (void)pthread_mutex_unlock(&jm->mu);
     return gen;
 }
@@ -995,8 +1043,7 @@ fail_task(struct sl_jm *jm,
         sl__jm_task_remove(jm, t, 1);
         sl__jm_task_index(jm, n);
         sl__jm_task_enqueue(jm, n);
-        n->created_seq = sl__jm_store_put_json(
-            jm->st, SL__JM_DB_TASKS, n->id, strlen(n->id), n->json);
+        persist_new(jm, n);
         return;
     }
     r->tc[fatal ? TC_FAILED_NO_RETRY : TC_FAILED_AFTER_RETRY]++;

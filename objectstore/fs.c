@@ -1115,6 +1115,53 @@ list_dir(struct list_ctx *lc, int fd, size_t len)
     return rc;
 }
 
+/*
+ * List lc->prefix in the store open as @p store_fd.  The folders the
+ * prefix names in full ("a/b/" of "a/b/c") are opened directly, as an
+ * object id's are, instead of reading every level's listing on the way:
+ * the jobmanager lists the outputs of each finished task with a prefix
+ * ending in its own folder, next to every other task's folder of the run
+ * (docs/objectstore.md).  A prefix whose folder part is no valid id path
+ * ("..", empty segments) is walked level by level as before, where such
+ * names never match.
+ */
+static int
+list_from_prefix_dir(const struct fs *fs, struct list_ctx *lc, int store_fd)
+{
+    const char *slash = strrchr(lc->prefix, '/');
+    size_t dir_len = slash != NULL ? (size_t)(slash - lc->prefix) + 1 : 0;
+    char probe[SL_OBJECT_ID_MAX + 2];
+    struct walk w;
+    int rc = 0;
+
+    if (dir_len == 0 || dir_len + 1 >= sizeof(probe)) {
+        return list_dir(lc, store_fd, 0);
+    }
+    /* the folders must form a valid id with a last segment added */
+    memcpy(probe, lc->prefix, dir_len);
+    probe[dir_len] = 'x';
+    probe[dir_len + 1] = '\0';
+    if (sl_name_check_object_id(probe, NULL) != 0) {
+        return list_dir(lc, store_fd, 0);
+    }
+    walk_init(&w, probe);
+    w.fd[w.nfd++] = store_fd; /* borrowed: not closed below */
+    rc = walk_dirs(fs, lc->store, probe, 0, &w, NULL);
+    if (rc == 0) {
+        memcpy(lc->path, lc->prefix, dir_len);
+        rc = list_dir(lc, walk_parent(&w), dir_len);
+    } else if (rc == SL_ENOENT || rc == SL_ECONFLICT) {
+        rc = 0; /* a folder is missing or is an object: nothing to list */
+    } else if (rc == SL_EACCES) {
+        rc = 0; /* a symbolic link: never followed, so nothing below it */
+    } else {
+        rc = list_dir(lc, store_fd, 0); /* report it the usual way */
+    }
+    w.fd[0] = -1;
+    walk_close(&w);
+    return rc;
+}
+
 static int
 fs_list(void *ctx,
         const char *store,
@@ -1140,7 +1187,7 @@ fs_list(void *ctx,
     lc->cb_ctx = cb_ctx;
     lc->err = err;
     if (lc->prefix_len <= SL_OBJECT_ID_MAX) {
-        rc = list_dir(lc, fd, 0);
+        rc = list_from_prefix_dir(fs, lc, fd);
     }
     sl_free(lc);
     close_fd(&fd);

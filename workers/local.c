@@ -138,12 +138,12 @@ local_event(void *conn, const char *name, int complete, struct sl_err *err)
 }
 
 static void
-local_wait_work(void *conn, uint64_t *seen, unsigned ms)
+local_wait_work(void *conn, const char *worker, uint64_t *seen, unsigned ms)
 {
     struct local *l = conn;
 
     if (l->jm != NULL) {
-        *seen = sl_jm_work_wait(l->jm, *seen, ms);
+        *seen = sl_jm_work_wait(l->jm, worker, *seen, ms);
     }
 }
 

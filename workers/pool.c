@@ -236,7 +236,7 @@ worker_main(void *arg)
         }
         if (rc == SL_ENOENT && p->b->ops->wait_work != NULL) {
             /* In-process: woken as soon as tasks are queued. */
-            p->b->ops->wait_work(wt->conn, &seen, IDLE_MAX_MS);
+            p->b->ops->wait_work(wt->conn, name, &seen, IDLE_MAX_MS);
             continue;
         }
         if (rc == SL_ENOENT) {

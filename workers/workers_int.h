@@ -61,10 +61,13 @@ struct sl__wk_ops {
                  const char *name,
                  int complete,
                  struct sl_err *err);
-    /* Optional: wait up to @ms for new work after a take found none;
-     * *seen is the work generation (see sl_jm_work_wait).  NULL: the pool
-     * sleeps with a growing back-off instead. */
-    void (*wait_work)(void *conn, uint64_t *seen, unsigned ms);
+    /* Optional: wait up to @ms for new work of @worker after a take found
+     * none; *seen is the work generation (see sl_jm_work_wait).  NULL: the
+     * pool sleeps with a growing back-off instead. */
+    void (*wait_work)(void *conn,
+                      const char *worker,
+                      uint64_t *seen,
+                      unsigned ms);
     /* Optional: the output @handle is complete (no more writes): release
      * what writing needs (its descriptor) until output_commit or
      * output_free.  NULL: the output keeps them until then. */

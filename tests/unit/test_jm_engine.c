@@ -319,6 +319,44 @@ test_engine_generators_and_completion(void **state)
                      12);
 }
 
+/*
+ * Idle takers are woken by their own worker's tasks only: a new task of
+ * "split" changes split's work generation and leaves copy's and done's
+ * alone (all pool threads used to wake for every task); the follow-ups
+ * of split's finish then change copy's.
+ */
+static void
+test_engine_work_wait_per_worker(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *t = NULL;
+    uint64_t g_split = sl_jm_work_wait(f->jm, "split", 0, 0);
+    uint64_t g_copy = sl_jm_work_wait(f->jm, "copy", 0, 0);
+    uint64_t g_done = sl_jm_work_wait(f->jm, "done", 0, 0);
+    uint64_t g = 0;
+
+    assert_true(g_split != 0 && g_copy != 0 && g_done != 0);
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    g = sl_jm_work_wait(f->jm, "split", g_split, 5000);
+    assert_true(g != g_split);
+    assert_true(sl_jm_work_wait(f->jm, "copy", g_copy, 0) == g_copy);
+    assert_true(sl_jm_work_wait(f->jm, "done", g_done, 0) == g_done);
+
+    t = take(f, "split");
+    assert_non_null(t);
+    write_out(f, t, 2);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    g = sl_jm_work_wait(f->jm, "copy", g_copy, 5000);
+    assert_true(g != g_copy);
+    assert_true(sl_jm_work_wait(f->jm, "done", g_done, 0) == g_done);
+    t = take(f, "copy");
+    assert_non_null(t);
+    json_decref(t);
+}
+
 /* The run data is a snapshot: a task finishing afterwards (counters, an
  * error) does not change what was handed out, which callers serialise
  * after the jobmanager's lock is released (a shared reference to the
@@ -698,6 +736,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_engine_work_wait_per_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_generators_and_completion, setup, teardown),
         cmocka_unit_test_setup_teardown(

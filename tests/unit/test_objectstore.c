@@ -437,6 +437,14 @@ test_obj_list_order(void **state)
     assert_string_equal(list_ids(f->o, "s", "a/y"), "a/y-\na/y/z\n");
     assert_string_equal(list_ids(f->o, "s", "zzz"), "");
     assert_string_equal(list_ids(f->o, "s", "a/x.y/q/"), "");
+    assert_string_equal(list_ids(f->o, "s", "a/nothing/"), "");
+    assert_string_equal(list_ids(f->o, "s", "a/x.y/q"), "a/x.y/q\n");
+    /* folder parts that are no id path: never a way out of the store */
+    assert_string_equal(list_ids(f->o, "s", "a/../a/"), "");
+    assert_string_equal(list_ids(f->o, "s", "../s/a/"), "");
+    assert_string_equal(list_ids(f->o, "s", "./a/"), "");
+    assert_string_equal(list_ids(f->o, "s", "a//x"), "");
+    assert_string_equal(list_ids(f->o, "s", "/a/"), "");
 
     /* list reports sizes */
     memset(&c, 0, sizeof(c));
@@ -780,8 +788,12 @@ test_obj_symlinks(void **state)
     assert_int_equal(count_entries(f->outside), 1);
     assert_true(path_exists("%s/s/link", f->root));
 
-    /* listing skips links (and does not descend into them) */
+    /* listing skips links (and does not descend into them), also when
+     * the prefix names the folder behind the link */
     assert_string_equal(list_ids(f->o, "s", NULL), "real\n");
+    assert_string_equal(list_ids(f->o, "s", "dir/"), "");
+    assert_string_equal(list_ids(f->o, "s", "dir/se"), "");
+    assert_string_equal(list_ids(f->o, "s", "sub/deeper/"), "");
 
     /* a store that is a link is refused */
     assert_int_equal(sl_obj_store_exists(f->o, "evil", &err), SL_EACCES);
