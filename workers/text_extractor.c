@@ -242,7 +242,10 @@ text_char(struct text *t, const unsigned char *s, size_t len, uint32_t cp)
 }
 
 /* Length of the run at @p (@n bytes) of printable ASCII and, outside
- * collapse mode, ASCII white space: bytes that are copied as they are. */
+ * collapse mode, ASCII white space: bytes that are copied as they are.
+ * In collapse mode a single space between two printable characters is
+ * part of the run too: it is what collapsing would write, and prose then
+ * goes in one append instead of two per word. */
 static size_t
 ascii_run(const struct text *t, const unsigned char *p, size_t n)
 {
@@ -256,6 +259,10 @@ ascii_run(const struct text *t, const unsigned char *p, size_t n)
         }
         if (!t->collapse && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
             continue;
+        }
+        if (c == ' ' && i > 0 && i + 1 < n && p[i + 1] > 0x20 &&
+            p[i + 1] < 0x7f) {
+            continue; /* p[i - 1] is printable: no two spaces in a run */
         }
         break;
     }
@@ -284,6 +291,9 @@ text_run(struct text *t, const unsigned char *s, size_t len)
     if (len > room) {
         len = room;
         t->full = 1;
+        while (t->collapse && len > 0 && s[len - 1] == ' ') {
+            len--; /* a collapsed space is never written last */
+        }
     }
     (void)sl_buf_append(&t->b, s, len);
 }

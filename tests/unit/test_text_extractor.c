@@ -532,6 +532,49 @@ test_text_html(void **state)
     result_free(&res);
 }
 
+/*
+ * Collapsed white space and the maxTextBytes cut: for every cap the text
+ * is the collapsed text cut to the cap, never ending in a space (prose
+ * is appended in runs that include single spaces; the runs are cut too).
+ */
+static void
+test_text_collapse_cap(void **state)
+{
+    struct fixture *f = *state;
+    static const char page[] =
+        "<p> one two  three\tfour\nfive s\xc3\xa9x <b>seven</b>eight</p>"
+        "<p>nine ten</p>";
+    static const char full[] = "one two three four five s\xc3\xa9x seveneight"
+                               "\nnine ten";
+    const struct rec r[] = {{"/d/p.html", NULL, page, sizeof(page) - 1}};
+    size_t cap = 0;
+
+    for (cap = 1; cap <= sizeof(full) + 1; cap++) {
+        char params[64];
+        char want[sizeof(full)];
+        size_t n = cap < sizeof(full) - 1 ? cap : sizeof(full) - 1;
+        struct result res;
+
+        while (n > 0 && ((unsigned char)full[n] & 0xc0) == 0x80) {
+            n--; /* cut between characters */
+        }
+        while (n > 0 && (full[n - 1] == ' ' || full[n - 1] == '\n')) {
+            n--;
+        }
+        memcpy(want, full, n);
+        want[n] = '\0';
+        (void)snprintf(params, sizeof(params), "{\"maxTextBytes\": %zu}", cap);
+        res = run(f, params, NULL, 0, r, 1);
+        if (strcmp(attr(&res, "/d/p.html", "text"), want) != 0) {
+            fail_msg("cap %zu: \"%s\", want \"%s\"",
+                     cap,
+                     attr(&res, "/d/p.html", "text"),
+                     want);
+        }
+        result_free(&res);
+    }
+}
+
 /* A document bigger than the 64 KiB head, whose tail is fed to the push
  * parser in 1 to 13 byte chunks, gives the same text as in one piece. */
 static void
@@ -1026,6 +1069,8 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_text_latin1_utf16, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_html, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_text_collapse_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_html_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_text_html_charsets, setup, teardown),
