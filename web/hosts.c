@@ -20,6 +20,7 @@ struct host {
     int64_t crawl_ms;   /* robots.txt Crawl-delay, capped */
     int64_t backoff_ms; /* after 429/503 answers; 0 after a success */
     unsigned inflight;  /* requests started and not ended */
+    int64_t starved_ms; /* a caller below half its share was refused */
     int requested;      /* a request was granted */
 };
 
@@ -132,8 +133,20 @@ sl_web_hosts_acquire(struct sl_web_hosts *h,
                      int64_t now_ms,
                      int64_t *wait_ms)
 {
+    return sl_web_hosts_acquire_share(h, key, p, now_ms, 0, wait_ms);
+}
+
+int
+sl_web_hosts_acquire_share(struct sl_web_hosts *h,
+                           const char *key,
+                           const struct sl_web_politeness *p,
+                           int64_t now_ms,
+                           unsigned held,
+                           int64_t *wait_ms)
+{
     struct host *s = NULL;
     unsigned maxc = p->max_connections > 0 ? p->max_connections : 1;
+    int below_half = held * 2 < maxc;
     int rc = 0;
 
     *wait_ms = 0;
@@ -142,7 +155,14 @@ sl_web_hosts_acquire(struct sl_web_hosts *h,
     if (s == NULL) {
         rc = SL_ETOOLARGE;
     } else if (s->inflight >= maxc) {
+        if (below_half) {
+            s->starved_ms = now_ms; /* another caller holds too much */
+        }
         *wait_ms = -1; /* after a release of this host */
+        rc = 1;
+    } else if (!below_half && s->starved_ms != 0 &&
+               now_ms - s->starved_ms <= SL_WEB_HOSTS_SHARE_MS) {
+        *wait_ms = -1; /* leave the free one to the starved caller */
         rc = 1;
     } else if (s->next_ok_ms > now_ms) {
         *wait_ms = s->next_ok_ms - now_ms;

@@ -450,6 +450,22 @@ int sl_web_hosts_acquire(struct sl_web_hosts *h,
                          int64_t now_ms,
                          int64_t *wait_ms);
 /**
+ * @brief As sl_web_hosts_acquire, for a caller (a crawler task) that
+ * holds @p held of the host's requests in flight: a caller holding at
+ * least half of max_connections is refused (*wait_ms -1) while another
+ * caller holding less than half was refused for a full host in the last
+ * SL_WEB_HOSTS_SHARE_MS.  So tasks crawling one host share its
+ * connections instead of the first one keeping all of them (each end
+ * would otherwise be taken again by the holder at once).
+ */
+int sl_web_hosts_acquire_share(struct sl_web_hosts *h,
+                               const char *key,
+                               const struct sl_web_politeness *p,
+                               int64_t now_ms,
+                               unsigned held,
+                               int64_t *wait_ms);
+#define SL_WEB_HOSTS_SHARE_MS 20
+/**
  * @brief A granted request to @p key ended at @p now_ms with HTTP
  * @p status (0: no answer) and Retry-After @p retry_after_ms (-1: none).
  */

@@ -1720,6 +1720,20 @@ admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
     return 1;
 }
 
+/* Transfers of this task to @host in flight. */
+static unsigned
+held_of(const struct crawl *c, const char *host)
+{
+    unsigned n = 0;
+
+    for (size_t i = 0; i < MAX_PARALLEL; i++) {
+        if (c->act[i] != NULL && strcmp(c->act[i]->lk->host, host) == 0) {
+            n++;
+        }
+    }
+    return n;
+}
+
 /* Whether @host is one of the @n hosts in @gated. */
 static int
 refused_before(const char *const *gated, size_t n, const char *host)
@@ -1797,7 +1811,9 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
             pp = &lk->next; /* its host said no in this pass already */
             continue;
         }
-        if (sl_web_hosts_acquire(g_hosts, lk->host, &c->pol, now, &wait) != 0) {
+        if (sl_web_hosts_acquire_share(
+                g_hosts, lk->host, &c->pol, now, held_of(c, lk->host), &wait) !=
+            0) {
             if (ngated < GATED_MAX) {
                 gated[ngated++] = lk->host;
             }

@@ -21,6 +21,68 @@
 
 static const struct sl_web_politeness one = {1000, 1};
 
+/*
+ * Two tasks on one host with 4 connections: task A, alone, takes all 4
+ * (refused at the fifth while it holds them: no starvation marked); task
+ * B, holding none, is refused and marks the host; A, holding 3 after an
+ * end, is then refused the free connection and B gets it; A below half
+ * gets one again; after SL_WEB_HOSTS_SHARE_MS without a starved caller A
+ * may take all again.
+ */
+static void
+test_hosts_share(void **state)
+{
+    struct sl_web_hosts *h = NULL;
+    struct sl_web_politeness four = {0, 4};
+    int64_t wait = 0;
+    unsigned a = 0;
+
+    (void)state;
+    assert_int_equal(sl_web_hosts_new(4, &h), 0);
+    for (a = 0; a < 4; a++) {
+        assert_int_equal(
+            sl_web_hosts_acquire_share(h, "k", &four, 100, a, &wait), 0);
+    }
+    assert_int_equal(sl_web_hosts_acquire_share(h, "k", &four, 100, 4, &wait),
+                     1);
+    sl_web_hosts_release(h, "k", &four, 101, 200, -1);
+    /* A alone again: nobody starved, it takes the free one */
+    assert_int_equal(sl_web_hosts_acquire_share(h, "k", &four, 101, 3, &wait),
+                     0);
+    /* B holds none: refused, marks the host */
+    assert_int_equal(sl_web_hosts_acquire_share(h, "k", &four, 102, 0, &wait),
+                     1);
+    assert_int_equal(wait, -1);
+    sl_web_hosts_release(h, "k", &four, 103, 200, -1);
+    /* A (3 of 4) leaves the free connection to B */
+    assert_int_equal(sl_web_hosts_acquire_share(h, "k", &four, 104, 3, &wait),
+                     1);
+    assert_int_equal(wait, -1);
+    assert_int_equal(sl_web_hosts_acquire_share(h, "k", &four, 105, 0, &wait),
+                     0);
+    /* A ends one more: holding 2 (half) it yields, B (1) takes it */
+    sl_web_hosts_release(h, "k", &four, 106, 200, -1);
+    assert_int_equal(sl_web_hosts_acquire_share(h, "k", &four, 107, 2, &wait),
+                     1);
+    assert_int_equal(sl_web_hosts_acquire_share(h, "k", &four, 107, 1, &wait),
+                     0);
+    /* A at 1, below half, gets a connection when one is free */
+    sl_web_hosts_release(h, "k", &four, 108, 200, -1);
+    assert_int_equal(sl_web_hosts_acquire_share(h, "k", &four, 108, 1, &wait),
+                     0);
+    /* within the window A (3) still yields; after it (last starved at
+     * 102) A may take all again */
+    sl_web_hosts_release(h, "k", &four, 110, 200, -1);
+    assert_int_equal(sl_web_hosts_acquire_share(h, "k", &four, 110, 3, &wait),
+                     1);
+    assert_int_equal(wait, -1);
+    assert_int_equal(
+        sl_web_hosts_acquire_share(
+            h, "k", &four, 102 + SL_WEB_HOSTS_SHARE_MS + 1, 3, &wait),
+        0);
+    sl_web_hosts_free(h);
+}
+
 static void
 test_hosts_gap_and_connections(void **state)
 {
@@ -260,6 +322,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hosts_gap_and_connections),
+        cmocka_unit_test(test_hosts_share),
         cmocka_unit_test(test_hosts_backoff),
         cmocka_unit_test(test_hosts_crawl_delay),
         cmocka_unit_test(test_hosts_full),
