@@ -326,6 +326,24 @@ int sl_delta_visit(struct sl_delta *d,
                    struct sl_err *err);
 
 /**
+ * @brief Read-only test of @p n links in run @p seq of @p source: first =
+ * 1 for each link this run (by any owner) and later runs have not
+ * visited, else 0.  Nothing is written: a crawler drops the links found
+ * on a page that a visit would refuse anyway (sl_delta_visit by another
+ * task stays the deciding test-and-set).  One read transaction per shard.
+ * @param[in,out] links borrowed; first and result are written as by
+ * sl_delta_visit.
+ * @return 0, SL_EINVAL (bad source or seq 0), SL_ECORRUPT, SL_EIO; on an
+ * error the links from the failing shard on have it as result, first 0.
+ */
+int sl_delta_visited_test(struct sl_delta *d,
+                          const char *source,
+                          uint64_t seq,
+                          struct sl_delta_link *links,
+                          size_t n,
+                          struct sl_err *err);
+
+/**
  * @brief Count the visited links of @p source (any run; a cursor pass per
  * shard), as sl_delta_count.
  * @param[out] total sum, or NULL.

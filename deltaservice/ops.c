@@ -221,6 +221,7 @@ struct op {
                int *dirty);
     int visited;      /* 1: cursor on "visited", else on "entries" */
     const char *what; /* names the operation in error messages */
+    int rdonly;       /* 1: a read transaction (the item never writes) */
 };
 
 /* One call of a batch operation: its arguments. */
@@ -253,7 +254,7 @@ shard_txn(struct sl_delta *d,
     int rc = 0;
     size_t i = 0;
 
-    rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    rc = mdb_txn_begin(s->env, NULL, c->op->rdonly ? MDB_RDONLY : 0, &txn);
     if (rc == 0) {
         rc = mdb_cursor_open(
             txn, c->op->visited ? s->visited : s->entries, &cur);
@@ -526,7 +527,7 @@ check_one(struct sl_delta *d,
     return rc;
 }
 
-static const struct op check_op = {check_one, 0, "check"};
+static const struct op check_op = {check_one, 0, "check", 0};
 
 int
 sl_delta_check(struct sl_delta *d,
@@ -659,7 +660,7 @@ mark_one(struct sl_delta *d,
     return rc;
 }
 
-static const struct op mark_op = {mark_one, 0, "mark updated"};
+static const struct op mark_op = {mark_one, 0, "mark updated", 0};
 
 int
 sl_delta_mark_updated(struct sl_delta *d,
@@ -839,7 +840,73 @@ visit_one(struct sl_delta *d,
     return rc;
 }
 
-static const struct op visit_op = {visit_one, 1, "visit links"};
+static const struct op visit_op = {visit_one, 1, "visit links", 0};
+
+/* Whether a visit of one link in run c->seq could be first: not when this
+ * run (by any owner) or a later one has visited it. */
+static int
+visited_test_one(struct sl_delta *d,
+                 MDB_txn *txn,
+                 MDB_cursor *cur,
+                 const struct call *c,
+                 const struct item *it,
+                 struct batch *b,
+                 int *dirty)
+{
+    struct sl_delta_link *l = &c->links[it->rec];
+    MDB_val k = {it->klen, (void *)it->key};
+    MDB_val v;
+    int rc = 0;
+
+    (void)d;
+    (void)txn;
+    (void)b;
+    (void)dirty;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+    if (rc == MDB_NOTFOUND) {
+        l->first = 1;
+        return 0;
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    if (v.mv_size != 8 && v.mv_size != 16) {
+        return MDB_CORRUPTED;
+    }
+    l->first = sl_le_get64(v.mv_data) < c->seq;
+    return 0;
+}
+
+static const struct op visited_test_op = {
+    visited_test_one, 1, "test visited links", 1};
+
+int
+sl_delta_visited_test(struct sl_delta *d,
+                      const char *source,
+                      uint64_t seq,
+                      struct sl_delta_link *links,
+                      size_t n,
+                      struct sl_err *err)
+{
+    struct call c = {&visited_test_op, source, seq, NULL, links, 0};
+    struct batch b;
+    size_t failed = 0;
+    size_t i = 0;
+    int rc = 0;
+
+    rc = check_args(source, seq, err);
+    if (rc != 0) {
+        return rc;
+    }
+    batch_prepare(d, source, links, n, link_take, &b);
+    rc = for_each_shard(d, &c, &b, &failed, err);
+    for (i = failed; rc != 0 && i < b.n; i++) {
+        links[b.items[i].rec].first = 0;
+        links[b.items[i].rec].result = rc;
+    }
+    batch_free(&b);
+    return rc;
+}
 
 int
 sl_delta_visit(struct sl_delta *d,

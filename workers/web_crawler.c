@@ -276,8 +276,9 @@ struct crawl {
     struct link *pending;           /* waiting to start */
     unsigned running;               /* transfers in flight */
     struct xfer *act[MAX_PARALLEL]; /* them, NULL in free places */
-    json_t *emitted;                /* links written by this task */
-    json_t *seen; /* links this task visits (its owner marks repeat) */
+    json_t *emitted; /* links written by this task (true) or found
+                        visited when found (false) */
+    json_t *seen;    /* links this task visits (its owner marks repeat) */
     uint64_t links_in_bulk;
     int links_connected;
     int fatal; /* output failed */
@@ -542,23 +543,57 @@ on_link(void *arg, const char *url, enum sl_web_link_kind kind)
     return 0;
 }
 
-/* The page @x is complete: write the links it holds (those the next
- * task would drop are not written at all). */
+/* The page @x is complete: write the links it holds, except those the
+ * next task would drop: refused by the filters, written already by this
+ * task, or visited in this run already (a read-only test; the visit in
+ * the next task stays the deciding test-and-set).  On a page of a site's
+ * template most links are visited: not writing them saves a record
+ * written, read, normalised and refused for each. */
 static void
 page_links(struct crawl *c, struct xfer *x)
 {
     const char *p = x->links.data;
     const char *end = p + x->links.len;
+    struct sl_delta_link *dl = NULL;
+    uint64_t depth = x->lk->depth + 1;
+    size_t n = 0;
+    size_t i = 0;
 
-    while (p != NULL && p < end && !c->fatal) {
-        if (link_passes(c, p, x->lk->depth + 1)) {
-            emit_link(c, p, x->lk->depth + 1, 1);
-        }
-        p += strlen(p) + 1;
+    for (; p != NULL && p < end; p += strlen(p) + 1) {
+        n++;
     }
+    dl = sl_calloc(n > 0 ? n : 1, sizeof(*dl));
+    n = 0;
+    for (p = x->links.data; p != NULL && p < end; p += strlen(p) + 1) {
+        if (link_passes(c, p, depth) &&
+            json_object_get(c->emitted, p) == NULL) {
+            dl[n].url = p;
+            dl[n++].first = 1;
+        }
+    }
+    if (c->delta != NULL && n > 0 && c->links_connected) {
+        struct sl_err err;
+
+        sl_err_clear(&err);
+        if (sl_delta_visited_test(c->delta, c->source, c->seq, dl, n, &err) !=
+            0) {
+            for (i = 0; i < n; i++) { /* let the next task decide */
+                dl[i].first = 1;
+            }
+        }
+    }
+    for (i = 0; i < n && !c->fatal; i++) {
+        if (dl[i].first) {
+            emit_link(c, dl[i].url, depth, 1);
+        } else if (json_object_get(c->emitted, dl[i].url) == NULL) {
+            /* known from now on: not tested again in this task */
+            (void)json_object_set_new(c->emitted, dl[i].url, json_false());
+            count(c, "links.alreadyVisited");
+        }
+    }
+    sl_free(dl);
 }
 
-/* Bytes of the body of @x kept so far (in memory or in its file). */
 static uint64_t
 body_size(const struct xfer *x)
 {

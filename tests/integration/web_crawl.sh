@@ -9,7 +9,10 @@
 #    was requested, robots.txt was requested once, every page once;
 # 2. a re-crawl with no change pushes nothing;
 # 3. a changed and a removed page: updated and deleted (strategy full);
-# 4. maxCrawlDepth 1 in another source: only the start page and its links.
+# 4. maxCrawlDepth 1 in another source: only the start page and its links;
+# 5. linksPerBulk over the site's size in a third source (one task at a
+#    time): a link visited when a page is found is not written, so no URL
+#    is written to linksToCrawl twice.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -69,6 +72,18 @@ expect_crawl webShallow "shallow crawl SUCCEEDED"
 got=$(awk '$4 != "/robots.txt" {print $4}' "$SITE_LOG" | sort -u | tr '\n' ' ')
 [ "$got" = "/ /p/0.html /p/1.html " ] && ok "maxCrawlDepth 1: the start page and its links only" ||
     fail "maxCrawlDepth 1 requested: $got"
+
+# ---- 5. links visited already are not written (one task at a time)
+define_web webOnce "$SITE" site3 '.linksPerBulk = 1000'
+expect_crawl webOnce "crawl with linksPerBulk 1000 SUCCEEDED"
+req GET /smila/importing/visitedlinks/site3/
+visited=$(jq -r .entryCount "$BODY")
+written=$(counter links.found)
+echo "# links written $written, URLs visited $visited, links found visited $(counter links.alreadyVisited)"
+[ "$written" -gt 0 ] && [ "$written" -lt "$visited" ] &&
+    ok "every link written is a URL not visited before ($written written, $visited visited)" ||
+    fail "links written $written, URLs visited $visited"
+expect_counter links.alreadyVisited -gt 0 "links found visited are counted"
 
 stop_server
 finish

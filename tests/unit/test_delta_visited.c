@@ -215,6 +215,53 @@ test_visited_owner(void **state)
     assert_int_equal(vcount(f->d, SRC), 2);
 }
 
+/* The read-only test: first for links no visit of this run (by any owner)
+ * or a later one has marked, 0 for the others; it marks nothing (a visit
+ * afterwards is still first) and refuses what a visit refuses. */
+static void
+test_visited_test_readonly(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_delta_link links[6] = {
+        {"http://x/a", -1, -1}, /* visited by owner A in run 2 */
+        {"http://x/b", -1, -1}, /* never visited */
+        {"http://x/c", -1, -1}, /* visited in run 1 only */
+        {"http://x/d", -1, -1}, /* visited in run 3 */
+        {"", -1, -1},           /* refused */
+        {"http://x/a", -1, -1}, /* twice in a batch: the same answer */
+    };
+    struct sl_err err;
+
+    assert_int_equal(visit_as(f->d, 2, 0xA, "http://x/a"), 1);
+    assert_int_equal(visit_as(f->d, 1, 0, "http://x/c"), 1);
+    assert_int_equal(visit_as(f->d, 3, 0, "http://x/d"), 1);
+    assert_int_equal(sl_delta_visited_test(f->d, SRC, 2, links, 6, &err), 0);
+    assert_int_equal(links[0].first, 0);
+    assert_int_equal(links[1].first, 1);
+    assert_int_equal(links[2].first, 1);
+    assert_int_equal(links[3].first, 0);
+    assert_int_equal(links[4].first, 0);
+    assert_int_equal(links[4].result, SL_EINVAL);
+    assert_int_equal(links[5].first, 0);
+    assert_int_equal(links[0].result, 0);
+    assert_int_equal(links[1].result, 0);
+    /* nothing marked: b and c are still first for a visit */
+    assert_int_equal(vcount(f->d, SRC), 3);
+    assert_int_equal(visit_as(f->d, 2, 0xB, "http://x/b"), 1);
+    assert_int_equal(visit_as(f->d, 2, 0xB, "http://x/c"), 1);
+    /* the owner that marked a link is no exception for the test */
+    links[0].first = -1;
+    assert_int_equal(sl_delta_visited_test(f->d, SRC, 2, links, 1, &err), 0);
+    assert_int_equal(links[0].first, 0);
+    /* another source and a bad run sequence */
+    links[0].first = -1;
+    assert_int_equal(sl_delta_visited_test(f->d, "other", 2, links, 1, &err),
+                     0);
+    assert_int_equal(links[0].first, 1);
+    assert_int_equal(sl_delta_visited_test(f->d, SRC, 0, links, 1, &err),
+                     SL_EINVAL);
+}
+
 static void
 test_visited_across_batches_and_runs(void **state)
 {
@@ -612,6 +659,8 @@ main(void)
             test_visited_counts_and_clear, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visited_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visited_owner, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_visited_test_readonly, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_visited_fsync_per_shard, setup, teardown),
         cmocka_unit_test_setup_teardown(
