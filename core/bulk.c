@@ -560,7 +560,11 @@ struct sl_bulk_reader {
     uint64_t att_left;    /* unread data bytes of the attachment */
     uint64_t att_off;     /* offset of the current attachment frame */
     char name[SL_ATTACHMENT_NAME_MAX + 1]; /* current attachment name */
-    json_t *names; /* attachment names of the current record */
+    json_t *names;       /* attachment names of the current record */
+    unsigned char *meta; /* the current record's metadata as stored */
+    size_t meta_len;
+    unsigned natt;     /* attachments begun in the current record */
+    uint64_t att_size; /* size of the current attachment */
 };
 
 static int rfail(struct sl_bulk_reader *r,
@@ -957,6 +961,8 @@ att_next(struct sl_bulk_reader *r,
         sl_panic("bulk: out of memory");
     }
     r->state = R_ATTACH;
+    r->natt++;
+    r->att_size = r->att_left;
     *name = r->name;
     *size = r->att_left;
     return 1;
@@ -1006,8 +1012,9 @@ parse_meta(struct sl_bulk_reader *r,
  * Start the next record: finish (skip and verify) the open one if the
  * caller left it early, then read the record head and metadata, or verify
  * the trailer.  @rec_limit, when not 0, bounds the head plus metadata.
- * Returns 1 with a new reference in *meta, 0 at the verified end, or an
- * error.
+ * The stored metadata bytes stay in r->meta until the next record.
+ * Returns 1 with a new reference in *meta (left NULL when @meta is NULL:
+ * the metadata are then not decoded), 0 at the verified end, or an error.
  */
 static int
 record_start(struct sl_bulk_reader *r,
@@ -1022,7 +1029,9 @@ record_start(struct sl_bulk_reader *r,
     uint32_t meta_len = 0;
     int rc = 0;
 
-    *meta = NULL;
+    if (meta != NULL) {
+        *meta = NULL;
+    }
     while (r->state == R_META || r->state == R_ATTACH) {
         rc = att_next(r, &name, &size, err);
         if (rc < 0) {
@@ -1073,13 +1082,16 @@ record_start(struct sl_bulk_reader *r,
     if (rc != 0) {
         return io_fail(r, err, rc, r->rec_off, "record metadata");
     }
-    rc = parse_meta(r, text, meta_len, meta, err);
-    sl_free(text);
+    sl_free(r->meta);
+    r->meta = text;
+    r->meta_len = meta_len;
+    rc = meta != NULL ? parse_meta(r, text, meta_len, meta, err) : 0;
     if (rc != 0) {
         return rc;
     }
     json_object_clear(r->names);
     r->att_left = 0;
+    r->natt = 0;
     r->state = R_META;
     return 1;
 }
@@ -1096,6 +1108,27 @@ sl_bulk_reader_next_meta(struct sl_bulk_reader *r,
         return rc;
     }
     return record_start(r, 0, meta, err);
+}
+
+int
+sl_bulk_reader_next_raw(struct sl_bulk_reader *r,
+                        const char **meta,
+                        size_t *len,
+                        struct sl_err *err)
+{
+    int rc = rusable(r, err);
+
+    *meta = NULL;
+    *len = 0;
+    if (rc != 0) {
+        return rc;
+    }
+    rc = record_start(r, 0, NULL, err);
+    if (rc == 1) {
+        *meta = (const char *)r->meta;
+        *len = r->meta_len;
+    }
+    return rc;
 }
 
 int
@@ -1275,6 +1308,7 @@ sl_bulk_reader_free(struct sl_bulk_reader *r)
         return;
     }
     sl_free(r->buf);
+    sl_free(r->meta);
     json_decref(r->names);
     sl_free(r);
 }
@@ -1303,4 +1337,122 @@ sl_bulk_copy_attachments(struct sl_bulk_reader *r,
         }
     }
     return rc;
+}
+
+/*
+ * Move the data of @r's open attachment into @w unchanged: from the
+ * reader's buffer straight into the writer's (one copy), into the
+ * reader's CRC only (the copied frame's checksum is the source's).
+ */
+static int
+copy_att_data(struct sl_bulk_reader *r, struct sl_bulk_writer *w, int *wrc)
+{
+    int rc = 0;
+
+    while (r->att_left > 0) {
+        size_t k = 0;
+
+        if (r->pos == r->len) {
+            rc = fill(r);
+            if (rc == 0 && r->pos == r->len) {
+                rc = SL_ETRUNCATED;
+            }
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        k = r->len - r->pos;
+        if (k > r->att_left) {
+            k = (size_t)r->att_left;
+        }
+        r->crc = crc_update(r->crc, r->buf + r->pos, k);
+        *wrc = emit(w, r->buf + r->pos, k);
+        if (*wrc != 0) {
+            return 0;
+        }
+        r->pos += k;
+        r->offset += k;
+        r->att_left -= k;
+    }
+    return 0;
+}
+
+int
+sl_bulk_copy_record(struct sl_bulk_reader *r,
+                    struct sl_bulk_writer *w,
+                    struct sl_err *err)
+{
+    unsigned char head[RECORD_HEAD_LEN];
+    unsigned char frame[ATT_HEAD_LEN + 8];
+    const char *name = NULL;
+    uint64_t size = 0;
+    int first = 0;
+    int wrc = 0;
+    int rc = rusable(r, err);
+
+    if (rc != 0) {
+        return rc;
+    }
+    first = r->state == R_ATTACH && r->natt == 1 && r->att_left == r->att_size;
+    if (r->state != R_META && !first) {
+        return rfail(r, err, SL_EINVAL, r->offset, "no record was just begun");
+    }
+    if (!wusable(w)) {
+        return SL_EBADSTATE;
+    }
+    if (w->state != W_IDLE) {
+        return wfail(w, SL_EINVAL);
+    }
+    memcpy(head, record_magic, 4);
+    sl_le_put32(head + 4, (uint32_t)r->meta_len);
+    wrc = emit(w, head, sizeof(head));
+    if (wrc == 0) {
+        wrc = emit(w, r->meta, r->meta_len);
+    }
+    if (first) { /* its frame was read: it is copied first */
+        name = r->name;
+        size = r->att_size;
+        rc = 1;
+    }
+    while (wrc == 0 && (first || (rc = att_next(r, &name, &size, err)) == 1)) {
+        size_t nlen = strlen(name);
+
+        first = 0;
+
+        frame[0] = TAG_ATTACHMENT;
+        sl_le_put16(frame + 1, (uint16_t)nlen);
+        wrc = emit(w, frame, ATT_HEAD_LEN);
+        if (wrc == 0) {
+            wrc = emit(w, name, nlen);
+        }
+        if (wrc == 0) {
+            sl_le_put64(frame, size);
+            wrc = emit(w, frame, 8);
+        }
+        if (wrc == 0) {
+            rc = copy_att_data(r, w, &wrc);
+            if (rc != 0) {
+                rc = io_fail(r, err, rc, r->att_off, "attachment data");
+            }
+        }
+        if (rc < 0) {
+            break;
+        }
+    }
+    if (wrc != 0) {
+        return wfail(w, wrc);
+    }
+    if (rc != 0) {
+        (void)wfail(w, rc); /* a partial record must not be finished */
+        return rc;
+    }
+    /* att_next verified the source's checksum over the same bytes */
+    frame[0] = TAG_END;
+    sl_le_put32(frame + 1, r->crc);
+    wrc = emit(w, frame, 5);
+    if (wrc != 0) {
+        return wfail(w, wrc);
+    }
+    w->count++;
+    return 0;
 }

@@ -494,6 +494,17 @@ int sl_bulk_reader_next_meta(struct sl_bulk_reader *r,
                              json_t **meta,
                              struct sl_err *err);
 /**
+ * @brief Streaming read without decoding: as sl_bulk_reader_next_meta, but
+ * *meta and *len are the next record's metadata as stored (JSON text, not
+ * checked), borrowed until the next reader call.  For a caller that copies
+ * records it checked before (sl_bulk_copy_record).
+ * @return 1, 0 at the verified end, or an error as sl_bulk_reader_next.
+ */
+int sl_bulk_reader_next_raw(struct sl_bulk_reader *r,
+                            const char **meta,
+                            size_t *len,
+                            struct sl_err *err);
+/**
  * @brief Next attachment of the current record.
  * @return 1 with *name (borrowed, valid until the next reader call) and
  * *size, 0 after the last one (checksum verified), or an error.
@@ -523,6 +534,21 @@ int sl_bulk_copy_attachments(struct sl_bulk_reader *r,
                              char *buf,
                              size_t cap,
                              struct sl_err *err);
+/**
+ * @brief Copy @p r's current record, just begun (by next_meta or next_raw;
+ * no attachment begun yet, or only the first one by attachment_next and
+ * none of its data read), to @p w unchanged: its stored metadata bytes
+ * and its attachments, up to the record's verified end.  The bytes go
+ * from the reader's buffer to the writer's once and the checksum is
+ * computed once (by the reader; the copy's is the same).  Cheaper than
+ * record_begin + sl_bulk_copy_attachments + record_end for a record that
+ * passes through a worker unchanged.
+ * @return 0, a reader error (details in @p err; @p w then failed too: a
+ * partial record is never finished) or a writer error.
+ */
+int sl_bulk_copy_record(struct sl_bulk_reader *r,
+                        struct sl_bulk_writer *w,
+                        struct sl_err *err);
 /** @brief Read up to @p cap bytes of the current attachment (*n = 0: end). */
 int sl_bulk_reader_attachment_read(struct sl_bulk_reader *r,
                                    void *buf,

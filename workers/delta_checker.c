@@ -79,8 +79,9 @@ dest_set(struct check *c, size_t i, enum dest d)
     }
 }
 
-/* Mark @meta for destination @d (`_update`) and give the writer of its
- * output slot.  0 or SL_E*. */
+/* Mark @meta for destination @d (`_update`; @meta may be NULL for the
+ * other destinations) and give the writer of its output slot.  0 or
+ * SL_E*. */
 static int
 begin_output(struct check *c,
              json_t *meta,
@@ -295,14 +296,18 @@ decide(struct check *c, size_t b)
     return rc == 0 ? SL_WORKER_OK : SL_WORKER_RECOVERABLE;
 }
 
-/* Pass 2: copy the chosen records of input @b. */
+/* Pass 2: copy the chosen records of input @b.  Records that pass
+ * unchanged are copied as stored (sl_bulk_copy_record: no decoding, no
+ * re-encoding; pass 1 checked their metadata); a changed record gets
+ * `_update` and is re-encoded. */
 static int
 copy(struct check *c, size_t b, char *buf)
 {
     struct sl_bulk_reader *r = NULL;
     struct sl_bulk_writer *w = NULL;
     struct sl_err err;
-    json_t *meta = NULL;
+    const char *text = NULL;
+    size_t tlen = 0;
     size_t idx = 0;
     int rc = 0;
 
@@ -310,28 +315,31 @@ copy(struct check *c, size_t b, char *buf)
     if (open_input(c, b, &r) != SL_WORKER_OK) {
         return SL_WORKER_RECOVERABLE;
     }
-    while ((rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
+    while ((rc = sl_bulk_reader_next_raw(r, &text, &tlen, &err)) == 1) {
         enum dest d = idx < c->ndest ? (enum dest)c->dest[idx] : DEST_DROP;
+        json_t *meta = NULL;
 
         idx++;
         if (d == DEST_DROP || d == DEST_DONE) {
             rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
-            json_decref(meta);
-            if (rc != 0) {
-                break;
+        } else if (d == DEST_RECORDS_UPDATE || d == DEST_COMPOUNDS_UPDATE) {
+            meta = json_loadb(text, tlen, JSON_REJECT_DUPLICATES, NULL);
+            rc = meta == NULL ? SL_ECORRUPT : begin_output(c, meta, d, &w);
+            if (rc == 0) {
+                rc = sl_bulk_writer_record_begin(w, meta);
             }
-            continue;
-        }
-        rc = begin_output(c, meta, d, &w);
-        if (rc == 0) {
-            rc = sl_bulk_writer_record_begin(w, meta);
-        }
-        json_decref(meta);
-        if (rc == 0) {
-            rc = sl_bulk_copy_attachments(r, w, buf, COPY_BUF, &err);
-        }
-        if (rc == 0) {
-            rc = sl_bulk_writer_record_end(w);
+            if (rc == 0) {
+                rc = sl_bulk_copy_attachments(r, w, buf, COPY_BUF, &err);
+            }
+            if (rc == 0) {
+                rc = sl_bulk_writer_record_end(w);
+            }
+            json_decref(meta);
+        } else {
+            rc = begin_output(c, NULL, d, &w);
+            if (rc == 0) {
+                rc = sl_bulk_copy_record(r, w, &err);
+            }
         }
         if (rc != 0) {
             break;

@@ -2488,29 +2488,11 @@ fetch_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
     sl_err_clear(&err);
     rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
     if (rc == 1 && strcmp(name, CONTENT_ATT) == 0) {
-        char *buf = sl_malloc(COPY_BUF);
-        size_t n = 0;
-
+        /* copied as stored: no re-encoding, one copy of the bytes */
         rc = sl_task_output_writer(c->ctx, SLOT_FETCHED, &w);
         if (rc == 0) {
-            rc = sl_bulk_writer_record_begin(w, meta);
+            rc = sl_bulk_copy_record(r, w, &err);
         }
-        if (rc == 0) {
-            rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, size);
-        }
-        while (rc == 0 &&
-               (rc = sl_bulk_reader_attachment_read(
-                    r, buf, COPY_BUF, &n, &err)) == 0 &&
-               n > 0) {
-            rc = sl_bulk_writer_attachment_write(w, buf, n);
-        }
-        if (rc == 0) {
-            rc = sl_bulk_copy_attachments(r, w, buf, COPY_BUF, &err);
-        }
-        if (rc == 0) {
-            rc = sl_bulk_writer_record_end(w);
-        }
-        sl_free(buf);
         if (rc != 0) {
             sl_task_set_message(c->ctx,
                                 "copy: %s",
