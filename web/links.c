@@ -24,6 +24,8 @@ struct sl_web_links {
     htmlParserCtxtPtr px;
     CURLU *page; /* the page URL */
     CURLU *base; /* the first <base href>, resolved; NULL if none */
+    char *dir;   /* directory of the base in use (page or <base>) */
+    struct sl_web_url_cache *cache; /* borrowed; NULL: none */
     int base_seen;
     int (*cb)(void *ctx, const char *url, enum sl_web_link_kind kind);
     void *ctx;
@@ -83,8 +85,8 @@ report(struct sl_web_links *lx, const char *href, enum sl_web_link_kind kind)
     char *url = NULL;
     int rc = 0;
 
-    rc = sl__web_url_resolve_h(
-        lx->base != NULL ? lx->base : lx->page, href, &url);
+    rc = sl__web_url_resolve_cached(
+        lx->cache, lx->dir, lx->base != NULL ? lx->base : lx->page, href, &url);
     if (rc == SL_EACCES) {
         lx->sum.refused++;
     } else if (rc == SL_EINTERNAL) {
@@ -251,15 +253,19 @@ on_base(struct sl_web_links *lx, const xmlChar **atts)
 {
     const char *href = attr(atts, "href");
     char *url = NULL;
+    char *norm = NULL;
 
     if (href == NULL || lx->base_seen) {
         return;
     }
     lx->base_seen = 1;
     if (sl__web_url_resolve_h(lx->page, href, &url) == 0 &&
-        sl__web_url_base(url, &lx->base) == 0) {
+        sl__web_url_base_n(url, &lx->base, &norm) == 0) {
         lx->sum.base_used = 1;
+        sl_free(lx->dir);
+        lx->dir = sl__web_url_dir(norm);
     }
+    sl_free(norm);
     sl_free(url);
 }
 
@@ -377,6 +383,7 @@ sl_web_links_begin(const char *page_url,
 {
     struct sl_web_links *lx = NULL;
     htmlSAXHandler sax;
+    char *norm = NULL;
     int rc = 0;
 
     *out = NULL;
@@ -389,10 +396,12 @@ sl_web_links_begin(const char *page_url,
     lx->max_links = max_links != 0 ? max_links : SL_WEB_LINKS_DEFAULT_MAX;
     lx->waiting = 1;
     sl_buf_init(&lx->pending, PENDING_MAX);
-    rc = sl__web_url_base(page_url, &lx->page);
+    rc = sl__web_url_base_n(page_url, &lx->page, &norm);
     if (rc != 0) {
         goto fail;
     }
+    lx->dir = sl__web_url_dir(norm);
+    sl_free(norm);
     sl__web_xml_init();
     memset(&sax, 0, sizeof(sax));
     sax.startElement = on_start;
@@ -503,7 +512,14 @@ sl_web_links_free(struct sl_web_links *lx)
     }
     curl_url_cleanup(lx->page);
     curl_url_cleanup(lx->base);
+    sl_free(lx->dir);
     sl_buf_free(&lx->pending);
     sl_free(lx->stage);
     sl_free(lx);
+}
+
+void
+sl_web_links_use_cache(struct sl_web_links *lx, struct sl_web_url_cache *cache)
+{
+    lx->cache = cache;
 }

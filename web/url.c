@@ -336,11 +336,20 @@ out:
 int
 sl__web_url_base(const char *url, CURLU **out)
 {
+    return sl__web_url_base_n(url, out, NULL);
+}
+
+int
+sl__web_url_base_n(const char *url, CURLU **out, char **norm_out)
+{
     CURLU *h = NULL;
     char *norm = NULL;
     int rc = 0;
 
     *out = NULL;
+    if (norm_out != NULL) {
+        *norm_out = NULL;
+    }
     rc = parse(NULL, url, &h);
     if (rc == 0) {
         rc = finish(h, &norm);
@@ -348,6 +357,10 @@ sl__web_url_base(const char *url, CURLU **out)
     /* Keep the handle at exactly the normal form, re-encoding included. */
     if (rc == 0) {
         rc = from_curlu(curl_url_set(h, CURLUPART_URL, norm, 0));
+    }
+    if (rc == 0 && norm_out != NULL) {
+        *norm_out = norm;
+        norm = NULL;
     }
     sl_free(norm);
     if (rc != 0) {
@@ -466,4 +479,126 @@ sl_web_url_path_query(const char *url, char **out)
     *out = sl_strdup(p != NULL ? p : "/");
     sl_free(norm);
     return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Resolution cache.
+ * --------------------------------------------------------------------- */
+
+#define CACHE_KEY_MAX 2048 /* longer keys are not cached */
+
+struct sl_web_url_cache {
+    json_t *map; /* "<base dir>\n<href>" -> normal form, or an SL_E* code */
+    size_t max;
+    uint64_t hits;
+    uint64_t misses;
+};
+
+struct sl_web_url_cache *
+sl_web_url_cache_new(size_t max_entries)
+{
+    struct sl_web_url_cache *c = sl_calloc(1, sizeof(*c));
+
+    c->map = json_object();
+    if (c->map == NULL) {
+        sl_panic("web: out of memory");
+    }
+    c->max = max_entries != 0 ? max_entries : 4096;
+    return c;
+}
+
+void
+sl_web_url_cache_free(struct sl_web_url_cache *c)
+{
+    if (c != NULL) {
+        json_decref(c->map);
+        sl_free(c);
+    }
+}
+
+void
+sl_web_url_cache_stats(const struct sl_web_url_cache *c,
+                       uint64_t *hits,
+                       uint64_t *misses)
+{
+    *hits = c != NULL ? c->hits : 0;
+    *misses = c != NULL ? c->misses : 0;
+}
+
+char *
+sl__web_url_dir(const char *norm)
+{
+    const char *auth = strstr(norm, "://");
+    const char *path = auth != NULL ? strchr(auth + 3, '/') : NULL;
+    const char *end = NULL;
+    const char *slash = NULL;
+
+    if (path == NULL) {
+        return NULL;
+    }
+    end = strchr(path, '?');
+    if (end == NULL) {
+        end = path + strlen(path);
+    }
+    for (slash = end - 1; *slash != '/'; slash--) {
+    }
+    return sl_strndup(norm, (size_t)(slash - norm) + 1);
+}
+
+/*
+ * Whether the result of resolving @href depends on the base only through
+ * its directory (RFC 3986 5.2.2): a reference with a scheme, an authority
+ * or a non-empty path is merged with the base path up to its last '/'
+ * (or ignores it), never with the base's last segment or query.  An empty
+ * reference, one that starts with '?' or '#', or one with leading
+ * whitespace (trimmed before parsing) is not cached.
+ */
+static int
+dir_only(const char *href)
+{
+    unsigned char c = (unsigned char)href[0];
+
+    return c > 0x20 && c != '?' && c != '#';
+}
+
+int
+sl__web_url_resolve_cached(struct sl_web_url_cache *c,
+                           const char *dir,
+                           CURLU *base,
+                           const char *href,
+                           char **out)
+{
+    char key[CACHE_KEY_MAX];
+    size_t dlen = dir != NULL ? strlen(dir) : 0;
+    size_t hlen = strcspn(href, "#"); /* the fragment never counts */
+    const json_t *v = NULL;
+    int rc = 0;
+
+    if (c == NULL || dir == NULL || !dir_only(href) ||
+        dlen + 1 + hlen >= sizeof(key)) {
+        return sl__web_url_resolve_h(base, href, out);
+    }
+    memcpy(key, dir, dlen);
+    key[dlen] = '\n';
+    memcpy(key + dlen + 1, href, hlen);
+    key[dlen + 1 + hlen] = '\0';
+    v = json_object_get(c->map, key);
+    if (v != NULL) {
+        c->hits++;
+        *out = json_is_string(v) ? sl_strdup(json_string_value(v)) : NULL;
+        return json_is_string(v) ? 0 : (int)json_integer_value(v);
+    }
+    c->misses++;
+    rc = sl__web_url_resolve_h(base, href, out);
+    if (rc == SL_EINTERNAL) {
+        return rc; /* out of memory in libcurl: not an answer to keep */
+    }
+    if (json_object_size(c->map) >= c->max) {
+        json_object_clear(c->map);
+    }
+    (void)json_object_set_new_nocheck(
+        c->map,
+        key,
+        rc == 0 ? json_stringn_nocheck(*out, strlen(*out)) : json_integer(rc));
+    return rc;
 }

@@ -274,6 +274,7 @@ struct sl_web_links_summary {
 };
 
 struct sl_web_links;
+struct sl_web_url_cache;
 
 /**
  * @brief Start extracting links from the HTML page at @p page_url.
@@ -298,6 +299,30 @@ int sl_web_links_begin(const char *page_url,
                                  enum sl_web_link_kind kind),
                        void *ctx,
                        struct sl_web_links **out);
+
+/**
+ * @brief A cache of link resolutions for many pages (one crawler task):
+ * libcurl resolves an href once per base directory (RFC 3986 5.2.2: a
+ * reference with a path depends on the base only up to its last '/'),
+ * so the links every page of a site repeats (its menu, "/") cost one
+ * resolution per directory.  At most @p max_entries (0: 4096) entries;
+ * when full it starts over.  One thread at a time.
+ * @return new object, caller frees with sl_web_url_cache_free.
+ */
+struct sl_web_url_cache *sl_web_url_cache_new(size_t max_entries);
+/** @brief Free the cache; NULL-safe. */
+void sl_web_url_cache_free(struct sl_web_url_cache *c);
+/** @brief Answers from the cache and resolutions by libcurl so far. */
+void sl_web_url_cache_stats(const struct sl_web_url_cache *c,
+                            uint64_t *hits,
+                            uint64_t *misses);
+/**
+ * @brief Resolve the page's links through @p cache (borrowed, must outlive
+ * @p lx; NULL: none) from now on.  The links are the same with or
+ * without a cache.
+ */
+void sl_web_links_use_cache(struct sl_web_links *lx,
+                            struct sl_web_url_cache *cache);
 
 /**
  * @brief Feed the next @p len bytes of the page; chunks may be cut

@@ -273,9 +273,10 @@ struct crawl {
     struct sl__wk_patterns urls;
     unsigned parallel;
     CURLM *multi;
-    struct link *pending;           /* waiting to start */
-    unsigned running;               /* transfers in flight */
-    struct xfer *act[MAX_PARALLEL]; /* them, NULL in free places */
+    struct link *pending;               /* waiting to start */
+    unsigned running;                   /* transfers in flight */
+    struct xfer *act[MAX_PARALLEL];     /* them, NULL in free places */
+    struct sl_web_url_cache *url_cache; /* link resolutions of the task */
     json_t *emitted; /* links written by this task (true) or found
                         visited when found (false) */
     json_t *seen;    /* links this task visits (its owner marks repeat) */
@@ -1106,12 +1107,14 @@ decide_body(struct xfer *x)
         x->keep = 1;
         /* the links are read as the page arrives, whatever its size;
          * without the extractor (it failed to start) the page has none */
-        (void)sl_web_links_begin(x->lk->url,
-                                 cs[0] != '\0' ? cs : NULL,
-                                 LINKS_PER_PAGE,
-                                 on_link,
-                                 x,
-                                 &x->lx);
+        if (sl_web_links_begin(x->lk->url,
+                               cs[0] != '\0' ? cs : NULL,
+                               LINKS_PER_PAGE,
+                               on_link,
+                               x,
+                               &x->lx) == 0) {
+            sl_web_links_use_cache(x->lx, x->c->url_cache);
+        }
     } else if (x->etag[0] != '\0' || x->lastmod[0] != '\0') {
         x->headers_only = 1; /* the webFetcher fetches it when changed */
     } else {
@@ -2110,6 +2113,7 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     c->owner = task_owner(ctx);
     c->multi = curl_multi_init();
     c->emitted = json_object();
+    c->url_cache = sl_web_url_cache_new(0);
     c->seen = json_object();
     c->robots_down = json_object();
     return c->multi != NULL ? 0 : SL_EINTERNAL;
@@ -2316,6 +2320,8 @@ crawl_cleanup(struct crawl *c)
     }
     sl__wk_patterns_free(&c->urls);
     json_decref(c->emitted);
+    sl_web_url_cache_free(c->url_cache);
+    c->url_cache = NULL;
     json_decref(c->seen);
     json_decref(c->robots_down);
     c->emitted = c->seen = c->robots_down = NULL;

@@ -937,6 +937,115 @@ links(const char *url, const char *charset, const char *page)
     return links_cut(url, charset, 0, page, strlen(page), 0, NULL, 0);
 }
 
+/* As links(), through @cache. */
+static struct links_run
+links_cached(const char *url, const char *page, struct sl_web_url_cache *cache)
+{
+    struct links_run run;
+    struct collect c;
+    struct sl_web_links *lx = NULL;
+
+    memset(&run, 0, sizeof(run));
+    memset(&c, 0, sizeof(c));
+    sl_buf_init(&c.out, 1u << 24);
+    assert_int_equal(sl_web_links_begin(url, NULL, 0, on_link, &c, &lx), 0);
+    sl_web_links_use_cache(lx, cache);
+    assert_int_equal(sl_web_links_feed(lx, page, strlen(page)), 0);
+    run.rc = sl_web_links_end(lx, &run.sum);
+    run.out = sl_strdup(c.out.data != NULL ? c.out.data : "");
+    sl_buf_free(&c.out);
+    return run;
+}
+
+/*
+ * The resolution cache: pages in one directory, another directory, with a
+ * query, with <base>, and hrefs that depend on the base's last segment or
+ * query ("", "?q", "#f", leading whitespace), dot segments, other hosts,
+ * refused schemes and invalid URLs give the same links with a cache shared
+ * by all pages (twice over) as without one; the repeated ones are answered
+ * from the cache; a full cache starts over.
+ */
+static void
+test_links_cache(void **state)
+{
+    static const char body[] =
+        "<html><head>%s</head><body>"
+        "<a href=\"/\">h</a><a href=\"next.html\">n</a>"
+        "<a href=\"../up/x.html?a=1#f\">u</a><a href=\"./\">d</a>"
+        "<a href=\"?q=2\">q</a><a href=\"#top\">t</a>"
+        "<a href=\" sp.html\">s</a><a href=\"//other.example/p\">o</a>"
+        "<a href=\"HTTP://Other.Example:80/Q?x\">O</a>"
+        "<a href=\"mailto:a@b\">m</a><a href=\"http://[bad/\">b</a>"
+        "<a href=\"javascript:void(0)\">j</a><a href=\"..\">p</a>"
+        "</body></html>";
+    static const char *const pages[][2] = {
+        {"http://h.example/a/b.html", ""},
+        {"http://h.example/a/c.html?x=1", ""},
+        {"http://h.example/a/", ""},
+        {"http://h.example/z/y/w.html", ""},
+        {"http://h.example/a/b.html",
+         "<base href=\"http://h.example/other/dir/f.html\">"},
+        {"https://h.example/a/b.html", ""},
+        {"http://h.example:8080/a/b.html", ""},
+    };
+    struct sl_web_url_cache *cache = sl_web_url_cache_new(0);
+    struct sl_web_url_cache *tiny = sl_web_url_cache_new(3);
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    size_t round = 0;
+    size_t i = 0;
+
+    (void)state;
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+            char page[2048];
+            struct links_run plain;
+            struct links_run cached;
+            struct links_run small;
+
+            (void)snprintf(page, sizeof(page), body, pages[i][1]);
+            plain = links(pages[i][0], NULL, page);
+            cached = links_cached(pages[i][0], page, cache);
+            small = links_cached(pages[i][0], page, tiny);
+            assert_int_equal(plain.rc, 0);
+            assert_string_equal(cached.out, plain.out);
+            assert_string_equal(small.out, plain.out);
+            assert_int_equal(cached.sum.reported, plain.sum.reported);
+            assert_int_equal(cached.sum.refused, plain.sum.refused);
+            assert_int_equal(cached.sum.invalid, plain.sum.invalid);
+            sl_free(plain.out);
+            sl_free(cached.out);
+            sl_free(small.out);
+        }
+        sl_web_url_cache_stats(cache, &hits, &misses);
+        if (round == 0) {
+            /* /a/b.html and /a/c.html?x=1 and /a/ share one directory */
+            assert_true(hits > 0);
+        } else {
+            /* the second round: every cacheable href is known */
+            uint64_t h0 = hits;
+            uint64_t m0 = misses;
+
+            assert_true(h0 > m0);
+        }
+    }
+    /* the second round made no new resolution */
+    {
+        uint64_t h1 = 0;
+        uint64_t m1 = 0;
+        struct links_run again =
+            links_cached(pages[3][0], "<a href=\"next.html#x\">", cache);
+
+        sl_web_url_cache_stats(cache, &h1, &m1);
+        assert_int_equal(m1, misses);
+        assert_int_equal(h1, hits + 1);
+        assert_string_equal(again.out, "a http://h.example/z/y/next.html\n");
+        sl_free(again.out);
+    }
+    sl_web_url_cache_free(cache);
+    sl_web_url_cache_free(tiny);
+}
+
 static void
 test_links_sources(void **state)
 {
@@ -1812,6 +1921,7 @@ main(void)
         cmocka_unit_test(test_robots_size_limit),
         cmocka_unit_test(test_robots_pathological),
         cmocka_unit_test(test_links_sources),
+        cmocka_unit_test(test_links_cache),
         cmocka_unit_test(test_links_base),
         cmocka_unit_test(test_links_nofollow_and_skips),
         cmocka_unit_test(test_links_meta_robots),
