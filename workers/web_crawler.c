@@ -115,12 +115,44 @@ robots_entry_free(struct robots_entry *e)
     }
 }
 
+/* Each worker thread keeps one libcurl multi handle from task to task, so
+ * its connection cache (keep-alive connections, DNS) outlives a task: the
+ * next task on the thread reuses the connections instead of connecting
+ * again (libcurl does not support sharing connections between threads,
+ * hence one per thread).  Freed when the thread ends. */
+static pthread_key_t g_multi_key;
+
+static void
+multi_destroy(void *m)
+{
+    (void)curl_multi_cleanup(m);
+}
+
 static void
 global_init(void)
 {
     (void)curl_global_init(CURL_GLOBAL_DEFAULT);
     (void)sl_web_hosts_new(HOSTS_MAX, &g_hosts);
     g_robots = json_object();
+    if (pthread_key_create(&g_multi_key, multi_destroy) != 0) {
+        sl_panic("webCrawler: pthread_key_create failed");
+    }
+}
+
+/* The multi handle of this thread (made on first use), or NULL. */
+static CURLM *
+thread_multi(void)
+{
+    CURLM *m = pthread_getspecific(g_multi_key);
+
+    if (m == NULL) {
+        m = curl_multi_init();
+        if (m != NULL && pthread_setspecific(g_multi_key, m) != 0) {
+            (void)curl_multi_cleanup(m);
+            m = NULL;
+        }
+    }
+    return m;
 }
 
 /* The robots of @key: 1 and *allowed when known, 0 when not yet.  With
@@ -2111,7 +2143,7 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         }
     }
     c->owner = task_owner(ctx);
-    c->multi = curl_multi_init();
+    c->multi = thread_multi();
     c->emitted = json_object();
     c->url_cache = sl_web_url_cache_new(0);
     c->seen = json_object();
@@ -2314,10 +2346,7 @@ crawl_cleanup(struct crawl *c)
             c->act[i] = NULL;
         }
     }
-    if (c->multi != NULL) {
-        (void)curl_multi_cleanup(c->multi);
-        c->multi = NULL;
-    }
+    c->multi = NULL; /* the thread's: kept with its idle connections */
     sl__wk_patterns_free(&c->urls);
     json_decref(c->emitted);
     sl_web_url_cache_free(c->url_cache);

@@ -12,7 +12,11 @@
 # 4. maxCrawlDepth 1 in another source: only the start page and its links;
 # 5. linksPerBulk over the site's size in a third source (one task at a
 #    time): a link visited when a page is found is not written, so no URL
-#    is written to linksToCrawl twice.
+#    is written to linksToCrawl twice;
+# 6. linksPerBulk 2 in a fourth source (dozens of tasks on 2 crawler and
+#    2 fetcher threads, 4 connections per host): each worker thread keeps
+#    its connections from task to task, so the site sees at most 16
+#    connections, not one set per task.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -84,6 +88,17 @@ echo "# links written $written, URLs visited $visited, links found visited $(cou
     ok "every link written is a URL not visited before ($written written, $visited visited)" ||
     fail "links written $written, URLs visited $visited"
 expect_counter links.alreadyVisited -gt 0 "links found visited are counted"
+
+# ---- 6. connections outlive a task
+define_web webSmall "$SITE" site4 '.linksPerBulk = 2'
+: >"$SITE_LOG.ports"
+expect_crawl webSmall "crawl with linksPerBulk 2 SUCCEEDED"
+tasks=$(jq '.worker["0_webCrawler"].successfulTaskCount' "$RUNJSON")
+conns=$(awk '{print $1}' "$SITE_LOG.ports" | sort -u | wc -l)
+echo "# $tasks crawler tasks, $conns connections"
+[ "$tasks" -gt 20 ] && [ "$conns" -le 16 ] &&
+    ok "connections are reused across tasks ($conns connections for $tasks crawler tasks)" ||
+    fail "$conns connections for $tasks crawler tasks"
 
 stop_server
 finish

@@ -2,7 +2,8 @@
 """web_site.py: a generated web site for the web crawler tests, served on
 127.0.0.1 by Python's threading HTTP server, with an access log of every
 request (monotonic start and end times, so the tests can check
-politeness).
+politeness) and, in LOG.ports, the client's port of each request (one
+per connection).
 
     web_site.py --port-file F --log L [--pages N] [--crawl-delay S]
                 [--slow-path P] [--mutate-file M]
@@ -201,6 +202,11 @@ class Site:
         self.barrier = threading.Barrier(args.big) if args.big else None
         self.hits = {}
         self.log = open(args.log, "a", buffering=1)
+        self.ports = open(
+            args.log + ".ports" if args.log != "/dev/null" else "/dev/null",
+            "a",
+            buffering=1,
+        )
         self.lock = threading.Lock()
         self.zip = self._zip()
 
@@ -216,9 +222,10 @@ class Site:
         with open(self.mutate) as f:
             return json.load(f)
 
-    def record(self, path, t0, t1, status):
+    def record(self, path, t0, t1, status, port):
         with self.lock:
             self.log.write("%.6f %.6f %d %s\n" % (t0, t1, status, path))
+            self.ports.write("%d %s\n" % (port, path))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -444,7 +451,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             status = self.route()
         finally:
-            self.server.site.record(self.path, t0, time.monotonic(), status)
+            self.server.site.record(
+                self.path, t0, time.monotonic(), status, self.client_address[1]
+            )
 
     do_HEAD = do_GET
 
