@@ -524,7 +524,8 @@ sl_bb_record_begin(struct sl_bb *bb,
     rec->bb = bb;
     rec->j = j;
     rec->slot = slot;
-    rec->start = lseek(j->jr[slot].fd, 0, SEEK_END);
+    /* the journal's size: its writer's buffer was just flushed */
+    rec->start = (off_t)sl_bulk_writer_bytes(j->jr[slot].w);
     {
         /* _version: growing over restarts (epoch) and within one (counter),
          * so the index can order an add and a delete of one id that take

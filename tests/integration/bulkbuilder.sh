@@ -2,8 +2,10 @@
 # The bulkbuilder push API (docs/bulkbuilder.md) against the real server
 # with the repository's indexUpdate job: JSON, multipart and JSON-lines
 # pushes, deletes, every malformed input answered with a 4xx naming what is
-# wrong, and acknowledged records surviving kill -9 (also with a torn
-# record at the journal's end, which was never acknowledged).
+# wrong, acknowledged records surviving kill -9 (also with a torn
+# record at the journal's end, which was never acknowledged), and a record
+# refused halfway (two attachments of one name) cut back out of the
+# journal while the records around it are indexed.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -92,6 +94,20 @@ grep -q "^[-0-9.]*	m1	" "$TMP/hits" && ok "the attachment's text is searchable" 
 "$SLUICE" search --server "$BASE" torn >"$TMP/hits" 2>/dev/null
 [ ! -s "$TMP/hits" ] && ok "the torn record is not indexed" || fail "torn found: $(cat "$TMP/hits")"
 
+# ---- a record refused after its metadata went to the journal: the journal
+# is cut back to where it began and sealed, the records before it stay
+req POST /smila/job/indexUpdate/record -d '{"_recordid": "k1", "text": "kilo one"}'
+expect_status 202 "a record before the refused one"
+req POST /smila/job/indexUpdate/record \
+    -F 'record={"_recordid": "dup"};type=application/json' \
+    -F "same=@$TMP/q.html" -F "same=@$TMP/q.html"
+expect_error 400 INVALID_INPUT "a record with two attachments of one name"
+req POST /smila/job/indexUpdate/record -d '{"_recordid": "k2", "text": "kilo two"}'
+expect_status 202 "a record after the refused one"
+req GET /smila/bulkbuilder/
+expect_jq '.jobs[] | select(.job == "indexUpdate") | .openRecords == 1' \
+    "k2 waits in a new journal (k1's was sealed)"
+
 # ---- recovery of sealed bulks, planted while the server is down: one whose
 # task the jobmanager does not know (lost before it was finished: it must
 # go into a new task) and one marked done (finished: only removed).
@@ -107,6 +123,12 @@ start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 wait_indexed || fail "the processing job did not catch up after the restart"
 req GET /smila/index/default/lost-2
 expect_jq '.text == "tango lost"' "a bulk whose task was lost is committed in a new task"
+req GET /smila/index/default/k2
+expect_jq '.text == "kilo two"' "the record after the refused one is indexed"
+req GET /smila/index/default/k1
+expect_jq '.text == "kilo one"' "the record before the refused one is indexed"
+req GET /smila/index/default/dup
+expect_status 404 "the refused record is not in the index"
 req GET /smila/index/default/done-1
 expect_status 404 "a bulk marked done is not committed again"
 [ -z "$(ls "$JD" | grep -E '^0+90[01]')" ] && ok "both bulks' files are gone" || fail "left: $(ls "$JD")"
