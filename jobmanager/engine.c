@@ -149,8 +149,11 @@ wfrun_unlink(struct run *r, struct wfrun *w)
  * Run data JSON (API.md), also the persisted form (with "_internal").
  * --------------------------------------------------------------------- */
 
-json_t *
-sl__jm_run_json(const struct run *r, int internal)
+/* sl__jm_run_json; with @share the worker counters and errors are
+ * referenced, not copied: for a caller that serialises the result before
+ * it releases jm->mu (sl__jm_run_persist, at every task finish). */
+static json_t *
+run_json(const struct run *r, int internal, int share)
 {
     json_t *j = NULL;
     json_t *tasks = json_object();
@@ -184,9 +187,9 @@ sl__jm_run_json(const struct run *r, int internal)
                   "tasks",
                   tasks,
                   "worker",
-                  json_deep_copy(r->worker),
+                  share ? json_incref(r->worker) : json_deep_copy(r->worker),
                   "errors",
-                  json_deep_copy(r->errors));
+                  share ? json_incref(r->errors) : json_deep_copy(r->errors));
     sl_time_format(r->start_ms, ts, sizeof(ts));
     (void)json_object_set_new(j, "startTime", json_string(ts));
     if (r->finish_ms) {
@@ -256,12 +259,18 @@ sl__jm_run_counters_load(struct run *r, const json_t *j)
     }
 }
 
+json_t *
+sl__jm_run_json(const struct run *r, int internal)
+{
+    return run_json(r, internal, 0);
+}
+
 void
 sl__jm_run_persist(struct sl_jm *jm, struct run *r)
 {
     char key[SL_NAME_MAX + SL_JM_RUN_ID_MAX + 2];
     size_t klen = run_key(key, sizeof(key), r->job, r->id);
-    json_t *j = sl__jm_run_json(r, 1);
+    json_t *j = run_json(r, 1, 1); /* serialised here, under jm->mu */
 
     (void)sl__jm_store_put_json(jm->st, SL__JM_DB_RUNS, key, klen, j);
     json_decref(j);
