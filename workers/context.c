@@ -437,6 +437,10 @@ input_walk(struct sl_task_ctx *ctx,
            const char *slot,
            int (*cb)(void *arg, json_t *meta),
            int (*rcb)(void *arg, json_t *meta, struct sl_bulk_reader *r),
+           int (*raw)(void *arg,
+                      const char *text,
+                      size_t len,
+                      struct sl_bulk_reader *r),
            void *arg)
 {
     size_t n = sl_task_input_count(ctx, slot);
@@ -456,11 +460,20 @@ input_walk(struct sl_task_ctx *ctx,
             return SL_WORKER_RECOVERABLE;
         }
         for (;;) {
-            rc = sl_bulk_reader_next_meta(r, &meta, &err);
+            const char *text = NULL;
+            size_t len = 0;
+
+            rc = raw != NULL ? sl_bulk_reader_next_raw(r, &text, &len, &err)
+                             : sl_bulk_reader_next_meta(r, &meta, &err);
             if (rc <= 0) {
                 break;
             }
-            if (rcb != NULL) {
+            if (raw != NULL) {
+                res = raw(arg, text, len, r);
+                if (res == SL_WORKER_OK) {
+                    rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
+                }
+            } else if (rcb != NULL) {
                 res = rcb(arg, meta, r);
                 if (res == SL_WORKER_OK) {
                     rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
@@ -498,7 +511,7 @@ sl_task_input_each(struct sl_task_ctx *ctx,
                    int (*cb)(void *arg, json_t *meta),
                    void *arg)
 {
-    return input_walk(ctx, slot, cb, NULL, arg);
+    return input_walk(ctx, slot, cb, NULL, NULL, arg);
 }
 
 int
@@ -509,7 +522,19 @@ sl_task_input_each_reader(struct sl_task_ctx *ctx,
                                     struct sl_bulk_reader *r),
                           void *arg)
 {
-    return input_walk(ctx, slot, NULL, cb, arg);
+    return input_walk(ctx, slot, NULL, cb, NULL, arg);
+}
+
+int
+sl_task_input_each_raw(struct sl_task_ctx *ctx,
+                       const char *slot,
+                       int (*cb)(void *arg,
+                                 const char *meta,
+                                 size_t len,
+                                 struct sl_bulk_reader *r),
+                       void *arg)
+{
+    return input_walk(ctx, slot, NULL, NULL, cb, arg);
 }
 
 /* ------------------------------------------------------------------------

@@ -2484,8 +2484,9 @@ const struct sl_worker_type sl_worker_webCrawler = {
  * --------------------------------------------------------------------- */
 
 /*
- * One input record: with its content already (an HTML page the crawler
- * kept) it is copied as it is; without, it is queued for fetching.
+ * One input record (metadata as stored): with its content already (an
+ * HTML page the crawler kept) it is copied as it is, without decoding;
+ * without, it is decoded and queued for fetching.
  */
 /* Queue the download of record @meta (borrowed, kept) from @url for the
  * webFetcher or the webExtractor; an invalid URL is counted and skipped.
@@ -2509,14 +2510,13 @@ queue_fetch(struct crawl *c, const char *url, json_t *meta)
 }
 
 static int
-fetch_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
+fetch_input(void *arg, const char *text, size_t len, struct sl_bulk_reader *r)
 {
     struct crawl *c = arg;
-    const char *url = json_string_value(
-        json_object_get(meta, sl_task_mapped(c->ctx, "httpUrl")));
     struct sl_bulk_writer *w = NULL;
     const char *name = NULL;
     uint64_t size = 0;
+    json_t *meta = NULL;
     struct sl_err err;
     int rc = 0;
 
@@ -2543,7 +2543,22 @@ fetch_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         sl_task_set_message(c->ctx, "input: %s", err.message);
         return SL_WORKER_FATAL;
     }
-    return queue_fetch(c, url, meta);
+    /* decoded only now, for the records that are fetched */
+    meta = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+    if (!json_is_object(meta) ||
+        !json_is_string(json_object_get(meta, "_recordid"))) {
+        json_decref(meta);
+        sl_task_set_message(c->ctx,
+                            "input: metadata is not an object with a "
+                            "_recordid");
+        return SL_WORKER_FATAL;
+    }
+    rc = queue_fetch(c,
+                     json_string_value(json_object_get(
+                         meta, sl_task_mapped(c->ctx, "httpUrl"))),
+                     meta);
+    json_decref(meta);
+    return rc;
 }
 
 static int
@@ -2558,7 +2573,7 @@ web_fetch_perform(struct sl_task_ctx *ctx)
         res = rc == SL_EINVAL ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
     } else {
         c.robots = 0; /* the crawler checked; the fetcher only fetches */
-        res = sl_task_input_each_reader(ctx, SLOT_FETCH, fetch_input, &c);
+        res = sl_task_input_each_raw(ctx, SLOT_FETCH, fetch_input, &c);
     }
     if (res == SL_WORKER_OK) {
         rc = crawl_loop(&c);
