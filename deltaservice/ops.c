@@ -880,44 +880,19 @@ visited_test_one(struct sl_delta *d,
 static const struct op visited_test_op = {
     visited_test_one, 1, "test visited links", 1};
 
-int
-sl_delta_visited_test(struct sl_delta *d,
-                      const char *source,
-                      uint64_t seq,
-                      struct sl_delta_link *links,
-                      size_t n,
-                      struct sl_err *err)
+/* A batch of links through @op (visit or test) in run @seq; see
+ * sl_delta_visit for the answers after an error. */
+static int
+links_batch(struct sl_delta *d,
+            const struct op *op,
+            const char *source,
+            uint64_t seq,
+            uint64_t owner,
+            struct sl_delta_link *links,
+            size_t n,
+            struct sl_err *err)
 {
-    struct call c = {&visited_test_op, source, seq, NULL, links, 0};
-    struct batch b;
-    size_t failed = 0;
-    size_t i = 0;
-    int rc = 0;
-
-    rc = check_args(source, seq, err);
-    if (rc != 0) {
-        return rc;
-    }
-    batch_prepare(d, source, links, n, link_take, &b);
-    rc = for_each_shard(d, &c, &b, &failed, err);
-    for (i = failed; rc != 0 && i < b.n; i++) {
-        links[b.items[i].rec].first = 0;
-        links[b.items[i].rec].result = rc;
-    }
-    batch_free(&b);
-    return rc;
-}
-
-int
-sl_delta_visit(struct sl_delta *d,
-               const char *source,
-               uint64_t seq,
-               uint64_t owner,
-               struct sl_delta_link *links,
-               size_t n,
-               struct sl_err *err)
-{
-    struct call c = {&visit_op, source, seq, NULL, links, owner};
+    struct call c = {op, source, seq, NULL, links, owner};
     struct batch b;
     size_t failed = 0;
     size_t i = 0;
@@ -937,4 +912,27 @@ sl_delta_visit(struct sl_delta *d,
     }
     batch_free(&b);
     return rc;
+}
+
+int
+sl_delta_visited_test(struct sl_delta *d,
+                      const char *source,
+                      uint64_t seq,
+                      struct sl_delta_link *links,
+                      size_t n,
+                      struct sl_err *err)
+{
+    return links_batch(d, &visited_test_op, source, seq, 0, links, n, err);
+}
+
+int
+sl_delta_visit(struct sl_delta *d,
+               const char *source,
+               uint64_t seq,
+               uint64_t owner,
+               struct sl_delta_link *links,
+               size_t n,
+               struct sl_err *err)
+{
+    return links_batch(d, &visit_op, source, seq, owner, links, n, err);
 }
