@@ -176,6 +176,51 @@ emit_rec(struct sl_bulk_writer *w, const void *data, size_t len)
     return emit(w, data, len);
 }
 
+/* emit_rec when @crc, else emit (a copy keeps its source's checksum). */
+static int
+emit_frame(struct sl_bulk_writer *w, const void *data, size_t len, int crc)
+{
+    return crc ? emit_rec(w, data, len) : emit(w, data, len);
+}
+
+/* A record's head and its @len bytes of metadata @meta. */
+static int
+emit_record_head(struct sl_bulk_writer *w,
+                 const void *meta,
+                 size_t len,
+                 int crc)
+{
+    unsigned char head[RECORD_HEAD_LEN];
+    int rc = 0;
+
+    memcpy(head, record_magic, 4);
+    sl_le_put32(head + 4, (uint32_t)len);
+    rc = emit_frame(w, head, sizeof(head), crc);
+    return rc == 0 ? emit_frame(w, meta, len, crc) : rc;
+}
+
+/* An attachment frame: tag, name length, @nlen bytes of @name, @size. */
+static int
+emit_att_frame(struct sl_bulk_writer *w,
+               const char *name,
+               size_t nlen,
+               uint64_t size,
+               int crc)
+{
+    unsigned char head[ATT_HEAD_LEN];
+    unsigned char sz[8];
+    int rc = 0;
+
+    head[0] = TAG_ATTACHMENT;
+    sl_le_put16(head + 1, (uint16_t)nlen);
+    sl_le_put64(sz, size);
+    rc = emit_frame(w, head, sizeof(head), crc);
+    if (rc == 0) {
+        rc = emit_frame(w, name, nlen, crc);
+    }
+    return rc == 0 ? emit_frame(w, sz, sizeof(sz), crc) : rc;
+}
+
 /* Mark the writer failed and return @rc (an SL_E* code). */
 static int
 wfail(struct sl_bulk_writer *w, int rc)
@@ -285,7 +330,6 @@ meta_append(const char *data, size_t n, void *ctx)
 int
 sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
 {
-    unsigned char head[RECORD_HEAD_LEN];
     const json_t *id = NULL;
     const char *text = NULL;
     size_t len = 0;
@@ -316,15 +360,9 @@ sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
         rc = SL_EINVAL;
         goto fail;
     }
-    memcpy(head, record_magic, 4);
-    sl_le_put32(head + 4, (uint32_t)len);
     w->crc = 0;
     json_object_clear(w->names);
-    rc = emit_rec(w, head, sizeof(head));
-    if (rc != 0) {
-        goto fail;
-    }
-    rc = emit_rec(w, text, len);
+    rc = emit_record_head(w, text, len, 1);
     if (rc != 0) {
         goto fail;
     }
@@ -344,8 +382,6 @@ sl_bulk_writer_attachment_begin(struct sl_bulk_writer *w,
                                 const char *name,
                                 uint64_t size)
 {
-    unsigned char head[ATT_HEAD_LEN];
-    unsigned char sz[8];
     size_t nlen = 0;
     int rc = 0;
 
@@ -363,18 +399,7 @@ sl_bulk_writer_attachment_begin(struct sl_bulk_writer *w,
         rc = SL_EINVAL;
         goto fail;
     }
-    head[0] = TAG_ATTACHMENT;
-    sl_le_put16(head + 1, (uint16_t)nlen);
-    sl_le_put64(sz, size);
-    rc = emit_rec(w, head, sizeof(head));
-    if (rc != 0) {
-        goto fail;
-    }
-    rc = emit_rec(w, name, nlen);
-    if (rc != 0) {
-        goto fail;
-    }
-    rc = emit_rec(w, sz, sizeof(sz));
+    rc = emit_att_frame(w, name, nlen, size, 1);
     if (rc != 0) {
         goto fail;
     }
@@ -1382,8 +1407,7 @@ sl_bulk_copy_record(struct sl_bulk_reader *r,
                     struct sl_bulk_writer *w,
                     struct sl_err *err)
 {
-    unsigned char head[RECORD_HEAD_LEN];
-    unsigned char frame[ATT_HEAD_LEN + 8];
+    unsigned char end[RECORD_END_LEN];
     const char *name = NULL;
     uint64_t size = 0;
     int first = 0;
@@ -1403,32 +1427,15 @@ sl_bulk_copy_record(struct sl_bulk_reader *r,
     if (w->state != W_IDLE) {
         return wfail(w, SL_EINVAL);
     }
-    memcpy(head, record_magic, 4);
-    sl_le_put32(head + 4, (uint32_t)r->meta_len);
-    wrc = emit(w, head, sizeof(head));
-    if (wrc == 0) {
-        wrc = emit(w, r->meta, r->meta_len);
-    }
+    wrc = emit_record_head(w, r->meta, r->meta_len, 0);
     if (first) { /* its frame was read: it is copied first */
         name = r->name;
         size = r->att_size;
         rc = 1;
     }
     while (wrc == 0 && (first || (rc = att_next(r, &name, &size, err)) == 1)) {
-        size_t nlen = strlen(name);
-
         first = 0;
-
-        frame[0] = TAG_ATTACHMENT;
-        sl_le_put16(frame + 1, (uint16_t)nlen);
-        wrc = emit(w, frame, ATT_HEAD_LEN);
-        if (wrc == 0) {
-            wrc = emit(w, name, nlen);
-        }
-        if (wrc == 0) {
-            sl_le_put64(frame, size);
-            wrc = emit(w, frame, 8);
-        }
+        wrc = emit_att_frame(w, name, strlen(name), size, 0);
         if (wrc == 0) {
             rc = copy_att_data(r, w, &wrc);
             if (rc != 0) {
@@ -1447,9 +1454,9 @@ sl_bulk_copy_record(struct sl_bulk_reader *r,
         return rc;
     }
     /* att_next verified the source's checksum over the same bytes */
-    frame[0] = TAG_END;
-    sl_le_put32(frame + 1, r->crc);
-    wrc = emit(w, frame, 5);
+    end[0] = TAG_END;
+    sl_le_put32(end + 1, r->crc);
+    wrc = emit(w, end, sizeof(end));
     if (wrc != 0) {
         return wfail(w, wrc);
     }
