@@ -778,6 +778,21 @@ link_take(void *arr, size_t i, const char **id, const char **shard_id)
     return l->result;
 }
 
+/* The run sequence and owner of a stored visit value (8 bytes: no
+ * owner).  0 or MDB_CORRUPTED. */
+static int
+visit_val(const MDB_val *v, uint64_t *seq, uint64_t *owner)
+{
+    if (v->mv_size != 8 && v->mv_size != 16) {
+        return MDB_CORRUPTED;
+    }
+    *seq = sl_le_get64(v->mv_data);
+    *owner = v->mv_size == 16
+                 ? sl_le_get64((const unsigned char *)v->mv_data + 8)
+                 : 0;
+    return 0;
+}
+
 /*
  * Visit one link: first when no run, or an older run than this one, has
  * visited it, or this run did for the same owner (a retry of the task
@@ -810,13 +825,9 @@ visit_one(struct sl_delta *d,
         uint64_t seq = 0;
         uint64_t owner = 0;
 
-        if (v.mv_size != 8 && v.mv_size != sizeof(buf)) {
+        if (visit_val(&v, &seq, &owner) != 0) {
             return MDB_CORRUPTED;
         }
-        seq = sl_le_get64(v.mv_data);
-        owner = v.mv_size == sizeof(buf)
-                    ? sl_le_get64((const unsigned char *)v.mv_data + 8)
-                    : 0;
         if (seq > c->seq ||
             (seq == c->seq && (c->owner == 0 || owner != c->owner))) {
             l->first = 0;
@@ -856,6 +867,8 @@ visited_test_one(struct sl_delta *d,
     struct sl_delta_link *l = &c->links[it->rec];
     MDB_val k = {it->klen, (void *)it->key};
     MDB_val v;
+    uint64_t seq = 0;
+    uint64_t owner = 0;
     int rc = 0;
 
     (void)d;
@@ -867,14 +880,11 @@ visited_test_one(struct sl_delta *d,
         l->first = 1;
         return 0;
     }
-    if (rc != 0) {
-        return rc;
+    if (rc == 0) {
+        rc = visit_val(&v, &seq, &owner);
     }
-    if (v.mv_size != 8 && v.mv_size != 16) {
-        return MDB_CORRUPTED;
-    }
-    l->first = sl_le_get64(v.mv_data) < c->seq;
-    return 0;
+    l->first = rc == 0 && seq < c->seq;
+    return rc;
 }
 
 static const struct op visited_test_op = {
