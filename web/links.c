@@ -253,19 +253,18 @@ on_base(struct sl_web_links *lx, const xmlChar **atts)
 {
     const char *href = attr(atts, "href");
     char *url = NULL;
-    char *norm = NULL;
+    char *dir = NULL;
 
     if (href == NULL || lx->base_seen) {
         return;
     }
     lx->base_seen = 1;
     if (sl__web_url_resolve_h(lx->page, href, &url) == 0 &&
-        sl__web_url_base_n(url, &lx->base, &norm) == 0) {
+        sl__web_url_base_dir(url, &lx->base, &dir) == 0) {
         lx->sum.base_used = 1;
         sl_free(lx->dir);
-        lx->dir = sl__web_url_dir(norm);
+        lx->dir = dir;
     }
-    sl_free(norm);
     sl_free(url);
 }
 
@@ -383,7 +382,6 @@ sl_web_links_begin(const char *page_url,
 {
     struct sl_web_links *lx = NULL;
     htmlSAXHandler sax;
-    char *norm = NULL;
     int rc = 0;
 
     *out = NULL;
@@ -396,12 +394,10 @@ sl_web_links_begin(const char *page_url,
     lx->max_links = max_links != 0 ? max_links : SL_WEB_LINKS_DEFAULT_MAX;
     lx->waiting = 1;
     sl_buf_init(&lx->pending, PENDING_MAX);
-    rc = sl__web_url_base_n(page_url, &lx->page, &norm);
+    rc = sl__web_url_base_dir(page_url, &lx->page, &lx->dir);
     if (rc != 0) {
         goto fail;
     }
-    lx->dir = sl__web_url_dir(norm);
-    sl_free(norm);
     sl__web_xml_init();
     memset(&sax, 0, sizeof(sax));
     sax.startElement = on_start;

@@ -333,22 +333,44 @@ out:
     return rc;
 }
 
-int
-sl__web_url_base(const char *url, CURLU **out)
+/* The directory of the normal form @norm: up to and including the last
+ * '/' of its path (no query); NULL when it has no path. */
+static char *
+url_dir(const char *norm)
 {
-    return sl__web_url_base_n(url, out, NULL);
+    const char *auth = strstr(norm, "://");
+    const char *path = auth != NULL ? strchr(auth + 3, '/') : NULL;
+    const char *end = NULL;
+    const char *slash = NULL;
+
+    if (path == NULL) {
+        return NULL;
+    }
+    end = strchr(path, '?');
+    if (end == NULL) {
+        end = path + strlen(path);
+    }
+    for (slash = end - 1; *slash != '/'; slash--) {
+    }
+    return sl_strndup(norm, (size_t)(slash - norm) + 1);
 }
 
 int
-sl__web_url_base_n(const char *url, CURLU **out, char **norm_out)
+sl__web_url_base(const char *url, CURLU **out)
+{
+    return sl__web_url_base_dir(url, out, NULL);
+}
+
+int
+sl__web_url_base_dir(const char *url, CURLU **out, char **dir_out)
 {
     CURLU *h = NULL;
     char *norm = NULL;
     int rc = 0;
 
     *out = NULL;
-    if (norm_out != NULL) {
-        *norm_out = NULL;
+    if (dir_out != NULL) {
+        *dir_out = NULL;
     }
     rc = parse(NULL, url, &h);
     if (rc == 0) {
@@ -358,9 +380,8 @@ sl__web_url_base_n(const char *url, CURLU **out, char **norm_out)
     if (rc == 0) {
         rc = from_curlu(curl_url_set(h, CURLUPART_URL, norm, 0));
     }
-    if (rc == 0 && norm_out != NULL) {
-        *norm_out = norm;
-        norm = NULL;
+    if (rc == 0 && dir_out != NULL) {
+        *dir_out = url_dir(norm);
     }
     sl_free(norm);
     if (rc != 0) {
@@ -523,26 +544,6 @@ sl_web_url_cache_stats(const struct sl_web_url_cache *c,
 {
     *hits = c != NULL ? c->hits : 0;
     *misses = c != NULL ? c->misses : 0;
-}
-
-char *
-sl__web_url_dir(const char *norm)
-{
-    const char *auth = strstr(norm, "://");
-    const char *path = auth != NULL ? strchr(auth + 3, '/') : NULL;
-    const char *end = NULL;
-    const char *slash = NULL;
-
-    if (path == NULL) {
-        return NULL;
-    }
-    end = strchr(path, '?');
-    if (end == NULL) {
-        end = path + strlen(path);
-    }
-    for (slash = end - 1; *slash != '/'; slash--) {
-    }
-    return sl_strndup(norm, (size_t)(slash - norm) + 1);
 }
 
 /*

@@ -15,22 +15,15 @@
  * @return as sl_web_url_normalize.
  */
 int sl__web_url_base(const char *url, CURLU **out);
-/** @brief sl__web_url_base that also gives the normal form in
- * *norm_out (new string, caller frees with sl_free; NULL allowed). */
-int sl__web_url_base_n(const char *url, CURLU **out, char **norm_out);
-
-/**
- * @brief The directory of the normalised URL @p norm: everything up to and
- * including the last '/' of its path (no query).
- * @return new string (caller frees with sl_free), NULL when @p norm has no
- * path.
- */
-char *sl__web_url_dir(const char *norm);
+/** @brief sl__web_url_base that also gives, in *dir_out, the directory
+ * of the normal form: up to and including the last '/' of its path, no
+ * query (new string, caller frees with sl_free; NULL allowed). */
+int sl__web_url_base_dir(const char *url, CURLU **out, char **dir_out);
 
 /**
  * @brief sl__web_url_resolve_h through the cache @p c (NULL: no cache):
  * a reference whose result depends on the base only through its
- * directory @p dir (sl__web_url_dir of the base's normal form) is resolved
+ * directory @p dir (from sl__web_url_base_dir) is resolved
  * by libcurl once per (dir, href without its fragment) and answered from
  * @p c after that, error codes included.
  */
