@@ -1157,6 +1157,21 @@ sl_bulk_reader_next_raw(struct sl_bulk_reader *r,
 }
 
 int
+sl_bulk_reader_meta(struct sl_bulk_reader *r, json_t **meta, struct sl_err *err)
+{
+    int rc = rusable(r, err);
+
+    *meta = NULL;
+    if (rc != 0) {
+        return rc;
+    }
+    if (r->meta == NULL || r->state == R_DONE) {
+        return rfail(r, err, SL_EINVAL, r->offset, "no record was read");
+    }
+    return parse_meta(r, r->meta, r->meta_len, meta, err);
+}
+
+int
 sl_bulk_reader_attachment_next(struct sl_bulk_reader *r,
                                const char **name,
                                uint64_t *size,

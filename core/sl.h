@@ -505,6 +505,16 @@ int sl_bulk_reader_next_raw(struct sl_bulk_reader *r,
                             size_t *len,
                             struct sl_err *err);
 /**
+ * @brief Decode the metadata of the record last begun (by next_raw, for a
+ * record the caller does not pass on as stored) with next_meta's checks:
+ * a JSON object with a non-empty string `_recordid`.
+ * @return 0 and a new reference in *meta, or SL_ECORRUPT (the reader then
+ * failed, as next_meta would have) or SL_EINVAL (no record was read).
+ */
+int sl_bulk_reader_meta(struct sl_bulk_reader *r,
+                        json_t **meta,
+                        struct sl_err *err);
+/**
  * @brief Next attachment of the current record.
  * @return 1 with *name (borrowed, valid until the next reader call) and
  * *size, 0 after the last one (checksum verified), or an error.

@@ -437,10 +437,7 @@ input_walk(struct sl_task_ctx *ctx,
            const char *slot,
            int (*cb)(void *arg, json_t *meta),
            int (*rcb)(void *arg, json_t *meta, struct sl_bulk_reader *r),
-           int (*raw)(void *arg,
-                      const char *text,
-                      size_t len,
-                      struct sl_bulk_reader *r),
+           int (*raw)(void *arg, struct sl_bulk_reader *r),
            void *arg)
 {
     size_t n = sl_task_input_count(ctx, slot);
@@ -469,7 +466,7 @@ input_walk(struct sl_task_ctx *ctx,
                 break;
             }
             if (raw != NULL) {
-                res = raw(arg, text, len, r);
+                res = raw(arg, r);
                 if (res == SL_WORKER_OK) {
                     rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
                 }
@@ -528,10 +525,7 @@ sl_task_input_each_reader(struct sl_task_ctx *ctx,
 int
 sl_task_input_each_raw(struct sl_task_ctx *ctx,
                        const char *slot,
-                       int (*cb)(void *arg,
-                                 const char *meta,
-                                 size_t len,
-                                 struct sl_bulk_reader *r),
+                       int (*cb)(void *arg, struct sl_bulk_reader *r),
                        void *arg)
 {
     return input_walk(ctx, slot, NULL, NULL, cb, arg);

@@ -323,8 +323,10 @@ copy(struct check *c, size_t b, char *buf)
         if (d == DEST_DROP || d == DEST_DONE) {
             rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
         } else if (d == DEST_RECORDS_UPDATE || d == DEST_COMPOUNDS_UPDATE) {
-            meta = json_loadb(text, tlen, JSON_REJECT_DUPLICATES, NULL);
-            rc = meta == NULL ? SL_ECORRUPT : begin_output(c, meta, d, &w);
+            rc = sl_bulk_reader_meta(r, &meta, &err);
+            if (rc == 0) {
+                rc = begin_output(c, meta, d, &w);
+            }
             if (rc == 0) {
                 rc = sl_bulk_writer_record_begin(w, meta);
             }

@@ -2483,11 +2483,6 @@ const struct sl_worker_type sl_worker_webCrawler = {
  * webFetcher: the content of crawled records that have none yet.
  * --------------------------------------------------------------------- */
 
-/*
- * One input record (metadata as stored): with its content already (an
- * HTML page the crawler kept) it is copied as it is, without decoding;
- * without, it is decoded and queued for fetching.
- */
 /* Queue the download of record @meta (borrowed, kept) from @url for the
  * webFetcher or the webExtractor; an invalid URL is counted and skipped.
  * Returns SL_WORKER_OK. */
@@ -2509,8 +2504,13 @@ queue_fetch(struct crawl *c, const char *url, json_t *meta)
     return SL_WORKER_OK;
 }
 
+/*
+ * One input record (metadata as stored): with its content already (an
+ * HTML page the crawler kept) it is copied as it is, without decoding;
+ * without, it is decoded and queued for fetching.
+ */
 static int
-fetch_input(void *arg, const char *text, size_t len, struct sl_bulk_reader *r)
+fetch_input(void *arg, struct sl_bulk_reader *r)
 {
     struct crawl *c = arg;
     struct sl_bulk_writer *w = NULL;
@@ -2544,13 +2544,8 @@ fetch_input(void *arg, const char *text, size_t len, struct sl_bulk_reader *r)
         return SL_WORKER_FATAL;
     }
     /* decoded only now, for the records that are fetched */
-    meta = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
-    if (!json_is_object(meta) ||
-        !json_is_string(json_object_get(meta, "_recordid"))) {
-        json_decref(meta);
-        sl_task_set_message(c->ctx,
-                            "input: metadata is not an object with a "
-                            "_recordid");
+    if (sl_bulk_reader_meta(r, &meta, &err) != 0) {
+        sl_task_set_message(c->ctx, "input: %s", err.message);
         return SL_WORKER_FATAL;
     }
     rc = queue_fetch(c,

@@ -183,16 +183,13 @@ int sl_task_input_each_reader(struct sl_task_ctx *ctx,
                               void *arg);
 /**
  * @brief As sl_task_input_each_reader, but the record's metadata are not
- * decoded: @p cb gets them as stored (JSON text, @p len bytes, not
- * checked; borrowed for the call), for a worker that passes most records
- * on unchanged (sl_bulk_copy_record) and decodes only the others.
+ * decoded: @p cb gets the reader only, for a worker that passes most
+ * records on unchanged (sl_bulk_copy_record) and decodes only the others
+ * (sl_bulk_reader_meta).
  */
 int sl_task_input_each_raw(struct sl_task_ctx *ctx,
                            const char *slot,
-                           int (*cb)(void *arg,
-                                     const char *meta,
-                                     size_t len,
-                                     struct sl_bulk_reader *r),
+                           int (*cb)(void *arg, struct sl_bulk_reader *r),
                            void *arg);
 
 /**

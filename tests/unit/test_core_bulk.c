@@ -1053,6 +1053,73 @@ test_bulk_raw_frames(void **state)
     }
 }
 
+/*
+ * sl_bulk_reader_meta: the metadata of a record read with next_raw, decoded
+ * with next_meta's checks (also after its attachments were read); stored
+ * metadata that is not JSON, or has no _recordid, fail it and the reader;
+ * before any record it is refused.
+ */
+static void
+test_bulk_reader_meta(void **state)
+{
+    static const char *const metas[] = {
+        "{\"_recordid\":\"ok\",\"x\":1}",
+        "{\"_recordid\":",
+        "{\"x\":1}",
+        "{\"_recordid\":\"a\",\"_recordid\":\"b\"}",
+    };
+    static const char *const names[] = {"a"};
+    static const char *const datas[] = {"123"};
+    struct sl_bulk_reader *r = NULL;
+    struct sl_source src;
+    struct sl_err err;
+    struct mem m;
+    struct mem in;
+    json_t *meta = NULL;
+    const char *text = NULL;
+    const char *name = NULL;
+    uint64_t size = 0;
+    size_t len = 0;
+    size_t i = 0;
+
+    (void)state;
+    for (i = 0; i < sizeof(metas) / sizeof(metas[0]); i++) {
+        mem_init(&m);
+        assert_int_equal(mem_write(&m, "SLBK\x01\x00\x00\x00", 8), 0);
+        raw_record(&m, metas[i], names, datas, 1);
+        raw_trailer(&m, 1);
+        mem_source(&in, m.data, m.len, 0, &src);
+        assert_int_equal(sl_bulk_reader_new(&src, NULL, &r, &err), 0);
+        assert_int_equal(sl_bulk_reader_meta(r, &meta, &err), SL_EINVAL);
+        sl_bulk_reader_free(r);
+        mem_source(&in, m.data, m.len, 0, &src);
+        assert_int_equal(sl_bulk_reader_new(&src, NULL, &r, &err), 0);
+        assert_int_equal(sl_bulk_reader_next_raw(r, &text, &len, &err), 1);
+        assert_int_equal(len, strlen(metas[i]));
+        assert_memory_equal(text, metas[i], len);
+        assert_int_equal(sl_bulk_reader_attachment_next(r, &name, &size, &err),
+                         1);
+        if (i == 0) {
+            assert_int_equal(sl_bulk_reader_meta(r, &meta, &err), 0);
+            assert_string_equal(
+                json_string_value(json_object_get(meta, "_recordid")), "ok");
+            assert_int_equal(json_integer_value(json_object_get(meta, "x")), 1);
+            json_decref(meta);
+            assert_int_equal(
+                sl_bulk_reader_attachment_next(r, &name, &size, &err), 0);
+            assert_int_equal(sl_bulk_reader_next_raw(r, &text, &len, &err), 0);
+        } else {
+            assert_int_equal(sl_bulk_reader_meta(r, &meta, &err), SL_ECORRUPT);
+            assert_null(meta);
+            assert_non_null(strstr(err.message, "record 1 at offset 8"));
+            assert_int_equal(sl_bulk_reader_next_raw(r, &text, &len, &err),
+                             SL_EBADSTATE);
+        }
+        sl_bulk_reader_free(r);
+        sl_free(m.data);
+    }
+}
+
 static void
 test_bulk_header_checks(void **state)
 {
@@ -1415,6 +1482,7 @@ main(void)
         cmocka_unit_test(test_bulk_checksum_message),
         cmocka_unit_test(test_bulk_copy_record),
         cmocka_unit_test(test_bulk_raw_frames),
+        cmocka_unit_test(test_bulk_reader_meta),
         cmocka_unit_test(test_bulk_header_checks),
         cmocka_unit_test(test_bulk_meta_limit),
         cmocka_unit_test(test_bulk_record_limit),
