@@ -194,7 +194,7 @@ struct task *sl__jm_task_create(struct sl_jm *jm,
                                 json_t *input,
                                 json_t *extra_props);
 void sl__jm_task_remove(struct sl_jm *jm, struct task *t, int persist);
-void sl__jm_task_enqueue(struct sl_jm *jm, struct task *t);
+void sl__jm_task_enqueue(struct task *t);
 void sl__jm_tasks_drop_run(struct sl_jm *jm,
                            struct run *r,
                            int wfrun,

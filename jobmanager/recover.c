@@ -357,7 +357,7 @@ load_task(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
     }
     w->open++;
     sl__jm_task_index(jm, t);
-    sl__jm_task_enqueue(jm, t);
+    sl__jm_task_enqueue(t);
     return 0;
 }
 

@@ -203,11 +203,10 @@ persist_new(struct sl_jm *jm, struct task *t)
 
 /* Append @t to the end of its run's todo list for its worker. */
 void
-sl__jm_task_enqueue(struct sl_jm *jm, struct task *t)
+sl__jm_task_enqueue(struct task *t)
 {
     struct jobq *jq = jobq_for(t->wq, t->run);
 
-    (void)jm;
     sl__jm_wake_queue(t->wq);
     t->inprogress = 0;
     t->jq = jq;
@@ -431,7 +430,7 @@ sl__jm_task_create(struct sl_jm *jm,
     wf->open++;
     r->tc[TC_CREATED]++;
     sl__jm_task_index(jm, t);
-    sl__jm_task_enqueue(jm, t);
+    sl__jm_task_enqueue(t);
     persist_new(jm, t);
     return t;
 }
@@ -1042,7 +1041,7 @@ fail_task(struct sl_jm *jm,
         }
         sl__jm_task_remove(jm, t, 1);
         sl__jm_task_index(jm, n);
-        sl__jm_task_enqueue(jm, n);
+        sl__jm_task_enqueue(n);
         persist_new(jm, n);
         return;
     }
@@ -1343,7 +1342,7 @@ sl_jm_task_finish(struct sl_jm *jm,
         unlink_task(jm, t);
         json_decref(t->events);
         t->events = json_array_size(events) ? json_deep_copy(events) : NULL;
-        sl__jm_task_enqueue(jm, t);
+        sl__jm_task_enqueue(t);
     } else {
         counter_add(worker_counters(r, t), "failedTaskCount", 1);
         fail_task(jm, t, strcmp(status, "FATAL_ERROR") == 0, 0, message);
