@@ -228,6 +228,14 @@ int sl_name_check_object_id(const char *id, struct sl_err *err);
 int64_t sl_time_ms(void);
 /** @brief Monotonic milliseconds (CLOCK_MONOTONIC). */
 int64_t sl_mono_ms(void);
+/**
+ * @brief Test knob: sleep the milliseconds the environment variable
+ * SLUICE_TEST_DELAY gives for @p point (a comma-separated list of
+ * `point=ms`, ms at most 60000), else return at once.  Crash tests use it
+ * to hold a phase open long enough to kill the server in it, whatever the
+ * disk's speed (docs/operations.md, "Test knobs").
+ */
+void sl_test_delay(const char *point);
 /** @brief Lower-case hex SHA-256 of @p len bytes into @p hex (NUL-ended). */
 void sl_sha256_hex(const void *data, size_t len, char hex[65]);
 

@@ -1,7 +1,9 @@
 /*
  * Small utilities: clocks, timestamps, UUIDs, number parsing, fd writes.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -28,6 +30,35 @@ sl_mono_ms(void)
 
     (void)clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+sl_test_delay(const char *point)
+{
+    const char *p = point[0] != '\0' ? getenv("SLUICE_TEST_DELAY") : NULL;
+    size_t plen = strlen(point);
+
+    while (p != NULL && *p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        char num[8];
+        uint64_t ms = 0;
+
+        if (len > plen + 1 && len - plen - 1 < sizeof(num) &&
+            memcmp(p, point, plen) == 0 && p[plen] == '=') {
+            memcpy(num, p + plen + 1, len - plen - 1);
+            num[len - plen - 1] = '\0';
+            if (sl_parse_u64(num, &ms) == 0 && ms <= 60000) {
+                struct timespec ts = {(time_t)(ms / 1000),
+                                      (long)(ms % 1000) * 1000000L};
+
+                while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+                }
+            }
+            return;
+        }
+        p = end != NULL ? end + 1 : NULL;
+    }
 }
 
 void

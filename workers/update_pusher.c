@@ -555,6 +555,7 @@ delta_delete(struct push *p, unsigned shard)
     int rc = 0;
 
     sl_err_clear(&err);
+    sl_test_delay("updatePusher.deltaDelete");
     if (!sl_delta_strategy_deletes(p->strategy) || p->delta == NULL) {
         return SL_WORKER_OK;
     }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -156,6 +157,37 @@ test_util_time_and_numbers(void **state)
     assert_true(uuid[14] == '4');
 }
 
+/* The test knob sleeps for its own point only: not for a point that
+ * extends or prefixes another, nor for junk or values over 60 s (each of
+ * which would sleep seconds here). */
+static void
+test_util_test_delay(void **state)
+{
+    int64_t t0 = 0;
+
+    (void)state;
+    assert_int_equal(setenv("SLUICE_TEST_DELAY",
+                            "a.bc=5000,a.b=60,a=x,zz=junk,big=60001,=5000,c=",
+                            1),
+                     0);
+    t0 = sl_mono_ms();
+    sl_test_delay("a.b");
+    assert_true(sl_mono_ms() - t0 >= 60);
+    t0 = sl_mono_ms();
+    sl_test_delay("a");
+    sl_test_delay("a.");
+    sl_test_delay("zz");
+    sl_test_delay("big");
+    sl_test_delay("");
+    sl_test_delay("c");
+    sl_test_delay("other");
+    assert_true(sl_mono_ms() - t0 < 1000);
+    assert_int_equal(unsetenv("SLUICE_TEST_DELAY"), 0);
+    t0 = sl_mono_ms();
+    sl_test_delay("a.b");
+    assert_true(sl_mono_ms() - t0 < 60);
+}
+
 /* SHA-256 in pieces equals the one-shot digest (and the FIPS 180-2
  * value of "abc"). */
 static void
@@ -209,6 +241,7 @@ main(void)
         cmocka_unit_test(test_record_attachments),
         cmocka_unit_test(test_record_from_json),
         cmocka_unit_test(test_util_time_and_numbers),
+        cmocka_unit_test(test_util_test_delay),
         cmocka_unit_test(test_util_sha256_pieces),
     };
 
