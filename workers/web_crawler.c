@@ -1831,6 +1831,7 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
      * again for the others */
     const char *gated[GATED_MAX];
     size_t ngated = 0;
+    int queued_ahead = 0;
 
     *wake_ms = -1;
     /* a compound waiting for its extraction: let the transfers in flight
@@ -1861,9 +1862,15 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
                 }
             }
             if (ok == 1 && !lk->admitted) {
+                const struct link *head = c->pending;
+
                 ok = admissible(c, lk, robots_asked);
                 lk->admitted = ok == 1;
-                while (*pp != lk) { /* it queued robots.txt or sitemaps */
+                /* it queued robots.txt or sitemaps at the head, behind
+                 * this pass: the next pass must come at once, not after
+                 * a poll that no transfer may end (200 ms) */
+                queued_ahead |= c->pending != head;
+                while (*pp != lk) {
                     pp = &(*pp)->next;
                 }
             }
@@ -1925,6 +1932,9 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
             }
         }
         c->running++;
+    }
+    if (queued_ahead && c->running < c->parallel) {
+        *wake_ms = now;
     }
     return 0;
 }
