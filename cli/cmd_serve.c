@@ -94,6 +94,7 @@ open_jobmanager(const struct sl_cfg *cfg,
         rc = sl_bb_open(&bc, *out, store, bb, &err);
         sl_free(dir);
         sl_jm_set_start_check(*out, sl_worker_start_check, *out);
+        sl_jm_set_run_end_hook(*out, sl_worker_run_end, rc == 0 ? *bb : NULL);
     }
     if (rc == 0) {
         rc = sl_jm_register_workers_file(*out, workers, &err);

@@ -313,6 +313,19 @@ run_unlink(struct sl_jm *jm, struct run *r)
  * Clean-up: transient objects of ended workflow runs and job runs.
  * --------------------------------------------------------------------- */
 
+/* Append @c to the clean-up queue and wake its thread; jm->mu held. */
+static void
+cleanup_link(struct sl_jm *jm, struct cleanup *c)
+{
+    if (jm->cleanups_tail != NULL) {
+        jm->cleanups_tail->next = c;
+    } else {
+        jm->cleanups = c;
+    }
+    jm->cleanups_tail = c;
+    (void)pthread_cond_signal(&jm->cleanup_cv);
+}
+
 void
 sl__jm_cleanup_push(struct sl_jm *jm,
                     const char *store,
@@ -329,13 +342,52 @@ sl__jm_cleanup_push(struct sl_jm *jm,
         (void)snprintf(c->job, sizeof(c->job), "%s", finalize->job);
         (void)snprintf(c->run_id, sizeof(c->run_id), "%s", finalize->id);
     }
-    if (jm->cleanups_tail != NULL) {
-        jm->cleanups_tail->next = c;
-    } else {
-        jm->cleanups = c;
+    cleanup_link(jm, c);
+}
+
+/*
+ * Queue the run end hook for every action of @r, ahead of its clean-up
+ * (which lists and deletes its transient objects first): the run takes
+ * no more tasks.  Call with jm->mu held.
+ */
+static void
+queue_run_end(struct sl_jm *jm, const struct run *r)
+{
+    struct cleanup *c = NULL;
+    json_t *act = NULL;
+    size_t i = 0;
+
+    if (jm->run_end == NULL) {
+        return;
     }
-    jm->cleanups_tail = c;
-    (void)pthread_cond_signal(&jm->cleanup_cv);
+    c = sl_calloc(1, sizeof(*c));
+    c->ended = json_array();
+    for (i = 0; (act = sl__jm_action(r, (int)i)) != NULL; i++) {
+        (void)json_array_append_new(
+            c->ended,
+            json_pack("[O, o]",
+                      json_object_get(act, "worker"),
+                      sl__jm_task_params(r->jobdef, r->wfdef, act)));
+    }
+    (void)snprintf(c->ended_job, sizeof(c->ended_job), "%s", r->job);
+    cleanup_link(jm, c);
+}
+
+/* Call the run end hook for each [worker, params] of @ended, actions of
+ * job @job; without jm->mu held. */
+static void
+call_run_end(struct sl_jm *jm, const char *job, const json_t *ended)
+{
+    const json_t *pair = NULL;
+    size_t i = 0;
+
+    json_array_foreach(ended, i, pair)
+    {
+        jm->run_end(jm->run_end_arg,
+                    job,
+                    json_string_value(json_array_get(pair, 0)),
+                    json_array_get(pair, 1));
+    }
 }
 
 /* Queue deletion of the transient objects of a run (or one workflow
@@ -346,6 +398,9 @@ cleanup_transient(struct sl_jm *jm, struct run *r, unsigned wfrun, int finalize)
     const char *bucket = NULL;
     json_t *bi = NULL;
 
+    if (finalize) {
+        queue_run_end(jm, r);
+    }
     json_object_foreach(r->buckets, bucket, bi)
     {
         char *prefix = NULL;
@@ -461,6 +516,9 @@ sl__jm_cleanup_main(void *arg)
             jm->cleanups_tail = NULL;
         }
         (void)pthread_mutex_unlock(&jm->mu);
+        if (c->ended != NULL) {
+            call_run_end(jm, c->ended_job, c->ended);
+        }
         if (c->prefix != NULL) {
             delete_prefix(jm, c->store, c->prefix);
         } else if (c->id != NULL) {
@@ -469,6 +527,7 @@ sl__jm_cleanup_main(void *arg)
         if (c->job[0] != '\0') {
             finalize_run(jm, c->job, c->run_id);
         }
+        json_decref(c->ended);
         sl_free(c->store);
         sl_free(c->id);
         sl_free(c->prefix);
@@ -1579,6 +1638,18 @@ sl_jm_set_start_check(struct sl_jm *jm,
 }
 
 void
+sl_jm_set_run_end_hook(struct sl_jm *jm,
+                       void (*hook)(void *arg,
+                                    const char *job,
+                                    const char *worker,
+                                    const json_t *params),
+                       void *arg)
+{
+    jm->run_end = hook;
+    jm->run_end_arg = arg;
+}
+
+void
 sl_jm_set_worker_limit(struct sl_jm *jm,
                        const char *worker,
                        unsigned max_in_progress)
@@ -1649,6 +1720,7 @@ sl_jm_close(struct sl_jm *jm)
         struct cleanup *c = jm->cleanups;
 
         jm->cleanups = c->next;
+        json_decref(c->ended);
         sl_free(c->store);
         sl_free(c->id);
         sl_free(c->prefix);

@@ -118,6 +118,8 @@ struct cleanup {
     char *prefix;              /* every object under it, or NULL */
     char job[SL_NAME_MAX + 1]; /* when set: finalize this run after */
     char run_id[SL_JM_RUN_ID_MAX];
+    json_t *ended; /* or: [[worker, params], ...] for the run end hook */
+    char ended_job[SL_NAME_MAX + 1]; /* of @ended */
 };
 
 struct sl_jm {
@@ -129,6 +131,12 @@ struct sl_jm {
                        const json_t *params,
                        struct sl_err *err);
     void *start_check_arg;
+    /* sl_jm_set_run_end_hook; called without mu held */
+    void (*run_end)(void *arg,
+                    const char *job,
+                    const char *worker,
+                    const json_t *params);
+    void *run_end_arg;
     pthread_cond_t work_cv; /* takers of unknown workers wait here */
     uint64_t work_gen;      /* bumped when any worker's tasks may have
                                become takeable (every queue is woken) */

@@ -77,6 +77,22 @@ void sl_jm_set_start_check(struct sl_jm *jm,
                                         const json_t *params,
                                         struct sl_err *err),
                            void *arg);
+/**
+ * @brief Install a hook run for every action of a job when a run of it
+ * takes no more tasks (it enters CLEANINGUP: after its completion phase,
+ * or failed or canceled; again when such a run is resumed at start), with
+ * the action's resolved parameters (borrowed).  The built-in workers'
+ * hook (sl_worker_run_end) seals the bulk that an updatePusher's last
+ * records wait in.  Called from the clean-up thread, before the run's
+ * transient objects are deleted, without any jobmanager lock held.  Set
+ * before sl_jm_start.
+ */
+void sl_jm_set_run_end_hook(struct sl_jm *jm,
+                            void (*hook)(void *arg,
+                                         const char *job,
+                                         const char *worker,
+                                         const json_t *params),
+                            void *arg);
 /** @brief Set the concurrency limit of one worker (0 = none). */
 void sl_jm_set_worker_limit(struct sl_jm *jm,
                             const char *worker,

@@ -733,6 +733,30 @@ sl_worker_start_check(void *jm,
     return 0;
 }
 
+void
+sl_worker_run_end(void *bb,
+                  const char *job,
+                  const char *worker,
+                  const json_t *params)
+{
+    const char *target =
+        json_string_value(json_object_get(params, "jobToPushTo"));
+    struct sl_err err;
+
+    if (bb == NULL || worker == NULL || strcmp(worker, "updatePusher") != 0 ||
+        target == NULL) {
+        return;
+    }
+    sl_err_clear(&err);
+    if (sl_bb_flush(bb, target, &err) != 0) {
+        /* the bulk is sealed by age or size later, nothing is lost */
+        SL_WARN("job %s ended: sealing the open bulk of job %s: %s",
+                job,
+                target,
+                err.message);
+    }
+}
+
 /* One completion task per delta shard for `full` imports, else one (which
  * does nothing). */
 static unsigned

@@ -97,6 +97,19 @@ int sl_worker_start_check(void *jm,
                           const char *worker,
                           const json_t *params,
                           struct sl_err *err);
+/**
+ * @brief The run end hook of the built-in workers, for
+ * sl_jm_set_run_end_hook with @p bb (the in-process struct sl_bb *, may
+ * be NULL) as argument: when a run of a job with an updatePusher ends,
+ * the open bulk of its jobToPushTo is sealed at once, so that the last
+ * records pushed go to the processing job's workers now instead of
+ * waiting for bulkLimitTimeMs.  A failed seal is logged (the bulk is then
+ * sealed by age or size later).
+ */
+void sl_worker_run_end(void *bb,
+                       const char *job,
+                       const char *worker,
+                       const json_t *params);
 
 /* ------------------------------------------------------------------------
  * Task context: what perform may use.  Every pointer it returns is

@@ -5,7 +5,8 @@
 # wrong, acknowledged records surviving kill -9 (also with a torn
 # record at the journal's end, which was never acknowledged), and a record
 # refused halfway (two attachments of one name) cut back out of the
-# journal while the records around it are indexed.
+# journal while the records around it are indexed, and the open bulk
+# sealed when a crawl run that pushed into it ends.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -132,6 +133,21 @@ expect_status 404 "the refused record is not in the index"
 req GET /smila/index/default/done-1
 expect_status 404 "a bulk marked done is not committed again"
 [ -z "$(ls "$JD" | grep -E '^0+90[01]')" ] && ok "both bulks' files are gone" || fail "left: $(ls "$JD")"
+
+# ---- a crawl run that ends seals the open bulk its updatePusher pushed
+# into (the run end hook): the time limit is an hour, so without the seal
+# its records would wait in the journal
+mkdir -p "$TMP/tree"
+for i in 1 2 3; do echo "lima $i" >"$TMP/tree/l$i.txt"; done
+define_crawl crawlSeal "$(realpath "$TMP/tree")" seal
+start_run crawlSeal
+wait_run crawlSeal "$RUN" && ok "the crawl run succeeded" || fail "the crawl run: $(jq -c '{state, worker}' "$RUNJSON")"
+req GET /smila/bulkbuilder/
+expect_jq '.jobs[] | select(.job == "indexUpdate") | .openRecords == 0 and .pendingBulks == 0' \
+    "the crawl run's end sealed the open bulk (bulkLimitTimeMs is an hour)"
+snapshot "$TMP/seal.tsv"
+n=$(grep -c "/tree/l[123].txt" "$TMP/seal.tsv" || true)
+[ "$n" = 3 ] && ok "the 3 crawled files are indexed" || fail "indexed: $n of 3"
 
 # ---- a stopped job refuses records; sealed bulks wait for its next run
 CUR=$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r .runs.current)

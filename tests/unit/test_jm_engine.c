@@ -26,6 +26,7 @@ struct fx {
     struct sl_obj *store;
     struct sl_jm *jm;
     unsigned lease;
+    json_t *ended; /* the run end hook's calls: ["job worker param", ...] */
 };
 
 static const char *const workers[] = {
@@ -60,6 +61,18 @@ put_def(struct sl_jm *jm, const char *kind, const char *text)
     json_decref(j);
 }
 
+/* The run end hook: records "<job> <worker> <parameter p or ->". */
+static void
+on_run_end(void *arg, const char *job, const char *worker, const json_t *params)
+{
+    struct fx *f = arg;
+    const char *p = json_string_value(json_object_get(params, "p"));
+
+    (void)json_array_append_new(
+        f->ended,
+        json_sprintf("%s %s %s", job, worker ? worker : "?", p ? p : "-"));
+}
+
 static void
 jm_open(struct fx *f)
 {
@@ -81,6 +94,7 @@ jm_open(struct fx *f)
             0);
         json_decref(d);
     }
+    sl_jm_set_run_end_hook(f->jm, on_run_end, f);
     assert_int_equal(sl_jm_start(f->jm, &err), 0);
 }
 
@@ -100,6 +114,7 @@ setup(void **state)
         sl_obj_open_fs(f->storedir, SL_DURABILITY_PROCESS, &f->store, &err), 0);
     assert_int_equal(sl_obj_store_create(f->store, "in", NULL, &err), 0);
     f->lease = 60;
+    f->ended = json_array();
     jm_open(f);
     put_def(f->jm,
             "buckets",
@@ -133,6 +148,7 @@ teardown(void **state)
     char cmd[400];
 
     sl_jm_close(f->jm);
+    json_decref(f->ended);
     sl_obj_close(f->store);
     (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
     assert_int_equal(system(cmd), 0);
@@ -484,6 +500,42 @@ test_engine_state_machine(void **state)
                      SL_ENOENT);
 }
 
+/* The run end hook: once per action of a run that takes no more tasks
+ * (finished, canceled), with the action's resolved parameters, before the
+ * run reaches its final state; never for a run still going. */
+static void
+test_engine_run_end_hook(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    char *all = NULL;
+    struct sl_err err;
+
+    put_def(f->jm,
+            "jobs",
+            "{\"name\":\"hookJob\",\"workflow\":\"frombucket\","
+            "\"parameters\":{\"p\":\"v1\"}}");
+    assert_int_equal(sl_jm_run_start(f->jm, "hookJob", "standard", id, &err),
+                     0);
+    assert_int_equal(json_array_size(f->ended), 0);
+    assert_int_equal(sl_jm_run_finish(f->jm, "hookJob", id, &err), 0);
+    assert_string_equal(state_of(f, "hookJob", id), "SUCCEEDED");
+    all = json_dumps(f->ended, JSON_COMPACT);
+    assert_string_equal(all, "[\"hookJob copy v1\"]");
+    sl_free(all);
+
+    /* runOnce, canceled: each of the three actions, no parameter */
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    assert_int_equal(json_array_size(f->ended), 1);
+    assert_int_equal(sl_jm_run_cancel(f->jm, "chainJob", id, &err), 0);
+    assert_string_equal(state_of(f, "chainJob", id), "CANCELED");
+    all = json_dumps(f->ended, JSON_COMPACT);
+    assert_string_equal(all,
+                        "[\"hookJob copy v1\",\"chainJob split -\","
+                        "\"chainJob copy -\",\"chainJob done -\"]");
+    sl_free(all);
+}
+
 /* Recoverable errors retry under a new id until maxRetries; then the run
  * fails and nothing is left. */
 static void
@@ -746,6 +798,8 @@ main(void)
             test_engine_runonce_from_bucket, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_state_machine, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_run_end_hook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_events, setup, teardown),
         cmocka_unit_test_setup_teardown(
