@@ -5,6 +5,7 @@
  * (http.shutdownGraceSeconds) and closes every file before exiting.
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +43,34 @@ usage(FILE *out)
             "\n"
             "configuration keys (docs/configuration.md):\n");
     sl_cfg_print_keys(out);
+}
+
+/*
+ * The bulkbuilder as the run end hook sees it: the jobmanager's clean-up
+ * thread may call the hook until sl_jm_close joins it, after the
+ * bulkbuilder is closed, so the bulkbuilder is taken away (under mu,
+ * which a call in flight holds) before it closes.
+ */
+static struct {
+    pthread_mutex_t mu;
+    struct sl_bb *bb;
+} g_run_end = {PTHREAD_MUTEX_INITIALIZER, NULL};
+
+static void
+run_end(void *arg, const char *job, const char *worker, const json_t *params)
+{
+    (void)arg;
+    (void)pthread_mutex_lock(&g_run_end.mu);
+    sl_worker_run_end(g_run_end.bb, job, worker, params);
+    (void)pthread_mutex_unlock(&g_run_end.mu);
+}
+
+static void
+run_end_set(struct sl_bb *bb)
+{
+    (void)pthread_mutex_lock(&g_run_end.mu);
+    g_run_end.bb = bb;
+    (void)pthread_mutex_unlock(&g_run_end.mu);
 }
 
 /*
@@ -94,7 +123,8 @@ open_jobmanager(const struct sl_cfg *cfg,
         rc = sl_bb_open(&bc, *out, store, bb, &err);
         sl_free(dir);
         sl_jm_set_start_check(*out, sl_worker_start_check, *out);
-        sl_jm_set_run_end_hook(*out, sl_worker_run_end, rc == 0 ? *bb : NULL);
+        run_end_set(rc == 0 ? *bb : NULL);
+        sl_jm_set_run_end_hook(*out, run_end, NULL);
     }
     if (rc == 0) {
         rc = sl_jm_register_workers_file(*out, workers, &err);
@@ -445,6 +475,7 @@ sl_cli_serve_main(int argc, char **argv)
 
 out:
     sl_worker_pool_stop(pool); /* running tasks finish first */
+    run_end_set(NULL);
     sl_bb_close(bb);
     sl_jm_close(jm);
     json_decref(converters);
