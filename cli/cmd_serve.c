@@ -47,9 +47,10 @@ usage(FILE *out)
 
 /*
  * The bulkbuilder as the run end hook sees it: the jobmanager's clean-up
- * thread may call the hook until sl_jm_close joins it, after the
- * bulkbuilder is closed, so the bulkbuilder is taken away (under mu,
- * which a call in flight holds) before it closes.
+ * thread may call the hook from sl_jm_start on, before sl_bb_start has
+ * recovered the journals, and until sl_jm_close joins it, after the
+ * bulkbuilder is closed; so the hook gets the bulkbuilder only between
+ * the two (set and taken away under mu, which a call in flight holds).
  */
 static struct {
     pthread_mutex_t mu;
@@ -123,7 +124,6 @@ open_jobmanager(const struct sl_cfg *cfg,
         rc = sl_bb_open(&bc, *out, store, bb, &err);
         sl_free(dir);
         sl_jm_set_start_check(*out, sl_worker_start_check, *out);
-        run_end_set(rc == 0 ? *bb : NULL);
         sl_jm_set_run_end_hook(*out, run_end, NULL);
     }
     if (rc == 0) {
@@ -147,6 +147,11 @@ open_jobmanager(const struct sl_cfg *cfg,
     }
     if (rc == 0) {
         rc = sl_bb_start(*bb, &err);
+    }
+    if (rc == 0) {
+        /* not before: sl_jm_start resumes runs (their end hooks may come
+         * at once) while sl_bb_start still recovers the journals */
+        run_end_set(*bb);
     }
     if (rc != 0) {
         SL_ERROR("cannot start the jobmanager: %s", err.message);
