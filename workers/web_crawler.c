@@ -65,6 +65,10 @@
 #define SLOT_FILES     "files"
 
 #define DEFAULT_LINKS_PER_BULK 100u
+/* The start task writes its first linksPerBulk links in RAMP_BULKS bulks
+ * (ramp-up): the pages the start URLs link to, often the hubs of a site,
+ * are then crawled by several tasks in parallel instead of one. */
+#define RAMP_BULKS             8u
 #define DEFAULT_MAX_SIZE       ((uint64_t)10 << 20)
 #define DEFAULT_MAX_REDIRECTS  5u
 #define DEFAULT_DELAY_MS       1000
@@ -313,6 +317,8 @@ struct crawl {
                         visited when found (false) */
     json_t *seen;    /* links this task visits (its owner marks repeat) */
     uint64_t links_in_bulk;
+    uint64_t links_bulks; /* linksToCrawl bulks begun by this task */
+    int ramp;             /* the start task: RAMP_BULKS small bulks first */
     int links_connected;
     int fatal; /* output failed */
     /* webExtractor: downloads are extracted with this */
@@ -422,6 +428,17 @@ enqueue(struct crawl *c,
  * Outputs.
  * --------------------------------------------------------------------- */
 
+/* Links for the current linksToCrawl bulk: linksPerBulk, or in the
+ * start task's first RAMP_BULKS bulks an eighth of it (at least 1). */
+static uint64_t
+bulk_limit(const struct crawl *c)
+{
+    if (c->ramp && c->links_bulks < RAMP_BULKS) {
+        return (c->links_per_bulk + RAMP_BULKS - 1) / RAMP_BULKS;
+    }
+    return c->links_per_bulk;
+}
+
 /* Write a link record of @url at @depth to linksToCrawl (with @once:
  * each URL once per task; the visited links drop the rest in the next
  * task; sitemaps do without, their URLs would fill the task's memory). */
@@ -436,9 +453,10 @@ emit_link(struct crawl *c, const char *url, uint64_t depth, int once)
         (once && json_object_get(c->emitted, url) != NULL)) {
         return;
     }
-    if (c->links_in_bulk >= c->links_per_bulk) {
+    if (c->links_in_bulk >= bulk_limit(c)) {
         rc = sl_task_output_next(c->ctx, SLOT_LINKS);
         c->links_in_bulk = 0;
+        c->links_bulks++;
     }
     if (rc == 0) {
         rc = sl_task_output_writer(c->ctx, SLOT_LINKS, &w);
@@ -2399,6 +2417,7 @@ web_crawl_perform(struct sl_task_ctx *ctx)
         size_t n = 0;
         size_t i = 0;
 
+        c.ramp = 1;
         rc = start_links(&c, &dl, &n);
         if (rc != 0) {
             res = SL_WORKER_FATAL;

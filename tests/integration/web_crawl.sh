@@ -10,6 +10,8 @@
 # 2. a re-crawl with no change pushes nothing;
 # 3. a changed and a removed page: updated and deleted (strategy full);
 # 4. maxCrawlDepth 1 in another source: only the start page and its links;
+#    with linksPerBulk 8 (source site2b) the start task writes them in
+#    bulks of 1 (an eighth, the ramp-up), so they are two tasks;
 # 5. linksPerBulk over the site's size in a third source (one task at a
 #    time): a link visited when a page is found is not written, so no URL
 #    is written to linksToCrawl twice;
@@ -76,6 +78,13 @@ expect_crawl webShallow "shallow crawl SUCCEEDED"
 got=$(awk '$4 != "/robots.txt" {print $4}' "$SITE_LOG" | sort -u | tr '\n' ' ')
 [ "$got" = "/ /p/0.html /p/1.html " ] && ok "maxCrawlDepth 1: the start page and its links only" ||
     fail "maxCrawlDepth 1 requested: $got"
+define_web webRamp "$SITE" site2b '.filters.maxCrawlDepth = 1 | .linksPerBulk = 8'
+expect_crawl webRamp "shallow crawl with linksPerBulk 8 SUCCEEDED"
+bulks=$(jq '.worker["0_webCrawler"]["output.linksToCrawl.dataObjectCount"]' "$RUNJSON")
+tasks=$(jq '.worker["0_webCrawler"].successfulTaskCount' "$RUNJSON")
+[ "$bulks" = 2 ] && [ "$tasks" = 3 ] &&
+    ok "the start task writes its first links in bulks of linksPerBulk/8 (2 bulks, 3 crawler tasks)" ||
+    fail "start task: $bulks link bulks, $tasks crawler tasks (want 2 and 3)"
 
 # ---- 5. links visited already are not written (one task at a time)
 define_web webOnce "$SITE" site3 '.linksPerBulk = 1000'
