@@ -136,11 +136,14 @@ sl__index_dir(const struct sl_index_set *set)
     return set->dir;
 }
 
-int
-sl__index_db_err(struct sl__index *ix,
-                 int src,
-                 const char *what,
-                 struct sl_err *err)
+/* Map SQLite result @src of connection @db (NULL: none) to an SL_E*
+ * code with the message "index '<name>': <what>: <sqlite message>". */
+static int
+db_err(const char *name,
+       sqlite3 *db,
+       int src,
+       const char *what,
+       struct sl_err *err)
 {
     int code = SL_EIO;
 
@@ -167,9 +170,27 @@ sl__index_db_err(struct sl__index *ix,
                       code,
                       NULL,
                       "index '%s': %s: %s",
-                      ix->name,
+                      name,
                       what,
-                      ix->db ? sqlite3_errmsg(ix->db) : sqlite3_errstr(src));
+                      db ? sqlite3_errmsg(db) : sqlite3_errstr(src));
+}
+
+int
+sl__index_db_err(struct sl__index *ix,
+                 int src,
+                 const char *what,
+                 struct sl_err *err)
+{
+    return db_err(ix->name, ix->db, src, what, err);
+}
+
+int
+sl__index_rd_err(struct sl__index *ix,
+                 int src,
+                 const char *what,
+                 struct sl_err *err)
+{
+    return db_err(ix->name, ix->rd.db, src, what, err);
 }
 
 /*
@@ -214,10 +235,14 @@ index_free(struct sl__index *ix)
         return;
     }
     for (i = 0; i < SL__IX_NSTMT; i++) {
+        (void)sqlite3_finalize(ix->rd.st[i]);
         (void)sqlite3_finalize(ix->st[i]);
     }
+    (void)sqlite3_close(ix->rd.db);
     (void)sqlite3_close(ix->db);
+    (void)pthread_mutex_destroy(&ix->rd.mu);
     (void)pthread_mutex_destroy(&ix->mu);
+    sl_free(ix->path);
     sl_free(ix);
 }
 
@@ -342,6 +367,7 @@ index_open(struct sl_index_set *set,
     (void)snprintf(ix->name, sizeof(ix->name), "%s", name);
     ix->shard = shard;
     (void)pthread_mutex_init(&ix->mu, NULL);
+    (void)pthread_mutex_init(&ix->rd.mu, NULL);
     if (!create && stat(path, &sb) != 0) {
         rc = errno == ENOENT
                  ? sl_err_set(err, SL_ENOENT, "index", "no index '%s'", name)
@@ -413,8 +439,8 @@ index_open(struct sl_index_set *set,
             goto fail;
         }
     }
+    ix->path = path;
     *out = ix;
-    sl_free(path);
     return 0;
 
 fail:
@@ -514,6 +540,102 @@ sl__index_release(struct sl__index *ix)
         (void)sqlite3_clear_bindings(ix->st[i]);
     }
     (void)pthread_mutex_unlock(&ix->mu);
+}
+
+/* Statements the reader prepares: the queries of query.c. */
+static int
+read_stmt(int which)
+{
+    return which == SL__IX_GET || which == SL__IX_COUNT ||
+           which == SL__IX_SEARCH || which == SL__IX_TOTAL ||
+           which == SL__IX_RECORDS;
+}
+
+/* Open @ix's reader; rd.mu held. */
+static int
+reader_open(struct sl__index *ix, struct sl_err *err)
+{
+    struct sl__index_reader *rd = &ix->rd;
+    int src = sqlite3_open_v2(
+        ix->path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    int i = 0;
+
+    if (src == SQLITE_OK) {
+        (void)sqlite3_busy_timeout(rd->db, BUSY_TIMEOUT_MS);
+        (void)sqlite3_extended_result_codes(rd->db, 1);
+    }
+    for (i = 0; i < SL__IX_NSTMT && src == SQLITE_OK; i++) {
+        if (read_stmt(i)) {
+            src = sqlite3_prepare_v3(rd->db,
+                                     stmt_sql[i],
+                                     -1,
+                                     SQLITE_PREPARE_PERSISTENT,
+                                     &rd->st[i],
+                                     NULL);
+        }
+    }
+    if (src != SQLITE_OK) {
+        int rc = sl__index_rd_err(ix, src, "open for reading", err);
+
+        for (i = 0; i < SL__IX_NSTMT; i++) {
+            (void)sqlite3_finalize(rd->st[i]);
+            rd->st[i] = NULL;
+        }
+        (void)sqlite3_close(rd->db);
+        rd->db = NULL;
+        return rc;
+    }
+    return 0;
+}
+
+int
+sl__index_acquire_read(struct sl_index_set *set,
+                       const char *name,
+                       unsigned shard,
+                       struct sl__index **out,
+                       struct sl_err *err)
+{
+    struct sl__index *ix = NULL;
+    int src = SQLITE_OK;
+    int rc = find_shard(set, name, shard, 0, &ix, err);
+
+    *out = NULL;
+    if (rc != 0) {
+        return rc;
+    }
+    (void)pthread_mutex_lock(&ix->rd.mu);
+    if (ix->rd.db == NULL) {
+        rc = reader_open(ix, err);
+    }
+    if (rc == 0) {
+        /* deferred: the snapshot is taken by the first read and kept
+         * until sl__index_release_read */
+        src = sqlite3_exec(ix->rd.db, "BEGIN", NULL, NULL, NULL);
+        if (src != SQLITE_OK) {
+            rc = sl__index_rd_err(ix, src, "begin", err);
+        }
+    }
+    if (rc != 0) {
+        (void)pthread_mutex_unlock(&ix->rd.mu);
+        return rc;
+    }
+    *out = ix;
+    return 0;
+}
+
+void
+sl__index_release_read(struct sl__index *ix)
+{
+    int i = 0;
+
+    for (i = 0; i < SL__IX_NSTMT; i++) {
+        if (ix->rd.st[i] != NULL) {
+            (void)sqlite3_reset(ix->rd.st[i]);
+            (void)sqlite3_clear_bindings(ix->rd.st[i]);
+        }
+    }
+    (void)sqlite3_exec(ix->rd.db, "COMMIT", NULL, NULL, NULL);
+    (void)pthread_mutex_unlock(&ix->rd.mu);
 }
 
 /* Run a statement without result rows (BEGIN, COMMIT, a write). */

@@ -34,16 +34,31 @@ enum {
     SL__IX_NSTMT
 };
 
+/*
+ * The read side of one shard: a read-only connection of its own, so that a
+ * query reads the last committed state (WAL) while a writer holds the
+ * shard, instead of waiting for the writer's transaction.  Opened on the
+ * first read; only the read statements (GET, COUNT, SEARCH, TOTAL,
+ * RECORDS) are prepared, the others stay NULL.
+ */
+struct sl__index_reader {
+    sqlite3 *db;        /* NULL until the first read */
+    pthread_mutex_t mu; /* guards db and st */
+    sqlite3_stmt *st[SL__IX_NSTMT];
+};
+
 /* One shard of an index: a database file (docs/index.md "Shards"). */
 struct sl__index {
     char name[SL_NAME_MAX + 1];
+    char *path;       /* of the database file */
     unsigned shard;   /* 0: <name>.db, k: <name>~k.db */
     unsigned nshards; /* shards of the index, read from shard 0 */
     sqlite3 *db;
     pthread_mutex_t mu; /* guards db and every statement */
     sqlite3_stmt *st[SL__IX_NSTMT];
-    int64_t pruned_ms;      /* last tombstone pruning (sl_mono_ms) */
-    struct sl__index *next; /* list of the set */
+    struct sl__index_reader rd; /* queries */
+    int64_t pruned_ms;          /* last tombstone pruning (sl_mono_ms) */
+    struct sl__index *next;     /* list of the set */
 };
 
 /**
@@ -60,6 +75,25 @@ int sl__index_acquire(struct sl_index_set *set,
                       int try,
                       struct sl__index **out,
                       struct sl_err *err);
+/**
+ * Find shard @p shard of the existing index @p name and lock its reader
+ * (opened on first use), in a read transaction: the statements of
+ * ix->rd see one committed state of the shard, whatever its writer does
+ * meanwhile.  Errors as sl__index_acquire without @p create.  Release
+ * with sl__index_release_read.
+ */
+int sl__index_acquire_read(struct sl_index_set *set,
+                           const char *name,
+                           unsigned shard,
+                           struct sl__index **out,
+                           struct sl_err *err);
+/** Reset the read statements, end the read transaction, unlock. */
+void sl__index_release_read(struct sl__index *ix);
+/** sl__index_db_err for an error of @p ix's reader. */
+int sl__index_rd_err(struct sl__index *ix,
+                     int src,
+                     const char *what,
+                     struct sl_err *err);
 /** Shards of index @p name into *n; errors as sl__index_acquire. */
 int sl__index_nshards(struct sl_index_set *set,
                       const char *name,

@@ -1,9 +1,11 @@
 /*
  * Embedded full-text index, the read side: search (FTS5 MATCH, bm25,
  * snippet), counts, the list of indexes, paging through record ids and
- * fetching one stored document (docs/index.md).  Reads over several
- * shards hold all of them (taken in shard order, so two readers cannot
- * deadlock; a writer holds one shard at a time) and merge their ordered
+ * fetching one stored document (docs/index.md).  Queries use each
+ * shard's read-only connection (its reader), never the writer's, so a
+ * query reads the last committed state while an indexWriter holds the
+ * shard.  Reads over several shards hold all their readers (taken in
+ * shard order, so two readers cannot deadlock) and merge their ordered
  * results one row at a time: memory stays one row per shard.
  */
 #include <dirent.h>
@@ -39,13 +41,17 @@ step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
         return src;
     }
     if ((src & 0xff) == SQLITE_ERROR) {
-        return sl_err_set(
-            err, SL_EINVAL, "q", "malformed query: %s", sqlite3_errmsg(ix->db));
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "q",
+                          "malformed query: %s",
+                          sqlite3_errmsg(ix->rd.db));
     }
-    return sl__index_db_err(ix, src, "search", err);
+    return sl__index_rd_err(ix, src, "search", err);
 }
 
-/* Every shard of @index, locked in shard order; *n shards in @ix. */
+/* The readers of every shard of @index, locked in shard order; *n
+ * shards in @ix. */
 static int
 acquire_all(struct sl_index_set *set,
             const char *index,
@@ -57,10 +63,10 @@ acquire_all(struct sl_index_set *set,
     int rc = sl__index_nshards(set, index, 0, n, err);
 
     for (s = 0; rc == 0 && s < *n; s++) {
-        rc = sl__index_acquire(set, index, s, 0, 0, &ix[s], err);
+        rc = sl__index_acquire_read(set, index, s, &ix[s], err);
         if (rc != 0) {
             while (s > 0) {
-                sl__index_release(ix[--s]);
+                sl__index_release_read(ix[--s]);
             }
         }
     }
@@ -71,7 +77,7 @@ static void
 release_all(struct sl__index *ix[SL_INDEX_MAX_SHARDS], unsigned n)
 {
     while (n > 0) {
-        sl__index_release(ix[--n]);
+        sl__index_release_read(ix[--n]);
     }
 }
 
@@ -91,7 +97,7 @@ merge_next(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
     unsigned s = 0;
 
     for (s = 0; s < n; s++) {
-        sqlite3_stmt *a = ix[s]->st[which];
+        sqlite3_stmt *a = ix[s]->rd.st[which];
         sqlite3_stmt *b = NULL;
         int c = 0;
 
@@ -102,7 +108,7 @@ merge_next(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
             best = (int)s;
             continue;
         }
-        b = ix[best]->st[which];
+        b = ix[best]->rd.st[which];
         if (by_score) {
             double da = sqlite3_column_double(a, 1);
             double db = sqlite3_column_double(b, 1);
@@ -163,7 +169,7 @@ sl_index_search(struct sl_index_set *set,
         return rc;
     }
     for (k = 0; k < n && rc == 0; k++) {
-        st = ix[k]->st[SL__IX_TOTAL];
+        st = ix[k]->rd.st[SL__IX_TOTAL];
         (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
         rc = step_match(ix[k], st, err);
         if (rc >= 0) {
@@ -173,7 +179,7 @@ sl_index_search(struct sl_index_set *set,
     }
     /* each shard's best offset + limit hits, merged by score */
     for (k = 0; k < n && rc == 0; k++) {
-        st = ix[k]->st[SL__IX_SEARCH];
+        st = ix[k]->rd.st[SL__IX_SEARCH];
         (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
         (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)offset + limit);
         (void)sqlite3_bind_int64(st, 3, 0);
@@ -184,7 +190,7 @@ sl_index_search(struct sl_index_set *set,
     hits = json_array();
     while (rc == 0 && seen < (size_t)offset + limit &&
            (best = merge_next(ix, has, n, SL__IX_SEARCH, 1)) >= 0) {
-        st = ix[best]->st[SL__IX_SEARCH];
+        st = ix[best]->rd.st[SL__IX_SEARCH];
         if (seen++ >= offset) {
             (void)json_array_append_new(hits,
                                         json_pack("{s:o, s:f, s:o, s:o, s:o}",
@@ -230,13 +236,13 @@ sl_index_count(struct sl_index_set *set,
         return rc;
     }
     for (k = 0; k < n && rc == 0; k++) {
-        sqlite3_stmt *st = ix[k]->st[SL__IX_COUNT];
+        sqlite3_stmt *st = ix[k]->rd.st[SL__IX_COUNT];
 
         src = sqlite3_step(st);
         if (src == SQLITE_ROW) {
             *count += (uint64_t)sqlite3_column_int64(st, 0);
         } else {
-            rc = sl__index_db_err(ix[k], src, "count", err);
+            rc = sl__index_rd_err(ix[k], src, "count", err);
         }
     }
     release_all(ix, n);
@@ -363,7 +369,7 @@ sl_index_records(struct sl_index_set *set,
         return rc;
     }
     for (k = 0; k < n && (src == SQLITE_ROW || src == SQLITE_DONE); k++) {
-        sqlite3_stmt *st = ix[k]->st[SL__IX_RECORDS];
+        sqlite3_stmt *st = ix[k]->rd.st[SL__IX_RECORDS];
 
         (void)sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
         /* One more than asked tells whether a next page exists. */
@@ -375,7 +381,7 @@ sl_index_records(struct sl_index_set *set,
     records = json_array();
     while ((src == SQLITE_ROW || src == SQLITE_DONE) &&
            (best = merge_next(ix, has, n, SL__IX_RECORDS, 0)) >= 0) {
-        sqlite3_stmt *st = ix[best]->st[SL__IX_RECORDS];
+        sqlite3_stmt *st = ix[best]->rd.st[SL__IX_RECORDS];
 
         if (got == limit) {
             next = json_deep_copy(
@@ -393,7 +399,7 @@ sl_index_records(struct sl_index_set *set,
         has[best] = src == SQLITE_ROW;
     }
     if (src != SQLITE_ROW && src != SQLITE_DONE) {
-        rc = sl__index_db_err(ix[best >= 0 ? best : 0], src, "records", err);
+        rc = sl__index_rd_err(ix[best >= 0 ? best : 0], src, "records", err);
         json_decref(records);
         json_decref(next);
     } else {
@@ -426,12 +432,12 @@ sl_index_get(struct sl_index_set *set,
     if (rc != 0) {
         return rc;
     }
-    rc = sl__index_acquire(
-        set, index, sl__index_shard_of(id, n), 0, 0, &ix, err);
+    rc =
+        sl__index_acquire_read(set, index, sl__index_shard_of(id, n), &ix, err);
     if (rc != 0) {
         return rc;
     }
-    st = ix->st[SL__IX_GET];
+    st = ix->rd.st[SL__IX_GET];
     (void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     src = sqlite3_step(st);
     if (src == SQLITE_DONE) {
@@ -444,7 +450,7 @@ sl_index_get(struct sl_index_set *set,
         goto out;
     }
     if (src != SQLITE_ROW) {
-        rc = sl__index_db_err(ix, src, "get", err);
+        rc = sl__index_rd_err(ix, src, "get", err);
         goto out;
     }
     meta = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
@@ -465,6 +471,6 @@ sl_index_get(struct sl_index_set *set,
 
 out:
     json_decref(meta);
-    sl__index_release(ix);
+    sl__index_release_read(ix);
     return rc;
 }

@@ -1,8 +1,9 @@
 /*
  * Unit tests of the embedded full-text index (index/): idempotent upserts
  * and deletes, batches, search ranking and snippets, unicode text,
- * malformed queries, record paging, counts, reopening and two writer
- * threads.  Each test works in its own temporary directory under $TMPDIR.
+ * malformed queries, record paging, counts, reopening, two writer
+ * threads, and queries while a writer holds a shard.  Each test works in its
+ * own temporary directory under $TMPDIR.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ftw.h>
 #include <pthread.h>
@@ -20,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "index/index.h"
+#include "index/index_int.h" /* test_index_read_while_writing holds a shard */
 
 struct fixture {
     char dir[512];
@@ -980,6 +983,104 @@ test_index_shards(void **state)
     }
 }
 
+/* Queries of test_index_read_while_writing, in a thread of their own. */
+struct reader_arg {
+    struct sl_index_set *set;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    int rc;
+    uint64_t count;
+    json_int_t total;
+    int got_doc;
+};
+
+static void *
+reader_main(void *p)
+{
+    struct reader_arg *a = p;
+    json_t *res = NULL;
+    json_t *doc = NULL;
+    int rc = sl_index_count(a->set, "docs", &a->count, NULL);
+
+    if (rc == 0) {
+        rc = sl_index_search(a->set, "docs", "gamma", 10, 0, &res, NULL);
+    }
+    if (rc == 0) {
+        a->total = json_integer_value(json_object_get(res, "total"));
+        rc = sl_index_get(a->set, "docs", "c", &doc, NULL);
+        a->got_doc = doc != NULL;
+    }
+    json_decref(res);
+    json_decref(doc);
+    (void)pthread_mutex_lock(&a->mu);
+    a->rc = rc;
+    a->done = 1;
+    (void)pthread_cond_signal(&a->cv);
+    (void)pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+/*
+ * A query does not wait for a writer: with a write transaction open on
+ * shard 0 (the writer's lock held, an uncommitted row in it), a count, a
+ * search and a get in another thread finish and see the committed state
+ * only.  Before queries had a connection of their own they waited for
+ * the writer's lock (this test then fails after 10 s).
+ */
+static void
+test_index_read_while_writing(void **state)
+{
+    struct fixture *f = *state;
+    struct reader_arg a;
+    struct sl__index *ix = NULL;
+    struct timespec until;
+    pthread_t th;
+    struct sl_err err;
+    unsigned s = 0;
+    int rc = 0;
+
+    memset(&a, 0, sizeof(a));
+    a.set = f->set;
+    (void)pthread_mutex_init(&a.mu, NULL);
+    (void)pthread_cond_init(&a.cv, NULL);
+    put(f->set, "docs", "{\"_recordid\":\"c\",\"text\":\"gamma one\"}");
+    put(f->set, "docs", "{\"_recordid\":\"d\",\"text\":\"gamma two\"}");
+    s = sl_index_shard_of("c", 2);
+    sl_err_clear(&err);
+    assert_int_equal(sl__index_acquire(f->set, "docs", s, 0, 0, &ix, &err), 0);
+    assert_int_equal(
+        sqlite3_exec(ix->db,
+                     "BEGIN IMMEDIATE; INSERT INTO documents(_recordid, text,"
+                     " text_sha256, meta) VALUES ('u', 'gamma', 'x', '{}');"
+                     " INSERT INTO documents_fts(rowid, title, text, path)"
+                     " VALUES (last_insert_rowid(), '', 'gamma', '');",
+                     NULL,
+                     NULL,
+                     NULL),
+        SQLITE_OK);
+    assert_int_equal(pthread_create(&th, NULL, reader_main, &a), 0);
+    (void)clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    (void)pthread_mutex_lock(&a.mu);
+    while (!a.done && rc == 0) {
+        rc = pthread_cond_timedwait(&a.cv, &a.mu, &until);
+    }
+    (void)pthread_mutex_unlock(&a.mu);
+    /* let a waiting reader go before asserting, so the test never hangs */
+    (void)sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
+    sl__index_release(ix);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(rc, 0); /* not timed out: the queries did not wait */
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(a.count, 2); /* the uncommitted row is not seen */
+    assert_int_equal(a.total, 2); /* nor found */
+    assert_true(a.got_doc);
+    assert_int_equal(count(f->set, "docs"), 2);
+    (void)pthread_cond_destroy(&a.cv);
+    (void)pthread_mutex_destroy(&a.mu);
+}
+
 int
 main(void)
 {
@@ -1006,6 +1107,8 @@ main(void)
             test_index_migrate_schema2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_page_size, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_read_while_writing, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
