@@ -634,7 +634,12 @@ sl__index_release_read(struct sl__index *ix)
             (void)sqlite3_clear_bindings(ix->rd.st[i]);
         }
     }
-    (void)sqlite3_exec(ix->rd.db, "COMMIT", NULL, NULL, NULL);
+    /* never leave a read transaction open: its snapshot would keep the
+     * WAL from restarting, and the next BEGIN would fail */
+    if (sqlite3_exec(ix->rd.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK &&
+        !sqlite3_get_autocommit(ix->rd.db)) {
+        (void)sqlite3_exec(ix->rd.db, "ROLLBACK", NULL, NULL, NULL);
+    }
     (void)pthread_mutex_unlock(&ix->rd.mu);
 }
 

@@ -434,7 +434,8 @@ static uint64_t
 bulk_limit(const struct crawl *c)
 {
     if (c->ramp && c->links_bulks < RAMP_BULKS) {
-        return (c->links_per_bulk + RAMP_BULKS - 1) / RAMP_BULKS;
+        return c->links_per_bulk / RAMP_BULKS +
+               (c->links_per_bulk % RAMP_BULKS != 0); /* no overflow */
     }
     return c->links_per_bulk;
 }
