@@ -429,7 +429,7 @@ enqueue(struct crawl *c,
  * --------------------------------------------------------------------- */
 
 /* Links for the current linksToCrawl bulk: linksPerBulk, or in the
- * start task's first RAMP_BULKS bulks an eighth of it (at least 1). */
+ * start task's first RAMP_BULKS bulks an eighth of it, rounded up. */
 static uint64_t
 bulk_limit(const struct crawl *c)
 {
