@@ -226,6 +226,60 @@ sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err)
     return 0;
 }
 
+/* Statements the reader prepares: the queries of query.c. */
+static int
+read_stmt(int which)
+{
+    return which == SL__IX_GET || which == SL__IX_COUNT ||
+           which == SL__IX_SEARCH || which == SL__IX_TOTAL ||
+           which == SL__IX_RECORDS;
+}
+
+/* Prepare stmt_sql into @st on @db: every statement, or with @reads only
+ * the reader's (the others stay NULL).  Returns a SQLite result code. */
+static int
+prepare_stmts(sqlite3 *db, sqlite3_stmt **st, int reads)
+{
+    int src = SQLITE_OK;
+    int i = 0;
+
+    for (i = 0; i < SL__IX_NSTMT && src == SQLITE_OK; i++) {
+        if (!reads || read_stmt(i)) {
+            src = sqlite3_prepare_v3(
+                db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &st[i], NULL);
+        }
+    }
+    return src;
+}
+
+/* Reset the prepared statements of @st (NULL ones skipped). */
+static void
+reset_stmts(sqlite3_stmt **st)
+{
+    int i = 0;
+
+    for (i = 0; i < SL__IX_NSTMT; i++) {
+        if (st[i] != NULL) {
+            (void)sqlite3_reset(st[i]);
+            (void)sqlite3_clear_bindings(st[i]);
+        }
+    }
+}
+
+/* Finalize @rd's statements and close its connection (NULL-safe). */
+static void
+reader_close(struct sl__index_reader *rd)
+{
+    int i = 0;
+
+    for (i = 0; i < SL__IX_NSTMT; i++) {
+        (void)sqlite3_finalize(rd->st[i]);
+        rd->st[i] = NULL;
+    }
+    (void)sqlite3_close(rd->db);
+    rd->db = NULL;
+}
+
 static void
 index_free(struct sl__index *ix)
 {
@@ -234,11 +288,10 @@ index_free(struct sl__index *ix)
     if (ix == NULL) {
         return;
     }
+    reader_close(&ix->rd); /* before the writer's connection */
     for (i = 0; i < SL__IX_NSTMT; i++) {
-        (void)sqlite3_finalize(ix->rd.st[i]);
         (void)sqlite3_finalize(ix->st[i]);
     }
-    (void)sqlite3_close(ix->rd.db);
     (void)sqlite3_close(ix->db);
     (void)pthread_mutex_destroy(&ix->rd.mu);
     (void)pthread_mutex_destroy(&ix->mu);
@@ -362,7 +415,6 @@ index_open(struct sl_index_set *set,
     int src = SQLITE_OK;
     int version = 0;
     int rc = 0;
-    int i = 0;
 
     (void)snprintf(ix->name, sizeof(ix->name), "%s", name);
     ix->shard = shard;
@@ -427,17 +479,10 @@ index_open(struct sl_index_set *set,
         rc = sl__index_db_err(ix, src, "schema", err);
         goto fail;
     }
-    for (i = 0; i < SL__IX_NSTMT; i++) {
-        src = sqlite3_prepare_v3(ix->db,
-                                 stmt_sql[i],
-                                 -1,
-                                 SQLITE_PREPARE_PERSISTENT,
-                                 &ix->st[i],
-                                 NULL);
-        if (src != SQLITE_OK) {
-            rc = sl__index_db_err(ix, src, "prepare", err);
-            goto fail;
-        }
+    src = prepare_stmts(ix->db, ix->st, 0);
+    if (src != SQLITE_OK) {
+        rc = sl__index_db_err(ix, src, "prepare", err);
+        goto fail;
     }
     ix->path = path;
     *out = ix;
@@ -533,22 +578,8 @@ sl__index_nshards(struct sl_index_set *set,
 void
 sl__index_release(struct sl__index *ix)
 {
-    int i = 0;
-
-    for (i = 0; i < SL__IX_NSTMT; i++) {
-        (void)sqlite3_reset(ix->st[i]);
-        (void)sqlite3_clear_bindings(ix->st[i]);
-    }
+    reset_stmts(ix->st);
     (void)pthread_mutex_unlock(&ix->mu);
-}
-
-/* Statements the reader prepares: the queries of query.c. */
-static int
-read_stmt(int which)
-{
-    return which == SL__IX_GET || which == SL__IX_COUNT ||
-           which == SL__IX_SEARCH || which == SL__IX_TOTAL ||
-           which == SL__IX_RECORDS;
 }
 
 /* Open @ix's reader; rd.mu held. */
@@ -558,31 +589,16 @@ reader_open(struct sl__index *ix, struct sl_err *err)
     struct sl__index_reader *rd = &ix->rd;
     int src = sqlite3_open_v2(
         ix->path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-    int i = 0;
 
     if (src == SQLITE_OK) {
         (void)sqlite3_busy_timeout(rd->db, BUSY_TIMEOUT_MS);
         (void)sqlite3_extended_result_codes(rd->db, 1);
-    }
-    for (i = 0; i < SL__IX_NSTMT && src == SQLITE_OK; i++) {
-        if (read_stmt(i)) {
-            src = sqlite3_prepare_v3(rd->db,
-                                     stmt_sql[i],
-                                     -1,
-                                     SQLITE_PREPARE_PERSISTENT,
-                                     &rd->st[i],
-                                     NULL);
-        }
+        src = prepare_stmts(rd->db, rd->st, 1);
     }
     if (src != SQLITE_OK) {
         int rc = sl__index_rd_err(ix, src, "open for reading", err);
 
-        for (i = 0; i < SL__IX_NSTMT; i++) {
-            (void)sqlite3_finalize(rd->st[i]);
-            rd->st[i] = NULL;
-        }
-        (void)sqlite3_close(rd->db);
-        rd->db = NULL;
+        reader_close(rd);
         return rc;
     }
     return 0;
@@ -626,14 +642,7 @@ sl__index_acquire_read(struct sl_index_set *set,
 void
 sl__index_release_read(struct sl__index *ix)
 {
-    int i = 0;
-
-    for (i = 0; i < SL__IX_NSTMT; i++) {
-        if (ix->rd.st[i] != NULL) {
-            (void)sqlite3_reset(ix->rd.st[i]);
-            (void)sqlite3_clear_bindings(ix->rd.st[i]);
-        }
-    }
+    reset_stmts(ix->rd.st);
     /* never leave a read transaction open: its snapshot would keep the
      * WAL from restarting, and the next BEGIN would fail */
     if (sqlite3_exec(ix->rd.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK &&
