@@ -80,45 +80,72 @@ sl_name_check_store(const char *name, struct sl_err *err)
 }
 
 /*
- * Length of the valid UTF-8 sequence starting at @p s (1 to 4), or 0 when
- * it is invalid: a stray continuation byte, an overlong form (C0, C1,
- * E0 80-9F, F0 80-8F), a surrogate (ED A0-BF), a code point above
- * U+10FFFF (F4 90-BF, F5-FF) or a truncated sequence.
+ * Length of the valid UTF-8 sequence at the start of the @p n > 0 bytes at
+ * @p s (1 to 4), or 0 when it is invalid: a stray continuation byte, an
+ * overlong form (C0, C1, E0 80-9F, F0 80-8F), a surrogate (ED A0-BF), a
+ * code point above U+10FFFF (F4 90-BF, F5-FF) or a truncated sequence.
  */
 static size_t
-utf8_len(const unsigned char *s)
+utf8_len(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0];
     unsigned char lo = 0x80;
     unsigned char hi = 0xbf;
-    size_t n = 0;
+    size_t len = 0;
     size_t i = 0;
 
     if (c < 0x80) {
         return 1;
     }
     if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
+        len = 2;
     } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
+        len = 3;
         lo = c == 0xe0 ? 0xa0 : 0x80;
         hi = c == 0xed ? 0x9f : 0xbf;
     } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
+        len = 4;
         lo = c == 0xf0 ? 0x90 : 0x80;
         hi = c == 0xf4 ? 0x8f : 0xbf;
     } else {
         return 0;
     }
-    if (s[1] < lo || s[1] > hi) {
+    if (n < len || s[1] < lo || s[1] > hi) {
         return 0;
     }
-    for (i = 2; i < n; i++) {
+    for (i = 2; i < len; i++) {
         if (s[i] < 0x80 || s[i] > 0xbf) {
             return 0;
         }
     }
-    return n;
+    return len;
+}
+
+int
+sl_utf8_valid(const void *data, size_t n)
+{
+    const unsigned char *s = data;
+    size_t i = 0;
+    size_t len = 0;
+
+    while (i < n) {
+        uint64_t word = 0;
+
+        /* Eight ASCII bytes at a time: the common case of extracted text. */
+        if (n - i >= sizeof(word)) {
+            memcpy(&word, s + i, sizeof(word));
+            if ((word & UINT64_C(0x8080808080808080)) == 0) {
+                i += sizeof(word);
+                continue;
+            }
+        }
+        len = utf8_len(s + i, n - i);
+        if (len == 0) {
+            return 0;
+        }
+        i += len;
+    }
+    return 1;
 }
 
 /* Checks one segment once its end is known: not "." or "..", not too long. */
@@ -217,7 +244,7 @@ sl_name_check_object_id(const char *id, struct sl_err *err)
                               "object id has a backslash at offset %zu",
                               i);
         }
-        n = utf8_len(s + i);
+        n = utf8_len(s + i, len - i);
         if (n == 0) {
             return sl_err_set(err,
                               SL_EBADNAME,

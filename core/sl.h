@@ -221,6 +221,12 @@ int sl_name_check_store(const char *name, struct sl_err *err);
  */
 int sl_name_check_object_id(const char *id, struct sl_err *err);
 
+/**
+ * @brief Is @p n bytes at @p data valid UTF-8 (RFC 3629: no overlong form,
+ * surrogate or code point above U+10FFFF; NUL bytes allowed)?  1 or 0.
+ */
+int sl_utf8_valid(const void *data, size_t n);
+
 /* ------------------------------------------------------------------------
  * Small utilities.
  * --------------------------------------------------------------------- */

@@ -100,10 +100,7 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
         "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?1",
     [SL__IX_RECORDS] = "SELECT _recordid, text_sha256 FROM documents"
                        " WHERE _recordid > ?1 ORDER BY _recordid LIMIT ?2",
-    [SL__IX_VERSIONS] =
-        "SELECT max(coalesce((SELECT version FROM documents"
-        " WHERE _recordid = ?1), 0), coalesce((SELECT version FROM"
-        " tombstones WHERE _recordid = ?1), 0))",
+    [SL__IX_TOMB_GET] = "SELECT version FROM tombstones WHERE _recordid = ?1",
     [SL__IX_TOMB_PUT] =
         "INSERT INTO tombstones(_recordid, version, at) VALUES (?1, ?2, ?3)"
         " ON CONFLICT(_recordid) DO UPDATE SET"
@@ -743,29 +740,6 @@ check_id(const char *id, size_t len, struct sl_err *err)
     return 0;
 }
 
-/* The highest version known for @id: its document's or its tombstone's. */
-static int
-known_version(struct sl__index *ix,
-              const char *id,
-              uint64_t *v,
-              struct sl_err *err)
-{
-    sqlite3_stmt *st = ix->st[SL__IX_VERSIONS];
-    int src = 0;
-
-    *v = 0;
-    if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
-        return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
-    }
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
-        *v = (uint64_t)sqlite3_column_int64(st, 0);
-    }
-    (void)sqlite3_reset(st);
-    (void)sqlite3_clear_bindings(st);
-    return src == SQLITE_ROW ? 0 : sl__index_db_err(ix, src, "version", err);
-}
-
 /* Run tombstone statement @which for @id (and @version, @at). */
 static int
 tombstone(struct sl__index *ix,
@@ -818,6 +792,53 @@ old_done(struct sl__index *ix)
 {
     (void)sqlite3_reset(ix->st[SL__IX_OLD]);
     (void)sqlite3_clear_bindings(ix->st[SL__IX_OLD]);
+}
+
+/*
+ * Look @id up once for a write: its stored row (SL__IX_OLD, which then
+ * stands on the row until old_done) or else its tombstone.  A document and
+ * a tombstone of one id never both exist: an upsert removes the tombstone
+ * and a delete the document, each in the write's transaction.  *found says
+ * whether the document is stored, *tomb (unless NULL) whether a tombstone
+ * is, *known is the version of either (0 for none).
+ */
+static int
+lookup(struct sl__index *ix,
+       const char *id,
+       int *found,
+       int *tomb,
+       uint64_t *known,
+       struct sl_err *err)
+{
+    sqlite3_stmt *st = ix->st[SL__IX_TOMB_GET];
+    int rc = old_row(ix, id, found, err);
+    int src = 0;
+
+    if (tomb != NULL) {
+        *tomb = 0;
+    }
+    *known = 0;
+    if (rc != 0 || *found) {
+        if (*found) {
+            *known = (uint64_t)sqlite3_column_int64(ix->st[SL__IX_OLD], 5);
+        }
+        return rc;
+    }
+    if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) != SQLITE_OK) {
+        return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+    }
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        if (tomb != NULL) {
+            *tomb = 1;
+        }
+        *known = (uint64_t)sqlite3_column_int64(st, 0);
+    }
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    return src == SQLITE_ROW || src == SQLITE_DONE
+               ? 0
+               : sl__index_db_err(ix, src, "version", err);
 }
 
 /*
@@ -914,7 +935,9 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     char *meta_text = NULL;
     char hex[65];
     size_t i = 0;
+    uint64_t known = 0;
     int found = 0;
+    int tomb = 0;
     int rc = 0;
 
     if (!json_is_object(doc)) {
@@ -924,17 +947,13 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     if (rc != 0) {
         return rc;
     }
-    if (op->version > 0) {
-        uint64_t known = 0;
-
-        rc = known_version(ix, json_string_value(jid), &known, err);
-        if (rc != 0) {
-            return rc;
-        }
-        if (known > op->version) {
-            op->skipped = 1;
-            return 0;
-        }
+    rc = lookup(ix, json_string_value(jid), &found, &tomb, &known, err);
+    if (rc != 0) {
+        goto out;
+    }
+    if (op->version > 0 && known > op->version) {
+        op->skipped = 1;
+        goto out;
     }
     for (i = 0; i < sizeof(fields) / sizeof(fields[0]) && rc == 0; i++) {
         rc = bind_field(st, doc, &fields[i], err);
@@ -964,11 +983,9 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
         rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
         goto out;
     }
-    rc = old_row(ix, json_string_value(jid), &found, err);
-    if (rc == 0 && found) {
+    if (found) {
         if (old_equals(ix, jtext, meta_text, op->version)) {
-            old_done(ix);
-            goto tomb;
+            goto out; /* stored as it is: no tombstone either */
         }
         rowid = sqlite3_column_int64(ix->st[SL__IX_OLD], 0);
         rc = fts_delete_old(ix, err);
@@ -981,12 +998,12 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
         rc = fts_add(
             ix, found ? rowid : sqlite3_last_insert_rowid(ix->db), doc, err);
     }
-tomb:
-    if (rc == 0) {
+    if (rc == 0 && tomb) {
         rc = tombstone(ix, SL__IX_TOMB_DEL, json_string_value(jid), 0, 0, err);
     }
 
 out:
+    old_done(ix);
     (void)sqlite3_clear_bindings(st);
     json_decref(meta);
     sl_free(meta_text);
@@ -1007,17 +1024,12 @@ delete_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     if (rc != 0) {
         return rc;
     }
-    if (op->version > 0) {
-        rc = known_version(ix, id, &known, err);
-        if (rc != 0) {
-            return rc;
-        }
-        if (known > op->version) {
-            op->skipped = 1;
-            return 0;
-        }
+    rc = lookup(ix, id, &found, NULL, &known, err);
+    if (rc == 0 && op->version > 0 && known > op->version) {
+        old_done(ix);
+        op->skipped = 1;
+        return 0;
     }
-    rc = old_row(ix, id, &found, err);
     if (rc == 0 && found) {
         sqlite3_int64 rowid = sqlite3_column_int64(ix->st[SL__IX_OLD], 0);
 

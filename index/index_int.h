@@ -24,7 +24,7 @@ enum {
     SL__IX_SEARCH,
     SL__IX_TOTAL,
     SL__IX_RECORDS,
-    SL__IX_VERSIONS,
+    SL__IX_TOMB_GET,
     SL__IX_TOMB_PUT,
     SL__IX_TOMB_DEL,
     SL__IX_TOMB_PRUNE,

@@ -170,7 +170,7 @@ utf8_whole(const char *s, size_t len)
         p--;
     }
     if (p == 0) {
-        return len; /* no lead byte: invalid anyway, json_stringn says so */
+        return len; /* no lead byte: invalid anyway, sl_utf8_valid says so */
     }
     lead = (unsigned char)s[p - 1];
     need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
@@ -211,8 +211,11 @@ read_text(struct writer *w,
             len = utf8_whole(buf, len);
             sl_task_counter_add(w->ctx, "records.textTruncated", 1);
         }
-        v = json_stringn(buf, len);
-        if (v == NULL) {
+        /* Checked here, about 10x faster than json_stringn's own check on
+         * mostly ASCII text (docs/performance.md). */
+        if (sl_utf8_valid(buf, len)) {
+            v = json_stringn_nocheck(buf, len);
+        } else {
             sl_task_counter_add(w->ctx, "records.textInvalid", 1);
             v = json_string("");
         }

@@ -195,6 +195,47 @@ test_name_null_err(void **state)
     assert_int_equal(sl_name_check_object_id("a/b", NULL), 0);
 }
 
+/* sl_utf8_valid: the eight-byte ASCII steps find a bad byte at any offset,
+ * sequences cut by the length are invalid, NUL bytes are allowed. */
+static void
+test_utf8_valid(void **state)
+{
+    static const char *const bad[] = {
+        "\x80",
+        "\xc3(",
+        "\xc0\xaf",
+        "\xe0\x80\xaf",
+        "\xf0\x80\x80\xaf",
+        "\xed\xa0\x80",
+        "\xf4\x90\x80\x80",
+        "\xf8\x88\x80\x80\x80",
+        "\xff",
+    };
+    char buf[40];
+    size_t i = 0;
+    size_t k = 0;
+
+    (void)state;
+    assert_int_equal(sl_utf8_valid("", 0), 1);
+    assert_int_equal(sl_utf8_valid("a\0b", 3), 1);
+    assert_int_equal(sl_utf8_valid("\xc3\xbc\xe4\xb8\xad\xf0\x9f\x98\x80", 9),
+                     1);
+    assert_int_equal(sl_utf8_valid("\xef\xbf\xbf\xf4\x8f\xbf\xbf", 7), 1);
+    /* a valid sequence cut by the length: the byte after it is not read */
+    assert_int_equal(sl_utf8_valid("\xe6\x97\xa5", 2), 0);
+    assert_int_equal(sl_utf8_valid("\xf0\x9f\x98\x80", 3), 0);
+    for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        size_t blen = strlen(bad[k]);
+
+        for (i = 0; i + blen <= 32; i++) {
+            memset(buf, 'a', sizeof(buf));
+            memcpy(buf + i, bad[k], blen);
+            assert_int_equal(sl_utf8_valid(buf, 32), 0);
+            assert_int_equal(sl_utf8_valid(buf, i), 1); /* before it: fine */
+        }
+    }
+}
+
 int
 main(void)
 {
@@ -203,6 +244,7 @@ main(void)
         cmocka_unit_test(test_name_store),
         cmocka_unit_test(test_name_object_id),
         cmocka_unit_test(test_name_null_err),
+        cmocka_unit_test(test_utf8_valid),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

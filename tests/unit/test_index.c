@@ -272,6 +272,18 @@ test_index_versions(void **state)
     assert_int_equal(sl_index_get(f->set, "docs", "x", &doc, &err), 0);
     assert_string_equal(json_string_value(json_object_get(doc, "text")), "six");
     json_decref(doc);
+    /* the add of version 8 removed the tombstone of version 7: after an
+     * unversioned delete (which leaves none) an add of version 6 applies */
+    memset(&op, 0, sizeof(op));
+    op.id = "x";
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_false(exists(f->set, "x"));
+    memset(&op, 0, sizeof(op));
+    op.doc = v6;
+    op.version = 6;
+    assert_int_equal(sl_index_apply(f->set, "docs", &op, 1, &err), 0);
+    assert_int_equal(op.skipped, 0);
+    assert_true(exists(f->set, "x"));
     json_decref(v5);
     json_decref(v6);
     json_decref(v8);

@@ -50,14 +50,50 @@ teardown(void **state)
     return 0;
 }
 
+/* Start bulk object @id of store "s" (streamed to the store). */
+static struct sl_bulk_writer *
+bulk_open(struct fixture *f, const char *id, struct sl_obj_writer **ow)
+{
+    struct sl_bulk_writer *w = NULL;
+    struct sl_sink sink;
+
+    assert_int_equal(sl_obj_writer_open(f->store, "s", id, ow, NULL), 0);
+    sl_obj_writer_sink(*ow, &sink);
+    assert_int_equal(sl_bulk_writer_new(&sink, &w), 0);
+    return w;
+}
+
+/* Add record @rid with the "text" attachment @text (@len bytes). */
+static void
+bulk_add(struct sl_bulk_writer *w,
+         const char *rid,
+         const char *text,
+         size_t len)
+{
+    struct sl_record *rec = sl_record_new(rid);
+
+    assert_int_equal(sl_record_attachment_set(rec, "text", text, len), 0);
+    assert_int_equal(sl_bulk_writer_add(w, rec), 0);
+    sl_record_free(rec);
+}
+
+/* Finish the bulk and commit its object. */
+static void
+bulk_close(struct sl_obj_writer *ow, struct sl_bulk_writer *w)
+{
+    assert_int_equal(sl_bulk_writer_finish(w), 0);
+    sl_bulk_writer_free(w);
+    assert_int_equal(sl_obj_writer_commit(ow, NULL, NULL), 0);
+    sl_obj_writer_free(ow);
+}
+
 /* Object @id of store "s": @n records r0.. with a text attachment of
  * @len bytes each, streamed to the store (never held whole). */
 static void
 put_bulk(struct fixture *f, const char *id, size_t n, size_t len)
 {
     struct sl_obj_writer *ow = NULL;
-    struct sl_bulk_writer *w = NULL;
-    struct sl_sink sink;
+    struct sl_bulk_writer *w = bulk_open(f, id, &ow);
     char *text = sl_malloc(len);
     size_t i = 0;
 
@@ -66,25 +102,37 @@ put_bulk(struct fixture *f, const char *id, size_t n, size_t len)
     for (i = 4096; i < len; i += 4096) {
         text[i] = ' ';
     }
-    assert_int_equal(sl_obj_writer_open(f->store, "s", id, &ow, NULL), 0);
-    sl_obj_writer_sink(ow, &sink);
-    assert_int_equal(sl_bulk_writer_new(&sink, &w), 0);
     for (i = 0; i < n; i++) {
         char rid[32];
-        struct sl_record *rec = NULL;
 
         (void)snprintf(rid, sizeof(rid), "r%zu", i);
-        rec = sl_record_new(rid);
         text[0] = (char)('b' + i % 20); /* distinct texts */
-        assert_int_equal(sl_record_attachment_set(rec, "text", text, len), 0);
-        assert_int_equal(sl_bulk_writer_add(w, rec), 0);
-        sl_record_free(rec);
+        bulk_add(w, rid, text, len);
     }
-    assert_int_equal(sl_bulk_writer_finish(w), 0);
-    sl_bulk_writer_free(w);
-    assert_int_equal(sl_obj_writer_commit(ow, NULL, NULL), 0);
-    sl_obj_writer_free(ow);
+    bulk_close(ow, w);
     sl_free(text);
+}
+
+/* Object @id of store "s": one record per text of @texts (@lens bytes
+ * each) with ids u0.., the text as its "text" attachment. */
+static void
+put_texts(struct fixture *f,
+          const char *id,
+          const char *const *texts,
+          const size_t *lens,
+          size_t n)
+{
+    struct sl_obj_writer *ow = NULL;
+    struct sl_bulk_writer *w = bulk_open(f, id, &ow);
+    size_t i = 0;
+
+    for (i = 0; i < n; i++) {
+        char rid[32];
+
+        (void)snprintf(rid, sizeof(rid), "u%zu", i);
+        bulk_add(w, rid, texts[i], lens[i]);
+    }
+    bulk_close(ow, w);
 }
 
 /* Run the indexWriter on object @in; returns the finish request. */
@@ -162,6 +210,58 @@ test_index_writer_small(void **state)
     json_decref(res);
 }
 
+/* Texts are checked for UTF-8 before they are indexed: valid ones (ASCII
+ * runs longer than a word, 2-, 3- and 4-byte sequences, a NUL) are kept
+ * byte for byte; an invalid byte after a long ASCII run, a surrogate, an
+ * overlong form or a sequence cut at the end makes the text "" and counts
+ * records.textInvalid. */
+static void
+test_index_writer_text_utf8(void **state)
+{
+    static const char ok[] = "plain ascii text, longer than eight bytes: "
+                             "gr\xc3\xbc\xc3\x9f"
+                             "e \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80 end";
+    static const char nul[] = "before\0after the NUL";
+    static const char bad_late[] = "0123456789abcdef0123\xff tail";
+    static const char surrogate[] = "abc \xed\xa0\x80 def";
+    static const char overlong[] = "\xc0\xaf";
+    static const char cut[] = "ends inside a sequence \xe6\x97";
+    const char *const texts[] = {ok, nul, bad_late, surrogate, overlong, cut};
+    const size_t lens[] = {sizeof(ok) - 1,
+                           sizeof(nul) - 1,
+                           sizeof(bad_late) - 1,
+                           sizeof(surrogate) - 1,
+                           sizeof(overlong) - 1,
+                           sizeof(cut) - 1};
+    const char *const expect[] = {ok, nul, "", "", "", ""};
+    struct fixture *f = *state;
+    json_t *res = NULL;
+    size_t i = 0;
+
+    put_texts(f, "in/utf8", texts, lens, 6);
+    res = run(f, "in/utf8");
+    assert_string_equal(json_string_value(json_object_get(res, "status")),
+                        "SUCCESSFUL");
+    assert_int_equal((int)counter(res, "records.indexed"), 6);
+    assert_int_equal((int)counter(res, "records.textInvalid"), 4);
+    json_decref(res);
+    for (i = 0; i < 6; i++) {
+        char rid[32];
+        json_t *doc = NULL;
+        const json_t *text = NULL;
+        size_t want = i < 2 ? lens[i] : 0;
+
+        (void)snprintf(rid, sizeof(rid), "u%zu", i);
+        assert_int_equal(sl_index_get(f->index, "default", rid, &doc, NULL), 0);
+        text = json_object_get(doc, "text");
+        assert_true(json_is_string(text));
+        assert_int_equal(json_string_length(text), want);
+        assert_memory_equal(
+            json_string_value(text), expect[i], want + (want == 0));
+        json_decref(doc);
+    }
+}
+
 int
 main(void)
 {
@@ -170,6 +270,8 @@ main(void)
             test_index_writer_bytes_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_index_writer_small, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_writer_text_utf8, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
