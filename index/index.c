@@ -8,7 +8,8 @@
  * text and the document without its "text" (which lives in its own
  * column).  Its INTEGER PRIMARY KEY `id` is the stable rowid that the FTS5
  * table `documents_fts` (external content over title, text and path)
- * refers to; triggers keep the two in step.
+ * refers to; write_doc and delete_doc keep the two in step (no triggers,
+ * see schema_sql).  `tombstones` remembers versioned deletes.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -784,6 +785,7 @@ old_row(struct sl__index *ix, const char *id, int *found, struct sl_err *err)
         return 0;
     }
     (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st); /* @id is bound SQLITE_STATIC */
     return src == SQLITE_DONE ? 0 : sl__index_db_err(ix, src, "read", err);
 }
 

@@ -221,6 +221,14 @@ test_utf8_valid(void **state)
     assert_int_equal(sl_utf8_valid("\xc3\xbc\xe4\xb8\xad\xf0\x9f\x98\x80", 9),
                      1);
     assert_int_equal(sl_utf8_valid("\xef\xbf\xbf\xf4\x8f\xbf\xbf", 7), 1);
+    /* the lowest and highest of each form around the excluded ranges */
+    assert_int_equal(sl_utf8_valid("\xc2\x80\xdf\xbf", 4), 1);
+    assert_int_equal(sl_utf8_valid("\xe0\xa0\x80\xed\x9f\xbf", 6), 1);
+    assert_int_equal(sl_utf8_valid("\xee\x80\x80\xf0\x90\x80\x80", 7), 1);
+    /* a bad third or fourth byte */
+    assert_int_equal(sl_utf8_valid("\xe4\xb8\x28", 3), 0);
+    assert_int_equal(sl_utf8_valid("\xf0\x9f\x98\x28", 4), 0);
+    assert_int_equal(sl_utf8_valid("\xf0\x9f\xc0\x80", 4), 0);
     /* a valid sequence cut by the length: the byte after it is not read */
     assert_int_equal(sl_utf8_valid("\xe6\x97\xa5", 2), 0);
     assert_int_equal(sl_utf8_valid("\xf0\x9f\x98\x80", 3), 0);
