@@ -313,7 +313,8 @@ struct sl_delta_link {
  * @param[in] owner who visits (0: nobody in particular).  A link this run
  * marked for the same non-zero owner is first again: a retried task (a
  * web crawler task after a crash, the owner being derived from its input,
- * which a retry keeps) fetches the links its lost attempt had marked.
+ * which a retry keeps) writes or fetches the links its lost attempt had
+ * marked.
  * @note With owner 0 this is not idempotent: a retried call answers
  * first = 0 for links an earlier call already marked.
  */

@@ -68,7 +68,13 @@
 /* The start task writes its first linksPerBulk links in RAMP_BULKS bulks
  * (ramp-up): the pages the start URLs link to, often the hubs of a site,
  * are then crawled by several tasks in parallel instead of one. */
-#define RAMP_BULKS             8u
+#define RAMP_BULKS 8u
+/* New links of a task's pages are marked visited (test-and-set) in
+ * batches of this many before they are written (flush_visits). */
+#define VISIT_BATCH 128u
+/* The attribute of a written link that says its writer marked it
+ * visited in the run it carries (the delta service's run sequence). */
+#define ATTR_VISITED           "_visited"
 #define DEFAULT_MAX_SIZE       ((uint64_t)10 << 20)
 #define DEFAULT_MAX_REDIRECTS  5u
 #define DEFAULT_DELAY_MS       1000
@@ -316,6 +322,11 @@ struct crawl {
     json_t *emitted; /* links written by this task (true) or found
                         visited when found (false) */
     json_t *seen;    /* links this task visits (its owner marks repeat) */
+    /* new links of this task's pages, to be marked visited before they
+     * are written (at most VISIT_BATCH; flush_visits) */
+    struct sl_delta_link *vpend;
+    uint64_t *vdepth;
+    size_t nvpend;
     uint64_t links_in_bulk;
     uint64_t links_bulks; /* linksToCrawl bulks begun by this task */
     int ramp;             /* the start task: RAMP_BULKS small bulks first */
@@ -442,9 +453,13 @@ bulk_limit(const struct crawl *c)
 
 /* Write a link record of @url at @depth to linksToCrawl (with @once:
  * each URL once per task; the visited links drop the rest in the next
- * task; sitemaps do without, their URLs would fill the task's memory). */
+ * task; sitemaps do without, their URLs would fill the task's memory).
+ * With @marked the link was marked visited for this task (flush_visits):
+ * the record says so (ATTR_VISITED), and the next task fetches it
+ * without normalising and visiting it again. */
 static void
-emit_link(struct crawl *c, const char *url, uint64_t depth, int once)
+emit_link(
+    struct crawl *c, const char *url, uint64_t depth, int once, int marked)
 {
     struct sl_bulk_writer *w = NULL;
     json_t *meta = NULL;
@@ -475,6 +490,10 @@ emit_link(struct crawl *c, const char *url, uint64_t depth, int once)
                      url,
                      sl_task_mapped(c->ctx, "httpDepth"),
                      (json_int_t)depth);
+    if (marked && meta != NULL) {
+        (void)json_object_set_new(
+            meta, ATTR_VISITED, json_integer((json_int_t)c->seq));
+    }
     if (rc == 0 && meta != NULL) {
         rc = sl_bulk_writer_record_begin(w, meta);
     }
@@ -595,12 +614,53 @@ on_link(void *arg, const char *url, enum sl_web_link_kind kind)
     return 0;
 }
 
-/* The page @x is complete: write the links it holds, except those the
- * next task would drop: refused by the filters, written already by this
- * task, or visited in this run already (a read-only test; the visit in
- * the next task stays the deciding test-and-set).  On a page of a site's
- * template most links are visited: not writing them saves a record
- * written, read, normalised and refused for each. */
+/*
+ * Mark the links collected by page_links visited, for this task's owner,
+ * and write those the run had not visited (test-and-set, one batch).  A
+ * link is so written once per run, by the first task to find it; a
+ * retried task (same owner) writes the links its lost attempt had marked
+ * again.  An error fails the task (its outputs are not committed, and
+ * the retry marks them again).
+ */
+static void
+flush_visits(struct crawl *c)
+{
+    struct sl_err err;
+    size_t i = 0;
+
+    if (c->nvpend == 0) {
+        return;
+    }
+    sl_err_clear(&err);
+    if (!c->fatal &&
+        sl_delta_visit(
+            c->delta, c->source, c->seq, c->owner, c->vpend, c->nvpend, &err) !=
+            0) {
+        sl_task_set_message(c->ctx, "visited links: %s", err.message);
+        c->fatal = 1;
+    }
+    for (i = 0; i < c->nvpend; i++) {
+        if (!c->fatal && c->vpend[i].first > 0) {
+            emit_link(c, c->vpend[i].url, c->vdepth[i], 0, 1);
+        } else if (!c->fatal) {
+            (void)json_object_set_new(
+                c->emitted, c->vpend[i].url, json_false());
+            count(c,
+                  c->vpend[i].result != 0 ? "links.invalid"
+                                          : "links.alreadyVisited");
+        }
+        sl_free((char *)c->vpend[i].url);
+    }
+    c->nvpend = 0;
+}
+
+/* The links of the page of @x (with filters and depth passed) that are
+ * new to this task go to linksToCrawl.  Those the run has visited already
+ * are dropped first (a read-only test); with the delta service the rest
+ * is marked visited in batches (flush_visits) before it is written, so
+ * that the next tasks get each new URL once, already normalised and
+ * visited.  On a page of a site's template most links are visited: not
+ * writing them saves a record written, read and refused for each. */
 static void
 page_links(struct crawl *c, struct xfer *x)
 {
@@ -629,18 +689,33 @@ page_links(struct crawl *c, struct xfer *x)
         sl_err_clear(&err);
         if (sl_delta_visited_test(c->delta, c->source, c->seq, dl, n, &err) !=
             0) {
-            for (i = 0; i < n; i++) { /* let the next task decide */
+            for (i = 0; i < n; i++) { /* the visit decides */
                 dl[i].first = 1;
             }
         }
     }
     for (i = 0; i < n && !c->fatal; i++) {
-        if (dl[i].first) {
-            emit_link(c, dl[i].url, depth, 1);
+        if (!dl[i].first) {
+            if (json_object_get(c->emitted, dl[i].url) == NULL) {
+                /* known from now on: not tested again in this task */
+                (void)json_object_set_new(c->emitted, dl[i].url, json_false());
+                count(c, "links.alreadyVisited");
+            }
+        } else if (c->delta == NULL || !c->links_connected) {
+            emit_link(c, dl[i].url, depth, 1, 0);
         } else if (json_object_get(c->emitted, dl[i].url) == NULL) {
-            /* known from now on: not tested again in this task */
-            (void)json_object_set_new(c->emitted, dl[i].url, json_false());
-            count(c, "links.alreadyVisited");
+            /* pending: not collected again from another page */
+            (void)json_object_set_new(c->emitted, dl[i].url, json_true());
+            if (c->vpend == NULL) {
+                c->vpend = sl_calloc(VISIT_BATCH, sizeof(*c->vpend));
+                c->vdepth = sl_calloc(VISIT_BATCH, sizeof(*c->vdepth));
+            }
+            memset(&c->vpend[c->nvpend], 0, sizeof(c->vpend[0]));
+            c->vpend[c->nvpend].url = sl_strdup(dl[i].url);
+            c->vdepth[c->nvpend++] = depth;
+            if (c->nvpend == VISIT_BATCH) {
+                flush_visits(c);
+            }
         }
     }
     sl_free(dl);
@@ -1067,7 +1142,7 @@ on_sitemap_loc(void *arg, const char *url, const char *lastmod, int nested)
         x->sm_full = 1; /* the rest of this sitemap is not read */
         return SL_ETOOLARGE;
     }
-    emit_link(x->c, url, 1, 0);
+    emit_link(x->c, url, 1, 0, 0);
     x->c->sitemap_links++;
     count(x->c, "links.fromSitemaps");
     return 0;
@@ -2216,16 +2291,21 @@ start_links(struct crawl *c, struct sl_delta_link **dl, size_t *n)
 
 /* Queue the links of this task: drops those the filters or the depth
  * refuse (before they are marked visited), marks the others visited in
- * one batch and queues those this task is the first to visit. */
+ * one batch and queues those this task is the first to visit.  A link
+ * with @marked set (NULL: none) was marked visited by the task that
+ * wrote it and is queued as it is. */
 static int
 queue_links(struct crawl *c,
             struct sl_delta_link *dl,
             size_t n,
-            uint64_t *depth)
+            uint64_t *depth,
+            unsigned char *marked)
 {
+    struct sl_delta_link *v = NULL;
     struct sl_err err;
     size_t i = 0;
     size_t j = 0;
+    size_t k = 0;
     int rc = 0;
 
     for (i = 0; i < n; i++) {
@@ -2235,6 +2315,9 @@ queue_links(struct crawl *c,
             dl[j] = dl[i];
             if (depth != NULL) {
                 depth[j] = d;
+            }
+            if (marked != NULL) {
+                marked[j] = marked[i];
             }
             j++;
         } else if (d == 0 && c->start_failed++ == 0) {
@@ -2247,7 +2330,24 @@ queue_links(struct crawl *c,
     n = j;
     sl_err_clear(&err);
     if (c->delta != NULL && n > 0) {
-        rc = sl_delta_visit(c->delta, c->source, c->seq, c->owner, dl, n, &err);
+        v = sl_calloc(n, sizeof(*v));
+        for (i = 0; i < n; i++) {
+            if (marked != NULL && marked[i]) {
+                dl[i].first = 1;
+                dl[i].result = 0;
+            } else {
+                v[k++] = dl[i];
+            }
+        }
+        rc = k > 0 ? sl_delta_visit(
+                         c->delta, c->source, c->seq, c->owner, v, k, &err)
+                   : 0;
+        for (i = 0, k = 0; rc == 0 && i < n; i++) {
+            if (marked == NULL || !marked[i]) {
+                dl[i] = v[k++];
+            }
+        }
+        sl_free(v);
         if (rc != 0) {
             sl_task_set_message(c->ctx, "visited links: %s", err.message);
             return rc;
@@ -2269,7 +2369,9 @@ queue_links(struct crawl *c,
     return 0;
 }
 
-/* The links of the input bulks: normalised, with their depth. */
+/* The links of the input bulks: normalised, with their depth; a link its
+ * writer marked visited in this run (ATTR_VISITED) is taken as written
+ * (normalised then). */
 static int
 input_links(struct crawl *c)
 {
@@ -2281,6 +2383,7 @@ input_links(struct crawl *c)
         struct sl_bulk_reader *r = NULL;
         struct sl_delta_link *dl = NULL;
         uint64_t *depth = NULL;
+        unsigned char *marked = NULL;
         char **urls = NULL;
         size_t n = 0;
         size_t cap = 0;
@@ -2296,6 +2399,9 @@ input_links(struct crawl *c)
         while ((rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
             const char *u = json_string_value(
                 json_object_get(meta, sl_task_mapped(c->ctx, "httpUrl")));
+            const json_t *mark = json_object_get(meta, ATTR_VISITED);
+            int pre = c->delta != NULL && json_is_integer(mark) &&
+                      (uint64_t)json_integer_value(mark) == c->seq;
             char *norm = NULL;
             uint64_t d = 0;
 
@@ -2303,7 +2409,9 @@ input_links(struct crawl *c)
                 u = json_string_value(json_object_get(meta, "_recordid"));
             }
             rc = sl_bulk_reader_skip_attachments(r, NULL, &err);
-            if (rc == 0 && u != NULL && sl_web_url_normalize(u, &norm) == 0) {
+            if (rc == 0 && u != NULL &&
+                (pre ? (norm = sl_strdup(u)) != NULL
+                     : sl_web_url_normalize(u, &norm) == 0)) {
                 if (sl__wk_json_u64(
                         json_object_get(meta,
                                         sl_task_mapped(c->ctx, "httpDepth")),
@@ -2315,8 +2423,10 @@ input_links(struct crawl *c)
                     cap = cap ? 2 * cap : 64;
                     urls = sl_realloc(urls, cap * sizeof(*urls));
                     depth = sl_realloc(depth, cap * sizeof(*depth));
+                    marked = sl_realloc(marked, cap);
                 }
                 urls[n] = norm;
+                marked[n] = (unsigned char)pre;
                 depth[n++] = d;
             } else if (rc == 0) {
                 count(c, "links.invalid");
@@ -2337,13 +2447,16 @@ input_links(struct crawl *c)
             for (i = 0; i < n; i++) {
                 dl[i].url = urls[i];
             }
-            rc = queue_links(c, dl, n, depth) == 0 ? 0 : SL_WORKER_RECOVERABLE;
+            rc = queue_links(c, dl, n, depth, marked) == 0
+                     ? 0
+                     : SL_WORKER_RECOVERABLE;
         }
         while (n > 0) {
             sl_free(urls[--n]);
         }
         sl_free(urls);
         sl_free(depth);
+        sl_free(marked);
         sl_free(dl);
     }
     return rc;
@@ -2375,6 +2488,14 @@ crawl_cleanup(struct crawl *c)
             c->act[i] = NULL;
         }
     }
+    for (i = 0; i < c->nvpend; i++) {
+        sl_free((char *)c->vpend[i].url);
+    }
+    sl_free(c->vpend);
+    sl_free(c->vdepth);
+    c->vpend = NULL;
+    c->vdepth = NULL;
+    c->nvpend = 0;
     c->multi = NULL; /* the thread's: kept with its idle connections */
     sl__wk_patterns_free(&c->urls);
     json_decref(c->emitted);
@@ -2434,7 +2555,7 @@ web_crawl_perform(struct sl_task_ctx *ctx)
             dl[i].url = norm[i];
         }
         if (rc == 0) {
-            rc = queue_links(&c, dl, n, NULL);
+            rc = queue_links(&c, dl, n, NULL, NULL);
             res = rc == 0 ? SL_WORKER_OK : SL_WORKER_RECOVERABLE;
         } else {
             res = SL_WORKER_FATAL;
@@ -2449,6 +2570,9 @@ web_crawl_perform(struct sl_task_ctx *ctx)
     }
     if (res == SL_WORKER_OK) {
         rc = crawl_loop(&c);
+        if (rc == 0) {
+            flush_visits(&c);
+        }
         if (rc != 0 || c.fatal) {
             res = SL_WORKER_RECOVERABLE;
             if (rc == SL_ECANCELED) {

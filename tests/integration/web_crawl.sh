@@ -18,7 +18,11 @@
 # 6. linksPerBulk 2 in a fourth source (dozens of tasks on 2 crawler and
 #    2 fetcher threads, 4 connections per host): each worker thread keeps
 #    its connections from task to task, so the site sees at most 16
-#    connections, not one set per task.
+#    connections, not one set per task;
+# 7. linksPerBulk 1 in a fifth source, only / and /p/<i>.html allowed
+#    (every page links the next two: two tasks find each page, often at
+#    the same time): a link is marked visited before it is written, so
+#    each of the 60 pages is written to linksToCrawl exactly once.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -108,6 +112,19 @@ echo "# $tasks crawler tasks, $conns connections"
 [ "$tasks" -gt 20 ] && [ "$conns" -le 16 ] &&
     ok "connections are reused across tasks ($conns connections for $tasks crawler tasks)" ||
     fail "$conns connections for $tasks crawler tasks"
+
+# ---- 7. each new link written once, also by parallel tasks
+define_web webRace "$SITE" site5 \
+    '.linksPerBulk = 1 | .filters.urlPatterns.include = ["^" + $site + "/(p/[0-9]+\\.html)?$"]'
+expect_crawl webRace "crawl with linksPerBulk 1 SUCCEEDED"
+tasks=$(jq '.worker["0_webCrawler"].successfulTaskCount' "$RUNJSON")
+req GET /smila/importing/visitedlinks/site5/
+visited=$(jq -r .entryCount "$BODY")
+echo "# $tasks crawler tasks, links written $(counter links.found), URLs visited $visited"
+expect_counter links.found = 60 "each of the 60 pages was written to linksToCrawl once"
+[ "$visited" = 61 ] && ok "61 URLs visited: the start page and the 60 written" ||
+    fail "visited links: $visited, want 61"
+expect_counter records.crawled = 61 "and every one was crawled"
 
 stop_server
 finish
