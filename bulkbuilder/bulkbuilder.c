@@ -535,6 +535,9 @@ sl_bb_record_begin(struct sl_bb *bb,
                               : json_copy((json_t *)meta);
 
         (void)json_object_set_new(m, "_version", json_integer((json_int_t)v));
+        /* the webCrawler's mark of a link it visited itself: never taken
+         * from outside (a pushed link is normalised and visited) */
+        (void)json_object_del(m, "_visited");
         rc = sl_bulk_writer_record_begin(j->jr[slot].w, m);
         json_decref(m);
     }

@@ -328,10 +328,12 @@ int sl_delta_visit(struct sl_delta *d,
 
 /**
  * @brief Read-only test of @p n links in run @p seq of @p source: first =
- * 1 for each link this run (by any owner) and later runs have not
- * visited, else 0.  Nothing is written: a crawler drops the links found
- * on a page that a visit would refuse anyway (sl_delta_visit by another
- * task stays the deciding test-and-set).  One read transaction per shard.
+ * 1 for each link a visit by @p owner would find first (neither this run,
+ * except for the same non-zero @p owner, nor a later run has visited it),
+ * else 0.  Nothing is written: a crawler drops the links found on a page
+ * that a visit would refuse anyway (sl_delta_visit stays the deciding
+ * test-and-set).  One read transaction per shard.
+ * @param[in] owner as for sl_delta_visit; 0: any visit in this run counts.
  * @param[in,out] links borrowed; first and result are written as by
  * sl_delta_visit.
  * @return 0, SL_EINVAL (bad source or seq 0), SL_ECORRUPT, SL_EIO; on an
@@ -340,6 +342,7 @@ int sl_delta_visit(struct sl_delta *d,
 int sl_delta_visited_test(struct sl_delta *d,
                           const char *source,
                           uint64_t seq,
+                          uint64_t owner,
                           struct sl_delta_link *links,
                           size_t n,
                           struct sl_err *err);

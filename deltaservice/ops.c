@@ -853,8 +853,9 @@ visit_one(struct sl_delta *d,
 
 static const struct op visit_op = {visit_one, 1, "visit links", 0};
 
-/* Whether a visit of one link in run c->seq could be first: not when this
- * run (by any owner) or a later one has visited it. */
+/* Whether a visit of one link in run c->seq by c->owner would be first:
+ * not when a later run or this one (by another owner, or by any with
+ * owner 0) has visited it. */
 static int
 visited_test_one(struct sl_delta *d,
                  MDB_txn *txn,
@@ -883,7 +884,9 @@ visited_test_one(struct sl_delta *d,
     if (rc == 0) {
         rc = visit_val(&v, &seq, &owner);
     }
-    l->first = rc == 0 && seq < c->seq;
+    l->first =
+        rc == 0 &&
+        (seq < c->seq || (seq == c->seq && c->owner != 0 && owner == c->owner));
     return rc;
 }
 
@@ -928,11 +931,12 @@ int
 sl_delta_visited_test(struct sl_delta *d,
                       const char *source,
                       uint64_t seq,
+                      uint64_t owner,
                       struct sl_delta_link *links,
                       size_t n,
                       struct sl_err *err)
 {
-    return links_batch(d, &visited_test_op, source, seq, 0, links, n, err);
+    return links_batch(d, &visited_test_op, source, seq, owner, links, n, err);
 }
 
 int

@@ -70,8 +70,11 @@
  * are then crawled by several tasks in parallel instead of one. */
 #define RAMP_BULKS 8u
 /* New links of a task's pages are marked visited (test-and-set) in
- * batches of this many before they are written (flush_visits). */
-#define VISIT_BATCH 128u
+ * batches before they are written (flush_visits): linksPerBulk of them
+ * (the batch a task reading them visited before), at least VISIT_BATCH
+ * and at most VISIT_BATCH_MAX (a bound on what a task holds). */
+#define VISIT_BATCH     128u
+#define VISIT_BATCH_MAX 1024u
 /* The attribute of a written link that says its writer marked it
  * visited in the run it carries (the delta service's run sequence). */
 #define ATTR_VISITED           "_visited"
@@ -319,14 +322,15 @@ struct crawl {
     unsigned running;                   /* transfers in flight */
     struct xfer *act[MAX_PARALLEL];     /* them, NULL in free places */
     struct sl_web_url_cache *url_cache; /* link resolutions of the task */
-    json_t *emitted; /* links written by this task (true) or found
-                        visited when found (false) */
+    json_t *emitted; /* links written or to be written (pending in vpend)
+                        by this task (true), or found visited (false) */
     json_t *seen;    /* links this task visits (its owner marks repeat) */
     /* new links of this task's pages, to be marked visited before they
-     * are written (at most VISIT_BATCH; flush_visits) */
+     * are written (at most vcap; flush_visits) */
     struct sl_delta_link *vpend;
     uint64_t *vdepth;
     size_t nvpend;
+    size_t vcap; /* the batch */
     uint64_t links_in_bulk;
     uint64_t links_bulks; /* linksToCrawl bulks begun by this task */
     int ramp;             /* the start task: RAMP_BULKS small bulks first */
@@ -631,8 +635,20 @@ flush_visits(struct crawl *c)
     if (c->nvpend == 0) {
         return;
     }
+    if (!c->fatal && c->links_connected) {
+        struct sl_bulk_writer *w = NULL;
+        int rc = sl_task_output_writer(c->ctx, SLOT_LINKS, &w);
+
+        if (rc == SL_ENOENT) { /* nowhere to write them: none is marked */
+            c->links_connected = 0;
+        } else if (rc != 0) {
+            sl_task_set_message(
+                c->ctx, "output %s: %s", SLOT_LINKS, sl_strerror(rc));
+            c->fatal = 1;
+        }
+    }
     sl_err_clear(&err);
-    if (!c->fatal &&
+    if (!c->fatal && c->links_connected &&
         sl_delta_visit(
             c->delta, c->source, c->seq, c->owner, c->vpend, c->nvpend, &err) !=
             0) {
@@ -640,9 +656,11 @@ flush_visits(struct crawl *c)
         c->fatal = 1;
     }
     for (i = 0; i < c->nvpend; i++) {
-        if (!c->fatal && c->vpend[i].first > 0) {
+        if (c->fatal || !c->links_connected) {
+            /* nothing marked, nothing written */
+        } else if (c->vpend[i].first > 0) {
             emit_link(c, c->vpend[i].url, c->vdepth[i], 0, 1);
-        } else if (!c->fatal) {
+        } else {
             (void)json_object_set_new(
                 c->emitted, c->vpend[i].url, json_false());
             count(c,
@@ -656,11 +674,13 @@ flush_visits(struct crawl *c)
 
 /* The links of the page of @x (with filters and depth passed) that are
  * new to this task go to linksToCrawl.  Those the run has visited already
- * are dropped first (a read-only test); with the delta service the rest
- * is marked visited in batches (flush_visits) before it is written, so
- * that the next tasks get each new URL once, already normalised and
- * visited.  On a page of a site's template most links are visited: not
- * writing them saves a record written, read and refused for each. */
+ * are dropped first (a read-only test that answers as a visit by this
+ * task's owner would: a retried task gets its lost attempt's links); with
+ * the delta service the rest is marked visited in batches (flush_visits)
+ * before it is written, so that the next tasks get each new URL once,
+ * already normalised and visited.  On a page of a site's template most
+ * links are visited: not writing them saves a record written, read and
+ * refused for each. */
 static void
 page_links(struct crawl *c, struct xfer *x)
 {
@@ -687,15 +707,17 @@ page_links(struct crawl *c, struct xfer *x)
         struct sl_err err;
 
         sl_err_clear(&err);
-        if (sl_delta_visited_test(c->delta, c->source, c->seq, dl, n, &err) !=
-            0) {
+        if (sl_delta_visited_test(
+                c->delta, c->source, c->seq, c->owner, dl, n, &err) != 0) {
             for (i = 0; i < n; i++) { /* the visit decides */
                 dl[i].first = 1;
             }
         }
     }
     for (i = 0; i < n && !c->fatal; i++) {
-        if (!dl[i].first) {
+        /* this task fetches what it visited (its input links and redirect
+         * targets): for its own owner the test says first */
+        if (!dl[i].first || json_object_get(c->seen, dl[i].url) != NULL) {
             if (json_object_get(c->emitted, dl[i].url) == NULL) {
                 /* known from now on: not tested again in this task */
                 (void)json_object_set_new(c->emitted, dl[i].url, json_false());
@@ -707,13 +729,17 @@ page_links(struct crawl *c, struct xfer *x)
             /* pending: not collected again from another page */
             (void)json_object_set_new(c->emitted, dl[i].url, json_true());
             if (c->vpend == NULL) {
-                c->vpend = sl_calloc(VISIT_BATCH, sizeof(*c->vpend));
-                c->vdepth = sl_calloc(VISIT_BATCH, sizeof(*c->vdepth));
+                c->vcap = c->links_per_bulk < VISIT_BATCH ? VISIT_BATCH
+                          : c->links_per_bulk > VISIT_BATCH_MAX
+                              ? VISIT_BATCH_MAX
+                              : (size_t)c->links_per_bulk;
+                c->vpend = sl_calloc(c->vcap, sizeof(*c->vpend));
+                c->vdepth = sl_calloc(c->vcap, sizeof(*c->vdepth));
             }
             memset(&c->vpend[c->nvpend], 0, sizeof(c->vpend[0]));
             c->vpend[c->nvpend].url = sl_strdup(dl[i].url);
             c->vdepth[c->nvpend++] = depth;
-            if (c->nvpend == VISIT_BATCH) {
+            if (c->nvpend == c->vcap) {
                 flush_visits(c);
             }
         }
@@ -1820,6 +1846,9 @@ visit(struct crawl *c, struct link *lk)
     if (json_object_get(c->seen, lk->url) != NULL) {
         return 0; /* this task has it already (a redirect loop) */
     }
+    if (json_is_true(json_object_get(c->emitted, lk->url))) {
+        return 0; /* a link of this task's pages: the next task fetches it */
+    }
     (void)json_object_set_new(c->seen, lk->url, json_true());
     if (c->delta == NULL) {
         return 1;
@@ -2572,6 +2601,8 @@ web_crawl_perform(struct sl_task_ctx *ctx)
         rc = crawl_loop(&c);
         if (rc == 0) {
             flush_visits(&c);
+            /* marked, not yet committed: web_crash.sh kills the server here */
+            sl_test_delay("webCrawler.linksWritten");
         }
         if (rc != 0 || c.fatal) {
             res = SL_WORKER_RECOVERABLE;

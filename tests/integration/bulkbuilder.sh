@@ -51,7 +51,7 @@ req GET /smila/bulkbuilder/
 expect_jq '[.jobs[] | .acceptedRecords] | add // 0 | . == 0' "nothing was accepted by the bad requests"
 
 # ---- good pushes: JSON, multipart with an attachment, JSON lines
-req POST /smila/job/indexUpdate/record -d '{"_recordid": "r1", "title": "One", "text": "papa one"}'
+req POST /smila/job/indexUpdate/record -d '{"_recordid": "r1", "title": "One", "text": "papa one", "_visited": 1}'
 expect_status 202 "a JSON record"
 expect_jq '._recordid == "r1"' "202 names the record"
 printf '<html><head><title>Quebec</title></head><body>quebec romeo</body></html>' >"$TMP/q.html"
@@ -88,6 +88,7 @@ req GET /smila/index/default/n300
 expect_status 404 "the deleted record is not in the index"
 req GET /smila/index/default/r1
 expect_jq '.title == "One" and .text == "papa one"' "a JSON record keeps its own title and text"
+expect_jq 'has("_visited") | not' "_visited (the webCrawler's own mark) is dropped from a pushed record"
 req GET /smila/index/default/m1
 expect_jq '.title == "Quebec" and .mimeType == "text/html"' "the multipart attachment was extracted (title, MIME type)"
 "$SLUICE" search --server "$BASE" romeo >"$TMP/hits" 2>/dev/null

@@ -3,10 +3,12 @@
 # tasks, and a politeness delay, so it lasts) is killed with SIGKILL early,
 # late and twice, the server is started again on the same data dir; the
 # run completes and the index holds every allowed page exactly once, as
-# an uninterrupted crawl does.  A retried crawler task fetches again what
-# its lost attempt had marked visited (the visited links' owner is the
-# task's input), so no page is lost; no page is requested more often than
-# once per attempt.
+# an uninterrupted crawl does.  A retried crawler task fetches and writes
+# again what its lost attempt had marked visited (the visited links' owner
+# is the task's input), so no page is lost; no page is requested more
+# often than once per attempt.  Last, a kill while the start task waits
+# after it marked and wrote its page links, before they were committed
+# (SLUICE_TEST_DELAY webCrawler.linksWritten): its retry writes them again.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -55,4 +57,28 @@ for point in early late double; do
         fail "$point: a page was requested $most times"
     stop_server
 done
+
+# ---- killed after the page links were marked visited, before the commit
+D="$TMP/data-written"
+: >"$SITE_LOG"
+export SLUICE_TEST_DELAY=webCrawler.linksWritten=4000
+start_server --config "$TMP/config.json" --data-dir "$D"
+unset SLUICE_TEST_DELAY
+define crawl
+start_run crawl
+marked=0
+for _ in $(seq 1 100); do
+    marked=$(curl -sS "$BASE/smila/importing/visitedlinks/webcrash/" | jq -r '.entryCount // 0')
+    [ "$marked" -ge 3 ] && break
+    sleep 0.1
+done
+done_tasks=$(curl -sS "$BASE/smila/jobmanager/jobs/crawl/$RUN/" | jq '.tasks.successfulTaskCount')
+[ "$marked" -ge 3 ] && [ "$done_tasks" = 0 ] &&
+    ok "written: the start task marked its links ($marked visited) and has not finished" ||
+    fail "written: $marked visited, $done_tasks tasks done before the kill"
+kill9_restart "$D"
+if wait_run crawl "$RUN"; then ok "written: the run SUCCEEDED after the restart"; else
+    fail "written: run state $(jq -r .state "$RUNJSON")"; fi
+expect_index "$TMP/want" "written: every page is indexed after the retried start task wrote its links again"
+stop_server
 finish

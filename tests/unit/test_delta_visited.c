@@ -235,7 +235,7 @@ test_visited_test_readonly(void **state)
     assert_int_equal(visit_as(f->d, 2, 0xA, "http://x/a"), 1);
     assert_int_equal(visit_as(f->d, 1, 0, "http://x/c"), 1);
     assert_int_equal(visit_as(f->d, 3, 0, "http://x/d"), 1);
-    assert_int_equal(sl_delta_visited_test(f->d, SRC, 2, links, 6, &err), 0);
+    assert_int_equal(sl_delta_visited_test(f->d, SRC, 2, 0, links, 6, &err), 0);
     assert_int_equal(links[0].first, 0);
     assert_int_equal(links[1].first, 1);
     assert_int_equal(links[2].first, 1);
@@ -249,16 +249,27 @@ test_visited_test_readonly(void **state)
     assert_int_equal(vcount(f->d, SRC), 3);
     assert_int_equal(visit_as(f->d, 2, 0xB, "http://x/b"), 1);
     assert_int_equal(visit_as(f->d, 2, 0xB, "http://x/c"), 1);
-    /* the owner that marked a link is no exception for the test */
+    /* the owner that marked a link gets what its visit would get: first
+     * (a retried task); another owner and owner 0 do not */
     links[0].first = -1;
-    assert_int_equal(sl_delta_visited_test(f->d, SRC, 2, links, 1, &err), 0);
+    assert_int_equal(sl_delta_visited_test(f->d, SRC, 2, 0, links, 1, &err), 0);
     assert_int_equal(links[0].first, 0);
-    /* another source and a bad run sequence */
     links[0].first = -1;
-    assert_int_equal(sl_delta_visited_test(f->d, "other", 2, links, 1, &err),
+    assert_int_equal(sl_delta_visited_test(f->d, SRC, 2, 0xA, links, 1, &err),
                      0);
     assert_int_equal(links[0].first, 1);
-    assert_int_equal(sl_delta_visited_test(f->d, SRC, 0, links, 1, &err),
+    assert_int_equal(visit_as(f->d, 2, 0xA, "http://x/a"), 1);
+    links[0].first = -1;
+    assert_int_equal(sl_delta_visited_test(f->d, SRC, 2, 0xB, links, 1, &err),
+                     0);
+    assert_int_equal(links[0].first, 0);
+    assert_int_equal(visit_as(f->d, 2, 0xB, "http://x/a"), 0);
+    /* another source and a bad run sequence */
+    links[0].first = -1;
+    assert_int_equal(sl_delta_visited_test(f->d, "other", 2, 0, links, 1, &err),
+                     0);
+    assert_int_equal(links[0].first, 1);
+    assert_int_equal(sl_delta_visited_test(f->d, SRC, 0, 0, links, 1, &err),
                      SL_EINVAL);
 }
 

@@ -51,6 +51,21 @@ check_url(size_t i, const struct url_case *c, int rc, const char *got)
     }
 }
 
+/* A normal form normalises to itself: the webCrawler writes resolved
+ * links in it, and the next task takes them as they are (_visited). */
+static void
+check_normal(const char *url)
+{
+    char *again = NULL;
+
+    if (url == NULL) {
+        return;
+    }
+    assert_int_equal(sl_web_url_normalize(url, &again), 0);
+    assert_string_equal(again, url);
+    sl_free(again);
+}
+
 static void
 test_url_normalize(void **state)
 {
@@ -138,6 +153,7 @@ test_url_normalize(void **state)
         int rc = sl_web_url_normalize(cases[i].in, &out);
 
         check_url(i, &cases[i], rc, out);
+        check_normal(out);
         sl_free(out);
     }
 }
@@ -242,6 +258,7 @@ test_url_resolve_rfc3986(void **state)
         int rc = sl_web_url_resolve("http://a/b/c/d;p?q", cases[i].in, &out);
 
         check_url(i, &cases[i], rc, out);
+        check_normal(out);
         sl_free(out);
     }
 }
