@@ -549,6 +549,12 @@ out_slot(struct sl_task_ctx *ctx, const char *slot)
 }
 
 int
+sl_task_output_connected(struct sl_task_ctx *ctx, const char *slot)
+{
+    return out_slot(ctx, slot) != NULL;
+}
+
+int
 sl_task_output_writer(struct sl_task_ctx *ctx,
                       const char *slot,
                       struct sl_bulk_writer **w)

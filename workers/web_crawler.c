@@ -635,18 +635,6 @@ flush_visits(struct crawl *c)
     if (c->nvpend == 0) {
         return;
     }
-    if (!c->fatal && c->links_connected) {
-        struct sl_bulk_writer *w = NULL;
-        int rc = sl_task_output_writer(c->ctx, SLOT_LINKS, &w);
-
-        if (rc == SL_ENOENT) { /* nowhere to write them: none is marked */
-            c->links_connected = 0;
-        } else if (rc != 0) {
-            sl_task_set_message(
-                c->ctx, "output %s: %s", SLOT_LINKS, sl_strerror(rc));
-            c->fatal = 1;
-        }
-    }
     sl_err_clear(&err);
     if (!c->fatal && c->links_connected &&
         sl_delta_visit(
@@ -1834,6 +1822,26 @@ page_done(struct crawl *c, struct xfer *x, long status)
  * Scheduling.
  * --------------------------------------------------------------------- */
 
+/* Take @url out of the links held for a visit (vpend), if it is there:
+ * 1 if it was. */
+static int
+unpend(struct crawl *c, const char *url)
+{
+    size_t i = 0;
+
+    for (i = 0; i < c->nvpend; i++) {
+        if (strcmp(c->vpend[i].url, url) == 0) {
+            (void)json_object_del(c->emitted, url);
+            sl_free((char *)c->vpend[i].url);
+            c->nvpend--;
+            c->vpend[i] = c->vpend[c->nvpend];
+            c->vdepth[i] = c->vdepth[c->nvpend];
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Mark @lk visited in this run: 1 when this task is the first, 0 when it
  * was visited already (dropped), negative on a service error. */
 static int
@@ -1846,8 +1854,12 @@ visit(struct crawl *c, struct link *lk)
     if (json_object_get(c->seen, lk->url) != NULL) {
         return 0; /* this task has it already (a redirect loop) */
     }
-    if (json_is_true(json_object_get(c->emitted, lk->url))) {
-        return 0; /* a link of this task's pages: the next task fetches it */
+    /* A link of this task's pages: held for a visit, this redirect takes
+     * it over (at the redirect's depth); written already, the next task
+     * fetches it. */
+    if (json_is_true(json_object_get(c->emitted, lk->url)) &&
+        !unpend(c, lk->url)) {
+        return 0;
     }
     (void)json_object_set_new(c->seen, lk->url, json_true());
     if (c->delta == NULL) {
@@ -2177,7 +2189,8 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
 
     memset(c, 0, sizeof(*c));
     c->ctx = ctx;
-    c->links_connected = 1;
+    /* known before any link is held for a visit (page_links, visit) */
+    c->links_connected = sl_task_output_connected(ctx, SLOT_LINKS);
     c->source = sl_task_param_str(ctx, "dataSource");
     if (c->source == NULL || c->source[0] == '\0') {
         sl_task_set_message(ctx, "parameter dataSource is required");

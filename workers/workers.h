@@ -218,6 +218,9 @@ int sl_task_input_each_raw(struct sl_task_ctx *ctx,
 int sl_task_output_writer(struct sl_task_ctx *ctx,
                           const char *slot,
                           struct sl_bulk_writer **w);
+/** @brief 1 when output @p slot is connected in this task (it has an
+ * output to write), else 0.  Writes nothing. */
+int sl_task_output_connected(struct sl_task_ctx *ctx, const char *slot);
 /**
  * @brief For a "multiple" slot (its id ends in "/0"): close the current
  * bulk and continue in "<prefix>/1", "/2", ...  A no-op while the current

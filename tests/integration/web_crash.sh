@@ -72,7 +72,7 @@ for _ in $(seq 1 100); do
     [ "$marked" -ge 3 ] && break
     sleep 0.1
 done
-done_tasks=$(curl -sS "$BASE/smila/jobmanager/jobs/crawl/$RUN/" | jq '.tasks.successfulTaskCount')
+done_tasks=$(curl -sS "$BASE/smila/jobmanager/jobs/crawl/$RUN/" | jq '.tasks.successfulTaskCount // 0')
 [ "$marked" -ge 3 ] && [ "$done_tasks" = 0 ] &&
     ok "written: the start task marked its links ($marked visited) and has not finished" ||
     fail "written: $marked visited, $done_tasks tasks done before the kill"
