@@ -10,7 +10,13 @@
 #    same job run (depth 0): crawled and indexed;
 # 3. /p/5.html pushed with httpDepth 3 (too deep, dropped), then pushed
 #    again at depth 0: crawled and indexed;
-# 4. finish: SUCCEEDED, the index holds exactly the three start URLs.
+# 4. finish: SUCCEEDED, the index holds exactly the three start URLs;
+# 5. another site whose start page also links /p/4.html, crawled (runOnce)
+#    from / and /r/to-4 (a redirect to /p/4.html) with maxCrawlDepth 1:
+#    the redirect answers after 1 s, so the start page's link to
+#    /p/4.html (depth 1) is held for its visit when the redirect comes;
+#    the redirect takes it over: /p/4.html is fetched once, at depth 0,
+#    and its links /p/5.html and /p/6.html (depth 1) are fetched too.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -62,6 +68,17 @@ if wait_run crawlDepth "$RUN"; then ok "the run SUCCEEDED"; else fail "run: $(ca
 expect_counter links.tooDeep -ge 5 "too-deep links are counted (links.tooDeep = $(counter links.tooDeep))"
 printf '%s\n' "$SITE/" "$SITE/orphan/1.html" "$SITE/p/5.html" | LC_ALL=C sort >"$TMP/want"
 expect_index "$TMP/want" "the index holds the three start URLs"
+
+# ---- 5. a redirect to a link the start task found on a page
+echo '{"stall": {"/r/to-4": 1}}' >"$TMP/B.mutate" # the start page first
+start_site B --pages 12 --link /p/4.html --mutate-file "$TMP/B.mutate"
+define_web webRedirDepth "$SITE" redirdepth \
+    '.startUrl = [$site + "/", $site + "/r/to-4"] | .filters.maxCrawlDepth = 1'
+expect_crawl webRedirDepth "a crawl from / and /r/to-4 with maxCrawlDepth 1 SUCCEEDED"
+got=$(awk '$4 != "/robots.txt" {print $4}' "$SITE_LOG" | sort | tr '\n' ' ')
+[ "$got" = "/ /p/0.html /p/1.html /p/4.html /p/5.html /p/6.html /r/to-4 " ] &&
+    ok "/p/4.html fetched once at depth 0 (the redirect's), its links at depth 1 too" ||
+    fail "requested: $got"
 
 stop_server
 finish
