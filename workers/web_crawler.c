@@ -645,7 +645,9 @@ flush_visits(struct crawl *c)
     }
     for (i = 0; i < c->nvpend; i++) {
         if (c->fatal || !c->links_connected) {
-            /* nothing marked, nothing written */
+            /* not written: the task fails (its retry, with the same
+             * owner, marks them again) or has nowhere to write them
+             * (nothing was marked then) */
         } else if (c->vpend[i].first > 0) {
             emit_link(c, c->vpend[i].url, c->vdepth[i], 0, 1);
         } else {
