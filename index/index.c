@@ -264,33 +264,29 @@ reset_stmts(sqlite3_stmt **st)
     }
 }
 
-/* Finalize @rd's statements and close its connection (NULL-safe). */
+/* Finalize the statements @st of connection *@db and close it, the
+ * writer's or the reader's (NULL-safe; all left NULL). */
 static void
-reader_close(struct sl__index_reader *rd)
+conn_close(sqlite3 **db, sqlite3_stmt **st)
 {
     int i = 0;
 
     for (i = 0; i < SL__IX_NSTMT; i++) {
-        (void)sqlite3_finalize(rd->st[i]);
-        rd->st[i] = NULL;
+        (void)sqlite3_finalize(st[i]);
+        st[i] = NULL;
     }
-    (void)sqlite3_close(rd->db);
-    rd->db = NULL;
+    (void)sqlite3_close(*db);
+    *db = NULL;
 }
 
 static void
 index_free(struct sl__index *ix)
 {
-    int i = 0;
-
     if (ix == NULL) {
         return;
     }
-    reader_close(&ix->rd); /* before the writer's connection */
-    for (i = 0; i < SL__IX_NSTMT; i++) {
-        (void)sqlite3_finalize(ix->st[i]);
-    }
-    (void)sqlite3_close(ix->db);
+    conn_close(&ix->rd.db, ix->rd.st); /* before the writer's connection */
+    conn_close(&ix->db, ix->st);
     (void)pthread_mutex_destroy(&ix->rd.mu);
     (void)pthread_mutex_destroy(&ix->mu);
     sl_free(ix->path);
@@ -596,7 +592,7 @@ reader_open(struct sl__index *ix, struct sl_err *err)
     if (src != SQLITE_OK) {
         int rc = sl__index_rd_err(ix, src, "open for reading", err);
 
-        reader_close(rd);
+        conn_close(&rd->db, rd->st);
         return rc;
     }
     return 0;
