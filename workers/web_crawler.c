@@ -618,6 +618,15 @@ on_link(void *arg, const char *url, enum sl_web_link_kind kind)
     return 0;
 }
 
+/* Forget the links held for a visit (vpend), keeping the arrays. */
+static void
+drop_pending(struct crawl *c)
+{
+    while (c->nvpend > 0) {
+        sl_free((char *)c->vpend[--c->nvpend].url);
+    }
+}
+
 /*
  * Mark the links collected by page_links visited, for this task's owner,
  * and write those the run had not visited (test-and-set, one batch).  A
@@ -657,9 +666,8 @@ flush_visits(struct crawl *c)
                   c->vpend[i].result != 0 ? "links.invalid"
                                           : "links.alreadyVisited");
         }
-        sl_free((char *)c->vpend[i].url);
     }
-    c->nvpend = 0;
+    drop_pending(c);
 }
 
 /* The links of the page of @x (with filters and depth passed) that are
@@ -2532,14 +2540,11 @@ crawl_cleanup(struct crawl *c)
             c->act[i] = NULL;
         }
     }
-    for (i = 0; i < c->nvpend; i++) {
-        sl_free((char *)c->vpend[i].url);
-    }
+    drop_pending(c);
     sl_free(c->vpend);
     sl_free(c->vdepth);
     c->vpend = NULL;
     c->vdepth = NULL;
-    c->nvpend = 0;
     c->multi = NULL; /* the thread's: kept with its idle connections */
     sl__wk_patterns_free(&c->urls);
     json_decref(c->emitted);
