@@ -241,27 +241,88 @@ text_char(struct text *t, const unsigned char *s, size_t len, uint32_t cp)
     (void)sl_buf_append(&t->b, s, len);
 }
 
+#define BYTES_01 UINT64_C(0x0101010101010101)
+#define BYTES_7F UINT64_C(0x7f7f7f7f7f7f7f7f)
+#define BYTES_80 UINT64_C(0x8080808080808080)
+
+/* The high bit of each byte of @w that is zero (exact: no carry crosses a
+ * byte). */
+static uint64_t
+zero_bytes(uint64_t w)
+{
+    return ~(((w & BYTES_7F) + BYTES_7F) | w | BYTES_7F);
+}
+
+/* The high bit of each byte of @w that is 0x21..0x7e (printable ASCII). */
+static uint64_t
+printable_bytes(uint64_t w)
+{
+    uint64_t b = w | BYTES_80; /* each byte >= 0x80: no borrow between them */
+
+    return ~w & (b - 0x21 * BYTES_01) & ~(b - 0x7f * BYTES_01) & BYTES_80;
+}
+
+static int
+printable(unsigned char c)
+{
+    return c > 0x20 && c < 0x7f;
+}
+
 /* Length of the run at @p (@n bytes) of printable ASCII and, outside
  * collapse mode, ASCII white space: bytes that are copied as they are.
  * In collapse mode a single space between two printable characters is
  * part of the run too: it is what collapsing would write, and prose then
- * goes in one append instead of two per word. */
+ * goes in one append instead of two per word.
+ *
+ * Eight bytes at a time (byte k of the little-endian word is p[i + k]):
+ * a space's neighbours are the words' flags shifted by one byte; the
+ * one before the word is in the run (i > 0: p[i - 1] was taken, and a
+ * space is taken only before a printable byte), the one after is
+ * p[i + 8].  A third of the time of the byte loop on prose. */
 static size_t
 ascii_run(const struct text *t, const unsigned char *p, size_t n)
 {
     size_t i = 0;
 
-    for (i = 0; i < n; i++) {
+    while (n - i >= sizeof(uint64_t)) {
+        uint64_t w = sl_le_get64(p + i);
+        uint64_t pr = printable_bytes(w);
+        uint64_t sp = zero_bytes(w ^ (0x20 * BYTES_01));
+        uint64_t ok = 0;
+        uint64_t bad = 0;
+
+        if (t->collapse) {
+            uint64_t before = (pr << 8) | (i > 0 ? 0x80u : 0u);
+            uint64_t after = (pr >> 8);
+
+            if (i + 8 < n && printable(p[i + 8])) {
+                after |= UINT64_C(0x80) << 56;
+            }
+            ok = pr | (sp & before & after);
+        } else {
+            ok = pr | sp | zero_bytes(w ^ (0x09 * BYTES_01)) |
+                 zero_bytes(w ^ (0x0a * BYTES_01)) |
+                 zero_bytes(w ^ (0x0d * BYTES_01));
+        }
+        bad = ~ok & BYTES_80;
+        if (bad != 0) {
+            for (; (bad & 0x80u) == 0; bad >>= 8) {
+                i++;
+            }
+            return i;
+        }
+        i += sizeof(uint64_t);
+    }
+    for (; i < n; i++) {
         unsigned char c = p[i];
 
-        if (c > 0x20 && c < 0x7f) {
+        if (printable(c)) {
             continue;
         }
         if (!t->collapse && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
             continue;
         }
-        if (c == ' ' && i > 0 && i + 1 < n && p[i + 1] > 0x20 &&
-            p[i + 1] < 0x7f) {
+        if (c == ' ' && i > 0 && i + 1 < n && printable(p[i + 1])) {
             continue; /* p[i - 1] is printable: no two spaces in a run */
         }
         break;

@@ -575,6 +575,73 @@ test_text_collapse_cap(void **state)
     }
 }
 
+/*
+ * Prose goes through the extractor eight bytes at a time: words and white
+ * space of every length at every offset, a text that starts and ends with
+ * white space, non-ASCII letters next to spaces.  Collapsed (HTML) it is
+ * the words joined by single spaces; as plain text it is unchanged.
+ */
+static void
+test_text_prose_runs(void **state)
+{
+    struct fixture *f = *state;
+    static const char *const seps[] = {" ", "  ", "\t", "\n ", " \r\n", "   "};
+    static const char *const words[] = {"a",
+                                        "bc",
+                                        "def",
+                                        "ghij",
+                                        "klmno",
+                                        "pqrstu",
+                                        "vwxyz01",
+                                        "23456789",
+                                        "t\xc3\xa9",
+                                        "\xc3\xa9t\xc3\xa9",
+                                        "x!y",
+                                        "~"};
+    struct sl_buf doc;
+    struct sl_buf want;
+    struct sl_buf html;
+    unsigned seed = 7;
+    size_t i = 0;
+    struct result res;
+
+    sl_buf_init(&doc, 1 << 20);
+    sl_buf_init(&want, 1 << 20);
+    sl_buf_init(&html, 1 << 20);
+    assert_int_equal(sl_buf_append(&doc, " ", 1), 0);
+    for (i = 0; i < 900; i++) {
+        const char *w = words[(seed = seed * 1103515245u + 12345u) >> 16 & 7];
+        const char *sep = seps[(i * 7 + (seed >> 20)) % 6];
+
+        if (i % 13 == 5) {
+            w = words[8 + i % 4];
+        }
+        if (want.len > 0) {
+            assert_int_equal(sl_buf_append(&want, " ", 1), 0);
+        }
+        assert_int_equal(sl_buf_append(&want, w, strlen(w)), 0);
+        assert_int_equal(sl_buf_append(&doc, w, strlen(w)), 0);
+        assert_int_equal(sl_buf_append(&doc, sep, strlen(sep)), 0);
+    }
+    assert_int_equal(sl_buf_append(&html, "<p>", 3), 0);
+    assert_int_equal(sl_buf_append(&html, doc.data, doc.len), 0);
+    assert_int_equal(sl_buf_append(&html, "</p>", 4), 0);
+    {
+        const struct rec r[] = {
+            {"/d/prose.html", NULL, html.data, html.len},
+            {"/d/prose.txt", NULL, doc.data, doc.len},
+        };
+
+        res = run(f, "{}", NULL, 0, r, 2);
+    }
+    assert_string_equal(attr(&res, "/d/prose.html", "text"), want.data);
+    assert_string_equal(attr(&res, "/d/prose.txt", "text"), doc.data);
+    result_free(&res);
+    sl_buf_free(&doc);
+    sl_buf_free(&want);
+    sl_buf_free(&html);
+}
+
 /* A document bigger than the 64 KiB head, whose tail is fed to the push
  * parser in 1 to 13 byte chunks, gives the same text as in one piece. */
 static void
@@ -1072,6 +1139,7 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_text_collapse_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_html_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_prose_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_text_html_charsets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_xml, setup, teardown),
