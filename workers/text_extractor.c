@@ -487,7 +487,12 @@ utf8_valid(const char *s, size_t n)
     int len = 0;
 
     while (n > 0) {
-        if (*p < 0x80) { /* ASCII, most of a head: no decoding */
+        if (n >= sizeof(uint64_t) && (sl_le_get64(p) & BYTES_80) == 0) {
+            p += sizeof(uint64_t); /* eight ASCII bytes: most of a head */
+            n -= sizeof(uint64_t);
+            continue;
+        }
+        if (*p < 0x80) {
             p++;
             n--;
             continue;
