@@ -376,8 +376,9 @@ sl__web_url_base_dir(const char *url, CURLU **out, char **dir_out)
     if (rc == 0) {
         rc = finish(h, &norm);
     }
-    /* Keep the handle at exactly the normal form, re-encoding included. */
-    if (rc == 0) {
+    /* Keep the handle at exactly the normal form, re-encoding included
+     * (nothing to do when @url was it: a page's own URL). */
+    if (rc == 0 && strcmp(norm, url) != 0) {
         rc = from_curlu(curl_url_set(h, CURLUPART_URL, norm, 0));
     }
     if (rc == 0 && dir_out != NULL) {

@@ -132,13 +132,30 @@ robots_entry_free(struct robots_entry *e)
  * its connection cache (keep-alive connections, DNS) outlives a task: the
  * next task on the thread reuses the connections instead of connecting
  * again (libcurl does not support sharing connections between threads,
- * hence one per thread).  Freed when the thread ends. */
+ * hence one per thread).  It also keeps up to EASY_IDLE_MAX easy handles
+ * of ended transfers for the next ones (curl_easy_reset instead of a
+ * new handle per page: an easy handle is a large allocation).  Freed when
+ * the thread ends. */
+#define EASY_IDLE_MAX 64
+
+struct thread_curl {
+    CURLM *multi;
+    CURL *idle[EASY_IDLE_MAX]; /* reset, not in the multi */
+    size_t nidle;
+};
+
 static pthread_key_t g_multi_key;
 
 static void
-multi_destroy(void *m)
+multi_destroy(void *p)
 {
-    (void)curl_multi_cleanup(m);
+    struct thread_curl *t = p;
+
+    while (t->nidle > 0) {
+        curl_easy_cleanup(t->idle[--t->nidle]);
+    }
+    (void)curl_multi_cleanup(t->multi);
+    sl_free(t);
 }
 
 static void
@@ -152,20 +169,59 @@ global_init(void)
     }
 }
 
-/* The multi handle of this thread (made on first use), or NULL. */
+/* This thread's libcurl state (made on first use), or NULL. */
+static struct thread_curl *
+thread_curl(void)
+{
+    struct thread_curl *t = pthread_getspecific(g_multi_key);
+
+    if (t == NULL) {
+        t = sl_calloc(1, sizeof(*t));
+        t->multi = curl_multi_init();
+        if (t->multi == NULL || pthread_setspecific(g_multi_key, t) != 0) {
+            (void)curl_multi_cleanup(t->multi);
+            sl_free(t);
+            t = NULL;
+        }
+    }
+    return t;
+}
+
+/* The multi handle of this thread, or NULL. */
 static CURLM *
 thread_multi(void)
 {
-    CURLM *m = pthread_getspecific(g_multi_key);
+    struct thread_curl *t = thread_curl();
 
-    if (m == NULL) {
-        m = curl_multi_init();
-        if (m != NULL && pthread_setspecific(g_multi_key, m) != 0) {
-            (void)curl_multi_cleanup(m);
-            m = NULL;
-        }
+    return t != NULL ? t->multi : NULL;
+}
+
+/* An easy handle with default options: an idle one of this thread, or a
+ * new one (NULL when libcurl fails). */
+static CURL *
+easy_get(void)
+{
+    struct thread_curl *t = thread_curl();
+
+    if (t != NULL && t->nidle > 0) {
+        return t->idle[--t->nidle];
     }
-    return m;
+    return curl_easy_init();
+}
+
+/* Done with @easy (not in a multi handle): kept for easy_get, reset, or
+ * freed when this thread keeps enough. */
+static void
+easy_put(CURL *easy)
+{
+    struct thread_curl *t = thread_curl();
+
+    if (t != NULL && t->nidle < EASY_IDLE_MAX) {
+        curl_easy_reset(easy);
+        t->idle[t->nidle++] = easy;
+        return;
+    }
+    curl_easy_cleanup(easy);
 }
 
 /* The robots of @key: 1 and *allowed when known, 0 when not yet.  With
@@ -1389,7 +1445,7 @@ xfer_new(struct crawl *c, struct link *lk)
     }
     sl_buf_init(&x->body, lk->kind == K_ROBOTS ? ROBOTS_MAX : SPOOL_AT);
     sl_buf_init(&x->links, LINKS_BUF_MAX);
-    x->easy = curl_easy_init();
+    x->easy = easy_get();
     if (x->easy == NULL) {
         if (x->spool >= 0) {
             (void)close(x->spool);
@@ -1425,7 +1481,7 @@ xfer_free(struct xfer *x)
 {
     if (x != NULL) {
         if (x->easy != NULL) {
-            curl_easy_cleanup(x->easy);
+            easy_put(x->easy);
         }
         if (x->spool >= 0) {
             (void)close(x->spool);
