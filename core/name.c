@@ -121,10 +121,35 @@ utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
-int
-sl_utf8_valid(const void *data, size_t n)
+/*
+ * Does the @n bytes at @s start a sequence that more bytes could complete:
+ * a lead byte of a 2- to 4-byte form with only continuation bytes after
+ * it, fewer than the form needs?
+ */
+static int
+utf8_cut(const unsigned char *s, size_t n)
 {
-    const unsigned char *s = data;
+    size_t len = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+                 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+                 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                                : 0;
+    size_t i = 0;
+
+    if (n >= len) {
+        return 0;
+    }
+    for (i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* sl_utf8_valid, and with @head a sequence cut by the end is valid too. */
+static int
+utf8_check(const unsigned char *s, size_t n, int head)
+{
     size_t i = 0;
     size_t len = 0;
 
@@ -141,11 +166,23 @@ sl_utf8_valid(const void *data, size_t n)
         }
         len = utf8_len(s + i, n - i);
         if (len == 0) {
-            return 0;
+            return head && utf8_cut(s + i, n - i);
         }
         i += len;
     }
     return 1;
+}
+
+int
+sl_utf8_valid(const void *data, size_t n)
+{
+    return utf8_check(data, n, 0);
+}
+
+int
+sl_utf8_valid_head(const void *data, size_t n)
+{
+    return utf8_check(data, n, 1);
 }
 
 /* Checks one segment once its end is known: not "." or "..", not too long. */

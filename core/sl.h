@@ -226,6 +226,12 @@ int sl_name_check_object_id(const char *id, struct sl_err *err);
  * surrogate or code point above U+10FFFF; NUL bytes allowed)?  1 or 0.
  */
 int sl_utf8_valid(const void *data, size_t n);
+/**
+ * @brief As sl_utf8_valid for the head of a longer text: the @p n bytes
+ * may end inside a sequence (a lead byte and fewer continuation bytes than
+ * it needs, whatever their values).  1 or 0.
+ */
+int sl_utf8_valid_head(const void *data, size_t n);
 
 /* ------------------------------------------------------------------------
  * Small utilities.

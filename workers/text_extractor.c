@@ -477,39 +477,6 @@ text_end(struct text *t)
     }
 }
 
-/* Is @s (@n bytes) valid UTF-8, an incomplete last sequence allowed (the
- * head of a longer content may end in the middle of one)? */
-static int
-utf8_valid(const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    uint32_t cp = 0;
-    int len = 0;
-
-    while (n > 0) {
-        if (n >= sizeof(uint64_t) && (sl_le_get64(p) & BYTES_80) == 0) {
-            p += sizeof(uint64_t); /* eight ASCII bytes: most of a head */
-            n -= sizeof(uint64_t);
-            continue;
-        }
-        if (*p < 0x80) {
-            p++;
-            n--;
-            continue;
-        }
-        len = utf8_seq(p, n, &cp);
-        if (len < 0) {
-            return 1;
-        }
-        if (len == 0) {
-            return 0;
-        }
-        p += len;
-        n -= (size_t)len;
-    }
-    return 1;
-}
-
 /* ------------------------------------------------------------------------
  * MIME types.
  * --------------------------------------------------------------------- */
@@ -870,7 +837,7 @@ charset_detect(struct tx *x, const char *head, size_t len, char *out)
         charset_copy(out, bom);
         return;
     }
-    if (utf8_valid(head, len)) {
+    if (sl_utf8_valid_head(head, len)) { /* may end inside a sequence */
         charset_copy(out, "UTF-8");
         return;
     }

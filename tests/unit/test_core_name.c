@@ -195,6 +195,62 @@ test_name_null_err(void **state)
     assert_int_equal(sl_name_check_object_id("a/b", NULL), 0);
 }
 
+/* sl_utf8_valid_head: a sequence cut by the end is valid (a lead byte and
+ * fewer continuation bytes than it needs), anything else as sl_utf8_valid:
+ * a bad byte before the end, a bad lead or a stray byte at it. */
+static void
+test_utf8_valid_head(void **state)
+{
+    static const char *const cut[] = {
+        "\xc3",
+        "\xe6",
+        "\xe6\x97",
+        "\xf0",
+        "\xf0\x9f",
+        "\xf0\x9f\x98",
+        "\xe0\x80", /* could never be completed: not checked at the end */
+    };
+    static const char *const bad[] = {
+        "\x80",
+        "\xc0",
+        "\xc1",
+        "\xf5",
+        "\xff",
+        "\xe6(",
+        "\xf0\x9f(",
+        "\xc3\xbc\x80",
+        "\xe6\x97\xa5\xa5",
+    };
+    char buf[40];
+    size_t i = 0;
+    size_t k = 0;
+
+    (void)state;
+    assert_int_equal(sl_utf8_valid_head("", 0), 1);
+    assert_int_equal(sl_utf8_valid_head("\xc3\xbc\xe4\xb8\xad", 5), 1);
+    for (k = 0; k < sizeof(cut) / sizeof(cut[0]); k++) {
+        size_t clen = strlen(cut[k]);
+
+        for (i = 0; i + clen <= 32; i++) {
+            memset(buf, 'a', sizeof(buf));
+            memcpy(buf + i, cut[k], clen);
+            assert_int_equal(sl_utf8_valid_head(buf, i + clen), 1);
+            assert_int_equal(sl_utf8_valid(buf, i + clen), 0);
+            /* the same bytes before more text are invalid */
+            assert_int_equal(sl_utf8_valid_head(buf, i + clen + 1), 0);
+        }
+    }
+    for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        size_t blen = strlen(bad[k]);
+
+        for (i = 0; i + blen <= 32; i++) {
+            memset(buf, 'a', sizeof(buf));
+            memcpy(buf + i, bad[k], blen);
+            assert_int_equal(sl_utf8_valid_head(buf, i + blen), 0);
+        }
+    }
+}
+
 /* sl_utf8_valid: the eight-byte ASCII steps find a bad byte at any offset,
  * sequences cut by the length are invalid, NUL bytes are allowed. */
 static void
@@ -253,6 +309,7 @@ main(void)
         cmocka_unit_test(test_name_object_id),
         cmocka_unit_test(test_name_null_err),
         cmocka_unit_test(test_utf8_valid),
+        cmocka_unit_test(test_utf8_valid_head),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
