@@ -947,11 +947,55 @@ plain_end(struct tx *x, struct doc *d)
  * HTML and XML (libxml2 SAX push parsers).
  * --------------------------------------------------------------------- */
 
+/* Elements that put a line break (sep_lines) or a space (sep_spaces)
+ * into the text: sorted in strcmp order for bsearch (checked once, at
+ * xml_init). */
+static const char *const sep_lines[] = {
+    "address", "article",  "aside",      "blockquote", "body",   "br",
+    "caption", "dd",       "details",    "dialog",     "div",    "dl",
+    "dt",      "fieldset", "figcaption", "figure",     "footer", "form",
+    "h1",      "h2",       "h3",         "h4",         "h5",     "h6",
+    "head",    "header",   "hr",         "html",       "legend", "li",
+    "main",    "nav",      "ol",         "option",     "p",      "pre",
+    "section", "summary",  "table",      "tbody",      "tfoot",  "thead",
+    "tr",      "ul",
+};
+static const char *const sep_spaces[] = {
+    "button",
+    "img",
+    "input",
+    "label",
+    "select",
+    "td",
+    "textarea",
+    "th",
+};
+#define SEP_LINES  (sizeof(sep_lines) / sizeof(sep_lines[0]))
+#define SEP_SPACES (sizeof(sep_spaces) / sizeof(sep_spaces[0]))
+
+/* Are the @n names at @table in strcmp order, without repeats? */
+static int
+names_sorted(const char *const *table, size_t n)
+{
+    size_t i = 0;
+
+    for (i = 1; i < n; i++) {
+        if (strcmp(table[i - 1], table[i]) >= 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 
 static void
 xml_init(void)
 {
+    if (!names_sorted(sep_lines, SEP_LINES) ||
+        !names_sorted(sep_spaces, SEP_SPACES)) {
+        sl_panic("textExtractor: element tables not sorted");
+    }
     xmlInitParser();
 }
 
@@ -972,41 +1016,30 @@ html_hidden(const char *name)
            strcmp(name, "noscript") == 0 || strcmp(name, "template") == 0;
 }
 
-/* The separator an element's start and end put into the text. */
+/* bsearch comparison of a name with an entry of a sorted name table. */
+static int
+name_cmp(const void *key, const void *entry)
+{
+    return strcmp(key, *(const char *const *)entry);
+}
+
+/* Is @name in the @n names at @table, sorted in strcmp order? */
+static int
+name_in(const char *name, const char *const *table, size_t n)
+{
+    return bsearch(name, table, n, sizeof(table[0]), name_cmp) != NULL;
+}
+
+/* The separator an element's start and end put into the text (both
+ * tables sorted: looked up by bisection, every element of a page). */
 static int
 html_separator(const char *name)
 {
-    static const char *const lines[] = {
-        "address", "article",  "aside",      "blockquote", "body",   "br",
-        "caption", "dd",       "details",    "dialog",     "div",    "dl",
-        "dt",      "fieldset", "figcaption", "figure",     "footer", "form",
-        "h1",      "h2",       "h3",         "h4",         "h5",     "h6",
-        "head",    "header",   "hr",         "html",       "legend", "li",
-        "main",    "nav",      "ol",         "option",     "p",      "pre",
-        "section", "summary",  "table",      "tbody",      "tfoot",  "thead",
-        "tr",      "ul",
-    };
-    static const char *const spaces[] = {
-        "button",
-        "img",
-        "input",
-        "label",
-        "select",
-        "td",
-        "textarea",
-        "th",
-    };
-    size_t i = 0;
-
-    for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
-        if (strcmp(name, lines[i]) == 0) {
-            return SEP_LINE;
-        }
+    if (name_in(name, sep_lines, SEP_LINES)) {
+        return SEP_LINE;
     }
-    for (i = 0; i < sizeof(spaces) / sizeof(spaces[0]); i++) {
-        if (strcmp(name, spaces[i]) == 0) {
-            return SEP_SPACE;
-        }
+    if (name_in(name, sep_spaces, SEP_SPACES)) {
+        return SEP_SPACE;
     }
     return SEP_NONE;
 }
