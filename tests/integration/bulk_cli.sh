@@ -90,9 +90,15 @@ for cut in 5 100 $((size / 2)) $((size - 16)) $((size - 1)); do
     grep -q "^sluice bulk: trunc.bulk: " err.txt || fail "message: $(cat err.txt)"
 done
 
-# A corrupted byte in the big attachment: checksum error, exit 1.
+# A corrupted byte in the big attachment: checksum error, exit 1.  The
+# byte is changed to another value (the attachment is random: writing a
+# fixed one would leave it as it was once in 256 runs).
 cp out.bulk bad.bulk
-printf 'X' | dd of=bad.bulk bs=1 seek=$((size / 2)) conv=notrunc status=none
+old=$(od -An -tu1 -j $((size / 2)) -N1 out.bulk | tr -d ' ')
+# shellcheck disable=SC2059
+printf "\\$(printf '%03o' $(((old + 1) % 256)))" |
+    dd of=bad.bulk bs=1 seek=$((size / 2)) conv=notrunc status=none
+cmp -s out.bulk bad.bulk && fail "the corrupted copy equals the original"
 set +e
 "$sluice" bulk count bad.bulk >/dev/null 2>err.txt
 rc=$?
