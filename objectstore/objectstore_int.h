@@ -129,4 +129,11 @@ int sl__obj_fs_new(const char *root,
                    void **ctx,
                    struct sl_err *err);
 
+/**
+ * @brief Let the filesystem backend resolve paths with openat2 (1, the
+ * default where the kernel has it) or only component by component (0).
+ * Process-wide; for tests that cover both ways.
+ */
+void sl__obj_fs_set_openat2(int on);
+
 #endif /* SL_OBJECTSTORE_INT_H_INCLUDED */

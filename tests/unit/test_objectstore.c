@@ -6,6 +6,8 @@
  *
  * Each test gets a fresh directory made with mkdtemp under $TMPDIR that
  * holds the store root ("root") and a directory outside it ("outside").
+ * The tests run twice: with paths resolved by openat2 where the kernel
+ * has it (the default), then component by component only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +29,7 @@
 #include <cmocka.h>
 
 #include "objectstore/objectstore.h"
+#include "objectstore/objectstore_int.h"
 
 #define MIB (1024u * 1024u)
 
@@ -1026,5 +1029,9 @@ main(void)
             test_obj_second_open_refused, setup, teardown),
     };
 
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("openat2", tests, NULL, NULL);
+
+    sl__obj_fs_set_openat2(0);
+    failed += cmocka_run_group_tests_name("component walk", tests, NULL, NULL);
+    return failed;
 }
