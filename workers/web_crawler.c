@@ -93,7 +93,8 @@
 #define LINKS_PER_PAGE         10000u
 #define HEADER_MAX             1024u
 #define BUSY_HOST_POLL_MS      5
-#define SITEMAPS_PER_TASK      100u    /* sitemap fetches a task queues */
+#define ROBOTS_POLL_MS         20   /* waiting for another task's robots.txt */
+#define SITEMAPS_PER_TASK      100u /* sitemap fetches a task queues */
 #define SITEMAP_LINKS_PER_TASK 10000u  /* sitemap URLs a task writes */
 #define RETRY_AFTER_MAX_S      86400LL /* longer Retry-After: this */
 #define ROBOTS_MAX_REDIRECTS   5u      /* RFC 9309 2.3.1.2 */
@@ -109,6 +110,11 @@ static struct sl_web_hosts *g_hosts;
 static pthread_mutex_t g_robots_mu = PTHREAD_MUTEX_INITIALIZER;
 /* "<source> <seq> <hostkey>" -> a struct robots_entry pointer (integer) */
 static json_t *g_robots;
+/* "<source> <seq> <hostkey>" -> the task (its struct crawl, as an
+ * integer) fetching that robots.txt now: other tasks that need it wait
+ * for its answer instead of fetching it again (once per host and run,
+ * also when parallel tasks meet a new host at the same time) */
+static json_t *g_robots_claims;
 
 /* A cached robots.txt: the rules, and the sitemaps it names (resolved
  * URLs) for the tasks that find it cached (a retry of the task that
@@ -164,6 +170,7 @@ global_init(void)
     (void)curl_global_init(CURL_GLOBAL_DEFAULT);
     (void)sl_web_hosts_new(HOSTS_MAX, &g_hosts);
     g_robots = json_object();
+    g_robots_claims = json_object();
     if (pthread_key_create(&g_multi_key, multi_destroy) != 0) {
         sl_panic("webCrawler: pthread_key_create failed");
     }
@@ -284,6 +291,51 @@ robots_store(const char *key, struct sl_web_robots *r, json_t *sitemaps)
     } else {
         (void)json_object_set_new(
             g_robots, key, json_integer((json_int_t)(uintptr_t)e));
+    }
+    (void)json_object_del(g_robots_claims, key); /* known now */
+    (void)pthread_mutex_unlock(&g_robots_mu);
+}
+
+enum robots_claim { CLAIM_OTHER = 0, CLAIM_KNOWN = 1, CLAIM_MINE = 2 };
+
+/* Whether the task @owner is to fetch the robots.txt of @key: CLAIM_KNOWN
+ * when it is cached meanwhile, CLAIM_MINE when @owner claimed it (now or
+ * before), CLAIM_OTHER while another task fetches it. */
+static enum robots_claim
+robots_claim(const char *key, const void *owner)
+{
+    json_int_t me = (json_int_t)(uintptr_t)owner;
+    enum robots_claim r = CLAIM_MINE;
+    const json_t *v = NULL;
+
+    (void)pthread_mutex_lock(&g_robots_mu);
+    if (json_object_get(g_robots, key) != NULL) {
+        r = CLAIM_KNOWN;
+    } else if ((v = json_object_get(g_robots_claims, key)) == NULL) {
+        (void)json_object_set_new(g_robots_claims, key, json_integer(me));
+    } else if (json_integer_value(v) != me) {
+        r = CLAIM_OTHER;
+    }
+    (void)pthread_mutex_unlock(&g_robots_mu);
+    return r;
+}
+
+/* The task @owner ends: the robots.txt fetches it claimed and did not
+ * answer (canceled, failed) may be claimed by others. */
+static void
+robots_release(const void *owner)
+{
+    json_int_t me = (json_int_t)(uintptr_t)owner;
+    const char *k = NULL;
+    json_t *v = NULL;
+    void *tmp = NULL;
+
+    (void)pthread_mutex_lock(&g_robots_mu);
+    json_object_foreach_safe(g_robots_claims, tmp, k, v)
+    {
+        if (json_integer_value(v) == me) {
+            (void)json_object_del(g_robots_claims, k);
+        }
     }
     (void)pthread_mutex_unlock(&g_robots_mu);
 }
@@ -410,6 +462,7 @@ struct crawl {
     /* the first transient one when it came after another failure, else "" */
     char start_transient_why[1024];
     json_t *robots_down; /* host keys whose robots.txt this task missed */
+    int robots_wait;     /* a link waits for another task's robots.txt */
 };
 
 static void
@@ -1463,6 +1516,12 @@ xfer_new(struct crawl *c, struct link *lk)
     (void)curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
     (void)curl_easy_setopt(x->easy, CURLOPT_USERAGENT, c->ua);
     (void)curl_easy_setopt(x->easy, CURLOPT_ACCEPT_ENCODING, "");
+    /* HTTP/2 where the server offers it in the TLS handshake (ALPN),
+     * HTTP/1.1 otherwise; certificates and host names verified */
+    (void)curl_easy_setopt(
+        x->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    (void)curl_easy_setopt(x->easy, CURLOPT_SSL_VERIFYPEER, 1L);
+    (void)curl_easy_setopt(x->easy, CURLOPT_SSL_VERIFYHOST, 2L);
     (void)curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
     (void)curl_easy_setopt(
         x->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
@@ -1754,6 +1813,12 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
                          (int)status,
                          x->retry_after_ms);
     if (x->lk->kind == K_ROBOTS) {
+        if (code != CURLE_OK && !cut) {
+            SL_WARN("webCrawler: %s: %s (robots.txt unreachable: disallow "
+                    "all for the run)",
+                    x->lk->url,
+                    curl_easy_strerror(code));
+        }
         robots_done(c,
                     x,
                     code == CURLE_OK ||
@@ -1963,18 +2028,26 @@ admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
         path = sl_strdup("/");
     }
     known = robots_lookup(key, path, &allowed, NULL);
+    if (!known && json_object_get(robots_asked, lk->host) == NULL) {
+        enum robots_claim claim = robots_claim(key, c);
+
+        if (claim == CLAIM_KNOWN) { /* answered since the lookup */
+            known = robots_lookup(key, path, &allowed, NULL);
+        } else if (claim == CLAIM_MINE) {
+            (void)json_object_set_new(robots_asked, lk->host, json_true());
+            if (enqueue(c, lk->host, 0, 0, K_ROBOTS) == NULL) {
+                robots_give_up(c, lk->host); /* known in the next pass */
+            }
+        } else {
+            c->robots_wait = 1; /* another task fetches it: look again */
+        }
+    }
     sl_free(path);
     if (known && c->follow_sitemaps) {
         cached_sitemaps(c, key, lk->host);
     }
     sl_free(key);
     if (!known) {
-        if (json_object_get(robots_asked, lk->host) == NULL) {
-            (void)json_object_set_new(robots_asked, lk->host, json_true());
-            if (enqueue(c, lk->host, 0, 0, K_ROBOTS) == NULL) {
-                robots_give_up(c, lk->host); /* known in the next pass */
-            }
-        }
         return 2;
     }
     if (!allowed) {
@@ -2035,6 +2108,7 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
     int queued_ahead = 0;
 
     *wake_ms = -1;
+    c->robots_wait = 0;
     /* a compound waiting for its extraction: let the transfers in flight
      * end first (crawl_loop) */
     while (*pp != NULL && c->running < c->parallel && !c->fatal &&
@@ -2137,6 +2211,10 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
     if (queued_ahead && c->running < c->parallel) {
         *wake_ms = now;
     }
+    if (c->robots_wait && (*wake_ms < 0 || *wake_ms > now + ROBOTS_POLL_MS)) {
+        /* the other task's answer wakes no poll of this one */
+        *wake_ms = now + ROBOTS_POLL_MS;
+    }
     return 0;
 }
 
@@ -2201,6 +2279,7 @@ crawl_loop(struct crawl *c)
         }
         (void)curl_multi_poll(c->multi, NULL, 0, timeout, NULL);
     }
+    robots_release(c);
     json_decref(robots_asked);
     return rc;
 }

@@ -21,11 +21,14 @@ endforeach()
 # a compound download without a temporary file fails the task, deletes
 # nothing (web_tmpfail); a robots.txt over 512 KiB is parsed from its first
 # part (web_robots_big); a compound is extracted only while no other
-# download of the task is in flight, so none times out (web_extract_wait).
+# download of the task is in flight, so none times out (web_extract_wait);
+# the user agent, Retry-After in seconds, redirects to other schemes,
+# followRedirects false, the record attributes, robots.txt 404 and 500,
+# one robots.txt fetch for parallel tasks (web_rules).
 foreach(t web_crawl web_politeness web_failures web_crash web_extract
     web_sitemaps web_robots web_depth web_noindex web_startfail web_spool
     web_sitemaps_big web_sitemaps_retry web_tmpfail web_robots_big
-    web_extract_wait)
+    web_extract_wait web_rules)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")

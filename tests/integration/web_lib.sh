@@ -198,6 +198,24 @@ expect_requests() {
     fi
 }
 
+# expect_retry_gap NAME PATH SECONDS DESCRIPTION: site NAME's access log
+# has PATH twice, the second request starting at least SECONDS after the
+# first one ended (a Retry-After waited for).
+expect_retry_gap() {
+    if python3 - "$TMP/$1.log" "$2" "$3" <<'EOF'; then
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+r = [(float(a), float(b)) for a, b, _, p in rows if p == sys.argv[2]]
+print("requests of %s:" % sys.argv[2], len(r),
+      ["%.2f" % (r[1][0] - r[0][1])] if len(r) == 2 else "")
+sys.exit(0 if len(r) == 2 and r[1][0] - r[0][1] >= float(sys.argv[3]) else 1)
+EOF
+        ok "$4"
+    else
+        fail "$4"
+    fi
+}
+
 # index_ids FILE: the ids of every document of index "default", sorted
 # (LC_ALL=C), into FILE; the snapshot (id TAB textSha256) stays in
 # $TMP/snap.

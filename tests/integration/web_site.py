@@ -6,7 +6,7 @@ politeness) and, in LOG.ports, the client's port of each request (one
 per connection).
 
     web_site.py --port-file F --log L [--pages N] [--crawl-delay S]
-                [--slow-path P] [--mutate-file M]
+                [--slow S] [--mutate-file M]
 
 Site (N pages, default 60):
   /robots.txt          Disallow: /private/ (and Crawl-delay when given)
@@ -70,6 +70,17 @@ every request, so a test can change the site between two crawls.
   the meta tag) and "xnoindex": [paths] (any answer gets X-Robots-Tag:
   noindex).
 --link URL: / also links URL (another site, say).
+--rules: / also links /fail/429secs (429 with Retry-After: 3, in seconds,
+  once, then a page), /r/to-file and /r/to-ftp (302 to file:///etc/passwd
+  and to ftp://127.0.0.1/x.html: never to be followed), /r/to-4 (301 to
+  /p/4.html) and /attr.html (ISO-8859-1, Last-Modified, no validator
+  besides it).  Every request's User-Agent goes to LOG.ua ("path UA").
+--tls PEM: serve HTTPS with the certificate and key in PEM (self-signed in
+  the tests: a crawler that verifies certificates never gets to send a
+  request).
+--slow S: every page /p/<i>.html answers after S seconds.
+--link-pages PREFIX: page /p/<i>.html also links PREFIX/p/<i>.html (page i
+  of another site: parallel tasks then meet that site at once).
 --big N: / also links N pages /bigp/<i>.html of 5 MiB each (no validator):
   "bigword<i> kilo" at the start, then ~1M lines "<br>" (no words, and no
   long tag-free run an HTML parser would hold), a link to /bigp/child<i>.html
@@ -85,6 +96,7 @@ import argparse
 import email.utils
 import gzip
 import io
+import ssl
 import json
 import os
 import sys
@@ -198,6 +210,10 @@ class Site:
         self.retry_date = args.retry_date
         self.noindex = args.noindex
         self.links = args.link
+        self.link_pages = args.link_pages
+        self.rules = args.rules
+        self.slow = args.slow
+        self.ua = open(args.log + ".ua" if args.rules else "/dev/null", "a", buffering=1)
         self.big = args.big
         self.barrier = threading.Barrier(args.big) if args.big else None
         self.hits = {}
@@ -222,10 +238,11 @@ class Site:
         with open(self.mutate) as f:
             return json.load(f)
 
-    def record(self, path, t0, t1, status, port):
+    def record(self, path, t0, t1, status, port, ua):
         with self.lock:
             self.log.write("%.6f %.6f %d %s\n" % (t0, t1, status, path))
             self.ports.write("%d %s\n" % (port, path))
+            self.ua.write("%s %s\n" % (path, ua))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -371,6 +388,21 @@ class Handler(BaseHTTPRequestHandler):
                 when = email.utils.formatdate(time.time() + 3, usegmt=True)
                 return self.send(429, b"slow down", headers=[("Retry-After", when)])
             return self.send(200, b"<html><head><title>Dated</title></head><body>dated mike</body></html>")
+        if path == "/fail/429secs" and site.rules:
+            with site.lock:
+                site.hits[path] = site.hits.get(path, 0) + 1
+                n = site.hits[path]
+            if n == 1:
+                return self.send(429, b"slow down", headers=[("Retry-After", "3")])
+            return self.send(200, b"<html><head><title>Waited</title></head><body>waited oscar</body></html>")
+        if path == "/r/to-file" and site.rules:
+            return self.send(302, b"", headers=[("Location", "file:///etc/passwd")])
+        if path == "/r/to-ftp" and site.rules:
+            return self.send(302, b"", headers=[("Location", "ftp://127.0.0.1/x.html")])
+        if path == "/attr.html" and site.rules:
+            return self.send(200, "<html><head><title>Attr</title></head><body>caf\u00e9 papa</body></html>"
+                             .encode("iso-8859-1"), "text/html; charset=iso-8859-1",
+                             [("Last-Modified", LASTMOD)])
         if path == "/fail/500":
             return self.send(500, b"server error")
         if path == "/fail/429":
@@ -401,6 +433,9 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/":
             extra = (ARC_LINKS if site.archives else []) + (NI_LINKS if site.noindex else [])
             extra += ['<a href="%s">elsewhere</a>' % u for u in site.links]
+            if site.rules:
+                extra += ['<a href="/%s">rule</a>' % u for u in
+                          ("fail/429secs", "r/to-file", "r/to-ftp", "r/to-4", "attr.html")]
             if site.big:
                 extra += ['<a href="/bigp/%d.html">big</a>' % i for i in range(site.big)]
                 extra += ['<a href="/bigp/text.txt">big text</a>']
@@ -416,12 +451,16 @@ class Handler(BaseHTTPRequestHandler):
             return self.archive(path[5:], tag)
         if path.startswith("/p/") and path.endswith(".html") and path[3:-5].isdigit():
             i = int(path[3:-5])
+            if site.slow:
+                time.sleep(site.slow)
             if i >= site.n:
                 return self.send(404, b"no such page")
             head = '<base href="/p/sub/">' if i == 3 else ""
             if path in ch.get("noindex", []):
                 head += '<meta name="robots" content="noindex">'
             extra = '<a href="b.html">based</a>' if i == 3 else ""
+            if site.link_pages:
+                extra += ' <a href="%s/p/%d.html">other</a>' % (site.link_pages, i)
             body = ('<html><head><title>Page %d</title>%s</head><body><p>page %d words '
                     'bravo%s</p>%s %s</body></html>'
                     % (i, head, i, tag, " ".join(page_links(i, site.n, site.failures, site.retry_date)), extra))
@@ -452,7 +491,8 @@ class Handler(BaseHTTPRequestHandler):
             status = self.route()
         finally:
             self.server.site.record(
-                self.path, t0, time.monotonic(), status, self.client_address[1]
+                self.path, t0, time.monotonic(), status, self.client_address[1],
+                self.headers.get("User-Agent", "")
             )
 
     do_HEAD = do_GET
@@ -481,6 +521,10 @@ def main():
     ap.add_argument("--retry-date", action="store_true")
     ap.add_argument("--noindex", action="store_true")
     ap.add_argument("--link", action="append", default=[])
+    ap.add_argument("--link-pages", default="")
+    ap.add_argument("--rules", action="store_true")
+    ap.add_argument("--tls", default="")
+    ap.add_argument("--slow", type=float, default=0)
     ap.add_argument("--big", type=int, default=0)
     ap.add_argument("--changed", action="store_true", help="with --expected: after the changes")
     ap.add_argument("--expected", action="store_true")
@@ -491,6 +535,10 @@ def main():
         return
     srv = Server(("127.0.0.1", 0), Handler)
     srv.site = Site(args)
+    if args.tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
     os.rename(args.port_file + ".tmp", args.port_file)
