@@ -46,6 +46,12 @@ grep -qF "$SITE_F/fail/429	" "$TMP/s1" && ok "the URL answered after the 429s is
 "$SLUICE" job status failing --server "$BASE" --json >"$TMP/status.json" 2>/dev/null
 jq -e '[.worker[] | to_entries[] | select(.key | startswith("links.failed"))] | length >= 2' "$TMP/status.json" >/dev/null &&
     ok "the failures are reported in the run data" || fail "run data: $(head -c 400 "$TMP/status.json")"
+missing=""
+for u in /fail/500 /fail/stall /fail/reset; do
+    grep -q "webCrawler: $SITE_F$u: " "$TMP/server.log" || missing="$missing $u"
+done
+[ -z "$missing" ] && ok "the log names each failed URL with its reason" ||
+    fail "not logged:$missing ($(grep -c 'webCrawler: ' "$TMP/server.log") crawler lines)"
 [ "$(counter robots.unreachable)" = 1 ] && [ "$(awk '$4 != "/robots.txt"' "$TMP/R.log" | wc -l)" = 0 ] &&
     ok "the linked host whose robots.txt times out is not crawled, and the run still SUCCEEDED" ||
     fail "robots.unreachable = $(counter robots.unreachable), R requests: $(awk '{print $4}' "$TMP/R.log" | tr '\n' ' ')"
