@@ -24,7 +24,9 @@ endforeach()
 # download of the task is in flight, so none times out (web_extract_wait);
 # the user agent, Retry-After in seconds, redirects to other schemes,
 # followRedirects false, the record attributes, robots.txt 404 and 500,
-# one robots.txt fetch for parallel tasks (web_rules).
+# respectRobots false, contentTypes, mapping, the example job crawlWeb, an
+# untrusted HTTPS host, maxConnectionsPerHost, one robots.txt fetch for
+# parallel tasks (web_rules).
 foreach(t web_crawl web_politeness web_failures web_crash web_extract
     web_sitemaps web_robots web_depth web_noindex web_startfail web_spool
     web_sitemaps_big web_sitemaps_retry web_tmpfail web_robots_big

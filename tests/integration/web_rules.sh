@@ -22,6 +22,12 @@
 # P: maxConnectionsPerHost 2, no delay, pages that take 0.3 s: the access
 #    log never shows more than 2 requests at once, and 2 are reached (the
 #    limit holds across the two crawler threads).
+# R: respectRobots false (robots.txt never requested, /private/ crawled),
+#    filters.contentTypes ["text/html"] (the text and zip resources are
+#    refused after their headers and not indexed) and a mapping of
+#    httpStatus and httpUrl to other names.
+# X: the example job crawlWeb of config/jobs.json is loaded, and its
+#    parameters, pointed at a test site, crawl it.
 # G: parallel crawler tasks meet a new host H at once (every page of G
 #    links a page of H, 3 links per task) while H's robots.txt takes 1 s:
 #    it is requested once, and every page of H once.
@@ -46,6 +52,8 @@ start_site S --pages 5 --tls "$TMP/tls.pem"
 SITE_S=${SITE_S/http:/https:}
 start_site T --pages 5 --link "$SITE_S/p/0.html"
 start_site P --pages 20 --slow 0.3
+start_site R --pages 10
+start_site X --pages 3
 start_site H --pages 30 --robots-stall 1
 start_site G --pages 30 --link-pages "$SITE_H"
 
@@ -137,6 +145,35 @@ EOF
 )
 [ "$most" = 2 ] && ok "at most 2 requests at once, and 2 reached" ||
     fail "requests at once: $most"
+
+# ---- R
+define_web rulesR "$SITE_R" webR '.politeness.respectRobots = false |
+    .filters.contentTypes = ["text/html"] |
+    .mapping = {"httpStatus": "status", "httpUrl": "address"}'
+expect_crawl rulesR "crawl R SUCCEEDED"
+expect_requests /robots.txt = 0 "respectRobots false: robots.txt is not requested" R
+expect_requests /private/secret.html = 1 "and /private/ is crawled" R
+expect_counter links.skipped.contentType -ge 2 "contentTypes text/html refuses the text and the zip"
+index_ids "$TMP/idsR"
+! grep -qxF -e "$SITE_R/doc.txt" -e "$SITE_R/archive.zip" "$TMP/idsR" &&
+    grep -qxF "$SITE_R/p/1.html" "$TMP/idsR" &&
+    ok "they are not indexed, the pages are" || fail "ids: $(grep -F "$SITE_R/" "$TMP/idsR" | head -5)"
+doc "$SITE_R/p/1.html"
+jq -e --arg u "$SITE_R/p/1.html" '.status == 200 and .address == $u and
+    (has("httpStatus") or has("httpUrl") | not)' "$BODY" >/dev/null &&
+    ok "mapping renames httpStatus and httpUrl" || fail "document: $(head -c 300 "$BODY")"
+
+# ---- X
+req GET /smila/jobmanager/jobs/crawlWeb/
+expect_status 200 "the example job crawlWeb is loaded from config/jobs.json"
+jq --arg s "$SITE_X" '.parameters | .startUrl = ($s + "/") |
+    .filters.urlPatterns.include = ["^" + $s + "/"] | .dataSource = "webX"' \
+    "$BODY" >"$TMP/x.json" && jq -e '.politeness.delayMs == 1000' "$TMP/x.json" >/dev/null ||
+    fail "crawlWeb parameters: $(cat "$BODY")"
+define_job exampleX webCrawling "$(cat "$TMP/x.json")"
+expect_status 200 "its parameters define a job for a test site"
+expect_crawl exampleX "crawlWeb's parameters crawl the test site (delayMs 1000)"
+expect_requests /p/2.html = 1 "every page once" X
 
 # ---- G
 define_web rulesG "$SITE_G" webG \
