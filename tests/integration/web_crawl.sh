@@ -63,6 +63,7 @@ expect_crawl web1 "re-crawl SUCCEEDED"
 expect_counter records.pushed = 0 "a re-crawl with no change pushes nothing"
 expect_counter entries.removed = 0 "and deletes nothing"
 expect_requests /doc.txt = 1 "an unchanged resource is not fetched again (headers only)"
+expect_requests /robots.txt = 1 "robots.txt is fetched again, once, in the next run"
 
 # ---- 3. changed and removed pages
 echo '{"change": ["/p/7.html"], "remove": ["/p/sub/b.html"]}' >"$MUTATE"
