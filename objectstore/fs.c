@@ -36,8 +36,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#ifdef SYS_openat2
+#if defined(SYS_openat2) && defined(__has_include)
+#if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
+#define HAVE_OPENAT2 1
+#endif
 #endif
 
 #include "objectstore/objectstore_int.h"
@@ -279,14 +282,41 @@ walk_prefix_len(const struct walk *w, size_t i)
  * One-call resolution (openat2)
  * --------------------------------------------------------------------- */
 
-/* 1 while openat2 may be tried; 0 once the kernel (or a seccomp filter)
- * refused the call itself, or when a test turned it off. */
+/* 1 while openat2 may be used: the first store opened asks the kernel
+ * once (probe_openat2); 0 when the kernel or a seccomp filter refuses the
+ * call itself, or when a test turned it off. */
 static atomic_int openat2_on = 1;
+static pthread_once_t openat2_once = PTHREAD_ONCE_INIT;
 
 void
 sl__obj_fs_set_openat2(int on)
 {
     atomic_store(&openat2_on, on != 0);
+}
+
+/* Whether this kernel lets us call openat2 at all: asked once, on the
+ * first root opened.  A later failure (EPERM from a security module for
+ * one object, say) is an ordinary failure: that call takes the walk. */
+static void
+probe_openat2(void)
+{
+#ifdef HAVE_OPENAT2
+    struct open_how how;
+    long fd = -1;
+
+    memset(&how, 0, sizeof(how));
+    how.flags = (uint64_t)(O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+    fd = syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof(how));
+    if (fd >= 0) {
+        (void)close((int)fd);
+    } else if (errno == ENOSYS || errno == EPERM || errno == E2BIG ||
+               errno == EINVAL) {
+        atomic_store(&openat2_on, 0); /* old kernel, seccomp filter */
+    }
+#else
+    atomic_store(&openat2_on, 0);
+#endif
 }
 
 /*
@@ -302,7 +332,7 @@ fast_open(const struct fs *fs,
           size_t nseg,
           int flags)
 {
-#ifdef SYS_openat2
+#ifdef HAVE_OPENAT2
     char path[SL_NAME_MAX + 1 + SL_OBJECT_ID_MAX + 1];
     struct open_how how;
     size_t len = strlen(store);
@@ -331,10 +361,6 @@ fast_open(const struct fs *fs,
     how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
     how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
     fd = syscall(SYS_openat2, fs->root_fd, path, &how, sizeof(how));
-    if (fd < 0 && (errno == ENOSYS || errno == EPERM || errno == E2BIG)) {
-        /* no openat2 here (old kernel, seccomp): never again */
-        atomic_store(&openat2_on, 0);
-    }
     return (int)fd;
 #else
     (void)fs;
@@ -799,6 +825,7 @@ sl__obj_fs_new(const char *root,
         rc = sys_err(err, errno, "cannot open '%s/" TMP_DIR "'", root);
         goto fail;
     }
+    (void)pthread_once(&openat2_once, probe_openat2);
     /* One process per root: the sweep below would delete the shadow files
      * of another live server.  The lock goes with tmp_fd at close or death. */
     if (flock(fs->tmp_fd, LOCK_EX | LOCK_NB) != 0) {

@@ -113,7 +113,10 @@ static json_t *g_robots;
 /* "<source> <seq> <hostkey>" -> the task (its struct crawl, as an
  * integer) fetching that robots.txt now: other tasks that need it wait
  * for its answer instead of fetching it again (once per host and run,
- * also when parallel tasks meet a new host at the same time) */
+ * also when parallel tasks meet a new host at the same time).  A struct
+ * crawl lives on its worker thread's stack, so one thread's tasks share
+ * an address: claims are made inside crawl_loop only and dropped when it
+ * returns (robots_release), before the next task can reuse it. */
 static json_t *g_robots_claims;
 
 /* A cached robots.txt: the rules, and the sitemaps it names (resolved
@@ -122,6 +125,7 @@ static json_t *g_robots_claims;
 struct robots_entry {
     struct sl_web_robots *r;
     json_t *sitemaps; /* array of strings, or NULL */
+    int down;         /* unreachable: disallow all for the run */
 };
 
 static void
@@ -231,13 +235,14 @@ easy_put(CURL *easy)
     curl_easy_cleanup(easy);
 }
 
-/* The robots of @key: 1 and *allowed when known, 0 when not yet.  With
- * @sitemaps: a new copy of the sitemaps it names there (or NULL), for the
- * caller to json_decref. */
+/* The robots of @key: 1 and *allowed (and, with @down, whether it was
+ * unreachable) when known, 0 when not yet.  With @sitemaps: a new copy of
+ * the sitemaps it names there (or NULL), for the caller to json_decref. */
 static int
 robots_lookup(const char *key,
               const char *path,
               int *allowed,
+              int *down,
               json_t **sitemaps)
 {
     const json_t *v = NULL;
@@ -256,6 +261,9 @@ robots_lookup(const char *key,
         if (path != NULL) {
             *allowed = sl_web_robots_allowed(e->r, path);
         }
+        if (down != NULL) {
+            *down = e->down;
+        }
         if (sitemaps != NULL && e->sitemaps != NULL) {
             *sitemaps = json_deep_copy(e->sitemaps);
         }
@@ -265,10 +273,13 @@ robots_lookup(const char *key,
 }
 
 /* Keep @r and @sitemaps (both taken over; @sitemaps may be NULL) for
- * @key; the cache forgets everything when full (robots.txt is then
- * fetched again). */
+ * @key, @down when robots.txt was unreachable; the cache forgets
+ * everything when full (robots.txt is then claimed and fetched again). */
 static void
-robots_store(const char *key, struct sl_web_robots *r, json_t *sitemaps)
+robots_store(const char *key,
+             struct sl_web_robots *r,
+             json_t *sitemaps,
+             int down)
 {
     struct robots_entry *e = sl_calloc(1, sizeof(*e));
     const char *k = NULL;
@@ -276,6 +287,7 @@ robots_store(const char *key, struct sl_web_robots *r, json_t *sitemaps)
 
     e->r = r;
     e->sitemaps = sitemaps;
+    e->down = down;
     (void)pthread_mutex_lock(&g_robots_mu);
     if (json_object_size(g_robots) >= ROBOTS_CACHE_MAX) {
         json_object_foreach(g_robots, k, v)
@@ -296,16 +308,19 @@ robots_store(const char *key, struct sl_web_robots *r, json_t *sitemaps)
     (void)pthread_mutex_unlock(&g_robots_mu);
 }
 
-enum robots_claim { CLAIM_OTHER = 0, CLAIM_KNOWN = 1, CLAIM_MINE = 2 };
+enum robots_claim {
+    CLAIM_OTHER = 0, /* another task fetches it */
+    CLAIM_KNOWN = 1, /* cached meanwhile */
+    CLAIM_NEW = 2,   /* claimed now: the caller fetches it */
+    CLAIM_MINE = 3,  /* claimed before by the caller: its fetch is on */
+};
 
-/* Whether the task @owner is to fetch the robots.txt of @key: CLAIM_KNOWN
- * when it is cached meanwhile, CLAIM_MINE when @owner claimed it (now or
- * before), CLAIM_OTHER while another task fetches it. */
+/* Whether the task @owner is to fetch the robots.txt of @key. */
 static enum robots_claim
 robots_claim(const char *key, const void *owner)
 {
     json_int_t me = (json_int_t)(uintptr_t)owner;
-    enum robots_claim r = CLAIM_MINE;
+    enum robots_claim r = CLAIM_NEW;
     const json_t *v = NULL;
 
     (void)pthread_mutex_lock(&g_robots_mu);
@@ -313,8 +328,8 @@ robots_claim(const char *key, const void *owner)
         r = CLAIM_KNOWN;
     } else if ((v = json_object_get(g_robots_claims, key)) == NULL) {
         (void)json_object_set_new(g_robots_claims, key, json_integer(me));
-    } else if (json_integer_value(v) != me) {
-        r = CLAIM_OTHER;
+    } else {
+        r = json_integer_value(v) == me ? CLAIM_MINE : CLAIM_OTHER;
     }
     (void)pthread_mutex_unlock(&g_robots_mu);
     return r;
@@ -461,8 +476,8 @@ struct crawl {
     char start_why[1024];     /* the first failure */
     /* the first transient one when it came after another failure, else "" */
     char start_transient_why[1024];
-    json_t *robots_down; /* host keys whose robots.txt this task missed */
-    int robots_wait;     /* a link waits for another task's robots.txt */
+    json_t *robots_waited; /* hosts whose robots.txt another task fetched */
+    int robots_wait;       /* a link waits for another task's robots.txt */
 };
 
 static void
@@ -1244,7 +1259,7 @@ cached_sitemaps(struct crawl *c, const char *robots_key, const char *host)
     if (!fresh) {
         return;
     }
-    (void)robots_lookup(robots_key, NULL, NULL, &urls);
+    (void)robots_lookup(robots_key, NULL, NULL, NULL, &urls);
     host_sitemaps(c, host, urls);
     json_decref(urls);
 }
@@ -1715,6 +1730,7 @@ robots_done(struct crawl *c, struct xfer *x, long status)
     json_t *sitemaps = NULL;
     char *key =
         sl_asprintf("%s %llu %s", c->source, (unsigned long long)c->seq, host);
+    int down = 0;
     int rc = 0;
 
     if (status >= 300 && status < 400 &&
@@ -1744,7 +1760,7 @@ robots_done(struct crawl *c, struct xfer *x, long status)
          * the run (RFC 9309 2.3.1.4), never allow all on a failure */
         r = sl_web_robots_new_disallow_all();
         count(c, "robots.unreachable");
-        (void)json_object_set_new(c->robots_down, host, json_true());
+        down = 1;
     }
     if (r != NULL && c->follow_sitemaps) {
         size_t i = 0;
@@ -1769,7 +1785,7 @@ robots_done(struct crawl *c, struct xfer *x, long status)
         if (delay > 0) {
             sl_web_hosts_crawl_delay(g_hosts, host, delay, sl_mono_ms());
         }
-        robots_store(key, r, sitemaps); /* kept for a retry's cache hit */
+        robots_store(key, r, sitemaps, down); /* also a retry's cache hit */
     }
     sl_free(key);
     sl_free(from);
@@ -1786,8 +1802,7 @@ robots_give_up(struct crawl *c, const char *host)
         sl_asprintf("%s %llu %s", c->source, (unsigned long long)c->seq, host);
 
     count(c, "robots.unreachable");
-    (void)json_object_set_new(c->robots_down, host, json_true());
-    robots_store(key, sl_web_robots_new_disallow_all(), NULL);
+    robots_store(key, sl_web_robots_new_disallow_all(), NULL, 1);
     sl_free(key);
 }
 
@@ -1814,9 +1829,10 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
                          x->retry_after_ms);
     if (x->lk->kind == K_ROBOTS) {
         if (code != CURLE_OK && !cut) {
-            SL_WARN("webCrawler: %s: %s (robots.txt unreachable: disallow "
-                    "all for the run)",
+            SL_WARN("webCrawler: %s%s: %s (robots.txt unreachable: "
+                    "disallow all for the run)",
                     x->lk->url,
+                    x->lk->robots_for == NULL ? "/robots.txt" : "",
                     curl_easy_strerror(code));
         }
         robots_done(c,
@@ -2008,38 +2024,48 @@ visit(struct crawl *c, struct link *lk)
 }
 
 /* Whether @lk may be fetched by robots.txt (0: not yet known, a
- * robots.txt fetch is queued; the filters and the depth were checked
- * before it was marked visited, link_passes).  Returns 1 (go), 0
- * (dropped, counted) or 2 (wait for robots.txt). */
+ * robots.txt fetch is queued, by this task or another; the filters and
+ * the depth were checked before it was marked visited, link_passes).
+ * @unknown: hosts found without robots.txt in this pass of schedule()
+ * (made on first use): their further links wait without a lookup.
+ * Returns 1 (go), 0 (dropped, counted) or 2 (wait for robots.txt). */
 static int
-admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
+admissible(struct crawl *c, struct link *lk, json_t **unknown)
 {
     char *key = NULL;
     char *path = NULL;
     int allowed = 1;
+    int down = 0;
     int known = 0;
 
     if (!c->robots) {
         return 1;
+    }
+    if (*unknown != NULL && json_object_get(*unknown, lk->host) != NULL) {
+        return 2;
     }
     key = sl_asprintf(
         "%s %llu %s", c->source, (unsigned long long)c->seq, lk->host);
     if (sl_web_url_path_query(lk->url, &path) != 0) {
         path = sl_strdup("/");
     }
-    known = robots_lookup(key, path, &allowed, NULL);
-    if (!known && json_object_get(robots_asked, lk->host) == NULL) {
+    known = robots_lookup(key, path, &allowed, &down, NULL);
+    if (!known) {
         enum robots_claim claim = robots_claim(key, c);
 
         if (claim == CLAIM_KNOWN) { /* answered since the lookup */
-            known = robots_lookup(key, path, &allowed, NULL);
-        } else if (claim == CLAIM_MINE) {
-            (void)json_object_set_new(robots_asked, lk->host, json_true());
+            known = robots_lookup(key, path, &allowed, &down, NULL);
+        } else if (claim == CLAIM_NEW) {
             if (enqueue(c, lk->host, 0, 0, K_ROBOTS) == NULL) {
                 robots_give_up(c, lk->host); /* known in the next pass */
             }
-        } else {
-            c->robots_wait = 1; /* another task fetches it: look again */
+        } else if (claim == CLAIM_OTHER) {
+            c->robots_wait = 1; /* its answer wakes no poll here */
+            if (json_object_get(c->robots_waited, lk->host) == NULL) {
+                (void)json_object_set_new(
+                    c->robots_waited, lk->host, json_true());
+                count(c, "robots.waited");
+            }
         }
     }
     sl_free(path);
@@ -2048,16 +2074,19 @@ admissible(struct crawl *c, struct link *lk, json_t *robots_asked)
     }
     sl_free(key);
     if (!known) {
+        if (*unknown == NULL) {
+            *unknown = json_object();
+        }
+        (void)json_object_set_new(*unknown, lk->host, json_true());
         return 2;
     }
     if (!allowed) {
         count(c, "links.disallowedByRobots");
         start_failed(c,
                      lk,
-                     json_object_get(c->robots_down, lk->host) != NULL,
-                     json_object_get(c->robots_down, lk->host) != NULL
-                         ? "robots.txt of %s unreachable (disallow all)"
-                         : "disallowed by robots.txt of %s",
+                     down,
+                     down ? "robots.txt of %s unreachable (disallow all)"
+                          : "disallowed by robots.txt of %s",
                      lk->host);
         return 0;
     }
@@ -2096,8 +2125,9 @@ refused_before(const char *const *gated, size_t n, const char *host)
  * link may start (-1: only a transfer's end can change anything).
  */
 static int
-schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
+schedule(struct crawl *c, int64_t *wake_ms)
 {
+    json_t *unknown = NULL; /* hosts whose robots.txt is not known yet */
     struct link **pp = &c->pending;
     int64_t now = sl_mono_ms();
     /* hosts the table refused in this pass (borrowed from their links,
@@ -2129,6 +2159,7 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
             if (lk->not_before < 0) { /* a redirect target, not yet seen */
                 ok = visit(c, lk);
                 if (ok < 0) {
+                    json_decref(unknown);
                     return ok;
                 }
                 lk->not_before = 0;
@@ -2139,7 +2170,7 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
             if (ok == 1 && !lk->admitted) {
                 const struct link *head = c->pending;
 
-                ok = admissible(c, lk, robots_asked);
+                ok = admissible(c, lk, &unknown);
                 lk->admitted = ok == 1;
                 /* it queued robots.txt or sitemaps at the head, behind
                  * this pass: the next pass must come at once, not after
@@ -2215,6 +2246,7 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
         /* the other task's answer wakes no poll of this one */
         *wake_ms = now + ROBOTS_POLL_MS;
     }
+    json_decref(unknown);
     return 0;
 }
 
@@ -2222,7 +2254,6 @@ schedule(struct crawl *c, json_t *robots_asked, int64_t *wake_ms)
 static int
 crawl_loop(struct crawl *c)
 {
-    json_t *robots_asked = json_object();
     int rc = 0;
 
     while ((c->pending != NULL || c->running > 0) && !c->fatal) {
@@ -2237,7 +2268,7 @@ crawl_loop(struct crawl *c)
             rc = SL_ECANCELED;
             break;
         }
-        rc = schedule(c, robots_asked, &wake);
+        rc = schedule(c, &wake);
         if (rc != 0) {
             break;
         }
@@ -2280,7 +2311,6 @@ crawl_loop(struct crawl *c)
         (void)curl_multi_poll(c->multi, NULL, 0, timeout, NULL);
     }
     robots_release(c);
-    json_decref(robots_asked);
     return rc;
 }
 
@@ -2438,7 +2468,7 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     c->emitted = json_object();
     c->url_cache = sl_web_url_cache_new(0);
     c->seen = json_object();
-    c->robots_down = json_object();
+    c->robots_waited = json_object();
     return c->multi != NULL ? 0 : SL_EINTERNAL;
 }
 
@@ -2686,8 +2716,8 @@ crawl_cleanup(struct crawl *c)
     sl_web_url_cache_free(c->url_cache);
     c->url_cache = NULL;
     json_decref(c->seen);
-    json_decref(c->robots_down);
-    c->emitted = c->seen = c->robots_down = NULL;
+    json_decref(c->robots_waited);
+    c->emitted = c->seen = c->robots_waited = NULL;
 }
 
 /* 1 when the run's completion deletes what it did not visit (strategy

@@ -46,6 +46,7 @@ start_site B --pages 10 --rules
 start_site C --pages 10 --mutate-file "$TMP/c.json"
 start_site E --pages 5 --mutate-file "$TMP/e.json"
 start_site D --pages 5 --link "$SITE_E/p/0.html"
+command -v openssl >/dev/null || { fail "openssl is missing (scripts/install-deps.sh)"; exit 1; }
 openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -days 2 \
     -keyout "$TMP/tls.pem" -out "$TMP/tls.crt" 2>/dev/null && cat "$TMP/tls.crt" >>"$TMP/tls.pem"
 start_site S --pages 5 --tls "$TMP/tls.pem"
@@ -123,7 +124,7 @@ expect_crawl rulesT "crawl T SUCCEEDED (a linked host's certificate is not trust
 [ "$(wc -l <"$TMP/S.log")" = 1 ] && ok "the untrusted host got no request" ||
     fail "S log: $(tail -3 "$TMP/S.log")"
 expect_counter robots.unreachable = 1 "its robots.txt counts as unreachable"
-grep -q "$SITE_S.*SSL peer certificate" "$TMP/server.log" &&
+grep -qi "$SITE_S/robots.txt: .*certificate" "$TMP/server.log" &&
     ok "the log names the certificate" || fail "no certificate error logged: $(grep "$SITE_S" "$TMP/server.log" | head -2)"
 expect_requests /p/4.html = 1 "the HTTP host is crawled" T
 
@@ -135,7 +136,10 @@ import sys
 ev = []
 for l in open(sys.argv[1]):
     a, b, _, p = l.split()
-    ev += [(float(a), 1), (float(b), -1)]
+    # an end is logged after the body is written: a thread that gets the
+    # interpreter back late (5 ms switch interval) must not look like a
+    # third request at once
+    ev += [(float(a), 1), (float(b) - 0.01, -1)]
 n = most = 0
 for _, d in sorted(ev, key=lambda e: (e[0], e[1])):
     n += d
@@ -179,6 +183,7 @@ expect_requests /p/2.html = 1 "every page once" X
 define_web rulesG "$SITE_G" webG \
     ".linksPerBulk = 3 | .filters.urlPatterns.include += [\"^$SITE_H/\"]"
 expect_crawl rulesG "crawl G SUCCEEDED"
+expect_counter robots.waited -ge 1 "a task waited for another task's robots.txt of H"
 expect_requests /robots.txt = 1 "H's robots.txt is requested once by the parallel tasks" H
 twice=$(awk '$4 ~ /^\/p\/[0-9]+\.html$/ {n[$4]++} END {for (p in n) if (n[p] != 1) print p}' "$TMP/H.log")
 [ "$(grep -c ' /p/[0-9]*\.html$' "$TMP/H.log")" = 30 ] && [ -z "$twice" ] &&

@@ -22,7 +22,10 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
+#include <errno.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1029,7 +1032,19 @@ main(void)
             test_obj_second_open_refused, setup, teardown),
     };
 
-    int failed = cmocka_run_group_tests_name("openat2", tests, NULL, NULL);
+    int failed = 0;
+    long fd = syscall(SYS_openat2,
+                      AT_FDCWD,
+                      ".",
+                      &(struct open_how){0},
+                      sizeof(struct open_how));
+
+    if (fd >= 0) {
+        (void)close((int)fd);
+    } else if (errno == ENOSYS || errno == EPERM) {
+        printf("# no openat2 here: both groups take the component walk\n");
+    }
+    failed = cmocka_run_group_tests_name("openat2", tests, NULL, NULL);
 
     sl__obj_fs_set_openat2(0);
     failed += cmocka_run_group_tests_name("component walk", tests, NULL, NULL);
