@@ -29,7 +29,7 @@
 # X: the example job crawlWeb of config/jobs.json is loaded, and its
 #    parameters, pointed at a test site, crawl it.
 # G: parallel crawler tasks meet a new host H at once (every page of G
-#    links a page of H, 3 links per task) while H's robots.txt takes 1 s:
+#    links a page of H, 3 links per task) while H's robots.txt takes 2 s:
 #    it is requested once, and every page of H once.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
@@ -55,7 +55,7 @@ start_site T --pages 5 --link "$SITE_S/p/0.html"
 start_site P --pages 20 --slow 0.3
 start_site R --pages 10
 start_site X --pages 3
-start_site H --pages 30 --robots-stall 1
+start_site H --pages 30 --robots-stall 2
 start_site G --pages 30 --link-pages "$SITE_H"
 
 start_web_server
