@@ -294,6 +294,12 @@ sl__obj_fs_set_openat2(int on)
     atomic_store(&openat2_on, on != 0);
 }
 
+int
+sl__obj_fs_openat2_on(void)
+{
+    return atomic_load(&openat2_on);
+}
+
 /* Whether this kernel lets us call openat2 at all: asked once, on the
  * first root opened.  A later failure (EPERM from a security module for
  * one object, say) is an ordinary failure: that call takes the walk. */

@@ -135,5 +135,8 @@ int sl__obj_fs_new(const char *root,
  * Process-wide; for tests that cover both ways.
  */
 void sl__obj_fs_set_openat2(int on);
+/** @brief 1 while paths are resolved with openat2 (after the first store
+ * was opened: the kernel was asked then), else 0. */
+int sl__obj_fs_openat2_on(void);
 
 #endif /* SL_OBJECTSTORE_INT_H_INCLUDED */
