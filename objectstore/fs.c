@@ -300,6 +300,21 @@ sl__obj_fs_openat2_on(void)
     return atomic_load(&openat2_on);
 }
 
+#ifdef HAVE_OPENAT2
+/* openat2 of @path below @dirfd with @flags, following no symbolic link
+ * and never leaving @dirfd: the fd, or -1 with errno. */
+static int
+openat2_beneath(int dirfd, const char *path, int flags)
+{
+    struct open_how how;
+
+    memset(&how, 0, sizeof(how));
+    how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+#endif
+
 /* Whether this kernel lets us call openat2 at all: asked once, on the
  * first root opened.  A later failure (EPERM from a security module for
  * one object, say) is an ordinary failure: that call takes the walk. */
@@ -307,15 +322,10 @@ static void
 probe_openat2(void)
 {
 #ifdef HAVE_OPENAT2
-    struct open_how how;
-    long fd = -1;
+    int fd = openat2_beneath(AT_FDCWD, ".", O_RDONLY | O_DIRECTORY);
 
-    memset(&how, 0, sizeof(how));
-    how.flags = (uint64_t)(O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
-    fd = syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof(how));
     if (fd >= 0) {
-        (void)close((int)fd);
+        (void)close(fd);
     } else if (errno == ENOSYS || errno == EPERM || errno == E2BIG ||
                errno == EINVAL) {
         atomic_store(&openat2_on, 0); /* old kernel, seccomp filter */
@@ -340,10 +350,8 @@ fast_open(const struct fs *fs,
 {
 #ifdef HAVE_OPENAT2
     char path[SL_NAME_MAX + 1 + SL_OBJECT_ID_MAX + 1];
-    struct open_how how;
     size_t len = strlen(store);
     size_t i = 0;
-    long fd = -1;
 
     if (!atomic_load_explicit(&openat2_on, memory_order_relaxed) ||
         len > SL_NAME_MAX) {
@@ -363,11 +371,7 @@ fast_open(const struct fs *fs,
         len += n;
     }
     path[len] = '\0';
-    memset(&how, 0, sizeof(how));
-    how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-    fd = syscall(SYS_openat2, fs->root_fd, path, &how, sizeof(how));
-    return (int)fd;
+    return openat2_beneath(fs->root_fd, path, flags);
 #else
     (void)fs;
     (void)store;

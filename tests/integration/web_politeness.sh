@@ -51,17 +51,23 @@ if bad:
 EOF
 }
 
+# expect_gaps NAME GAP_MS DESCRIPTION: check_host as one ok/fail line
+expect_gaps() {
+    local out
+    if out=$(check_host "$1" "$2"); then
+        ok "$3 ($out)"
+    else
+        fail "$3: $out"
+    fi
+}
+
 define twoHosts "$SITE_A" web2 ".startUrl = [\"$SITE_A/\", \"$SITE_B/\"] |
     .filters.urlPatterns.include += [\"^$SITE_B/\"]"
 t0=$(date +%s.%N)
 expect_crawl twoHosts "crawl of two hosts SUCCEEDED"
 t1=$(date +%s.%N)
 for h in A B; do
-    if out=$(check_host $h $DELAY); then
-        ok "host $h: no two requests closer than ${DELAY} ms, never two at once ($out)"
-    else
-        fail "host $h: $out"
-    fi
+    expect_gaps $h $DELAY "host $h: no two requests closer than ${DELAY} ms, never two at once"
 done
 # interleaved NAME1 NAME2 PERCENT: at least PERCENT % of host 2's requests
 # start while host 1 is being crawled (between its first and last request)
@@ -83,11 +89,7 @@ echo "# two hosts: $(wc -l <"$TMP/A.log") + $(wc -l <"$TMP/B.log") requests in $
 # Crawl-delay 0.6 s of host C raises its gap above delayMs
 define crawlDelay "$SITE_C" web3
 expect_crawl crawlDelay "crawl of host C SUCCEEDED"
-if out=$(check_host C 600); then
-    ok "host C: robots.txt Crawl-delay 0.6 s is kept ($out)"
-else
-    fail "host C (Crawl-delay 0.6): $out"
-fi
+expect_gaps C 600 "host C: robots.txt Crawl-delay 0.6 s is kept"
 
 # one worker thread: the hosts still go at the same time
 stop_server
@@ -97,11 +99,7 @@ define oneThread "$SITE_D" web4 ".startUrl = [\"$SITE_D/\", \"$SITE_E/\"] |
     .filters.urlPatterns.include += [\"^$SITE_E/\"]"
 expect_crawl oneThread "crawl of two hosts on one worker thread SUCCEEDED"
 for h in D E; do
-    if out=$(check_host $h $DELAY); then
-        ok "one thread, host $h: no two requests closer than ${DELAY} ms ($out)"
-    else
-        fail "one thread, host $h: $out"
-    fi
+    expect_gaps $h $DELAY "one thread, host $h: no two requests closer than ${DELAY} ms"
 done
 interleaved D E 75 && ok "one thread: while one host waits the other is crawled" ||
     fail "one thread: the hosts were crawled one after the other"
