@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #define NSLOTS        2
-#define COPY_BUF      (256u * 1024u)
 #define TICK_MS       100
 #define TASK_FILE_MAX (1u << 20)
 /* _version = epoch << COUNTER_BITS | counter; both stay positive in a
@@ -705,13 +704,14 @@ bulk_count(const char *path)
     return n;
 }
 
-/* Copy file @path into object @store/@id. */
+/* Store sealed bulk file @path as object @store/@id: a hard link where
+ * the store is on the same filesystem (a sealed bulk never changes), else
+ * a copy. */
 static int
 copy_to_store(struct sl_bb *bb,
               const char *path,
               const char *store,
               const char *id,
-              char *buf,
               struct sl_err *err)
 {
     struct sl_obj_writer *w = NULL;
@@ -721,23 +721,9 @@ copy_to_store(struct sl_bb *bb,
     if (fd < 0) {
         return sl_err_set(err, -errno, "bulk", "%s: %s", path, strerror(errno));
     }
-    rc = sl_obj_writer_open(bb->store, store, id, &w, err);
-    while (rc == 0) {
-        ssize_t n = read(fd, buf, COPY_BUF);
-
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            rc = sl_err_set(
-                err, -errno, "bulk", "%s: %s", path, strerror(errno));
-            break;
-        }
-        if (n == 0) {
-            rc = sl_obj_writer_commit(w, NULL, err);
-            break;
-        }
-        rc = sl_obj_writer_write(w, buf, (size_t)n, err);
+    rc = sl_obj_writer_open_file(bb->store, store, id, fd, &w, err);
+    if (rc == 0) {
+        rc = sl_obj_writer_commit(w, NULL, err);
     }
     sl_obj_writer_free(w);
     (void)close(fd);
@@ -778,7 +764,7 @@ remove_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
  * done, 1 to try again later (job not running, transient error).
  */
 static int
-commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq, char *buf)
+commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
 {
     char *tp = task_path(j, seq);
     char *dp = done_path(j, seq);
@@ -874,7 +860,6 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq, char *buf)
                            bp,
                            json_string_value(json_object_get(o, "store")),
                            json_string_value(json_object_get(o, "id")),
-                           buf,
                            &err);
         sl_free(bp);
         if (rc != 0) {
@@ -1001,7 +986,6 @@ static void *
 committer_main(void *arg)
 {
     struct sl_bb *bb = arg;
-    char *buf = sl_malloc(COPY_BUF);
 
     for (;;) {
         struct job *j = NULL;
@@ -1048,7 +1032,7 @@ committer_main(void *arg)
             }
             seqs = sealed_seqs(j, &n);
             for (i = 0; i < n; i++) {
-                if (commit_bulk(bb, j, seqs[i], buf) != 0) {
+                if (commit_bulk(bb, j, seqs[i]) != 0) {
                     break; /* keep the order; try again next tick */
                 }
             }
@@ -1056,7 +1040,6 @@ committer_main(void *arg)
         }
         sweep_orphans(bb);
     }
-    sl_free(buf);
     return NULL;
 }
 

@@ -1341,6 +1341,12 @@ sl_bulk_reader_count(const struct sl_bulk_reader *r)
     return r->count;
 }
 
+int
+sl_bulk_reader_at_end(const struct sl_bulk_reader *r)
+{
+    return r->state == R_DONE;
+}
+
 void
 sl_bulk_reader_free(struct sl_bulk_reader *r)
 {

@@ -589,6 +589,9 @@ int sl_bulk_reader_attachment_read(struct sl_bulk_reader *r,
 uint64_t sl_bulk_reader_offset(const struct sl_bulk_reader *r);
 /** @brief Records read and verified so far. */
 uint64_t sl_bulk_reader_count(const struct sl_bulk_reader *r);
+/** @brief 1 when the trailer was read and verified (sl_bulk_reader_next*
+ * returned 0), else 0. */
+int sl_bulk_reader_at_end(const struct sl_bulk_reader *r);
 /** @brief Free the reader; NULL-safe. */
 void sl_bulk_reader_free(struct sl_bulk_reader *r);
 

@@ -1464,18 +1464,17 @@ fs_writer_free(void *wctx)
 }
 
 /*
- * Checks for conflicts as far as the folders exist (a missing folder
- * cannot conflict), so the HTTP layer can answer 409 before reading a
- * body; then creates the shadow file.
+ * A new writer for @p id: checks for conflicts as far as the folders exist
+ * (a missing folder cannot conflict), so the HTTP layer can answer 409
+ * before reading a body, and picks the shadow name; nothing is created.
  */
 static int
-fs_writer_open(void *ctx,
-               const char *store,
-               const char *id,
-               void **wctx,
-               struct sl_err *err)
+writer_new(struct fs *fs,
+           const char *store,
+           const char *id,
+           struct fs_writer **out,
+           struct sl_err *err)
 {
-    struct fs *fs = ctx;
     struct fs_writer *fw = NULL;
     struct walk w;
     int existed = 0;
@@ -1500,14 +1499,34 @@ fs_writer_open(void *ctx,
             rc = 0;
         }
     }
+    walk_close(&w);
     if (rc != 0) {
-        goto fail;
+        return rc;
     }
     fw = sl_calloc(1, sizeof(*fw));
     fw->fs = fs;
+    fw->fd = -1;
     fw->store = sl_strdup(store);
     fw->id = sl_strdup(id);
     sl_uuid(fw->shadow);
+    *out = fw;
+    return 0;
+}
+
+static int
+fs_writer_open(void *ctx,
+               const char *store,
+               const char *id,
+               void **wctx,
+               struct sl_err *err)
+{
+    struct fs *fs = ctx;
+    struct fs_writer *fw = NULL;
+    int rc = writer_new(fs, store, id, &fw, err);
+
+    if (rc != 0) {
+        return rc;
+    }
     fw->fd = openat(fs->tmp_fd,
                     fw->shadow,
                     O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
@@ -1518,15 +1537,55 @@ fs_writer_open(void *ctx,
                      "cannot create shadow file for object '%s' in store '%s'",
                      id,
                      store);
-        goto fail;
+        fs_writer_free(fw);
+        return rc;
     }
-    walk_close(&w);
     *wctx = fw;
     return 0;
-fail:
-    walk_close(&w);
-    fs_writer_free(fw);
-    return rc;
+}
+
+/*
+ * A sealed writer whose shadow file is a hard link of the regular file
+ * open as @p fd, made through /proc/self/fd (linkat's AT_EMPTY_PATH would
+ * need a privilege).  Where that fails (a file with no name left, another
+ * filesystem, no /proc) nothing is created and it returns 1: the caller
+ * copies.
+ */
+static int
+fs_writer_open_file(void *ctx,
+                    const char *store,
+                    const char *id,
+                    int fd,
+                    void **wctx,
+                    struct sl_err *err)
+{
+    struct fs *fs = ctx;
+    struct fs_writer *fw = NULL;
+    struct stat st;
+    char path[48];
+    int rc = 0;
+
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return 1;
+    }
+    rc = writer_new(fs, store, id, &fw, err);
+    if (rc == 0) {
+        /* durable before it is published, as a written object is */
+        rc = maybe_fsync(fs, fd, store, id, err);
+    }
+    if (rc != 0) {
+        fs_writer_free(fw);
+        return rc;
+    }
+    (void)snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, path, fs->tmp_fd, fw->shadow, AT_SYMLINK_FOLLOW) !=
+        0) {
+        fs_writer_free(fw);
+        return 1;
+    }
+    fw->sealed = 1;
+    *wctx = fw;
+    return 0;
 }
 
 static int
@@ -1801,6 +1860,14 @@ fail:
 }
 
 static int
+fs_reader_fd(void *rctx)
+{
+    const struct fs_reader *fr = rctx;
+
+    return fr->fd;
+}
+
+static int
 fs_reader_read(void *rctx, void *buf, size_t cap, size_t *n, struct sl_err *err)
 {
     struct fs_reader *fr = rctx;
@@ -1871,8 +1938,10 @@ const struct sl__obj_backend_type sl__obj_backend_fs = {
     .writer_seal = fs_writer_seal,
     .writer_commit = fs_writer_commit,
     .writer_free = fs_writer_free,
+    .writer_open_file = fs_writer_open_file,
     .reader_open = fs_reader_open,
     .reader_read = fs_reader_read,
     .reader_pread = fs_reader_pread,
     .reader_free = fs_reader_free,
+    .reader_fd = fs_reader_fd,
 };

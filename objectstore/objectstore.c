@@ -1,11 +1,17 @@
 /*
  * Object store public API: checks names, keeps the writer state machine
  * (open -> committed | failed) and dispatches to a backend through its
- * hook table (objectstore_int.h).  Nothing here touches the filesystem.
+ * hook table (objectstore_int.h).  Nothing here touches the filesystem
+ * but a file a caller hands in to be stored (sl_obj_writer_open_file).
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "objectstore/objectstore_int.h"
+
+#define COPY_BUF ((size_t)64 << 10) /* copies where data cannot be shared */
 
 struct sl_obj {
     const struct sl__obj_backend_type *type; /* backend hooks */
@@ -248,6 +254,24 @@ sl_obj_delete(struct sl_obj *o,
  * Writers
  * --------------------------------------------------------------------- */
 
+/* Wrap backend writer @p wctx of @p id in state @p state. */
+static struct sl_obj_writer *
+writer_wrap(const struct sl_obj *o,
+            const char *store,
+            const char *id,
+            void *wctx,
+            enum writer_state state)
+{
+    struct sl_obj_writer *w = sl_calloc(1, sizeof(*w));
+
+    w->type = o->type;
+    w->ctx = wctx;
+    w->store = sl_strdup(store);
+    w->id = sl_strdup(id);
+    w->state = state;
+    return w;
+}
+
 int
 sl_obj_writer_open(struct sl_obj *o,
                    const char *store,
@@ -255,7 +279,6 @@ sl_obj_writer_open(struct sl_obj *o,
                    struct sl_obj_writer **out,
                    struct sl_err *err)
 {
-    struct sl_obj_writer *w = NULL;
     void *wctx = NULL;
     int rc = 0;
 
@@ -268,14 +291,148 @@ sl_obj_writer_open(struct sl_obj *o,
     if (rc != 0) {
         return rc;
     }
-    w = sl_calloc(1, sizeof(*w));
-    w->type = o->type;
-    w->ctx = wctx;
-    w->store = sl_strdup(store);
-    w->id = sl_strdup(id);
-    w->state = WRITER_OPEN;
+    *out = writer_wrap(o, store, id, wctx, WRITER_OPEN);
+    return 0;
+}
+
+/* Reads @p cap bytes at @p off of a copy's source; *n = 0 at its end. */
+typedef int (*copy_read_fn)(void *src,
+                            uint64_t off,
+                            void *buf,
+                            size_t cap,
+                            size_t *n,
+                            struct sl_err *err);
+
+/* A sealed writer of @p id holding what @p rd reads from offset 0 on. */
+static int
+open_copied(struct sl_obj *o,
+            const char *store,
+            const char *id,
+            copy_read_fn rd,
+            void *src,
+            struct sl_obj_writer **out,
+            struct sl_err *err)
+{
+    struct sl_obj_writer *w = NULL;
+    char *buf = NULL;
+    uint64_t off = 0;
+    size_t n = 0;
+    int rc = sl_obj_writer_open(o, store, id, &w, err);
+
+    if (rc != 0) {
+        return rc;
+    }
+    buf = sl_malloc(COPY_BUF);
+    while ((rc = rd(src, off, buf, COPY_BUF, &n, err)) == 0 && n > 0) {
+        rc = sl_obj_writer_write(w, buf, n, err);
+        if (rc != 0) {
+            break;
+        }
+        off += n;
+    }
+    sl_free(buf);
+    if (rc == 0) {
+        rc = sl_obj_writer_seal(w, err);
+    }
+    if (rc != 0) {
+        sl_obj_writer_free(w);
+        return rc;
+    }
     *out = w;
     return 0;
+}
+
+static int
+fd_read_at(void *src,
+           uint64_t off,
+           void *buf,
+           size_t cap,
+           size_t *n,
+           struct sl_err *err)
+{
+    const int *fd = src;
+    ssize_t got = 0;
+
+    do {
+        got = pread(*fd, buf, cap, (off_t)off);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) {
+        return sl_err_set(err,
+                          sl_err_from_errno(errno),
+                          NULL,
+                          "cannot read the file to store: %s",
+                          strerror(errno));
+    }
+    *n = (size_t)got;
+    return 0;
+}
+
+int
+sl_obj_writer_open_file(struct sl_obj *o,
+                        const char *store,
+                        const char *id,
+                        int fd,
+                        struct sl_obj_writer **out,
+                        struct sl_err *err)
+{
+    struct stat st;
+    void *wctx = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    rc = check_names(store, id, err);
+    if (rc != 0) {
+        return rc;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          NULL,
+                          "object '%s' of store '%s': the source is not a "
+                          "regular file",
+                          id,
+                          store);
+    }
+    if (o->type->writer_open_file != NULL) {
+        rc = o->type->writer_open_file(o->ctx, store, id, fd, &wctx, err);
+        if (rc == 0) {
+            *out = writer_wrap(o, store, id, wctx, WRITER_SEALED);
+            (*out)->size = (uint64_t)st.st_size;
+            return 0;
+        }
+        if (rc != 1) {
+            return rc;
+        }
+    }
+    return open_copied(o, store, id, fd_read_at, &fd, out, err);
+}
+
+static int
+reader_read_at(void *src,
+               uint64_t off,
+               void *buf,
+               size_t cap,
+               size_t *n,
+               struct sl_err *err)
+{
+    return sl_obj_reader_pread(src, off, buf, cap, n, err);
+}
+
+int
+sl_obj_writer_open_copy(struct sl_obj *o,
+                        const char *store,
+                        const char *id,
+                        struct sl_obj_reader *src,
+                        struct sl_obj_writer **out,
+                        struct sl_err *err)
+{
+    int fd = src->type->reader_fd != NULL ? src->type->reader_fd(src->ctx) : -1;
+
+    if (fd >= 0) {
+        return sl_obj_writer_open_file(o, store, id, fd, out, err);
+    }
+    *out = NULL;
+    return open_copied(o, store, id, reader_read_at, src, out, err);
 }
 
 /* The error of every call on a writer that is no longer open. */

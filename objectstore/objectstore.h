@@ -117,6 +117,35 @@ int sl_obj_writer_open(struct sl_obj *o,
                        const char *id,
                        struct sl_obj_writer **out,
                        struct sl_err *err);
+/**
+ * @brief Start a writer of object @p id of @p store whose data is the
+ * regular file open as @p fd (borrowed; read from its start, its offset is
+ * not used): shared where the backend can (the filesystem backend makes a
+ * hard link, so nothing is copied), copied otherwise.  The writer comes
+ * sealed: commit publishes the object, free discards it.  Shared data
+ * means the file must never change again; an object shared this way keeps
+ * the file's modification time.
+ * @return as sl_obj_writer_open, SL_EINVAL (not a regular file), or an
+ * error of the copy.  *out as for sl_obj_writer_open.
+ */
+int sl_obj_writer_open_file(struct sl_obj *o,
+                            const char *store,
+                            const char *id,
+                            int fd,
+                            struct sl_obj_writer **out,
+                            struct sl_err *err);
+/**
+ * @brief As sl_obj_writer_open_file, with the data of the object that
+ * @p src reads (borrowed; all of it, whatever its position, which stays):
+ * for a worker that passes an input on unchanged.  Objects never change
+ * once committed, so sharing is safe.
+ */
+int sl_obj_writer_open_copy(struct sl_obj *o,
+                            const char *store,
+                            const char *id,
+                            struct sl_obj_reader *src,
+                            struct sl_obj_writer **out,
+                            struct sl_err *err);
 /** @brief Append @p len bytes. 0, SL_ENOSPC, SL_EIO; the writer then
  * fails for good (SL_EBADSTATE). */
 int sl_obj_writer_write(struct sl_obj_writer *w,

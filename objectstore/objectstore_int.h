@@ -23,7 +23,7 @@
 #include "objectstore/objectstore.h"
 
 /** Bumped when the hook table changes incompatibly. */
-#define SL__OBJ_BACKEND_ABI 2
+#define SL__OBJ_BACKEND_ABI 3
 
 /**
  * One backend.  Every hook is required unless marked optional; an optional
@@ -93,6 +93,19 @@ struct sl__obj_backend_type {
     int (*writer_commit)(void *wctx, int *replaced, struct sl_err *err);
     /** Free the writer; discards the data unless it was committed. */
     void (*writer_free)(void *wctx);
+    /**
+     * Optional: a sealed writer (*wctx as for writer_open) whose data is
+     * the regular file open as @p fd, shared instead of copied (the
+     * filesystem: a hard link).  1 when it cannot share this file
+     * (nothing created).  Default, and after 1: the public layer copies
+     * the file through writer_open and writer_write.
+     */
+    int (*writer_open_file)(void *ctx,
+                            const char *store,
+                            const char *id,
+                            int fd,
+                            void **wctx,
+                            struct sl_err *err);
 
     /** Open a reader: *rctx new, freed with reader_free; *size set. */
     int (*reader_open)(void *ctx,
@@ -113,6 +126,9 @@ struct sl__obj_backend_type {
                         struct sl_err *err);
     /** Free the reader. */
     void (*reader_free)(void *rctx);
+    /** Optional: the descriptor of the object a reader reads (borrowed),
+     * for writer_open_file.  Default: none (the object is copied). */
+    int (*reader_fd)(void *rctx);
 };
 
 /** The filesystem backend (fs.c). */

@@ -47,6 +47,7 @@ struct out_slot {
     unsigned next;     /* index of the next bulk of a multiple slot */
     struct out_bulk *cur;
     struct out_bulk *closed; /* closed bulks, newest first */
+    int copied;              /* a single slot holds a copy of an input */
 };
 
 struct sl_task_ctx {
@@ -575,6 +576,11 @@ sl_task_output_writer(struct sl_task_ctx *ctx,
         *w = o->cur->writer;
         return 0;
     }
+    if (o->copied) {
+        sl_task_set_message(
+            ctx, "output slot '%s' already holds a copy of an input", slot);
+        return SL_EBADSTATE;
+    }
     ob = sl_calloc(1, sizeof(*ob));
     ob->id = o->prefix != NULL ? sl_asprintf("%s%u", o->prefix, o->next)
                                : sl_strdup(o->id);
@@ -672,6 +678,58 @@ close_current(struct sl_task_ctx *ctx, struct out_slot *o, int seal)
     ob->next = o->closed;
     o->closed = ob;
     return seal ? seal_bulk(ctx, o, ob) : 0;
+}
+
+int
+sl_task_output_copy_input(struct sl_task_ctx *ctx,
+                          const char *slot,
+                          struct sl_bulk_reader *in)
+{
+    struct out_slot *o = out_slot(ctx, slot);
+    struct in_bulk *ib = ctx->inputs;
+    struct out_bulk *ob = NULL;
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    while (ib != NULL && ib->reader != in) {
+        ib = ib->next;
+    }
+    if (o == NULL || ib == NULL || !sl_bulk_reader_at_end(in)) {
+        sl_task_set_message(ctx,
+                            "output slot '%s': %s",
+                            slot,
+                            o == NULL    ? "not connected in this task"
+                            : ib == NULL ? "the input is not open"
+                                         : "the input was not read to its end");
+        return o == NULL ? SL_ENOENT : SL_EINVAL;
+    }
+    if (sl_bulk_reader_count(in) == 0) {
+        return 0; /* an empty bulk is never committed */
+    }
+    if (ctx->b->ops->output_open_copy == NULL ||
+        (o->cur != NULL && sl_bulk_writer_count(o->cur->writer) > 0) ||
+        (o->prefix == NULL && (o->closed != NULL || o->copied))) {
+        return 1; /* the worker writes the records */
+    }
+    (void)close_current(ctx, o, 0); /* an empty bulk: dropped, id kept */
+    ob = sl_calloc(1, sizeof(*ob));
+    ob->id = o->prefix != NULL ? sl_asprintf("%s%u", o->prefix, o->next)
+                               : sl_strdup(o->id);
+    rc = ctx->b->ops->output_open_copy(
+        ctx->conn, o->store, ob->id, ib->handle, &ob->handle, &err);
+    if (rc != 0) {
+        sl_task_set_message(
+            ctx, "output '%s' %s/%s: %s", slot, o->store, ob->id, err.message);
+        out_bulk_free(ctx, ob);
+        return rc;
+    }
+    ob->count = sl_bulk_reader_count(in);
+    ob->next = o->closed;
+    o->closed = ob;
+    o->next++;
+    o->copied = o->prefix == NULL;
+    return 0;
 }
 
 int

@@ -104,6 +104,24 @@ local_output_open(void *conn,
 }
 
 static int
+local_output_open_copy(void *conn,
+                       const char *store,
+                       const char *id,
+                       void *in_handle,
+                       void **handle,
+                       struct sl_err *err)
+{
+    struct local *l = conn;
+    struct sl_obj_writer *w = NULL;
+    int rc = sl_obj_writer_open_copy(l->store, store, id, in_handle, &w, err);
+
+    if (rc == 0) {
+        *handle = w;
+    }
+    return rc;
+}
+
+static int
 local_output_commit(void *conn, void *handle, struct sl_err *err)
 {
     (void)conn;
@@ -161,6 +179,7 @@ static const struct sl__wk_ops local_ops = {
     local_event,
     local_wait_work,
     local_output_seal,
+    local_output_open_copy,
 };
 
 struct sl__wk_backend *

@@ -540,6 +540,7 @@ static const struct sl__wk_ops remote_ops = {
     remote_event,
     NULL,
     NULL, /* output_seal: the unlinked temporary file is the data */
+    NULL, /* output_open_copy: the worker writes the records */
 };
 
 struct sl__wk_backend *

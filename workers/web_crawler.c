@@ -2926,6 +2926,56 @@ fetch_input(void *arg, struct sl_bulk_reader *r)
     return rc;
 }
 
+/*
+ * When every record of the task's one input has its content already (the
+ * crawler's HTML pages), the input is the output: shared, not copied
+ * (sl_task_output_copy_input).  The scan stops at the first record
+ * without content; anything it cannot read is left to the regular pass,
+ * which reports it.  Returns 1 when shared, 0 when not, <0 on an error
+ * of the store.
+ */
+static int
+share_complete_input(struct crawl *c)
+{
+    struct sl_bulk_reader *r = NULL;
+    struct sl_err err;
+    const char *text = NULL;
+    size_t len = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (sl_task_input_count(c->ctx, SLOT_FETCH) != 1 ||
+        sl_task_input_open(c->ctx, SLOT_FETCH, 0, &r) != 0) {
+        return 0;
+    }
+    while ((rc = sl_bulk_reader_next_raw(r, &text, &len, &err)) == 1) {
+        const char *name = NULL;
+        uint64_t size = 0;
+
+        if (sl_bulk_reader_attachment_next(r, &name, &size, &err) != 1 ||
+            strcmp(name, CONTENT_ATT) != 0 ||
+            sl_bulk_reader_skip_attachments(r, NULL, &err) != 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0) {
+        rc = sl_task_output_copy_input(c->ctx, SLOT_FETCHED, r);
+        if (rc == 0) {
+            sl_task_counter_add(
+                c->ctx, "records.passed", (double)sl_bulk_reader_count(r));
+            sl_task_counter_add(c->ctx, "bulks.shared", 1);
+            rc = 1;
+        } else if (rc == 1) {
+            rc = 0;
+        }
+    } else {
+        rc = 0;
+    }
+    sl_task_input_close(c->ctx, r);
+    return rc;
+}
+
 static int
 web_fetch_perform(struct sl_task_ctx *ctx)
 {
@@ -2938,7 +2988,12 @@ web_fetch_perform(struct sl_task_ctx *ctx)
         res = rc == SL_EINVAL ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
     } else {
         c.robots = 0; /* the crawler checked; the fetcher only fetches */
-        res = sl_task_input_each_raw(ctx, SLOT_FETCH, fetch_input, &c);
+        rc = share_complete_input(&c);
+        if (rc < 0) {
+            res = SL_WORKER_RECOVERABLE;
+        } else if (rc == 0) {
+            res = sl_task_input_each_raw(ctx, SLOT_FETCH, fetch_input, &c);
+        }
     }
     if (res == SL_WORKER_OK) {
         rc = crawl_loop(&c);

@@ -218,6 +218,22 @@ int sl_task_input_each_raw(struct sl_task_ctx *ctx,
 int sl_task_output_writer(struct sl_task_ctx *ctx,
                           const char *slot,
                           struct sl_bulk_writer **w);
+/**
+ * @brief Let input bulk @p in (open in this task, read to its verified
+ * end: the worker checked every record and passes all of them on
+ * unchanged) be the next output bulk of @p slot, shared instead of
+ * written again where the backend can (the object store's hard link).
+ * The bulk is committed with the other outputs (an empty one never is).
+ * A single (not multiple) slot takes no more records after it.
+ * @return 0; 1 when the worker must write the records itself (the slot's
+ * current bulk has records already, a single slot was written before, or
+ * the backend cannot share: REST workers); SL_ENOENT (slot not connected)
+ * or SL_EINVAL (@p in not open or not at its end) with the task message
+ * set; or an error of the store.
+ */
+int sl_task_output_copy_input(struct sl_task_ctx *ctx,
+                              const char *slot,
+                              struct sl_bulk_reader *in);
 /** @brief 1 when output @p slot is connected in this task (it has an
  * output to write), else 0.  Writes nothing. */
 int sl_task_output_connected(struct sl_task_ctx *ctx, const char *slot);

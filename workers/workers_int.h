@@ -72,6 +72,15 @@ struct sl__wk_ops {
      * what writing needs (its descriptor) until output_commit or
      * output_free.  NULL: the output keeps them until then. */
     int (*output_seal)(void *conn, void *handle, struct sl_err *err);
+    /* Optional: a sealed output (*handle as for output_open) whose data is
+     * input @in_handle's object, all of it, shared where the store can.
+     * NULL: the worker writes the records itself. */
+    int (*output_open_copy)(void *conn,
+                            const char *store,
+                            const char *id,
+                            void *in_handle,
+                            void **handle,
+                            struct sl_err *err);
 };
 
 struct sl__wk_backend {

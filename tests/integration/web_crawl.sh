@@ -6,7 +6,9 @@
 #    links, <base>, fragments, a redirect, non-HTML resources) is in the
 #    index exactly once; the redirect loop, the page over maxSize, the 404
 #    and the rel=nofollow link are not; nothing under /private/ (robots.txt)
-#    was requested, robots.txt was requested once, every page once;
+#    was requested, robots.txt was requested once, every page once; the
+#    deltaChecker and the webFetcher share bulks of HTML pages they pass
+#    on unchanged instead of copying them;
 # 2. a re-crawl with no change pushes nothing;
 # 3. a changed and a removed page: updated and deleted (strategy full);
 # 4. maxCrawlDepth 1 in another source: only the start page and its links;
@@ -48,6 +50,10 @@ grep -q " /p/nofollow.html$" "$SITE_LOG" && fail "a rel=nofollow link was follow
 expect_counter links.skipped.tooLarge = 1 "the page over maxSize is counted"
 expect_counter links.failed.client -ge 1 "the 404 is counted"
 expect_counter links.redirected -ge 2 "redirects are followed as links"
+shared=$(jq '[.worker["1_deltaChecker"]["bulks.shared"] // 0, .worker["2_webFetcher"]["bulks.shared"] // 0] | min' "$RUNJSON")
+[ "$shared" -ge 1 ] &&
+    ok "bulks whose records all pass on unchanged are shared, not copied, by the deltaChecker and the webFetcher ($shared or more each)" ||
+    fail "bulks.shared: $(jq -c '[.worker[] | .["bulks.shared"]]' "$RUNJSON")"
 grep -q " /loop/a$" "$SITE_LOG" && [ "$(requests /loop/a)" = 1 ] &&
     ok "the redirect loop ends at the visited links" ||
     fail "loop requests: $(grep -c ' /loop/' "$SITE_LOG")"

@@ -681,6 +681,130 @@ test_obj_conflict(void **state)
     assert_string_equal(list_ids(f->o, "s", NULL), "a\nc/d\ne\ng/h\n");
 }
 
+/* Inode of @p path, 0 if it does not exist. */
+static ino_t
+inode(const char *path)
+{
+    struct stat st;
+
+    return lstat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+/* Text of object @p id of store "s" (up to 255 bytes). */
+static const char *
+object_text(struct sl_obj *o, const char *id)
+{
+    static char buf[256];
+    struct sl_obj_reader *r = NULL;
+    size_t n = 0;
+
+    assert_int_equal(sl_obj_reader_open(o, "s", id, &r, NULL), 0);
+    assert_int_equal(sl_obj_reader_read(r, buf, sizeof(buf) - 1, &n, NULL), 0);
+    buf[n] = '\0';
+    sl_obj_reader_free(r);
+    return buf;
+}
+
+/*
+ * Writers that start from a file or another object: the data is shared
+ * (a hard link) when it can be, copied when not (a file with no name left
+ * cannot be linked), comes sealed, is published by the commit only, and
+ * discarded by a free; the source's later fate does not change it.
+ */
+static void
+test_obj_open_file_and_copy(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_obj_writer *w = NULL;
+    struct sl_obj_reader *r = NULL;
+    struct sl_err err;
+    char path[700];
+    char tmp[700];
+    char obj[700];
+    ino_t file_ino = 0;
+    int fds[2];
+    int fd = -1;
+
+    (void)snprintf(tmp, sizeof(tmp), "%s/.tmp", f->root);
+    assert_int_equal(sl_obj_store_create(f->o, "s", NULL, &err), 0);
+
+    /* a file with a name: linked, sealed, invisible until the commit */
+    (void)snprintf(path, sizeof(path), "%s/file", f->outside);
+    write_file(path, "file data");
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(sl_obj_writer_open_file(f->o, "s", "a/f", fd, &w, &err),
+                     0);
+    assert_int_equal(sl_obj_writer_size(w), 9);
+    assert_int_equal(sl_obj_writer_write(w, "x", 1, &err), SL_EBADSTATE);
+    assert_string_equal(list_ids(f->o, "s", NULL), "");
+    assert_int_equal(sl_obj_writer_commit(w, NULL, &err), 0);
+    sl_obj_writer_free(w);
+    (void)snprintf(obj, sizeof(obj), "%s/s/a/f", f->root);
+    assert_true(inode(obj) == inode(path));
+    assert_string_equal(object_text(f->o, "a/f"), "file data");
+    assert_int_equal(count_entries(tmp), 0);
+
+    (void)close(fd);
+
+    /* a file with no name left: copied */
+    (void)snprintf(path, sizeof(path), "%s/nameless", f->outside);
+    write_file(path, "no name");
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    file_ino = inode(path);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(sl_obj_writer_open_file(f->o, "s", "a/g", fd, &w, &err),
+                     0);
+    assert_int_equal(sl_obj_writer_commit(w, NULL, &err), 0);
+    sl_obj_writer_free(w);
+    (void)close(fd);
+    (void)snprintf(obj, sizeof(obj), "%s/s/a/g", f->root);
+    assert_true(inode(obj) != 0);
+    assert_true(inode(obj) != file_ino);
+    assert_string_equal(object_text(f->o, "a/g"), "no name");
+
+    /* an object: shared; replacing or deleting the source keeps it */
+    assert_int_equal(sl_obj_reader_open(f->o, "s", "a/f", &r, &err), 0);
+    assert_int_equal(sl_obj_writer_open_copy(f->o, "s", "b", r, &w, &err), 0);
+    sl_obj_reader_free(r);
+    assert_int_equal(sl_obj_writer_commit(w, NULL, &err), 0);
+    sl_obj_writer_free(w);
+    (void)snprintf(path, sizeof(path), "%s/s/a/f", f->root);
+    (void)snprintf(obj, sizeof(obj), "%s/s/b", f->root);
+    assert_true(inode(obj) == inode(path));
+    assert_int_equal(put(f->o, "s", "a/f", 3, 1, NULL, &err), 0);
+    assert_string_equal(object_text(f->o, "b"), "file data");
+    assert_int_equal(sl_obj_delete(f->o, "s", "a/f", &err), 0);
+    assert_string_equal(object_text(f->o, "b"), "file data");
+
+    /* freed before the commit: nothing published, no shadow left */
+    assert_int_equal(sl_obj_reader_open(f->o, "s", "b", &r, &err), 0);
+    assert_int_equal(sl_obj_writer_open_copy(f->o, "s", "c", r, &w, &err), 0);
+    sl_obj_reader_free(r);
+    sl_obj_writer_free(w);
+    assert_string_equal(list_ids(f->o, "s", NULL), "a/g\nb\n");
+    assert_int_equal(count_entries(tmp), 0);
+
+    /* the conflict rule holds; a pipe is not a file */
+    fd = open(obj, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(sl_obj_writer_open_file(f->o, "s", "a", fd, &w, &err),
+                     SL_ECONFLICT);
+    assert_null(w);
+    assert_int_equal(sl_obj_writer_open_file(f->o, "s", "b/c", fd, &w, &err),
+                     SL_ECONFLICT);
+    (void)close(fd);
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(sl_obj_writer_open_file(f->o, "s", "p", fds[0], &w, &err),
+                     SL_EINVAL);
+    assert_non_null(strstr(err.message, "not a regular file"));
+    (void)close(fds[0]);
+    (void)close(fds[1]);
+    assert_int_equal(count_entries(tmp), 0);
+    assert_string_equal(list_ids(f->o, "s", NULL), "a/g\nb\n");
+}
+
 static void
 test_obj_bad_names(void **state)
 {
@@ -1016,6 +1140,8 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_obj_killed_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_obj_conflict, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_obj_open_file_and_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_obj_bad_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_obj_symlinks, setup, teardown),
         cmocka_unit_test_setup_teardown(

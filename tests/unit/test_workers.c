@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include "workers/workers_int.h"
 #include "wk_fixture.h"
@@ -409,21 +410,20 @@ test_workers_next_needs_multiple(void **state)
     json_decref(task);
 }
 
+/* Write bulk "in/1" of store "s" with @n records. */
 static void
-test_workers_input_counters(void **state)
+write_input(struct fixture *f, int n)
 {
-    struct fixture *f = *state;
     struct sl_obj_writer *w = NULL;
     struct sl_bulk_writer *bw = NULL;
     struct sl_record *rec = NULL;
     struct sl_sink sink;
-    json_t *r = NULL;
     int i = 0;
 
     assert_int_equal(sl_obj_writer_open(f->store, "s", "in/1", &w, NULL), 0);
     sl_obj_writer_sink(w, &sink);
     assert_int_equal(sl_bulk_writer_new(&sink, &bw), 0);
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < n; i++) {
         rec = sl_record_new("x");
         assert_int_equal(sl_bulk_writer_add(bw, rec), 0);
         sl_record_free(rec);
@@ -432,10 +432,207 @@ test_workers_input_counters(void **state)
     assert_int_equal(sl_obj_writer_commit(w, NULL, NULL), 0);
     sl_bulk_writer_free(bw);
     sl_obj_writer_free(w);
+}
 
+static void
+test_workers_input_counters(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = NULL;
+
+    write_input(f, 4);
     r = run(f, "{\"read\": 1}", 0, 0);
     assert_string_equal(status(r), "SUCCESSFUL");
     assert_int_equal(counter(r, "input.in.recordCount"), 4);
+    json_decref(r);
+}
+
+/*
+ * sl_task_output_copy_input, driven by the parameters: "pre" records are
+ * written to "slot" first, the input is read to its end (or one record
+ * with "part" 1), the copy must return "expect", then "post" records are
+ * written (the writer must return "post_rc"); "fail" 1 fails the task.
+ */
+static int
+copier_perform(struct sl_task_ctx *ctx)
+{
+    const char *slot = sl_task_param_str(ctx, "slot");
+    struct sl_bulk_writer *w = NULL;
+    struct sl_bulk_reader *r = NULL;
+    struct sl_record *rec = NULL;
+    uint64_t v[6] = {0};
+    static const char *const names[6] = {
+        "pre", "part", "expect", "post", "post_rc", "fail"};
+    uint64_t i = 0;
+    int rc = 0;
+
+    for (i = 0; i < 6; i++) {
+        assert_int_equal(sl_task_param_u64(ctx, names[i], 0, &v[i]), 0);
+    }
+    for (i = 0; i < v[0]; i++) {
+        assert_int_equal(sl_task_output_writer(ctx, slot, &w), 0);
+        rec = sl_record_new("pre");
+        assert_int_equal(sl_bulk_writer_add(w, rec), 0);
+        sl_record_free(rec);
+    }
+    assert_int_equal(sl_task_input_open(ctx, "in", 0, &r), 0);
+    do {
+        rc = sl_bulk_reader_next(r, &rec, NULL);
+        sl_record_free(rec);
+        rec = NULL;
+    } while (rc == 1 && !v[1]);
+    /* "expect" is the negated code for errors: params are unsigned */
+    rc = sl_task_output_copy_input(ctx, slot, r);
+    assert_int_equal(rc < 0 ? (uint64_t)-rc : (uint64_t)rc, v[2]);
+    for (i = 0; i < v[3]; i++) {
+        rc = sl_task_output_writer(ctx, slot, &w);
+        assert_int_equal(rc < 0 ? (uint64_t)-rc : (uint64_t)rc, v[4]);
+        if (rc == 0) {
+            rec = sl_record_new("post");
+            assert_int_equal(sl_bulk_writer_add(w, rec), 0);
+            sl_record_free(rec);
+        }
+    }
+    return v[5] ? SL_WORKER_RECOVERABLE : SL_WORKER_OK;
+}
+
+static const struct sl_worker_type copier = {
+    SL_WORKER_ABI_VERSION,
+    "copier",
+    "{\"name\": \"copier\"}",
+    copier_perform,
+    NULL,
+};
+
+static json_t *
+run_copier(struct fixture *f, const char *params)
+{
+    json_t *task = json_pack("{s:s, s:o, s:{s:[{s:s, s:s}]},"
+                             " s:{s:[{s:s, s:s}], s:[{s:s, s:s}]}}",
+                             "taskId",
+                             "c1",
+                             "parameters",
+                             json_loads(params, 0, NULL),
+                             "input",
+                             "in",
+                             "store",
+                             "s",
+                             "id",
+                             "in/1",
+                             "output",
+                             "out",
+                             "store",
+                             "s",
+                             "id",
+                             "out/1",
+                             "multi",
+                             "store",
+                             "s",
+                             "id",
+                             "multi/x/0");
+    struct sl_task_ctx *ctx =
+        sl__task_ctx_new(f->b, f->b->impl, &copier, 0, task);
+    json_t *r = sl__task_ctx_run(ctx);
+
+    sl__task_ctx_free(ctx);
+    json_decref(task);
+    return r;
+}
+
+/* Inode of object @id of store "s" in the fixture's directory, 0 if none. */
+static ino_t
+inode_of(const struct fixture *f, const char *id)
+{
+    char *path = sl_asprintf("%s/s/%s", f->dir, id);
+    struct stat st;
+    ino_t ino = 0;
+
+    if (stat(path, &st) == 0) {
+        ino = st.st_ino;
+    }
+    sl_free(path);
+    return ino;
+}
+
+/* An input passed on as it is becomes the output without a copy (a hard
+ * link: the same inode), committed with the task, counted; the input stays. */
+static void
+test_workers_copy_input_shared(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = NULL;
+
+    write_input(f, 3);
+    r = run_copier(f, "{\"slot\": \"out\", \"post\": 1, \"post_rc\": 40001}");
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(records_in(f, "out/1"), 3);
+    assert_int_equal(records_in(f, "in/1"), 3);
+    assert_true(inode_of(f, "out/1") != 0);
+    assert_true(inode_of(f, "out/1") == inode_of(f, "in/1"));
+    assert_int_equal(counter(r, "output.out.recordCount"), 3);
+    assert_int_equal(counter(r, "input.in.recordCount"), 3);
+    json_decref(r);
+
+    /* deleting the input keeps the output */
+    assert_int_equal(sl_obj_delete(f->store, "s", "in/1", NULL), 0);
+    assert_int_equal(records_in(f, "out/1"), 3);
+}
+
+/* A multiple slot: the copy is one bulk, records written after it go to
+ * the next; one written before keeps the worker writing (1). */
+static void
+test_workers_copy_input_multiple(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = NULL;
+
+    write_input(f, 2);
+    r = run_copier(f, "{\"slot\": \"multi\", \"post\": 3}");
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(records_in(f, "multi/x/0"), 2);
+    assert_int_equal(records_in(f, "multi/x/1"), 3);
+    assert_int_equal(records_in(f, "multi/x/2"), -1);
+    assert_int_equal(counter(r, "output.multi.recordCount"), 5);
+    json_decref(r);
+
+    r = run_copier(f, "{\"slot\": \"out\", \"pre\": 1, \"expect\": 1}");
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(records_in(f, "out/1"), 1);
+    assert_true(inode_of(f, "out/1") != inode_of(f, "in/1"));
+    json_decref(r);
+}
+
+/* Refused: an input not read to its end, a slot that is not connected;
+ * an empty input makes no output; a failed task commits nothing. */
+static void
+test_workers_copy_input_refused(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = NULL;
+
+    write_input(f, 2);
+    r = run_copier(f,
+                   "{\"slot\": \"out\", \"part\": 1, \"expect\": 22,"
+                   " \"post\": 1}");
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(records_in(f, "out/1"), 1);
+    assert_true(inode_of(f, "out/1") != inode_of(f, "in/1"));
+    json_decref(r);
+    assert_int_equal(sl_obj_delete(f->store, "s", "out/1", NULL), 0);
+
+    r = run_copier(f, "{\"slot\": \"nope\", \"expect\": 2}");
+    assert_string_equal(status(r), "SUCCESSFUL");
+    json_decref(r);
+
+    r = run_copier(f, "{\"slot\": \"out\", \"fail\": 1}");
+    assert_string_equal(status(r), "RECOVERABLE_ERROR");
+    assert_int_equal(records_in(f, "out/1"), -1);
+    json_decref(r);
+
+    write_input(f, 0);
+    r = run_copier(f, "{\"slot\": \"out\"}");
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(records_in(f, "out/1"), -1);
     json_decref(r);
 }
 
@@ -593,6 +790,12 @@ main(void)
             test_workers_next_needs_multiple, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_workers_input_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_copy_input_shared, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_copy_input_multiple, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_copy_input_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_workers_missing_input, setup, teardown),
         cmocka_unit_test_setup_teardown(
