@@ -5,9 +5,11 @@
  * (http.shutdownGraceSeconds) and closes every file before exiting.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -20,6 +22,26 @@
 #include "jobmanager/jobmanager.h"
 #include "objectstore/objectstore.h"
 #include "workers/workers.h"
+
+/*
+ * Free memory at the top of a malloc heap is given back to the kernel
+ * only above this size.  glibc's default adapts between 128 KiB and 64 MiB
+ * as big blocks come and go; with the indexWriter's SQLite allocations it
+ * kept growing and trimming the heaps, and the page faults of growing
+ * them again cost 3-5% of a web crawl's CPU.  A fixed threshold (which
+ * also fixes the mmap threshold at 128 KiB) did not raise the peak RSS
+ * on that bench (docs/performance.md).  GLIBC_TUNABLES, when set, wins.
+ */
+#define TRIM_THRESHOLD (8 << 20)
+
+static void
+tune_malloc(void)
+{
+    if (getenv("GLIBC_TUNABLES") == NULL &&
+        mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1) {
+        SL_WARN("serve: mallopt(M_TRIM_THRESHOLD) refused");
+    }
+}
 
 static void
 usage(FILE *out)
@@ -390,6 +412,7 @@ sl_cli_serve_main(int argc, char **argv)
     (void)sl_log_level_parse(cfg.log_level, &level);
     sl_log_set_level(level);
     (void)signal(SIGPIPE, SIG_IGN);
+    tune_malloc();
 
     rc = sl_mkdirs(cfg.data_dir, &err);
     if (rc != 0) {
