@@ -6,6 +6,7 @@
 #include "bulkbuilder/bulkbuilder.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -273,7 +274,14 @@ journal_open(struct sl_bb *bb, struct job *j, int slot, struct sl_err *err)
         return 0;
     }
     path = journal_path(j, slot);
-    jr->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* A name left there is stale: recover_journals took every journal at
+     * start, and a seal whose unlink failed left a name of a sealed bulk,
+     * which may be an object in the store by now (a hard link): drop the
+     * name, never truncate what it names. */
+    if (unlink(path) != 0 && errno != ENOENT) {
+        SL_WARN("bulkbuilder: %s: %s", path, strerror(errno));
+    }
+    jr->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (jr->fd < 0) {
         rc = sl_err_set(
             err, -errno, "job", "journal %s: %s", path, strerror(errno));
@@ -338,7 +346,11 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
             src = -errno;
         }
         if (src == 0) {
-            (void)unlink(from);
+            if (unlink(from) != 0) {
+                SL_WARN("bulkbuilder: %s: %s (the next journal removes it)",
+                        from,
+                        strerror(errno));
+            }
             sealed = 1;
             goto closed;
         }
@@ -422,11 +434,23 @@ recover_journals(struct sl_bb *bb, struct job *j)
     for (i = 0; i < NSLOTS; i++) {
         struct journal *jr = &j->jr[i];
         char *path = journal_path(j, i);
+        struct stat st;
         uint64_t good = 0;
         uint64_t n = 0;
 
         jr->fd = open(path, O_RDWR | O_CLOEXEC);
         if (jr->fd < 0) {
+            sl_free(path);
+            continue;
+        }
+        if (fstat(jr->fd, &st) == 0 && st.st_nlink > 1) {
+            /* Sealed already (linked as a bulk, which the store may share
+             * by now): the crash came before its journal name was
+             * removed.  Recovering it would cut the bulk's trailer off. */
+            SL_INFO("bulkbuilder: %s was sealed already; name removed", path);
+            (void)close(jr->fd);
+            jr->fd = -1;
+            (void)unlink(path);
             sl_free(path);
             continue;
         }
@@ -727,6 +751,12 @@ copy_to_store(struct sl_bb *bb,
     }
     sl_obj_writer_free(w);
     (void)close(fd);
+    if (rc != 0 && err != NULL) {
+        char *why = sl_strdup(err->message);
+
+        (void)sl_err_set(err, rc, "bulk", "%s: %s", path, why);
+        sl_free(why);
+    }
     return rc;
 }
 

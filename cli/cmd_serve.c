@@ -30,14 +30,17 @@
  * kept growing and trimming the heaps, and the page faults of growing
  * them again cost 3-5% of a web crawl's CPU.  A fixed threshold (which
  * also fixes the mmap threshold at 128 KiB) did not raise the peak RSS
- * on that bench (docs/performance.md).  GLIBC_TUNABLES, when set, wins.
+ * on that bench (docs/performance.md).  Malloc settings in GLIBC_TUNABLES
+ * win.
  */
 #define TRIM_THRESHOLD (8 << 20)
 
 static void
 tune_malloc(void)
 {
-    if (getenv("GLIBC_TUNABLES") == NULL &&
+    const char *t = getenv("GLIBC_TUNABLES");
+
+    if ((t == NULL || strstr(t, "glibc.malloc.") == NULL) &&
         mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1) {
         SL_WARN("serve: mallopt(M_TRIM_THRESHOLD) refused");
     }

@@ -66,6 +66,7 @@ struct fs_writer {
     int fd;          /* the shadow file, -1 once closed */
     int sealed;      /* 1 after the seal: written, fd closed */
     int committed;   /* 1 after the rename */
+    int shared;      /* the shadow is a hard link of a caller's file */
     char shadow[37]; /* shadow file name in .tmp (a UUID) */
     char *store;     /* copies, for the commit and messages */
     char *id;
@@ -1580,10 +1581,16 @@ fs_writer_open_file(void *ctx,
     (void)snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
     if (linkat(AT_FDCWD, path, fs->tmp_fd, fw->shadow, AT_SYMLINK_FOLLOW) !=
         0) {
+        SL_DEBUG("object store: object '%s' of store '%s' is copied, not "
+                 "linked: %s",
+                 id,
+                 store,
+                 strerror(errno));
         fs_writer_free(fw);
         return 1;
     }
     fw->sealed = 1;
+    fw->shared = 1;
     *wctx = fw;
     return 0;
 }
@@ -1682,6 +1689,11 @@ resolved:
     }
     if (renameat(fs->tmp_fd, fw->shadow, walk_parent(&w), walk_last(&w)) == 0) {
         fw->committed = 1;
+        if (fw->shared) {
+            /* renaming a link over another link of the same file does
+             * nothing (POSIX): the shadow name would stay behind */
+            (void)unlinkat(fs->tmp_fd, fw->shadow, 0);
+        }
         goto out;
     }
     e = errno;

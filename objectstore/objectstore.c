@@ -342,6 +342,13 @@ open_copied(struct sl_obj *o,
     return 0;
 }
 
+/* The file a copy reads, and the object it is for (messages). */
+struct fd_src {
+    int fd;
+    const char *store;
+    const char *id;
+};
+
 static int
 fd_read_at(void *src,
            uint64_t off,
@@ -350,17 +357,20 @@ fd_read_at(void *src,
            size_t *n,
            struct sl_err *err)
 {
-    const int *fd = src;
+    const struct fd_src *f = src;
     ssize_t got = 0;
 
     do {
-        got = pread(*fd, buf, cap, (off_t)off);
+        got = pread(f->fd, buf, cap, (off_t)off);
     } while (got < 0 && errno == EINTR);
     if (got < 0) {
         return sl_err_set(err,
                           sl_err_from_errno(errno),
                           NULL,
-                          "cannot read the file to store: %s",
+                          "cannot read the file to store as object '%s' "
+                          "of store '%s': %s",
+                          f->id,
+                          f->store,
                           strerror(errno));
     }
     *n = (size_t)got;
@@ -404,7 +414,11 @@ sl_obj_writer_open_file(struct sl_obj *o,
             return rc;
         }
     }
-    return open_copied(o, store, id, fd_read_at, &fd, out, err);
+    {
+        struct fd_src src = {fd, store, id};
+
+        return open_copied(o, store, id, fd_read_at, &src, out, err);
+    }
 }
 
 static int

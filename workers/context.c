@@ -413,16 +413,25 @@ sl_task_input_close(struct sl_task_ctx *ctx, struct sl_bulk_reader *r)
         struct in_bulk *in = *pp;
 
         *pp = in->next;
-        /* A bulk read twice (deltaChecker's two passes) counts once. */
+        /* A bulk read twice (the deltaChecker's two passes, the
+         * webFetcher's scan that may stop early) counts once, as far as
+         * the furthest read got. */
         (void)snprintf(name, sizeof(name), "%s/%zu", in->slot, in->index);
         if (ctx->counted == NULL) {
             ctx->counted = json_object();
         }
-        if (json_object_get(ctx->counted, name) == NULL) {
-            (void)json_object_set_new(ctx->counted, name, json_true());
-            (void)snprintf(
-                name, sizeof(name), "input.%s.recordCount", in->slot);
-            sl_task_counter_add(ctx, name, (double)sl_bulk_reader_count(r));
+        {
+            json_int_t before =
+                json_integer_value(json_object_get(ctx->counted, name));
+            json_int_t now = (json_int_t)sl_bulk_reader_count(r);
+
+            if (now > before || json_object_get(ctx->counted, name) == NULL) {
+                (void)json_object_set_new(
+                    ctx->counted, name, json_integer(now));
+                (void)snprintf(
+                    name, sizeof(name), "input.%s.recordCount", in->slot);
+                sl_task_counter_add(ctx, name, (double)(now - before));
+            }
         }
         sl_bulk_reader_free(in->reader);
         ctx->b->ops->input_close(in->handle);

@@ -2961,10 +2961,12 @@ share_complete_input(struct crawl *c)
     }
     if (rc == 0) {
         rc = sl_task_output_copy_input(c->ctx, SLOT_FETCHED, r);
-        if (rc == 0) {
+        if (rc == 0 && sl_bulk_reader_count(r) > 0) {
             sl_task_counter_add(
                 c->ctx, "records.passed", (double)sl_bulk_reader_count(r));
             sl_task_counter_add(c->ctx, "bulks.shared", 1);
+        }
+        if (rc == 0) {
             rc = 1;
         } else if (rc == 1) {
             rc = 0;

@@ -208,8 +208,9 @@ int sl_task_input_each_raw(struct sl_task_ctx *ctx,
 /**
  * @brief Writer of the current output bulk of @p slot, created on first use
  * for the task's pre-assigned object id.
- * @param[out] w borrowed, valid until sl_task_output_next on the slot or
- * the end of perform.  Do not finish or free it.
+ * @param[out] w borrowed, valid until sl_task_output_next or
+ * sl_task_output_copy_input on the slot, or the end of perform.  Do not
+ * finish or free it.
  * @return 0, SL_ENOENT (the slot has no output in this task: not
  * connected), SL_EIO etc.
  * @note Outputs are committed only when perform returns SL_WORKER_OK (for
@@ -224,7 +225,9 @@ int sl_task_output_writer(struct sl_task_ctx *ctx,
  * unchanged) be the next output bulk of @p slot, shared instead of
  * written again where the backend can (the object store's hard link).
  * The bulk is committed with the other outputs (an empty one never is).
- * A single (not multiple) slot takes no more records after it.
+ * A single (not multiple) slot takes no more records after it; a writer
+ * of the slot's (empty) current bulk is no longer valid.
+ * @param[in] in borrowed: the caller still closes it.
  * @return 0; 1 when the worker must write the records itself (the slot's
  * current bulk has records already, a single slot was written before, or
  * the backend cannot share: REST workers); SL_ENOENT (slot not connected)

@@ -135,6 +135,25 @@ req GET /smila/index/default/done-1
 expect_status 404 "a bulk marked done is not committed again"
 [ -z "$(ls "$JD" | grep -E '^0+90[01]')" ] && ok "both bulks' files are gone" || fail "left: $(ls "$JD")"
 
+# ---- a crash between a seal's link and the removal of the journal's name:
+# the journal is a second name of the sealed bulk, which the store may
+# share by now (a hard link).  At start the name is dropped; recovering it
+# would cut the bulk's trailer off, in the store's object too, and commit
+# its records in a second bulk.
+stop_server
+printf '{"_recordid": "seal-1", "text": "victor sealed"}\n{"_recordid": "seal-2", "text": "victor sealed"}\n' >"$TMP/sealed.jsonl"
+"$SLUICE" bulk from-jsonl "$TMP/sealed.jsonl" "$JD/00000000000000000902-insertedRecords.bulk"
+[ -e "$JD/open-insertedRecords.journal" ] && fail "a journal was open before the planting"
+ln "$JD/00000000000000000902-insertedRecords.bulk" "$JD/open-insertedRecords.journal"
+start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+wait_indexed || fail "the processing job did not catch up after the restart"
+req GET /smila/index/default/seal-2
+expect_jq '.text == "victor sealed"' "a bulk sealed just before a crash is committed"
+grep -q "recovered 2 record(s)" "$TMP/server.log" &&
+    fail "the journal name of a sealed bulk was recovered as a journal: $(grep bulkbuilder "$TMP/server.log")" ||
+    ok "the journal name of a sealed bulk is dropped, not recovered again"
+[ -z "$(ls "$JD" | grep -E '^0+90[23]|journal')" ] && ok "no bulk or journal file is left" || fail "left: $(ls "$JD")"
+
 # ---- a crawl run that ends seals the open bulk its updatePusher pushed
 # into (the run end hook): the time limit is an hour, so without the seal
 # its records would wait in the journal

@@ -745,6 +745,15 @@ test_obj_open_file_and_copy(void **state)
     assert_string_equal(object_text(f->o, "a/f"), "file data");
     assert_int_equal(count_entries(tmp), 0);
 
+    /* the same file again over it (a retried commit): renaming a link over
+     * a link of the same file does nothing, the shadow must still go */
+    assert_int_equal(sl_obj_writer_open_file(f->o, "s", "a/f", fd, &w, &err),
+                     0);
+    assert_int_equal(sl_obj_writer_commit(w, NULL, &err), 0);
+    sl_obj_writer_free(w);
+    assert_int_equal(count_entries(tmp), 0);
+    assert_string_equal(object_text(f->o, "a/f"), "file data");
+
     (void)close(fd);
 
     /* a file with no name left: copied */

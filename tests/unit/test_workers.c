@@ -375,6 +375,43 @@ test_workers_closed_bulks_discarded(void **state)
     json_decref(r);
 }
 
+/* Run @perform (worker type "t") on @task (taken over); the result. */
+static json_t *
+run_perform(struct fixture *f,
+            int (*perform)(struct sl_task_ctx *),
+            json_t *task)
+{
+    const struct sl_worker_type t = {
+        SL_WORKER_ABI_VERSION, "t", "{\"name\": \"t\"}", perform, NULL};
+    struct sl_task_ctx *ctx = sl__task_ctx_new(f->b, f->b->impl, &t, 0, task);
+    json_t *r = sl__task_ctx_run(ctx);
+
+    sl__task_ctx_free(ctx);
+    json_decref(task);
+    return r;
+}
+
+/* Task @task_id with one bulk @id of store "s" in slot @slot of @kind
+ * ("input" or "output"). */
+static json_t *
+one_slot_task(const char *task_id,
+              const char *kind,
+              const char *slot,
+              const char *id)
+{
+    return json_pack("{s:s, s:{s:[{s:s, s:s, s:s}]}}",
+                     "taskId",
+                     task_id,
+                     kind,
+                     slot,
+                     "bucket",
+                     "b",
+                     "store",
+                     "s",
+                     "id",
+                     id);
+}
+
 /* next on a slot that is not multiple is refused (the worker then fails). */
 static int
 next_on_single(struct sl_task_ctx *ctx)
@@ -387,27 +424,11 @@ next_on_single(struct sl_task_ctx *ctx)
 static void
 test_workers_next_needs_multiple(void **state)
 {
-    static const struct sl_worker_type t = {
-        SL_WORKER_ABI_VERSION, "t", "{\"name\": \"t\"}", next_on_single, NULL};
-    struct fixture *f = *state;
-    json_t *task = json_pack("{s:s, s:{s:[{s:s, s:s, s:s}]}}",
-                             "taskId",
-                             "t2",
-                             "output",
-                             "out",
-                             "bucket",
-                             "b",
-                             "store",
-                             "s",
-                             "id",
-                             "single");
-    struct sl_task_ctx *ctx = sl__task_ctx_new(f->b, f->b->impl, &t, 0, task);
-    json_t *r = sl__task_ctx_run(ctx);
+    json_t *r = run_perform(
+        *state, next_on_single, one_slot_task("t2", "output", "out", "single"));
 
     assert_string_equal(status(r), "SUCCESSFUL");
     json_decref(r);
-    sl__task_ctx_free(ctx);
-    json_decref(task);
 }
 
 /* Write bulk "in/1" of store "s" with @n records. */
@@ -496,14 +517,6 @@ copier_perform(struct sl_task_ctx *ctx)
     return v[5] ? SL_WORKER_RECOVERABLE : SL_WORKER_OK;
 }
 
-static const struct sl_worker_type copier = {
-    SL_WORKER_ABI_VERSION,
-    "copier",
-    "{\"name\": \"copier\"}",
-    copier_perform,
-    NULL,
-};
-
 static json_t *
 run_copier(struct fixture *f, const char *params)
 {
@@ -530,13 +543,8 @@ run_copier(struct fixture *f, const char *params)
                              "s",
                              "id",
                              "multi/x/0");
-    struct sl_task_ctx *ctx =
-        sl__task_ctx_new(f->b, f->b->impl, &copier, 0, task);
-    json_t *r = sl__task_ctx_run(ctx);
 
-    sl__task_ctx_free(ctx);
-    json_decref(task);
-    return r;
+    return run_perform(f, copier_perform, task);
 }
 
 /* Inode of object @id of store "s" in the fixture's directory, 0 if none. */
@@ -636,6 +644,44 @@ test_workers_copy_input_refused(void **state)
     json_decref(r);
 }
 
+/* An input read in part, then read whole (the webFetcher's scan, then
+ * its pass): its records are counted once, all of them. */
+static int
+read_twice(struct sl_task_ctx *ctx)
+{
+    struct sl_bulk_reader *r = NULL;
+    struct sl_record *rec = NULL;
+    int rc = 0;
+
+    assert_int_equal(sl_task_input_open(ctx, "in", 0, &r), 0);
+    assert_int_equal(sl_bulk_reader_next(r, &rec, NULL), 1);
+    sl_record_free(rec);
+    sl_task_input_close(ctx, r);
+    assert_int_equal(sl_task_input_open(ctx, "in", 0, &r), 0);
+    do {
+        rec = NULL;
+        rc = sl_bulk_reader_next(r, &rec, NULL);
+        sl_record_free(rec);
+    } while (rc == 1);
+    sl_task_input_close(ctx, r);
+    assert_int_equal(sl_task_input_open(ctx, "in", 0, &r), 0);
+    sl_task_input_close(ctx, r);
+    return SL_WORKER_OK;
+}
+
+static void
+test_workers_input_read_twice(void **state)
+{
+    struct fixture *f = *state;
+    json_t *r = NULL;
+
+    write_input(f, 5);
+    r = run_perform(f, read_twice, one_slot_task("t5", "input", "in", "in/1"));
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_int_equal(counter(r, "input.in.recordCount"), 5);
+    json_decref(r);
+}
+
 /* A missing input object is SL_ENOENT with a message naming it. */
 static int
 missing_input(struct sl_task_ctx *ctx)
@@ -653,29 +699,13 @@ missing_input(struct sl_task_ctx *ctx)
 static void
 test_workers_missing_input(void **state)
 {
-    static const struct sl_worker_type t = {
-        SL_WORKER_ABI_VERSION, "t", "{\"name\": \"t\"}", missing_input, NULL};
-    struct fixture *f = *state;
-    json_t *task = json_pack("{s:s, s:{s:[{s:s, s:s, s:s}]}}",
-                             "taskId",
-                             "t3",
-                             "input",
-                             "in",
-                             "bucket",
-                             "b",
-                             "store",
-                             "s",
-                             "id",
-                             "gone");
-    struct sl_task_ctx *ctx = sl__task_ctx_new(f->b, f->b->impl, &t, 0, task);
-    json_t *r = sl__task_ctx_run(ctx);
+    json_t *r = run_perform(
+        *state, missing_input, one_slot_task("t3", "input", "in", "gone"));
 
     assert_string_equal(status(r), "RECOVERABLE_ERROR");
     assert_non_null(
         strstr(json_string_value(json_object_get(r, "errorMessage")), "gone"));
     json_decref(r);
-    sl__task_ctx_free(ctx);
-    json_decref(task);
 }
 
 static void
@@ -717,28 +747,23 @@ params_perform(struct sl_task_ctx *ctx)
 static void
 test_workers_params(void **state)
 {
-    static const struct sl_worker_type t = {
-        SL_WORKER_ABI_VERSION, "t", "{\"name\": \"t\"}", params_perform, NULL};
-    struct fixture *f = *state;
-    json_t *task = json_pack("{s:s, s:{s:i, s:s, s:s, s:i}}",
-                             "taskId",
-                             "t4",
-                             "parameters",
-                             "i",
-                             12,
-                             "s",
-                             "34",
-                             "bad",
-                             "x1",
-                             "neg",
-                             -1);
-    struct sl_task_ctx *ctx = sl__task_ctx_new(f->b, f->b->impl, &t, 0, task);
-    json_t *r = sl__task_ctx_run(ctx);
+    json_t *r = run_perform(*state,
+                            params_perform,
+                            json_pack("{s:s, s:{s:i, s:s, s:s, s:i}}",
+                                      "taskId",
+                                      "t4",
+                                      "parameters",
+                                      "i",
+                                      12,
+                                      "s",
+                                      "34",
+                                      "bad",
+                                      "x1",
+                                      "neg",
+                                      -1));
 
     assert_string_equal(status(r), "SUCCESSFUL");
     json_decref(r);
-    sl__task_ctx_free(ctx);
-    json_decref(task);
 }
 
 static void
@@ -790,6 +815,8 @@ main(void)
             test_workers_next_needs_multiple, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_workers_input_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_workers_input_read_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_workers_copy_input_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(
