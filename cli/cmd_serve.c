@@ -27,11 +27,11 @@
  * Free memory at the top of a malloc heap is given back to the kernel
  * only above this size.  glibc's default adapts between 128 KiB and 64 MiB
  * as big blocks come and go; with the indexWriter's SQLite allocations it
- * kept growing and trimming the heaps, and the page faults of growing
- * them again cost 3-5% of a web crawl's CPU.  A fixed threshold (which
- * also fixes the mmap threshold at 128 KiB) did not raise the peak RSS
- * on that bench (docs/performance.md).  Malloc settings in GLIBC_TUNABLES
- * win.
+ * kept trimming the heaps and growing them again (sysmalloc: the top
+ * chunk, mprotect, fresh pages), 3-5% of a web crawl's CPU.  A fixed
+ * threshold (which also fixes the mmap threshold at 128 KiB) did not
+ * raise the peak RSS on that bench (docs/performance.md).  Malloc
+ * settings in GLIBC_TUNABLES win.
  */
 #define TRIM_THRESHOLD (8 << 20)
 

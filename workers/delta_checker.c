@@ -48,12 +48,12 @@ struct check {
     size_t first[BATCH];   /* record index in the bulk */
     size_t has_att[BATCH]; /* attachments of the record */
     size_t n;
-    int need_copy; /* some record of the bulk waits for the second pass */
-    int all_pass;  /* every record of the bulk so far: unchanged, to
-                      updatedRecords, with attachments (pass 2 would copy
-                      the bulk as it is) */
-    size_t ninputs;
-    char *source; /* source of the batch */
+    int need_copy;  /* some record of the bulk waits for the second pass */
+    int all_pass;   /* every record of the bulk so far: unchanged, to
+                       updatedRecords, with attachments (pass 2 would copy
+                       the bulk as it is) */
+    size_t ninputs; /* input bulks of the task */
+    char *source;   /* source of the batch */
     uint64_t seq;
 };
 
