@@ -37,6 +37,7 @@ struct sl_web_links {
     struct sl_web_links_summary sum;
     struct sl_web_html_feed feed;
     char *stage; /* SL_WEB_HTML_HOLD + PIECE bytes: sl_web_html_feed's */
+    struct sl_web_tap tap; /* a second reader; tap.start NULL: none */
 };
 
 /* ------------------------------------------------------------------------
@@ -296,6 +297,9 @@ on_start(void *user, const xmlChar *tag, const xmlChar **atts)
     struct sl_web_links *lx = user;
     const char *name = (const char *)tag;
 
+    if (lx->tap.start != NULL) {
+        lx->tap.start(lx->tap.ctx, tag, atts);
+    }
     if (lx->rc != 0) {
         return;
     }
@@ -325,9 +329,20 @@ on_end(void *user, const xmlChar *tag)
 {
     struct sl_web_links *lx = user;
 
+    if (lx->tap.end != NULL) {
+        lx->tap.end(lx->tap.ctx, tag);
+    }
     if (lx->rc == 0 && lx->waiting && strcmp((const char *)tag, "head") == 0) {
         flush(lx);
     }
+}
+
+static void
+on_text(void *user, const xmlChar *s, int len)
+{
+    struct sl_web_links *lx = user;
+
+    lx->tap.text(lx->tap.ctx, s, len);
 }
 
 /* ------------------------------------------------------------------------
@@ -518,4 +533,22 @@ void
 sl_web_links_use_cache(struct sl_web_links *lx, struct sl_web_url_cache *cache)
 {
     lx->cache = cache;
+}
+
+void
+sl_web_links_tap(struct sl_web_links *lx, const struct sl_web_tap *tap)
+{
+    lx->tap = *tap;
+    if (tap->text != NULL) {
+        /* set as the textExtractor's own parser has them */
+        lx->px->sax->characters = on_text;
+        lx->px->sax->ignorableWhitespace = on_text;
+        lx->px->sax->cdataBlock = on_text;
+    }
+}
+
+struct _xmlParserCtxt *
+sl_web_links_parser(struct sl_web_links *lx)
+{
+    return lx->px;
 }

@@ -344,6 +344,36 @@ int sl_web_links_end(struct sl_web_links *lx,
 /** @brief Free @p lx without finishing (no more callbacks); NULL-safe. */
 void sl_web_links_free(struct sl_web_links *lx);
 
+/**
+ * A second reader of a page's parse, so that a page is parsed once (the
+ * webCrawler's text, extractText): the elements and the text of the page
+ * as libxml2's HTML SAX parser gives them.  @c text gets characters,
+ * ignorable white space and CDATA alike.
+ */
+struct sl_web_tap {
+    void *ctx;
+    void (*start)(void *ctx,
+                  const unsigned char *tag,
+                  const unsigned char **atts);
+    void (*end)(void *ctx, const unsigned char *tag);
+    void (*text)(void *ctx, const unsigned char *s, int len);
+};
+
+/**
+ * @brief Give @p tap (copied; its ctx borrowed) every element and piece
+ * of text of the page from now on.  Call it before the first
+ * sl_web_links_feed.  When the extractor fails (sl_web_links_feed or
+ * sl_web_links_end return an error) the parse stops: what the tap got is
+ * then only a part of the page.
+ */
+void sl_web_links_tap(struct sl_web_links *lx, const struct sl_web_tap *tap);
+
+/**
+ * @brief The libxml2 HTML push parser of @p lx (borrowed), to switch it to
+ * a charset (xmlSwitchToEncoding) before the first byte is fed.
+ */
+struct _xmlParserCtxt *sl_web_links_parser(struct sl_web_links *lx);
+
 /* ------------------------------------------------------------------------
  * Sitemaps (sitemaps.org protocol 0.9), streaming.
  *

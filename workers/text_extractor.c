@@ -37,7 +37,7 @@
 #include <uchardet.h>
 
 #include "web/web.h"
-#include "workers/workers.h"
+#include "workers/workers_int.h"
 
 #define SLOT_IN  "recordsToExtract"
 #define SLOT_OUT "extractedRecords"
@@ -125,11 +125,13 @@ struct doc {
     struct text title;         /* an HTML <title> */
     char mime[MIME_MAX];       /* the `mimeType` attribute */
     char charset[CHARSET_MAX]; /* the `charset` attribute, or "" */
+    const char *given;         /* the HTTP header's charset, borrowed */
     int kind;                  /* KIND_* of mime */
     int conv_on;               /* an external converter extracts */
     int outcome;               /* OUT_* */
     int truncated;             /* content or text was cut */
     int malformed;             /* XML that is not well-formed */
+    int given_text;            /* the text came as attachment `text` */
     /* KIND_TEXT */
     iconv_t cd;                     /* to UTF-8, or (iconv_t)-1 */
     unsigned char carry[CARRY_MAX]; /* incomplete input sequence */
@@ -828,7 +830,7 @@ charset_bom(const char *head, size_t len)
  * UTF-8 text), else libuchardet's answer, else WINDOWS-1252.
  */
 static void
-charset_detect(struct tx *x, const char *head, size_t len, char *out)
+charset_detect(uchardet_t *ud, const char *head, size_t len, char *out)
 {
     const char *bom = charset_bom(head, len);
     const char *cs = NULL;
@@ -841,14 +843,14 @@ charset_detect(struct tx *x, const char *head, size_t len, char *out)
         charset_copy(out, "UTF-8");
         return;
     }
-    if (x->ud == NULL) {
-        x->ud = uchardet_new();
+    if (*ud == NULL) {
+        *ud = uchardet_new();
     }
-    if (x->ud != NULL) {
-        uchardet_reset(x->ud);
-        if (uchardet_handle_data(x->ud, head, len) == 0) {
-            uchardet_data_end(x->ud);
-            cs = uchardet_get_charset(x->ud);
+    if (*ud != NULL) {
+        uchardet_reset(*ud);
+        if (uchardet_handle_data(*ud, head, len) == 0) {
+            uchardet_data_end(*ud);
+            cs = uchardet_get_charset(*ud);
         }
     }
     charset_copy(out,
@@ -857,12 +859,24 @@ charset_detect(struct tx *x, const char *head, size_t len, char *out)
                      : "WINDOWS-1252");
 }
 
-/* Start plain text: detect the charset and open iconv unless it is UTF-8
- * (passed through, checked by the text). */
+/* Start plain text: the charset of a byte order mark, else of the HTTP
+ * header when iconv knows it, else detected; iconv is opened unless it is
+ * UTF-8 (passed through, checked by the text). */
 static void
 plain_begin(struct tx *x, struct doc *d, const char *head, size_t len)
 {
-    charset_detect(x, head, len, d->charset);
+    if (charset_bom(head, len) == NULL && d->given != NULL &&
+        d->given[0] != '\0') {
+        charset_copy(d->charset, d->given);
+        if (strcmp(d->charset, "UTF-8") == 0) {
+            return;
+        }
+        d->cd = iconv_open("UTF-8", d->charset);
+        if (d->cd != (iconv_t)-1) {
+            return;
+        }
+    }
+    charset_detect(&x->ud, head, len, d->charset);
     if (strcmp(d->charset, "UTF-8") == 0) {
         return;
     }
@@ -1186,16 +1200,53 @@ html_declared(const char *head, size_t len, char *out)
 }
 
 /*
- * Start the HTML push parser.  When the document declares no charset,
- * the detected one (UTF-8 included: libxml2 would otherwise fall back to
- * Latin-1 for the whole document at the first invalid byte) is switched
- * to before the first byte.
+ * The charset of an HTML document starting with @len bytes @head, into
+ * d->charset, and d->px switched to it: a byte order mark; else @given
+ * (the HTTP header's, which wins over the page's own declaration as in a
+ * browser) when libxml2 knows it; else the one the head declares in a
+ * <meta> (libxml2 honours it itself); else the detected one.  Except for
+ * <meta>, the parser is switched before the first byte: libxml2 2.9's
+ * HTML push parser does not look for a byte order mark, and without a
+ * charset it reads Latin-1 from the first non-ASCII byte on.
  */
+static void
+html_charset(uchardet_t *ud,
+             struct doc *d,
+             const char *head,
+             size_t len,
+             const char *given)
+{
+    const char *bom = charset_bom(head, len);
+    xmlCharEncodingHandlerPtr enc = NULL;
+
+    if (bom != NULL) {
+        /* libxml2's "UTF-16" is little-endian only */
+        charset_copy(d->charset,
+                     strcmp(bom, "UTF-16") != 0       ? bom
+                     : (unsigned char)head[0] == 0xfe ? "UTF-16BE"
+                                                      : "UTF-16LE");
+    } else if (given != NULL && given[0] != '\0' &&
+               (enc = xmlFindCharEncodingHandler(given)) != NULL &&
+               xmlSwitchToEncoding(d->px, enc) == 0) {
+        charset_copy(d->charset, given);
+        return;
+    } else if (html_declared(head, len, d->charset)) {
+        return;
+    } else {
+        charset_detect(ud, head, len, d->charset);
+    }
+    enc = xmlFindCharEncodingHandler(d->charset);
+    if (enc == NULL || xmlSwitchToEncoding(d->px, enc) != 0) {
+        SL_DEBUG("textExtractor: libxml2 cannot read %s", d->charset);
+        d->charset[0] = '\0';
+    }
+}
+
+/* Start the HTML push parser of @d, its charset as html_charset says. */
 static int
 html_begin(struct tx *x, struct doc *d, const char *head, size_t len)
 {
     htmlSAXHandler sax;
-    xmlCharEncodingHandlerPtr enc = NULL;
 
     memset(&sax, 0, sizeof(sax));
     sax.startElement = html_start;
@@ -1214,15 +1265,7 @@ html_begin(struct tx *x, struct doc *d, const char *head, size_t len)
                              HTML_PARSE_RECOVER | HTML_PARSE_NONET |
                                  HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING);
     text_init(&d->title, TITLE_MAX, 1);
-    if (html_declared(head, len, d->charset)) {
-        return 0;
-    }
-    charset_detect(x, head, len, d->charset);
-    enc = xmlFindCharEncodingHandler(d->charset);
-    if (enc == NULL || xmlSwitchToEncoding(d->px, enc) != 0) {
-        SL_DEBUG("textExtractor: libxml2 cannot read %s", d->charset);
-        d->charset[0] = '\0';
-    }
+    html_charset(&x->ud, d, head, len, d->given);
     return 0;
 }
 
@@ -1955,6 +1998,8 @@ content(struct tx *x,
         return rc;
     }
     mime_detect(x, meta, x->buf, len, d->mime);
+    d->given = json_string_value(
+        json_object_get(meta, sl_task_mapped(x->ctx, "httpCharset")));
     if (extractor_begin(x, d, x->buf, len) != 0) {
         /* A parser could not be created: the record has no text. */
         SL_WARN("textExtractor: %s: no parser for %s",
@@ -2051,6 +2096,27 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
         d->title.b.len > 0 ? d->title.b.data : fallback_title(x, meta);
     int rc = 0;
 
+    /* A record that brings its text as attachment (extracted already, by
+     * the webCrawler's extractText or by this worker) keeps its title,
+     * MIME type and charset; the text is written as textOutput says. */
+    if (d->given_text) {
+        if (!json_is_string(json_object_get(meta, "title"))) {
+            set_string(meta, "title", title, strlen(title));
+        }
+        if (!json_is_string(json_object_get(meta, "mimeType"))) {
+            set_string(meta, "mimeType", "text/plain", 10);
+        }
+        if (x->text_attribute) {
+            set_string(meta, "text", d->text.b.data, d->text.b.len);
+        } else {
+            (void)json_object_del(meta, "text");
+        }
+        sl_task_counter_add(x->ctx, "records.textGiven", 1);
+        if (d->text.full) {
+            sl_task_counter_add(x->ctx, "records.truncated", 1);
+        }
+        goto write;
+    }
     /* A record pushed with its text (JSON over the bulkbuilder API) and no
      * content keeps its own title and text. */
     if (!has_content && json_is_string(json_object_get(meta, "text"))) {
@@ -2087,7 +2153,7 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
     count(x, d, has_content);
 write:
     rc = sl_bulk_writer_record_begin(x->w, meta);
-    if (rc == 0 && !x->text_attribute && has_content) {
+    if (rc == 0 && !x->text_attribute && (has_content || d->given_text)) {
         rc = sl_bulk_writer_attachment_begin(x->w, TEXT_ATT, d->text.b.len);
         if (rc == 0 && d->text.b.len > 0) {
             rc = sl_bulk_writer_attachment_write(
@@ -2104,37 +2170,69 @@ write:
     return SL_WORKER_OK;
 }
 
+/* Read the attachment `text` (@size bytes, supposed UTF-8) of a record
+ * that brings its text into d->text, up to maxTextBytes. */
+static int
+given_text(struct tx *x,
+           struct sl_bulk_reader *r,
+           struct doc *d,
+           uint64_t size,
+           struct sl_err *err)
+{
+    uint64_t left = size;
+    size_t len = 0;
+    int rc = 0;
+
+    d->given_text = 1;
+    while (left > 0 && !d->text.full) {
+        rc = sl_bulk_reader_attachment_read(
+            r, x->buf, left < READ_BUF ? (size_t)left : READ_BUF, &len, err);
+        if (rc != 0 || len == 0) {
+            break;
+        }
+        left -= len;
+        text_bytes(&d->text, x->buf, len);
+    }
+    text_end(&d->text);
+    return rc;
+}
+
 /*
- * One record: walk its attachments (the content one is extracted, the
- * others skipped), then write it.  Returns an enum sl_worker_result with
- * the task message set: FATAL for a corrupt input, RECOVERABLE for an
- * output error or a cancel.
+ * One record, its first attachment begun already (@rc from
+ * sl_bulk_reader_attachment_next, @name, @size): walk its attachments
+ * (the content one is extracted, or without one before it an attachment
+ * `text` is the record's text; the others are skipped), then write it.
+ * Returns an enum sl_worker_result with the task message set: FATAL for a
+ * corrupt input, RECOVERABLE for an output error or a cancel.
  */
 static int
-extract_record(struct tx *x, struct sl_bulk_reader *r, json_t *meta)
+extract_record(struct tx *x,
+               struct sl_bulk_reader *r,
+               json_t *meta,
+               int rc,
+               const char *name,
+               uint64_t size)
 {
     struct doc d;
     struct sl_err err;
-    const char *name = NULL;
-    uint64_t size = 0;
     int has_content = 0;
     int res = SL_WORKER_OK;
-    int rc = 0;
 
     sl_err_clear(&err);
     doc_init(x, &d);
-    for (;;) {
-        rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
-        if (rc <= 0) {
-            break;
+    for (; rc > 0; rc = sl_bulk_reader_attachment_next(r, &name, &size, &err)) {
+        if (has_content || d.given_text) {
+            continue;
         }
-        if (!has_content && (strcmp(name, x->att) == 0 ||
-                             (x->att2 != NULL && strcmp(name, x->att2) == 0))) {
+        if (strcmp(name, x->att) == 0 ||
+            (x->att2 != NULL && strcmp(name, x->att2) == 0)) {
             has_content = 1;
             rc = content(x, r, meta, &d, size, &err);
-            if (rc != 0) {
-                break;
-            }
+        } else if (strcmp(name, TEXT_ATT) == 0) {
+            rc = given_text(x, r, &d, size, &err);
+        }
+        if (rc != 0) {
+            break;
         }
     }
     if (rc == SL_ECANCELED) {
@@ -2150,12 +2248,26 @@ extract_record(struct tx *x, struct sl_bulk_reader *r, json_t *meta)
     return res;
 }
 
+/* Whether a record whose first attachment is @name (@size bytes) is
+ * written on as stored: it brings its text as attachment (extracted
+ * already) within maxTextBytes, and the text goes out as attachment. */
+static int
+passes_as_stored(const struct tx *x, const char *name, uint64_t size)
+{
+    return !x->text_attribute && strcmp(name, TEXT_ATT) == 0 &&
+           size <= x->max_text && strcmp(x->att, TEXT_ATT) != 0;
+}
+
 /* Every record of input bulk @i.  Returns an enum sl_worker_result. */
 static int
 extract_bulk(struct tx *x, size_t i)
 {
     struct sl_bulk_reader *r = NULL;
     struct sl_err err;
+    const char *raw = NULL;
+    size_t raw_len = 0;
+    const char *name = NULL;
+    uint64_t size = 0;
     json_t *meta = NULL;
     int res = SL_WORKER_OK;
     int rc = 0;
@@ -2168,11 +2280,32 @@ extract_bulk(struct tx *x, size_t i)
         return SL_WORKER_RECOVERABLE;
     }
     for (;;) {
-        rc = sl_bulk_reader_next_meta(r, &meta, &err);
+        rc = sl_bulk_reader_next_raw(r, &raw, &raw_len, &err);
         if (rc <= 0) {
             break;
         }
-        res = extract_record(x, r, meta);
+        rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
+        if (rc == 1 && passes_as_stored(x, name, size)) {
+            /* no decoding, one copy of the bytes */
+            rc = sl_bulk_copy_record(r, x->w, &err);
+            if (rc != 0) {
+                sl_task_set_message(x->ctx,
+                                    "input %zu: %s",
+                                    i,
+                                    err.message[0] ? err.message
+                                                   : sl_strerror(rc));
+                return rc == SL_ECORRUPT || rc == SL_ETRUNCATED
+                           ? SL_WORKER_FATAL
+                           : SL_WORKER_RECOVERABLE;
+            }
+            sl_task_counter_add(x->ctx, "records.textGiven", 1);
+            continue;
+        }
+        if (rc < 0 || sl_bulk_reader_meta(r, &meta, &err) != 0) {
+            rc = -1;
+            break;
+        }
+        res = extract_record(x, r, meta, rc, name, size);
         json_decref(meta);
         meta = NULL;
         if (res != SL_WORKER_OK) {
@@ -2189,6 +2322,13 @@ extract_bulk(struct tx *x, size_t i)
     }
     sl_task_input_close(x->ctx, r);
     return SL_WORKER_OK;
+}
+
+/* sl__wk_share_input's test: the record passes as stored. */
+static int
+given_first(void *arg, const char *name, uint64_t size)
+{
+    return passes_as_stored(arg, name, size);
 }
 
 /* ------------------------------------------------------------------------
@@ -2258,6 +2398,13 @@ text_perform(struct sl_task_ctx *ctx)
     if (tx_init(ctx, &x) != 0) {
         return SL_WORKER_FATAL;
     }
+    /* every record brings its text (the webCrawler's extractText): the
+     * input is the output, shared, not copied */
+    rc = sl__wk_share_input(
+        ctx, SLOT_IN, SLOT_OUT, given_first, &x, 1, "records.textGiven");
+    if (rc != 0) {
+        return rc > 0 ? SL_WORKER_OK : SL_WORKER_RECOVERABLE;
+    }
     rc = sl_task_output_writer(ctx, SLOT_OUT, &x.w);
     if (rc != 0) {
         sl_task_set_message(ctx, "output %s: %s", SLOT_OUT, sl_strerror(rc));
@@ -2281,6 +2428,134 @@ text_perform(struct sl_task_ctx *ctx)
     sl_free(x.obuf);
     sl_free(x.buf);
     return res;
+}
+
+/* ------------------------------------------------------------------------
+ * The HTML text for the webCrawler (workers_int.h).
+ * --------------------------------------------------------------------- */
+
+struct sl__wk_html_text {
+    struct doc d;
+    int closed; /* the text was full after a chunk: nothing more taken */
+};
+
+int
+sl__wk_html_text_applies(const char *mime,
+                         const char *head,
+                         size_t len,
+                         char *out)
+{
+    /* mime_detect's fast path for a textual record type and head, and
+     * libmagic's answer over a textual head leaves a textual type
+     * standing (mime_trust_given) */
+    mime_normalize(mime, out);
+    return mime_kind(out) == KIND_HTML && head_looks_textual(head, len);
+}
+
+struct sl__wk_html_text *
+sl__wk_html_text_new(uint64_t max_text)
+{
+    struct sl__wk_html_text *t = sl_calloc(1, sizeof(*t));
+    struct tx x;
+
+    memset(&x, 0, sizeof(x));
+    x.max_text = max_text;
+    doc_init(&x, &t->d);
+    t->d.kind = KIND_HTML;
+    t->d.outcome = OUT_EXTRACTED;
+    t->d.text.collapse = 1;
+    text_init(&t->d.title, TITLE_MAX, 1);
+    return t;
+}
+
+static void
+tap_start(void *ctx, const unsigned char *tag, const unsigned char **atts)
+{
+    struct sl__wk_html_text *t = ctx;
+
+    if (!t->closed) {
+        html_start(&t->d, tag, atts);
+    }
+}
+
+static void
+tap_end(void *ctx, const unsigned char *tag)
+{
+    struct sl__wk_html_text *t = ctx;
+
+    if (!t->closed) {
+        html_end(&t->d, tag);
+    }
+}
+
+static void
+tap_text(void *ctx, const unsigned char *s, int len)
+{
+    struct sl__wk_html_text *t = ctx;
+
+    if (!t->closed) {
+        html_text(&t->d, s, len);
+    }
+}
+
+void
+sl__wk_html_text_fed(struct sl__wk_html_text *t)
+{
+    /* the textExtractor stops feeding after the chunk that filled it
+     * (markup_feed) and does not end the parse (markup_end) */
+    t->closed = t->d.text.full;
+}
+
+void
+sl__wk_html_text_begin(struct sl__wk_html_text *t,
+                       struct _xmlParserCtxt *px,
+                       const char *head,
+                       size_t len,
+                       const char *given,
+                       struct uchardet **ud,
+                       struct sl_web_tap *tap)
+{
+    t->d.px = px; /* borrowed for the switch only */
+    html_charset(ud, &t->d, head, len, given);
+    t->d.px = NULL;
+    tap->ctx = t;
+    tap->start = tap_start;
+    tap->end = tap_end;
+    tap->text = tap_text;
+}
+
+int
+sl__wk_html_text_end(struct sl__wk_html_text *t,
+                     const char **text,
+                     size_t *len,
+                     const char **title,
+                     const char **charset)
+{
+    text_end(&t->d.text);
+    text_end(&t->d.title);
+    *text = t->d.text.b.len > 0 ? t->d.text.b.data : "";
+    *len = t->d.text.b.len;
+    *title = t->d.title.b.len > 0 ? t->d.title.b.data : "";
+    *charset = t->d.charset;
+    return t->d.text.full;
+}
+
+void
+sl__wk_html_text_ud_free(struct uchardet *ud)
+{
+    if (ud != NULL) {
+        uchardet_delete(ud);
+    }
+}
+
+void
+sl__wk_html_text_free(struct sl__wk_html_text *t)
+{
+    if (t == NULL) {
+        return;
+    }
+    doc_free(&t->d);
+    sl_free(t);
 }
 
 const struct sl_worker_type sl_worker_textExtractor = {

@@ -79,6 +79,10 @@
  * visited in the run it carries (the delta service's run sequence). */
 #define ATTR_VISITED           "_visited"
 #define DEFAULT_MAX_SIZE       ((uint64_t)10 << 20)
+#define DEFAULT_MAX_TEXT       ((uint64_t)4 << 20)  /* the textExtractor's */
+#define MAX_TEXT_LIMIT         ((uint64_t)16 << 20) /* the textExtractor's */
+#define TEXT_ATT               "text"
+#define TEXT_CHUNK             ((size_t)64 << 10) /* the textExtractor's */
 #define DEFAULT_MAX_REDIRECTS  5u
 #define DEFAULT_DELAY_MS       1000
 #define DEFAULT_PARALLEL       8u /* transfers in flight per task */
@@ -408,6 +412,13 @@ struct xfer {
     struct sl_buf links;
     /* K_PAGE without ETag or Last-Modified: the SHA-256 of the body */
     struct sl_sha256 *sha;
+    /* K_PAGE, HTML, extractText: links and text are taken in one parse
+     * when the page is done (parse_page); the text, and whether it is
+     * complete (the record then carries it instead of httpContent) */
+    int parse_at_end;
+    struct sl__wk_html_text *ht;
+    int text_ok;
+    char text_mime[128];
 };
 
 /* webExtractor: a downloaded compound waiting for its extraction */
@@ -435,6 +446,9 @@ struct crawl {
     uint64_t connect_timeout_ms; /* connectTimeoutMs */
     int follow_redirects;
     int follow_sitemaps;    /* followSitemaps */
+    int extract_text;       /* extractText */
+    uint64_t max_text;      /* maxTextBytes */
+    struct uchardet *ud;    /* charset detection, created on first use */
     unsigned sitemaps;      /* sitemap fetches queued by this task */
     uint64_t sitemap_links; /* sitemap URLs written by this task */
     json_t *types;          /* allowed content types, or NULL: all */
@@ -930,7 +944,18 @@ write_page(struct crawl *c,
     if (rc == 0) {
         rc = sl_bulk_writer_record_begin(w, meta);
     }
-    if (rc == 0 && x != NULL) {
+    if (rc == 0 && x != NULL && x->text_ok) {
+        const char *text = NULL;
+        const char *title = NULL;
+        const char *cs = NULL;
+        size_t len = 0;
+
+        (void)sl__wk_html_text_end(x->ht, &text, &len, &title, &cs);
+        rc = sl_bulk_writer_attachment_begin(w, TEXT_ATT, len);
+        if (rc == 0 && len > 0) {
+            rc = sl_bulk_writer_attachment_write(w, text, len);
+        }
+    } else if (rc == 0 && x != NULL) {
         rc = sl_bulk_writer_attachment_begin(w, CONTENT_ATT, body_size(x));
         if (rc == 0 && x->spool >= 0) {
             rc = copy_spool(c, x, w);
@@ -1049,6 +1074,29 @@ emit_record(struct crawl *c, struct xfer *x, long status)
         (void)json_object_set_new(meta,
                                   sl_task_mapped(c->ctx, "httpLastModified"),
                                   json_string(x->lastmod));
+    }
+    if (meta != NULL && x->keep && x->text_ok) {
+        /* what the textExtractor sets (write_record) */
+        const char *text = NULL;
+        const char *title = NULL;
+        const char *tcs = NULL;
+        const char *slash = strrchr(x->lk->url, '/');
+        size_t len = 0;
+
+        if (sl__wk_html_text_end(x->ht, &text, &len, &title, &tcs)) {
+            count(c, "records.textTruncated");
+        }
+        (void)json_object_set_new(meta, "mimeType", json_string(x->text_mime));
+        if (tcs[0] != '\0') {
+            (void)json_object_set_new(meta, "charset", json_string(tcs));
+        }
+        /* the page's <title>, else the last segment of the URL */
+        (void)json_object_set_new(meta,
+                                  "title",
+                                  json_string(title[0] != '\0' ? title
+                                              : slash != NULL  ? slash + 1
+                                                               : x->lk->url));
+        count(c, "records.textExtracted");
     }
     if (meta != NULL && is_compound(mime, x->lk->url)) {
         /* the deltaChecker routes it to the webExtractor */
@@ -1377,7 +1425,10 @@ decide_body(struct xfer *x)
         x->refused_type = 1;
         return;
     }
-    if (is_html(mime)) {
+    if (is_html(mime) && x->c->extract_text && x->lk->kind == K_PAGE) {
+        x->keep = 1;
+        x->parse_at_end = 1; /* links and text in one parse: parse_page */
+    } else if (is_html(mime)) {
         x->keep = 1;
         /* the links are read as the page arrives, whatever its size;
          * without the extractor (it failed to start) the page has none */
@@ -1562,6 +1613,7 @@ xfer_free(struct xfer *x)
         }
         sl_web_sitemap_free(x->sm);
         sl_web_links_free(x->lx);
+        sl__wk_html_text_free(x->ht);
         sl_sha256_free(x->sha);
         sl_buf_free(&x->body);
         sl_buf_free(&x->links);
@@ -1929,6 +1981,85 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
     page_done(c, x, status);
 }
 
+/* Read up to @cap bytes of the body of @x from offset @off (memory or
+ * its spool file) into @buf: the bytes read, 0 at the end or on an error
+ * (the page is then parsed as far as it was read). */
+static size_t
+body_read(const struct xfer *x, uint64_t off, char *buf, size_t cap)
+{
+    uint64_t size = body_size(x);
+    size_t n = off < size ? (size_t)(size - off < cap ? size - off : cap) : 0;
+    ssize_t got = 0;
+
+    if (n == 0) {
+        return 0;
+    }
+    if (x->spool < 0) {
+        memcpy(buf, x->body.data + off, n);
+        return n;
+    }
+    got = pread(x->spool, buf, n, (off_t)off);
+    return got > 0 ? (size_t)got : 0;
+}
+
+/*
+ * extractText: the links and the text of HTML page @x in one parse, now
+ * that all of it is here (in memory or spooled).  The charset is chosen
+ * from the first 64 KiB as the textExtractor chooses it, and the page is
+ * fed in the textExtractor's 64 KiB chunks, so the text is what it would
+ * extract.  Leaves the extractor in x->lx for page_done; without one (it
+ * failed to start) the page has no links and keeps httpContent.
+ */
+static void
+parse_page(struct crawl *c, struct xfer *x)
+{
+    char mime[256];
+    char cs[64];
+    char *chunk = sl_malloc(TEXT_CHUNK);
+    struct sl_web_tap tap;
+    uint64_t off = 0;
+    size_t n = body_read(x, 0, chunk, TEXT_CHUNK);
+
+    int text = 0;
+
+    split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
+    text = sl__wk_html_text_applies(mime, chunk, n, x->text_mime);
+    /* without the text, the charset as without extractText */
+    if (sl_web_links_begin(x->lk->url,
+                           !text && cs[0] != '\0' ? cs : NULL,
+                           LINKS_PER_PAGE,
+                           on_link,
+                           x,
+                           &x->lx) != 0) {
+        x->lx = NULL;
+        sl_free(chunk);
+        return;
+    }
+    sl_web_links_use_cache(x->lx, c->url_cache);
+    if (text) {
+        x->ht = sl__wk_html_text_new(c->max_text);
+        sl__wk_html_text_begin(x->ht,
+                               sl_web_links_parser(x->lx),
+                               chunk,
+                               n,
+                               cs[0] != '\0' ? cs : NULL,
+                               &c->ud,
+                               &tap);
+        sl_web_links_tap(x->lx, &tap);
+    }
+    while (n > 0 && x->lx != NULL) {
+        if (sl_web_links_feed(x->lx, chunk, n) != 0) {
+            break; /* failed: sl_web_links_end says so */
+        }
+        if (x->ht != NULL) {
+            sl__wk_html_text_fed(x->ht);
+        }
+        off += n;
+        n = body_read(x, off, chunk, TEXT_CHUNK);
+    }
+    sl_free(chunk);
+}
+
 /* A page or resource @x answered 2xx: its links, and its record unless
  * a robots directive says noindex. */
 static void
@@ -1937,6 +2068,9 @@ page_done(struct crawl *c, struct xfer *x, long status)
     if (x->lk->kind == K_PAGE && x->lk->depth == 0) {
         c->start_ok++;
     }
+    if (x->parse_at_end) {
+        parse_page(c, x);
+    }
     if (x->lx != NULL) {
         /* an HTML page, fed to the extractor as it arrived (at any
          * depth: <meta name="robots"> may say noindex; links past
@@ -1944,7 +2078,9 @@ page_done(struct crawl *c, struct xfer *x, long status)
         struct sl_web_links_summary sum;
 
         memset(&sum, 0, sizeof(sum));
-        (void)sl_web_links_end(x->lx, &sum); /* reports the head links */
+        /* reports the head links; a failed extractor stopped the parse,
+         * so its text is only a part of the page: not taken */
+        x->text_ok = sl_web_links_end(x->lx, &sum) == 0 && x->ht != NULL;
         x->lx = NULL;
         if (sum.meta_nofollow || (x->xrobots & SL_WEB_NOFOLLOW)) {
             count(c, "pages.nofollow");
@@ -2428,6 +2564,16 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     c->robots =
         !(json_is_false(v) ||
           (json_is_string(v) && strcmp(json_string_value(v), "false") == 0));
+    v = sl_task_param(ctx, "extractText");
+    c->extract_text =
+        json_is_true(v) ||
+        (json_is_string(v) && strcmp(json_string_value(v), "true") == 0);
+    if (sl_task_param_u64(
+            ctx, "maxTextBytes", DEFAULT_MAX_TEXT, &c->max_text) != 0 ||
+        c->max_text == 0 || c->max_text > MAX_TEXT_LIMIT) {
+        sl_task_set_message(ctx, "maxTextBytes: a number from 1 to 16777216");
+        return SL_EINVAL;
+    }
     v = sl_task_param(ctx, "followSitemaps");
     c->follow_sitemaps =
         json_is_true(v) ||
@@ -2718,6 +2864,8 @@ crawl_cleanup(struct crawl *c)
     json_decref(c->seen);
     json_decref(c->robots_waited);
     c->emitted = c->seen = c->robots_waited = NULL;
+    sl__wk_html_text_ud_free(c->ud);
+    c->ud = NULL;
 }
 
 /* 1 when the run's completion deletes what it did not visit (strategy
@@ -2836,6 +2984,8 @@ const struct sl_worker_type sl_worker_webCrawler = {
     "  {\"name\": \"timeoutMs\", \"optional\": true},"
     "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
     "  {\"name\": \"followSitemaps\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"extractText\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"maxTextBytes\", \"optional\": true},"
     "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
@@ -2874,11 +3024,20 @@ queue_fetch(struct crawl *c, const char *url, json_t *meta)
     return SL_WORKER_OK;
 }
 
+/* Whether a record whose first attachment is @name has its content: the
+ * page (httpContent) or, with extractText, its text. */
+static int
+has_content(const char *name)
+{
+    return strcmp(name, CONTENT_ATT) == 0 || strcmp(name, TEXT_ATT) == 0;
+}
+
 /*
  * One input record (metadata as stored): with its content already (an
- * HTML page the crawler kept) it is copied as it is, without decoding;
- * without, it is decoded and queued for fetching.
+ * HTML page the crawler kept, or its text) it is copied as it is, without
+ * decoding; without, it is decoded and queued for fetching.
  */
+
 static int
 fetch_input(void *arg, struct sl_bulk_reader *r)
 {
@@ -2892,7 +3051,7 @@ fetch_input(void *arg, struct sl_bulk_reader *r)
 
     sl_err_clear(&err);
     rc = sl_bulk_reader_attachment_next(r, &name, &size, &err);
-    if (rc == 1 && strcmp(name, CONTENT_ATT) == 0) {
+    if (rc == 1 && has_content(name)) {
         /* copied as stored: no re-encoding, one copy of the bytes */
         rc = sl_task_output_writer(c->ctx, SLOT_FETCHED, &w);
         if (rc == 0) {
@@ -2926,56 +3085,13 @@ fetch_input(void *arg, struct sl_bulk_reader *r)
     return rc;
 }
 
-/*
- * When every record of the task's one input has its content already (the
- * crawler's HTML pages), the input is the output: shared, not copied
- * (sl_task_output_copy_input).  The scan stops at the first record
- * without content; anything it cannot read is left to the regular pass,
- * which reports it.  Returns 1 when shared, 0 when not, <0 on an error
- * of the store.
- */
+/* sl__wk_share_input's test: the record has its content. */
 static int
-share_complete_input(struct crawl *c)
+content_first(void *arg, const char *name, uint64_t size)
 {
-    struct sl_bulk_reader *r = NULL;
-    struct sl_err err;
-    const char *text = NULL;
-    size_t len = 0;
-    int rc = 0;
-
-    sl_err_clear(&err);
-    if (sl_task_input_count(c->ctx, SLOT_FETCH) != 1 ||
-        sl_task_input_open(c->ctx, SLOT_FETCH, 0, &r) != 0) {
-        return 0;
-    }
-    while ((rc = sl_bulk_reader_next_raw(r, &text, &len, &err)) == 1) {
-        const char *name = NULL;
-        uint64_t size = 0;
-
-        if (sl_bulk_reader_attachment_next(r, &name, &size, &err) != 1 ||
-            strcmp(name, CONTENT_ATT) != 0 ||
-            sl_bulk_reader_skip_attachments(r, NULL, &err) != 0) {
-            rc = -1;
-            break;
-        }
-    }
-    if (rc == 0) {
-        rc = sl_task_output_copy_input(c->ctx, SLOT_FETCHED, r);
-        if (rc == 0 && sl_bulk_reader_count(r) > 0) {
-            sl_task_counter_add(
-                c->ctx, "records.passed", (double)sl_bulk_reader_count(r));
-            sl_task_counter_add(c->ctx, "bulks.shared", 1);
-        }
-        if (rc == 0) {
-            rc = 1;
-        } else if (rc == 1) {
-            rc = 0;
-        }
-    } else {
-        rc = 0;
-    }
-    sl_task_input_close(c->ctx, r);
-    return rc;
+    (void)arg;
+    (void)size;
+    return has_content(name);
 }
 
 static int
@@ -2990,7 +3106,15 @@ web_fetch_perform(struct sl_task_ctx *ctx)
         res = rc == SL_EINVAL ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
     } else {
         c.robots = 0; /* the crawler checked; the fetcher only fetches */
-        rc = share_complete_input(&c);
+        /* every record has its content (the crawler's HTML pages): the
+         * input is the output, shared, not copied */
+        rc = sl__wk_share_input(ctx,
+                                SLOT_FETCH,
+                                SLOT_FETCHED,
+                                content_first,
+                                NULL,
+                                0,
+                                "records.passed");
         if (rc < 0) {
             res = SL_WORKER_RECOVERABLE;
         } else if (rc == 0) {

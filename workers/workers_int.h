@@ -8,6 +8,7 @@
 
 #include <regex.h>
 
+#include "web/web.h"
 #include "workers/workers.h"
 
 /* Worker flags parsed from the description. */
@@ -229,5 +230,85 @@ int sl__wk_extract_fd(struct sl__wk_extract *x,
  * it.
  */
 int sl__wk_spool_open(void);
+
+/**
+ * @brief Share the task's one input bulk of slot @p in as the next output
+ * of slot @p out (sl_task_output_copy_input) when the first attachment
+ * of every record passes @p ok (called with @p arg, its name and size)
+ * and, with @p alone, is its record's only one: the input is read once
+ * to see that.  Counts `bulks.shared` and the records as @p counter.
+ * @return 1 when done (shared; an empty input needs nothing either), 0
+ * when the worker must write the records itself (a record that does not
+ * pass, several inputs, a read error its own pass reports, a backend that
+ * cannot share), or an error of the store (task message set).
+ */
+int sl__wk_share_input(struct sl_task_ctx *ctx,
+                       const char *in,
+                       const char *out,
+                       int (*ok)(void *arg, const char *name, uint64_t size),
+                       void *arg,
+                       int alone,
+                       const char *counter);
+
+/*
+ * The textExtractor's HTML text (text_extractor.c), also run by the
+ * webCrawler in the parse that finds a page's links (extractText), so
+ * that a page is parsed once.  A page fed through a links parser set up
+ * with sl__wk_html_text_begin gives the text, title and charset the
+ * textExtractor gives for the same bytes, HTTP charset and MIME type.
+ */
+struct sl__wk_html_text;
+struct uchardet; /* libuchardet's uchardet_t points to one */
+
+/**
+ * @brief Whether the textExtractor reads a record of MIME type @p mime
+ * (the HTTP one) whose content starts with @p len bytes @p head as HTML
+ * without asking libmagic (a textual head: no NUL byte, no known binary
+ * signature).  Writes the `mimeType` it would set into @p out (128 bytes).
+ */
+int sl__wk_html_text_applies(const char *mime,
+                             const char *head,
+                             size_t len,
+                             char *out);
+/** @brief A new text of at most @p max_text bytes; free with
+ * sl__wk_html_text_free. */
+struct sl__wk_html_text *sl__wk_html_text_new(uint64_t max_text);
+/**
+ * @brief Choose the charset of the page whose first bytes (up to 64 KiB,
+ * or all of it) are @p head, as the textExtractor does (a byte order
+ * mark, else @p given from the HTTP header, else the page's declaration,
+ * else detected with *@p ud, created on first use; the caller frees it
+ * with sl__wk_html_text_ud_free), switch @p px (an HTML push parser not fed
+ * yet) to it, and fill @p tap with the text's SAX callbacks for
+ * sl_web_links_tap.
+ */
+void sl__wk_html_text_begin(struct sl__wk_html_text *t,
+                            struct _xmlParserCtxt *px,
+                            const char *head,
+                            size_t len,
+                            const char *given,
+                            struct uchardet **ud,
+                            struct sl_web_tap *tap);
+/**
+ * @brief Call after each chunk fed to the parser (64 KiB, as the
+ * textExtractor feeds): once the text is full, the rest of the page is
+ * not taken, as the textExtractor stops feeding then.
+ */
+void sl__wk_html_text_fed(struct sl__wk_html_text *t);
+/**
+ * @brief After the parse: the text (valid UTF-8, *@p len bytes), the
+ * title ("" when the page has none) and the charset ("" when libxml2
+ * could not read the chosen one), all borrowed from @p t.
+ * @return 1 when the text was cut at max_text, else 0.
+ */
+int sl__wk_html_text_end(struct sl__wk_html_text *t,
+                         const char **text,
+                         size_t *len,
+                         const char **title,
+                         const char **charset);
+/** @brief Free @p t; NULL-safe. */
+void sl__wk_html_text_free(struct sl__wk_html_text *t);
+/** @brief Free the charset detector sl__wk_html_text_begin made; NULL-safe. */
+void sl__wk_html_text_ud_free(struct uchardet *ud);
 
 #endif /* SL_WORKERS_INT_H_INCLUDED */

@@ -30,7 +30,7 @@ endforeach()
 foreach(t web_crawl web_politeness web_failures web_crash web_extract
     web_sitemaps web_robots web_depth web_noindex web_startfail web_spool
     web_sitemaps_big web_sitemaps_retry web_tmpfail web_robots_big
-    web_extract_wait web_rules)
+    web_extract_wait web_rules web_text)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")

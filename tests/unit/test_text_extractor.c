@@ -34,7 +34,8 @@ struct fixture {
 
 /* One input record: @meta (JSON object text, may be NULL) is merged into
  * {"_recordid": id}; @data (@len bytes) becomes `fileContent` unless it
- * is NULL. */
+ * is NULL (or the attachment named by the meta's "@att", which is not
+ * written). */
 struct rec {
     const char *id;
     const char *meta;
@@ -148,18 +149,23 @@ encode_bulk(const struct rec *r, size_t n, struct sl_buf *out)
     for (i = 0; i < n; i++) {
         struct sl_record *rec = sl_record_new(r[i].id);
 
-        if (r[i].meta != NULL) {
-            json_t *m = json_loads(r[i].meta, 0, NULL);
+        const char *att = "fileContent";
+        json_t *m = NULL;
 
+        if (r[i].meta != NULL) {
+            m = json_loads(r[i].meta, 0, NULL);
             assert_non_null(m);
+            if (json_is_string(json_object_get(m, "@att"))) {
+                att = json_string_value(json_object_get(m, "@att"));
+            }
             assert_int_equal(json_object_update(sl_record_meta(rec), m), 0);
-            json_decref(m);
+            (void)json_object_del(sl_record_meta(rec), "@att");
         }
         if (r[i].data != NULL) {
-            assert_int_equal(sl_record_attachment_set(
-                                 rec, "fileContent", r[i].data, r[i].len),
-                             0);
+            assert_int_equal(
+                sl_record_attachment_set(rec, att, r[i].data, r[i].len), 0);
         }
+        json_decref(m);
         assert_int_equal(sl_bulk_writer_add(w, rec), 0);
         sl_record_free(rec);
     }
@@ -1127,6 +1133,339 @@ test_text_corrupt_input(void **state)
     sl_buf_free(&bulk);
 }
 
+/* A record that brings its text as attachment `text` (the webCrawler's
+ * extractText, or this worker's own output) keeps its text, title, MIME
+ * type and charset: copied as stored, or with textOutput "attribute" or a
+ * text over maxTextBytes written anew (cut between characters). */
+static void
+test_text_given_attachment(void **state)
+{
+    struct fixture *f = *state;
+    static const char given[] = "d\xc3\xa9j\xc3\xa0 extracted text";
+    const struct rec r[] = {
+        {"http://h/a.html",
+         "{\"mimeType\": \"text/html\", \"charset\": \"ISO-8859-1\","
+         " \"title\": \"Given\", \"httpStatus\": 200, \"@att\": \"text\"}",
+         given,
+         sizeof(given) - 1},
+        {"/d/b.txt", NULL, "plain content", 13},
+    };
+    int chunky = 0;
+
+    for (chunky = 0; chunky < 2; chunky++) {
+        struct result res = run(f, "{}", NULL, chunky, r, 2);
+
+        assert_string_equal(attr(&res, "http://h/a.html", "text"), given);
+        assert_string_equal(attr(&res, "http://h/a.html", "title"), "Given");
+        assert_string_equal(attr(&res, "http://h/a.html", "mimeType"),
+                            "text/html");
+        assert_string_equal(attr(&res, "http://h/a.html", "charset"),
+                            "ISO-8859-1");
+        assert_string_equal(attr(&res, "/d/b.txt", "text"), "plain content");
+        assert_int_equal(counter(&res, "records.textGiven"), 1);
+        assert_int_equal(counter(&res, "records.extracted"), 1);
+        assert_int_equal(counter(&res, "bulks.shared"), 0); /* mixed */
+        assert_int_equal(res.text_attachments, 2);
+        result_free(&res);
+    }
+    {
+        struct result res =
+            run(f, "{\"textOutput\": \"attribute\"}", NULL, 1, r, 2);
+
+        assert_string_equal(attr(&res, "http://h/a.html", "text"), given);
+        assert_string_equal(attr(&res, "http://h/a.html", "title"), "Given");
+        assert_int_equal(counter(&res, "records.textGiven"), 1);
+        assert_int_equal(res.text_attachments, 0);
+        result_free(&res);
+    }
+    {
+        /* 4 bytes: "d" and the two bytes of the e acute, not the j */
+        struct result res = run(f, "{\"maxTextBytes\": 4}", NULL, 1, r, 2);
+
+        assert_string_equal(attr(&res, "http://h/a.html", "text"),
+                            "d\xc3\xa9j");
+        result_free(&res);
+        res = run(f, "{\"maxTextBytes\": 2}", NULL, 0, r, 2);
+        assert_string_equal(attr(&res, "http://h/a.html", "text"), "d");
+        assert_int_equal(counter(&res, "records.truncated"), 2); /* both */
+        assert_string_equal(attr(&res, "http://h/a.html", "mimeType"),
+                            "text/html");
+        result_free(&res);
+    }
+}
+
+/* An input of records that all bring their text is shared as the output,
+ * not copied (bulks.shared); the output reads as the input. */
+static void
+test_text_given_shared(void **state)
+{
+    struct fixture *f = *state;
+    const struct rec r[] = {
+        {"http://h/1",
+         "{\"mimeType\": \"text/html\", \"title\": \"One\", \"@att\": "
+         "\"text\"}",
+         "first text",
+         10},
+        {"http://h/2",
+         "{\"mimeType\": \"text/html\", \"title\": \"Two\", \"@att\": "
+         "\"text\"}",
+         "",
+         0},
+        {"http://h/3",
+         "{\"mimeType\": \"text/html\", \"title\": \"Three\", \"@att\": "
+         "\"text\"}",
+         "third text",
+         10},
+    };
+    struct result res = run(f, "{}", NULL, 0, r, 3);
+
+    assert_int_equal(counter(&res, "bulks.shared"), 1);
+    assert_int_equal(counter(&res, "records.textGiven"), 3);
+    assert_int_equal(json_object_size(res.records), 3);
+    assert_string_equal(attr(&res, "http://h/1", "text"), "first text");
+    assert_string_equal(attr(&res, "http://h/2", "text"), "");
+    assert_string_equal(attr(&res, "http://h/3", "title"), "Three");
+    result_free(&res);
+    /* a text over maxTextBytes must be cut: not shared */
+    res = run(f, "{\"maxTextBytes\": 5}", NULL, 0, r, 3);
+    assert_int_equal(counter(&res, "bulks.shared"), 0);
+    assert_string_equal(attr(&res, "http://h/1", "text"), "first");
+    assert_string_equal(attr(&res, "http://h/3", "text"), "third");
+    result_free(&res);
+}
+
+/* One HTML page: its HTTP charset (or NULL), the page, and the text limit
+ * of both extractions (0: the default, 4 MiB). */
+struct page {
+    const char *cs;
+    char *html;
+    size_t len;
+    uint64_t max;
+    const char *want;    /* in the text, or NULL */
+    const char *want_cs; /* the charset chosen, or NULL */
+};
+
+static int
+no_link(void *ctx, const char *url, enum sl_web_link_kind kind)
+{
+    size_t *n = ctx;
+
+    (void)url;
+    (void)kind;
+    (*n)++;
+    return 0;
+}
+
+/*
+ * The webCrawler's text (sl__wk_html_text through the link parser's tap,
+ * the page fed in 64 KiB chunks as parse_page feeds it) is the
+ * textExtractor's, byte for byte, with the same title and charset, for
+ * pages in several charsets (from the HTTP header, <meta>, a byte order
+ * mark, detection; a header that contradicts <meta>), hidden elements,
+ * <pre>, entities, pages of several chunks and texts cut at the limit
+ * (a <title> after the cut is not taken by either).
+ */
+static void
+test_text_html_once(void **state)
+{
+    struct fixture *f = *state;
+    static const char lat[] =
+        "<html><head><title>Caf\xe9</title></head><body><p>cr\xe8me "
+        "br\xfbl\xe9\x65</p></body></html>";
+    static const char meta[] =
+        "<html><head><meta charset=\"iso-8859-1\"><title>M\xe9ta</title>"
+        "</head><body><p>na\xefve fa\xe7\x61\x64\x65</p></body></html>";
+    static const char cp[] = "<html><body><p>\x93quoted\x94 \x96 caf\xe9 "
+                             "\x80 100 and more words to detect</p></body>"
+                             "</html>";
+    static const char bom[] = "\xef\xbb\xbf<html><head><title>BOM "
+                              "\xc3\xa9</title></head><body>\xc3\xa9t\xc3\xa9"
+                              "</body></html>";
+    static const char conflict[] =
+        "<html><head><meta charset=\"utf-8\"><title>C</title></head><body>"
+        "caf\xc3\xa9</body></html>";
+    static const char rich[] =
+        "<html><head><title>  Rich   title </title><style>p{}</style>"
+        "<script>var s = '<p>no</p>';</script></head><body><h1>Head</h1>"
+        "<p>a &amp; b &eacute;&#x4e2d;</p><pre>  keep   this\n  </pre>"
+        "<ul><li>one</li><li>two</li></ul><noscript>ns</noscript>"
+        "<table><tr><td>c1</td><td>c2</td></tr></table>tail</body></html>";
+    static const char utf16be[] =
+        "\xfe\xff\0<\0p\0>\0\xe9\0t\0\xe9\0<\0/\0p\0>";
+    struct page pages[13];
+    size_t np = 0;
+    struct sl_buf big;
+    struct sl_buf late;
+    size_t i = 0;
+    int k = 0;
+
+    pages[np++] = (struct page){"ISO-8859-1",
+                                (char *)lat,
+                                sizeof(lat) - 1,
+                                0,
+                                "cr\xc3\xa8me br\xc3\xbbl\xc3\xa9\x65",
+                                "ISO-8859-1"};
+    pages[np++] = (struct page){
+        NULL, (char *)lat, sizeof(lat) - 1, 0, "cr\xc3\xa8me", NULL};
+    pages[np++] = (struct page){
+        NULL, (char *)meta, sizeof(meta) - 1, 0, "na\xc3\xafve", "ISO-8859-1"};
+    /* the header wins over <meta>: Latin-1 bytes read as UTF-8 */
+    pages[np++] = (struct page){"UTF-8",
+                                (char *)meta,
+                                sizeof(meta) - 1,
+                                0,
+                                "na\xef\xbf\xbdve",
+                                "UTF-8"};
+    pages[np++] = (struct page){NULL,
+                                (char *)cp,
+                                sizeof(cp) - 1,
+                                0,
+                                "\xe2\x80\x9cquoted\xe2\x80\x9d",
+                                NULL};
+    /* a byte order mark wins over the header */
+    pages[np++] = (struct page){"ISO-8859-1",
+                                (char *)bom,
+                                sizeof(bom) - 1,
+                                0,
+                                "\xc3\xa9t\xc3\xa9",
+                                "UTF-8"};
+    pages[np++] = (struct page){"windows-1252",
+                                (char *)conflict,
+                                sizeof(conflict) - 1,
+                                0,
+                                "caf\xc3\x83\xc2\xa9",
+                                "WINDOWS-1252"};
+    pages[np++] =
+        (struct page){"no-such-charset",
+                      (char *)rich,
+                      sizeof(rich) - 1,
+                      0,
+                      "Head\na & b \xc3\xa9\xe4\xb8\xad\n  keep   this\n",
+                      "UTF-8"};
+    pages[np++] =
+        (struct page){NULL, (char *)rich, sizeof(rich) - 1, 20, "Head", NULL};
+    pages[np++] = (struct page){"ISO-8859-1",
+                                (char *)utf16be,
+                                sizeof(utf16be) - 1,
+                                0,
+                                "\xc3\xa9t\xc3\xa9",
+                                "UTF-16BE"};
+    sl_buf_init(&big, 1u << 20);
+    sl_buf_init(&late, 1u << 20);
+    (void)sl_buf_append(
+        &big, "<html><head><title>Big</title></head><body>", 43);
+    (void)sl_buf_append(&late, "<html><body>", 12);
+    for (k = 0; k < 6000; k++) {
+        char line[96];
+        int n = snprintf(line,
+                         sizeof(line),
+                         "<p>paragraph %d caf\xc3\xa9 &amp; <b>bold</b></p>\n",
+                         k);
+
+        (void)sl_buf_append(&big, line, (size_t)n);
+        (void)sl_buf_append(&late, line, (size_t)n);
+    }
+    (void)sl_buf_append(&big, "</body></html>", 14);
+    (void)sl_buf_append(&late, "<title>Late</title></body></html>", 33);
+    pages[np++] = (struct page){
+        NULL, big.data, big.len, 0, "paragraph 5999 caf\xc3\xa9 & bold", NULL};
+    pages[np++] =
+        (struct page){NULL, big.data, big.len, 100000, "paragraph 10 ", NULL};
+    pages[np++] =
+        (struct page){NULL, late.data, late.len, 1000, "paragraph 1 ", NULL};
+    for (i = 0; i < np; i++) {
+        char meta_json[256];
+        char params[64];
+        const struct rec r = {
+            "http://h/p.html", meta_json, pages[i].html, pages[i].len};
+        struct sl__wk_html_text *t = NULL;
+        struct sl_web_links *lx = NULL;
+        struct uchardet *ud = NULL;
+        struct sl_web_tap tap;
+        const char *text = NULL;
+        const char *title = NULL;
+        const char *cs = NULL;
+        char mime[128];
+        size_t len = 0;
+        size_t links = 0;
+        size_t off = 0;
+        int cut = 0;
+        int chunky = 0;
+
+        (void)snprintf(meta_json,
+                       sizeof(meta_json),
+                       "{\"httpMimetype\": \"text/html\", \"@att\": "
+                       "\"httpContent\"%s%s%s}",
+                       pages[i].cs ? ", \"httpCharset\": \"" : "",
+                       pages[i].cs ? pages[i].cs : "",
+                       pages[i].cs ? "\"" : "");
+        (void)snprintf(
+            params,
+            sizeof(params),
+            "{\"maxTextBytes\": %llu}",
+            (unsigned long long)(pages[i].max ? pages[i].max : 4u << 20));
+        /* the crawler's way */
+        assert_true(sl__wk_html_text_applies(
+            "text/html", pages[i].html, pages[i].len, mime));
+        assert_string_equal(mime, "text/html");
+        t = sl__wk_html_text_new(pages[i].max ? pages[i].max : 4u << 20);
+        assert_int_equal(sl_web_links_begin(
+                             "http://h/p.html", NULL, 0, no_link, &links, &lx),
+                         0);
+        sl__wk_html_text_begin(t,
+                               sl_web_links_parser(lx),
+                               pages[i].html,
+                               pages[i].len < 65536 ? pages[i].len : 65536,
+                               pages[i].cs,
+                               &ud,
+                               &tap);
+        sl_web_links_tap(lx, &tap);
+        while (off < pages[i].len) {
+            size_t n = pages[i].len - off < 65536 ? pages[i].len - off : 65536;
+
+            assert_int_equal(sl_web_links_feed(lx, pages[i].html + off, n), 0);
+            sl__wk_html_text_fed(t);
+            off += n;
+        }
+        assert_int_equal(sl_web_links_end(lx, NULL), 0);
+        cut = sl__wk_html_text_end(t, &text, &len, &title, &cs);
+        assert_int_equal(strlen(text), len);
+        /* what the page says, so that the equality below means something */
+        if (pages[i].want != NULL && strstr(text, pages[i].want) == NULL) {
+            fail_msg(
+                "page %zu: no \"%s\" in \"%.300s\"", i, pages[i].want, text);
+        }
+        if (pages[i].want_cs != NULL) {
+            assert_string_equal(cs, pages[i].want_cs);
+        }
+        assert_int_equal(cut, pages[i].max != 0); /* those are cut */
+        assert_null(strstr(text, "no</p>"));      /* the script */
+        if (i == np - 1) {
+            assert_string_equal(title, ""); /* after the cut */
+        }
+        /* the textExtractor's way, in one piece and in small reads */
+        for (chunky = 0; chunky < 2; chunky++) {
+            struct result res = run(f, params, NULL, chunky, &r, 1);
+
+            assert_string_equal(attr(&res, "http://h/p.html", "text"), text);
+            assert_string_equal(attr(&res, "http://h/p.html", "title"),
+                                title[0] != '\0' ? title : "p.html");
+            assert_string_equal(attr(&res, "http://h/p.html", "charset")
+                                    ? attr(&res, "http://h/p.html", "charset")
+                                    : "",
+                                cs);
+            assert_string_equal(attr(&res, "http://h/p.html", "mimeType"),
+                                mime);
+            assert_int_equal(counter(&res, "records.truncated"), cut);
+            result_free(&res);
+        }
+        sl__wk_html_text_ud_free(ud);
+        sl__wk_html_text_free(t);
+    }
+    sl_buf_free(&big);
+    sl_buf_free(&late);
+}
+
 int
 main(void)
 {
@@ -1153,6 +1492,11 @@ main(void)
             test_text_mime_and_params, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_text_corrupt_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_text_given_attachment, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_text_given_shared, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_html_once, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
