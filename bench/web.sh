@@ -6,26 +6,30 @@
 #   - wget2 --recursive over the site (the baseline, as BENCHMARKS.md asks:
 #     measured in the same run on the same server);
 #   - a Sluice crawl job (workflow webCrawling, politeness off: delayMs 0,
-#     8 connections per host) from the start request until every page is
-#     in the embedded index.
+#     8 connections per host; extractText on, so each page is parsed once
+#     for its links and its text: --no-extract-text measures the default,
+#     where the textExtractor parses each page again) from the start
+#     request until every page is in the embedded index.
 # As ../shared/docs/BENCHMARKS.md asks: one warm-up run of each, then
 # --runs N (default 3) measured runs, wget2 and Sluice alternating (each
 # Sluice run a fresh server and data dir); prints every run, the median,
 # min and max pages/s of both, the ratio of the medians (issue 6's
 # target: >= 0.5) and of each pair, and the server's peak RSS.  Not a
 # test.  Needs root for apt-get when wget2 or nginx are missing.
-#   bench/web.sh [--pages N] [--runs N] [--keep]
+#   bench/web.sh [--pages N] [--runs N] [--keep] [--no-extract-text]
 set -euo pipefail
 
 PAGES=20000
 RUNS=3
 KEEP=0
+EXTRACT=true
 while [ $# -gt 0 ]; do
     case $1 in
     --pages) PAGES=${2:?}; shift 2 ;;
     --runs) RUNS=${2:?}; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    --no-extract-text) EXTRACT=false; shift ;;
+    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "web.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -101,6 +105,7 @@ EOF
 nginx -c "$TMP/nginx.conf" -p "$TMP/nginx"
 SITE="http://127.0.0.1:$PORT"
 echo "site: $TOTAL pages, $SIZE MiB, nginx $(nginx -v 2>&1 | sed 's/.*\///') on $SITE"
+echo "sluice: extractText $EXTRACT"
 echo "machine: nproc $(nproc), $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 now() { date +%s.%N; }
@@ -156,9 +161,9 @@ sluice_run() {
     done
     [ -n "$sp" ] || { echo "web.sh: the server did not start" >&2; cat "$TMP/sluice.log" >&2; return 1; }
     b="http://127.0.0.1:$sp"
-    jq -n --arg url "$SITE/" --arg inc "^$SITE/" \
+    jq -n --arg url "$SITE/" --arg inc "^$SITE/" --argjson xt "$EXTRACT" \
         '{name: "benchWeb", workflow: "webCrawling", parameters: {dataSource: "benchweb", startUrl: $url,
-          jobToPushTo: "indexUpdate", linksPerBulk: 200,
+          jobToPushTo: "indexUpdate", linksPerBulk: 200, extractText: $xt,
           filters: {urlPatterns: {include: [$inc]}},
           politeness: {delayMs: 0, maxConnectionsPerHost: 8, parallelTransfers: 16, respectRobots: true}}}' |
         curl -sSf -X POST -H 'Content-Type: application/json' --data-binary @- "$b/smila/jobmanager/jobs/" >/dev/null
