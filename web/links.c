@@ -342,7 +342,9 @@ on_text(void *user, const xmlChar *s, int len)
 {
     struct sl_web_links *lx = user;
 
-    lx->tap.text(lx->tap.ctx, s, len);
+    if (lx->tap.text != NULL) {
+        lx->tap.text(lx->tap.ctx, s, len);
+    }
 }
 
 /* ------------------------------------------------------------------------

@@ -43,17 +43,17 @@
 #define SLOT_OUT "extractedRecords"
 #define TEXT_ATT "text"
 
-#define READ_BUF            (64u * 1024u) /* content chunks, converter output */
-#define HEAD_MAX            READ_BUF      /* bytes seen by libmagic, uchardet */
+#define READ_BUF            SL__WK_TEXT_CHUNK /* content chunks, converter output */
+#define HEAD_MAX            READ_BUF /* bytes seen by libmagic, uchardet */
 #define DEFAULT_ATTACHMENT  "fileContent"
 #define WEB_ATTACHMENT      "httpContent" /* the webCrawler's */
 #define DEFAULT_MAX_CONTENT (64ull << 20)
-#define DEFAULT_MAX_TEXT    (4ull << 20)
+#define DEFAULT_MAX_TEXT    SL__WK_MAX_TEXT
 /* The text goes into the record metadata, which readers limit to
  * SL_BULK_DEFAULT_MAX_META (64 MiB); JSON escaping at most doubles it. */
-#define MAX_TEXT_LIMIT (16ull << 20)
+#define MAX_TEXT_LIMIT SL__WK_MAX_TEXT_LIMIT
 #define TITLE_MAX      4096u
-#define MIME_MAX       128u
+#define MIME_MAX       SL__WK_MIME_MAX
 #define CHARSET_MAX    64u
 #define CARRY_MAX      16u /* incomplete multibyte input kept for iconv */
 #define HOLD_MAX       SL_WEB_HTML_HOLD /* HTML held back before a chunk */
@@ -1065,6 +1065,9 @@ html_start(void *user, const xmlChar *tag, const xmlChar **atts)
     const char *name = (const char *)tag;
 
     (void)atts;
+    if (d->text.full) {
+        return; /* nothing after the cut, however the page is chunked */
+    }
     if (html_hidden(name)) {
         d->skip++;
         return;
@@ -1088,6 +1091,9 @@ html_end(void *user, const xmlChar *tag)
     struct doc *d = user;
     const char *name = (const char *)tag;
 
+    if (d->text.full) {
+        return;
+    }
     if (html_hidden(name)) {
         if (d->skip > 0) {
             d->skip--;
@@ -1113,7 +1119,7 @@ html_text(void *user, const xmlChar *s, int len)
 {
     struct doc *d = user;
 
-    if (d->skip > 0 || len <= 0) {
+    if (d->skip > 0 || len <= 0 || d->text.full) {
         return;
     }
     if (d->in_title > 0) {
@@ -1237,7 +1243,7 @@ html_charset(uchardet_t *ud,
     }
     enc = xmlFindCharEncodingHandler(d->charset);
     if (enc == NULL || xmlSwitchToEncoding(d->px, enc) != 0) {
-        SL_DEBUG("textExtractor: libxml2 cannot read %s", d->charset);
+        SL_DEBUG("html text: libxml2 cannot read %s", d->charset);
         d->charset[0] = '\0';
     }
 }
@@ -2100,12 +2106,7 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
      * the webCrawler's extractText or by this worker) keeps its title,
      * MIME type and charset; the text is written as textOutput says. */
     if (d->given_text) {
-        if (!json_is_string(json_object_get(meta, "title"))) {
-            set_string(meta, "title", title, strlen(title));
-        }
-        if (!json_is_string(json_object_get(meta, "mimeType"))) {
-            set_string(meta, "mimeType", "text/plain", 10);
-        }
+        /* as a record passed as stored: nothing added */
         if (x->text_attribute) {
             set_string(meta, "text", d->text.b.data, d->text.b.len);
         } else {
@@ -2171,7 +2172,9 @@ write:
 }
 
 /* Read the attachment `text` (@size bytes, supposed UTF-8) of a record
- * that brings its text into d->text, up to maxTextBytes. */
+ * that brings its text into d->text, up to maxTextBytes: cut between two
+ * characters and, like an extracted text, not after a space or a line
+ * break. */
 static int
 given_text(struct tx *x,
            struct sl_bulk_reader *r,
@@ -2194,14 +2197,20 @@ given_text(struct tx *x,
         text_bytes(&d->text, x->buf, len);
     }
     text_end(&d->text);
+    while (d->text.full && d->text.b.len > 0 &&
+           (d->text.b.data[d->text.b.len - 1] == ' ' ||
+            d->text.b.data[d->text.b.len - 1] == '\n')) {
+        d->text.b.data[--d->text.b.len] = '\0';
+    }
     return rc;
 }
 
 /*
  * One record, its first attachment begun already (@rc from
  * sl_bulk_reader_attachment_next, @name, @size): walk its attachments
- * (the content one is extracted, or without one before it an attachment
- * `text` is the record's text; the others are skipped), then write it.
+ * (the content one is extracted; a first attachment `text` is the
+ * record's text, extracted already, and then no other is read; the
+ * others are skipped), then write it.
  * Returns an enum sl_worker_result with the task message set: FATAL for a
  * corrupt input, RECOVERABLE for an output error or a cancel.
  */
@@ -2216,6 +2225,7 @@ extract_record(struct tx *x,
     struct doc d;
     struct sl_err err;
     int has_content = 0;
+    int first = 1;
     int res = SL_WORKER_OK;
 
     sl_err_clear(&err);
@@ -2228,9 +2238,10 @@ extract_record(struct tx *x,
             (x->att2 != NULL && strcmp(name, x->att2) == 0)) {
             has_content = 1;
             rc = content(x, r, meta, &d, size, &err);
-        } else if (strcmp(name, TEXT_ATT) == 0) {
+        } else if (first && strcmp(name, TEXT_ATT) == 0) {
             rc = given_text(x, r, &d, size, &err);
         }
+        first = 0;
         if (rc != 0) {
             break;
         }
@@ -2249,8 +2260,9 @@ extract_record(struct tx *x,
 }
 
 /* Whether a record whose first attachment is @name (@size bytes) is
- * written on as stored: it brings its text as attachment (extracted
- * already) within maxTextBytes, and the text goes out as attachment. */
+ * written on as stored, with any other attachments it has: it brings its
+ * text as attachment (extracted already) within maxTextBytes, and the
+ * text goes out as attachment. */
 static int
 passes_as_stored(const struct tx *x, const char *name, uint64_t size)
 {
@@ -2288,17 +2300,19 @@ extract_bulk(struct tx *x, size_t i)
         if (rc == 1 && passes_as_stored(x, name, size)) {
             /* no decoding, one copy of the bytes */
             rc = sl_bulk_copy_record(r, x->w, &err);
+            if (rc != 0 && err.message[0] != '\0') { /* the reader's */
+                sl_task_set_message(x->ctx, "input %zu: %s", i, err.message);
+                return SL_WORKER_FATAL;
+            }
             if (rc != 0) {
-                sl_task_set_message(x->ctx,
-                                    "input %zu: %s",
-                                    i,
-                                    err.message[0] ? err.message
-                                                   : sl_strerror(rc));
-                return rc == SL_ECORRUPT || rc == SL_ETRUNCATED
-                           ? SL_WORKER_FATAL
-                           : SL_WORKER_RECOVERABLE;
+                sl_task_set_message(x->ctx, "write: %s", sl_strerror(rc));
+                return SL_WORKER_RECOVERABLE;
             }
             sl_task_counter_add(x->ctx, "records.textGiven", 1);
+            if (sl_task_is_canceled(x->ctx)) {
+                sl_task_set_message(x->ctx, "canceled");
+                return SL_WORKER_RECOVERABLE;
+            }
             continue;
         }
         if (rc < 0 || sl_bulk_reader_meta(r, &meta, &err) != 0) {
@@ -2401,9 +2415,11 @@ text_perform(struct sl_task_ctx *ctx)
     /* every record brings its text (the webCrawler's extractText): the
      * input is the output, shared, not copied */
     rc = sl__wk_share_input(
-        ctx, SLOT_IN, SLOT_OUT, given_first, &x, 1, "records.textGiven");
+        ctx, SLOT_IN, SLOT_OUT, given_first, &x, 0, "records.textGiven");
     if (rc != 0) {
-        return rc > 0 ? SL_WORKER_OK : SL_WORKER_RECOVERABLE;
+        return rc > 0            ? SL_WORKER_OK
+               : rc == SL_ENOENT ? SL_WORKER_FATAL /* output not connected */
+                                 : SL_WORKER_RECOVERABLE;
     }
     rc = sl_task_output_writer(ctx, SLOT_OUT, &x.w);
     if (rc != 0) {
@@ -2436,7 +2452,6 @@ text_perform(struct sl_task_ctx *ctx)
 
 struct sl__wk_html_text {
     struct doc d;
-    int closed; /* the text was full after a chunk: nothing more taken */
 };
 
 int
@@ -2445,9 +2460,9 @@ sl__wk_html_text_applies(const char *mime,
                          size_t len,
                          char *out)
 {
-    /* mime_detect's fast path for a textual record type and head, and
-     * libmagic's answer over a textual head leaves a textual type
-     * standing (mime_trust_given) */
+    /* mime_detect's fast path for a textual record type and head; without
+     * a textual extension libmagic decides, and over a textual head it
+     * nearly always leaves text/html standing (mime_trust_given) */
     mime_normalize(mime, out);
     return mime_kind(out) == KIND_HTML && head_looks_textual(head, len);
 }
@@ -2471,39 +2486,19 @@ sl__wk_html_text_new(uint64_t max_text)
 static void
 tap_start(void *ctx, const unsigned char *tag, const unsigned char **atts)
 {
-    struct sl__wk_html_text *t = ctx;
-
-    if (!t->closed) {
-        html_start(&t->d, tag, atts);
-    }
+    html_start(&((struct sl__wk_html_text *)ctx)->d, tag, atts);
 }
 
 static void
 tap_end(void *ctx, const unsigned char *tag)
 {
-    struct sl__wk_html_text *t = ctx;
-
-    if (!t->closed) {
-        html_end(&t->d, tag);
-    }
+    html_end(&((struct sl__wk_html_text *)ctx)->d, tag);
 }
 
 static void
 tap_text(void *ctx, const unsigned char *s, int len)
 {
-    struct sl__wk_html_text *t = ctx;
-
-    if (!t->closed) {
-        html_text(&t->d, s, len);
-    }
-}
-
-void
-sl__wk_html_text_fed(struct sl__wk_html_text *t)
-{
-    /* the textExtractor stops feeding after the chunk that filled it
-     * (markup_feed) and does not end the parse (markup_end) */
-    t->closed = t->d.text.full;
+    html_text(&((struct sl__wk_html_text *)ctx)->d, s, len);
 }
 
 void

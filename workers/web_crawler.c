@@ -79,10 +79,7 @@
  * visited in the run it carries (the delta service's run sequence). */
 #define ATTR_VISITED           "_visited"
 #define DEFAULT_MAX_SIZE       ((uint64_t)10 << 20)
-#define DEFAULT_MAX_TEXT       ((uint64_t)4 << 20)  /* the textExtractor's */
-#define MAX_TEXT_LIMIT         ((uint64_t)16 << 20) /* the textExtractor's */
 #define TEXT_ATT               "text"
-#define TEXT_CHUNK             ((size_t)64 << 10) /* the textExtractor's */
 #define DEFAULT_MAX_REDIRECTS  5u
 #define DEFAULT_DELAY_MS       1000
 #define DEFAULT_PARALLEL       8u /* transfers in flight per task */
@@ -418,7 +415,7 @@ struct xfer {
     int parse_at_end;
     struct sl__wk_html_text *ht;
     int text_ok;
-    char text_mime[128];
+    char text_mime[SL__WK_MIME_MAX];
 };
 
 /* webExtractor: a downloaded compound waiting for its extraction */
@@ -922,8 +919,9 @@ copy_spool(struct crawl *c, const struct xfer *x, struct sl_bulk_writer *w)
 }
 
 /*
- * Write @meta to output @slot, with the body of @x (when not NULL; from
- * memory or its spool file) as attachment httpContent, and count it as
+ * Write @meta to output @slot, with (when @x is not NULL) the text of @x
+ * as attachment text when extractText took it, else its body (from memory
+ * or its spool file) as attachment httpContent, and count it as
  * @counter.  An unconnected slot writes nothing; an output error fails
  * the task (recoverable).
  */
@@ -1982,9 +1980,9 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
 }
 
 /* Read up to @cap bytes of the body of @x from offset @off (memory or
- * its spool file) into @buf: the bytes read, 0 at the end or on an error
- * (the page is then parsed as far as it was read). */
-static size_t
+ * its spool file) into @buf: the bytes read (0 at the end), or -1 with
+ * errno set when the spool file cannot be read. */
+static ssize_t
 body_read(const struct xfer *x, uint64_t off, char *buf, size_t cap)
 {
     uint64_t size = body_size(x);
@@ -1996,66 +1994,92 @@ body_read(const struct xfer *x, uint64_t off, char *buf, size_t cap)
     }
     if (x->spool < 0) {
         memcpy(buf, x->body.data + off, n);
-        return n;
+        return (ssize_t)n;
     }
-    got = pread(x->spool, buf, n, (off_t)off);
-    return got > 0 ? (size_t)got : 0;
+    do {
+        got = pread(x->spool, buf, n, (off_t)off);
+    } while (got < 0 && errno == EINTR);
+    if (got == 0) {
+        errno = EIO; /* shorter than written */
+        return -1;
+    }
+    return got;
+}
+
+/* Whether the text of page @x (MIME type @mime, first @n bytes @head) is
+ * taken in its link parse: a textual HTML head, no noindex (no record),
+ * and no external converter of the textExtractor for the type (it would
+ * be bypassed). */
+static int
+takes_text(struct crawl *c,
+           struct xfer *x,
+           const char *mime,
+           const char *head,
+           size_t n)
+{
+    return !(x->xrobots & SL_WEB_NOINDEX) &&
+           sl__wk_html_text_applies(mime, head, n, x->text_mime) &&
+           json_object_get(sl_task_services(c->ctx)->converters,
+                           x->text_mime) == NULL;
 }
 
 /*
  * extractText: the links and the text of HTML page @x in one parse, now
  * that all of it is here (in memory or spooled).  The charset is chosen
- * from the first 64 KiB as the textExtractor chooses it, and the page is
- * fed in the textExtractor's 64 KiB chunks, so the text is what it would
- * extract.  Leaves the extractor in x->lx for page_done; without one (it
- * failed to start) the page has no links and keeps httpContent.
+ * from the first SL__WK_TEXT_CHUNK bytes as the textExtractor chooses it,
+ * so the text is what it would extract.  Leaves the extractor in x->lx
+ * for page_done; without one (it failed to start) the page has no links
+ * and keeps httpContent.  A spool file that cannot be read fails the task
+ * (recoverable), as writing the record from it would.
  */
 static void
 parse_page(struct crawl *c, struct xfer *x)
 {
     char mime[256];
     char cs[64];
-    char *chunk = sl_malloc(TEXT_CHUNK);
+    char *chunk = sl_malloc(SL__WK_TEXT_CHUNK);
     struct sl_web_tap tap;
     uint64_t off = 0;
-    size_t n = body_read(x, 0, chunk, TEXT_CHUNK);
-
+    ssize_t n = 0;
     int text = 0;
 
     split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
-    text = sl__wk_html_text_applies(mime, chunk, n, x->text_mime);
+    n = body_read(x, 0, chunk, SL__WK_TEXT_CHUNK);
+    text = n >= 0 && takes_text(c, x, mime, chunk, (size_t)n);
     /* without the text, the charset as without extractText */
-    if (sl_web_links_begin(x->lk->url,
-                           !text && cs[0] != '\0' ? cs : NULL,
-                           LINKS_PER_PAGE,
-                           on_link,
-                           x,
-                           &x->lx) != 0) {
+    if (n < 0 || sl_web_links_begin(x->lk->url,
+                                    !text && cs[0] != '\0' ? cs : NULL,
+                                    LINKS_PER_PAGE,
+                                    on_link,
+                                    x,
+                                    &x->lx) != 0) {
         x->lx = NULL;
-        sl_free(chunk);
-        return;
+    } else {
+        sl_web_links_use_cache(x->lx, c->url_cache);
     }
-    sl_web_links_use_cache(x->lx, c->url_cache);
-    if (text) {
+    if (text && x->lx != NULL) {
         x->ht = sl__wk_html_text_new(c->max_text);
         sl__wk_html_text_begin(x->ht,
                                sl_web_links_parser(x->lx),
                                chunk,
-                               n,
+                               (size_t)n,
                                cs[0] != '\0' ? cs : NULL,
                                &c->ud,
                                &tap);
         sl_web_links_tap(x->lx, &tap);
     }
     while (n > 0 && x->lx != NULL) {
-        if (sl_web_links_feed(x->lx, chunk, n) != 0) {
+        if (sl_web_links_feed(x->lx, chunk, (size_t)n) != 0) {
             break; /* failed: sl_web_links_end says so */
         }
-        if (x->ht != NULL) {
-            sl__wk_html_text_fed(x->ht);
-        }
-        off += n;
-        n = body_read(x, off, chunk, TEXT_CHUNK);
+        off += (uint64_t)n;
+        n = body_read(x, off, chunk, SL__WK_TEXT_CHUNK);
+    }
+    if (n < 0) {
+        sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
+        c->fatal = 1;
+        sl_web_links_free(x->lx); /* a part of the page: no links, no text */
+        x->lx = NULL;
     }
     sl_free(chunk);
 }
@@ -2072,9 +2096,10 @@ page_done(struct crawl *c, struct xfer *x, long status)
         parse_page(c, x);
     }
     if (x->lx != NULL) {
-        /* an HTML page, fed to the extractor as it arrived (at any
+        /* an HTML page, fed to the extractor as it arrived (with
+         * extractText: by parse_page, when it was complete), at any
          * depth: <meta name="robots"> may say noindex; links past
-         * maxCrawlDepth are dropped, links.tooDeep) */
+         * maxCrawlDepth are dropped, links.tooDeep */
         struct sl_web_links_summary sum;
 
         memset(&sum, 0, sizeof(sum));
@@ -2568,10 +2593,14 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     c->extract_text =
         json_is_true(v) ||
         (json_is_string(v) && strcmp(json_string_value(v), "true") == 0);
-    if (sl_task_param_u64(
-            ctx, "maxTextBytes", DEFAULT_MAX_TEXT, &c->max_text) != 0 ||
-        c->max_text == 0 || c->max_text > MAX_TEXT_LIMIT) {
-        sl_task_set_message(ctx, "maxTextBytes: a number from 1 to 16777216");
+    /* as the textExtractor reads it; only with extractText */
+    if (c->extract_text &&
+        (sl_task_param_u64(
+             ctx, "maxTextBytes", SL__WK_MAX_TEXT, &c->max_text) != 0 ||
+         c->max_text > SL__WK_MAX_TEXT_LIMIT)) {
+        sl_task_set_message(ctx,
+                            "maxTextBytes: not a number up to %llu",
+                            (unsigned long long)SL__WK_MAX_TEXT_LIMIT);
         return SL_EINVAL;
     }
     v = sl_task_param(ctx, "followSitemaps");
@@ -3037,7 +3066,6 @@ has_content(const char *name)
  * HTML page the crawler kept, or its text) it is copied as it is, without
  * decoding; without, it is decoded and queued for fetching.
  */
-
 static int
 fetch_input(void *arg, struct sl_bulk_reader *r)
 {

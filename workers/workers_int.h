@@ -260,11 +260,19 @@ int sl__wk_share_input(struct sl_task_ctx *ctx,
 struct sl__wk_html_text;
 struct uchardet; /* libuchardet's uchardet_t points to one */
 
+/* The textExtractor's sizes, which the webCrawler's text uses too. */
+#define SL__WK_TEXT_CHUNK     ((size_t)64 << 10)   /* head, chunks fed */
+#define SL__WK_MAX_TEXT       ((uint64_t)4 << 20)  /* maxTextBytes default */
+#define SL__WK_MAX_TEXT_LIMIT ((uint64_t)16 << 20) /* maxTextBytes at most */
+#define SL__WK_MIME_MAX       128u                 /* a MIME type's buffer */
+
 /**
- * @brief Whether the textExtractor reads a record of MIME type @p mime
- * (the HTTP one) whose content starts with @p len bytes @p head as HTML
- * without asking libmagic (a textual head: no NUL byte, no known binary
- * signature).  Writes the `mimeType` it would set into @p out (128 bytes).
+ * @brief Whether a record of MIME type @p mime (the HTTP one) whose
+ * content starts with @p len bytes @p head is HTML with a textual head
+ * (no NUL byte, no known binary signature), which the textExtractor reads
+ * as HTML too (unless libmagic names the textual head a type that is not
+ * text, which is rare: PostScript, say).  Writes the `mimeType` it sets
+ * into @p out (SL__WK_MIME_MAX bytes).
  */
 int sl__wk_html_text_applies(const char *mime,
                              const char *head,
@@ -274,13 +282,15 @@ int sl__wk_html_text_applies(const char *mime,
  * sl__wk_html_text_free. */
 struct sl__wk_html_text *sl__wk_html_text_new(uint64_t max_text);
 /**
- * @brief Choose the charset of the page whose first bytes (up to 64 KiB,
- * or all of it) are @p head, as the textExtractor does (a byte order
- * mark, else @p given from the HTTP header, else the page's declaration,
- * else detected with *@p ud, created on first use; the caller frees it
- * with sl__wk_html_text_ud_free), switch @p px (an HTML push parser not fed
- * yet) to it, and fill @p tap with the text's SAX callbacks for
- * sl_web_links_tap.
+ * @brief Choose the charset of the page whose first bytes (up to
+ * SL__WK_TEXT_CHUNK, or all of it) are @p head, as the textExtractor does
+ * (a byte order mark, else @p given from the HTTP header, else the page's
+ * declaration, else detected with *@p ud, created on first use; the
+ * caller frees it with sl__wk_html_text_ud_free), switch @p px (an HTML
+ * push parser not fed yet; borrowed for the call) to it, and fill @p tap
+ * with the text's SAX callbacks for sl_web_links_tap (its ctx is @p t).
+ * Nothing is taken once the text is full (a later <title> neither), as in
+ * the textExtractor, so how the page is cut into chunks does not matter.
  */
 void sl__wk_html_text_begin(struct sl__wk_html_text *t,
                             struct _xmlParserCtxt *px,
@@ -290,15 +300,10 @@ void sl__wk_html_text_begin(struct sl__wk_html_text *t,
                             struct uchardet **ud,
                             struct sl_web_tap *tap);
 /**
- * @brief Call after each chunk fed to the parser (64 KiB, as the
- * textExtractor feeds): once the text is full, the rest of the page is
- * not taken, as the textExtractor stops feeding then.
- */
-void sl__wk_html_text_fed(struct sl__wk_html_text *t);
-/**
  * @brief After the parse: the text (valid UTF-8, *@p len bytes), the
  * title ("" when the page has none) and the charset ("" when libxml2
- * could not read the chosen one), all borrowed from @p t.
+ * could not read the chosen one), all borrowed from @p t and valid until
+ * sl__wk_html_text_free.  May be called again.
  * @return 1 when the text was cut at max_text, else 0.
  */
 int sl__wk_html_text_end(struct sl__wk_html_text *t,
