@@ -180,6 +180,19 @@ sl_api_index_doc_get(struct sl_req *req)
         return 0;
     }
     rc = sl_index_get(req->svc->index, name, id, &doc, &err);
+    if (rc == SL_ENOENT) {
+        /* The router drops a trailing '/' of the path, an encoded one
+         * too, so the id of a site's root ("http://host/") arrives
+         * without it: not found as given, the id with a '/' is. */
+        char *slashed = sl_asprintf("%s/", id);
+        struct sl_err err2;
+
+        sl_err_clear(&err2);
+        if (sl_index_get(req->svc->index, name, slashed, &doc, &err2) == 0) {
+            rc = 0;
+        }
+        sl_free(slashed);
+    }
     if (rc != 0) {
         return sl_reply_err(req, &err);
     }
