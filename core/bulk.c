@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "core/sl.h"
 
@@ -38,22 +38,15 @@ static const unsigned char trailer_magic[4] = {'S', 'L', 'N', 'D'};
  * Checksums.
  * --------------------------------------------------------------------- */
 /*
- * Extend a zlib CRC-32 over @len bytes.  zlib's crc32() takes a uInt
- * length, so very large pieces go in chunks.
+ * Extend a CRC-32 (zlib's, the gzip one) over @len bytes.  libdeflate
+ * computes the same values with carry-less multiplication where the CPU
+ * has it: 12-15 GB/s here against zlib's 3.6-4.2 (64 KiB pieces), 13
+ * against 2.6 for 400-byte records (docs/bulk-format.md).
  */
 static uint32_t
 crc_update(uint32_t crc, const void *data, size_t len)
 {
-    const unsigned char *p = data;
-
-    while (len > 0) {
-        uInt n = len > ((size_t)1 << 30) ? (uInt)1 << 30 : (uInt)len;
-
-        crc = (uint32_t)crc32(crc, p, n);
-        p += n;
-        len -= n;
-    }
-    return crc;
+    return libdeflate_crc32(crc, data, len);
 }
 
 /*

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <libdeflate.h>
 #include <openssl/sha.h>
-#include <zlib.h>
 
 #include "deltaservice/deltaservice_int.h"
 
@@ -104,10 +104,8 @@ sl__delta_check_source(const char *source, struct sl_err *err)
 unsigned
 sl_delta_shard_for(unsigned shards, const char *id)
 {
-    uLong crc = crc32(0L, Z_NULL, 0);
-
-    crc = crc32(crc, (const Bytef *)id, (uInt)strlen(id));
-    return (unsigned)(crc % shards);
+    /* zlib's CRC-32 (IEEE), computed by libdeflate: the same values */
+    return (unsigned)(libdeflate_crc32(0, id, strlen(id)) % shards);
 }
 
 unsigned

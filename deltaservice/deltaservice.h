@@ -119,8 +119,8 @@ unsigned sl_delta_shards(const struct sl_delta *d);
 /**
  * @brief Shard of a record: pass its compound id when it has one, else its
  * record id.  The function is fixed forever (entries are found by it):
- * zlib crc32 (IEEE 802.3, initial value 0) of the id's bytes without the
- * NUL, modulo the shard count.
+ * zlib's crc32 (IEEE 802.3, initial value 0; computed by libdeflate) of
+ * the id's bytes without the NUL, modulo the shard count.
  */
 unsigned sl_delta_shard_of(const struct sl_delta *d, const char *id);
 
