@@ -435,6 +435,7 @@ struct crawl {
     struct sl_web_politeness pol;
     int robots;
     const char *ua;
+    const char *ca_file; /* caFile: trusted CAs instead of the system's */
     uint64_t max_depth;
     uint64_t max_size;
     uint64_t links_per_bulk;
@@ -1586,6 +1587,12 @@ xfer_new(struct crawl *c, struct link *lk)
         x->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     (void)curl_easy_setopt(x->easy, CURLOPT_SSL_VERIFYPEER, 1L);
     (void)curl_easy_setopt(x->easy, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (c->ca_file != NULL) {
+        /* a private CA (an intranet's): trusted instead of the system's
+         * bundle, verification still on; a connection is reused only by
+         * transfers with the same CA file (libcurl compares them) */
+        (void)curl_easy_setopt(x->easy, CURLOPT_CAINFO, c->ca_file);
+    }
     (void)curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
     (void)curl_easy_setopt(
         x->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
@@ -2611,6 +2618,15 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     if (c->ua == NULL || c->ua[0] == '\0') {
         c->ua = DEFAULT_UA;
     }
+    v = sl_task_param(ctx, "caFile");
+    if (v != NULL && (!json_is_string(v) || json_string_length(v) == 0 ||
+                      access(json_string_value(v), R_OK) != 0)) {
+        sl_task_set_message(ctx,
+                            "caFile: the path of a readable PEM file of CA "
+                            "certificates");
+        return SL_EINVAL;
+    }
+    c->ca_file = json_string_value(v);
     v = json_object_get(filters, "contentTypes");
     if (v != NULL && !json_is_array(v)) {
         sl_task_set_message(ctx, "filters.contentTypes: an array of prefixes");
@@ -3012,6 +3028,7 @@ const struct sl_worker_type sl_worker_webCrawler = {
     "  {\"name\": \"linksPerBulk\", \"optional\": true},"
     "  {\"name\": \"timeoutMs\", \"optional\": true},"
     "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
+    "  {\"name\": \"caFile\", \"optional\": true},"
     "  {\"name\": \"followSitemaps\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"extractText\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"maxTextBytes\", \"optional\": true},"
@@ -3166,6 +3183,7 @@ const struct sl_worker_type sl_worker_webFetcher = {
     " \"parameters\": [{\"name\": \"dataSource\"},"
     "  {\"name\": \"timeoutMs\", \"optional\": true},"
     "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
+    "  {\"name\": \"caFile\", \"optional\": true},"
     "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"}],"
@@ -3313,6 +3331,7 @@ const struct sl_worker_type sl_worker_webExtractor = {
     " \"parameters\": [{\"name\": \"dataSource\"},"
     "  {\"name\": \"timeoutMs\", \"optional\": true},"
     "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
+    "  {\"name\": \"caFile\", \"optional\": true},"
     "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
     "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
