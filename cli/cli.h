@@ -97,6 +97,7 @@ struct sl_cfg {
     char worker_limits[4096];    /* jobmanager.workerLimits, JSON text */
     uint64_t worker_threads;     /* workers.threads */
     char workers_external[4096]; /* workers.external: "a,b" */
+    char workers_nice[1024];     /* workers.nice: "type=n,type=n" */
     uint64_t delta_shards;       /* deltaShards */
     uint64_t delta_map_size;     /* deltaMapSize */
     uint64_t bb_limit_size;      /* bulkbuilder.bulkLimitSize */

@@ -235,8 +235,14 @@ start_workers(const struct sl_cfg *cfg,
         }
     }
     if (k > 0 && cfg->worker_threads > 0) {
-        rc = sl_worker_pool_start(
-            jm, store, services, run, k, (unsigned)cfg->worker_threads, out);
+        rc = sl_worker_pool_start(jm,
+                                  store,
+                                  services,
+                                  run,
+                                  k,
+                                  (unsigned)cfg->worker_threads,
+                                  cfg->workers_nice,
+                                  out);
         if (rc != 0) {
             SL_ERROR("cannot start the worker pool: %s", sl_strerror(rc));
         } else {

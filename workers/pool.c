@@ -10,11 +10,15 @@
  * published task (struct wthread: ctx, task_id, worker, next_ka_ms).  A
  * worker thread owns its conn; the keep-alive thread owns ka_conn.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "deltaservice/deltaservice.h"
 #include "workers/workers_int.h"
@@ -30,6 +34,7 @@
 struct wtype {
     const struct sl_worker_type *type;
     unsigned flags; /* SL__WK_* */
+    int nice;       /* workers.nice of the type: its threads' niceness */
 };
 
 /* One worker thread and the task it publishes for the keep-alive thread. */
@@ -212,6 +217,12 @@ worker_main(void *arg)
     /* the worker type in top -H, ps -L and gdb (15 bytes at most) */
     (void)snprintf(tname, sizeof(tname), "%s", name);
     (void)pthread_setname_np(pthread_self(), tname);
+    /* Linux keeps a niceness per thread: this one only */
+    if (wt->wt->nice > 0 &&
+        setpriority(PRIO_PROCESS, (id_t)gettid(), wt->wt->nice) != 0) {
+        SL_WARN(
+            "worker %s: cannot lower the priority: %s", name, strerror(errno));
+    }
     for (;;) {
         (void)pthread_mutex_lock(&p->mu);
         rc = p->stopping;
@@ -352,6 +363,43 @@ pool_free(struct sl_worker_pool *p)
     sl_free(p);
 }
 
+/*
+ * The niceness workers.nice (@spec: "type=n,type=n", n 0-19; NULL or ""
+ * for none) gives worker type @name into *nice (0 when not named).
+ * SL_EINVAL (logged) for a malformed spec.
+ */
+static int
+nice_of(const char *spec, const char *name, int *nice)
+{
+    const char *p = spec;
+    size_t len = strlen(name);
+
+    *nice = 0;
+    while (p != NULL && *p != '\0') {
+        const char *eq = strchr(p, '=');
+        const char *end = strchr(p, ',');
+        char *num_end = NULL;
+        long v = 0;
+
+        end = end != NULL ? end : p + strlen(p);
+        if (eq == NULL || eq > end || eq == p) {
+            SL_ERROR("workers.nice: '%.*s' is not type=n", (int)(end - p), p);
+            return SL_EINVAL;
+        }
+        v = strtol(eq + 1, &num_end, 10);
+        if (num_end != end || eq + 1 == end || v < 0 || v > 19) {
+            SL_ERROR(
+                "workers.nice: '%.*s': n must be 0 to 19", (int)(end - p), p);
+            return SL_EINVAL;
+        }
+        if ((size_t)(eq - p) == len && strncmp(p, name, len) == 0) {
+            *nice = (int)v;
+        }
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
 int
 sl__wk_pool_start(struct sl__wk_backend *b,
                   void (*free_backend)(struct sl__wk_backend *),
@@ -359,6 +407,7 @@ sl__wk_pool_start(struct sl__wk_backend *b,
                   size_t n,
                   unsigned threads_per_worker,
                   int remote,
+                  const char *nice,
                   struct sl_worker_pool **out)
 {
     struct sl_worker_pool *p = sl_calloc(1, sizeof(*p));
@@ -387,6 +436,10 @@ sl__wk_pool_start(struct sl__wk_backend *b,
         rc = sl__wk_type_flags(types[i], &p->types[i].flags, &err);
         if (rc != 0) {
             SL_ERROR("%s", err.message);
+            goto fail;
+        }
+        rc = nice_of(nice, types[i]->name, &p->types[i].nice);
+        if (rc != 0) {
             goto fail;
         }
         for (k = 0; k < threads_per_worker; k++) {
@@ -429,6 +482,7 @@ sl_worker_pool_start(struct sl_jm *jm,
                      const struct sl_worker_type *const *types,
                      size_t n,
                      unsigned threads_per_worker,
+                     const char *nice,
                      struct sl_worker_pool **out)
 {
     struct sl__wk_backend *b = sl__wk_local_new(jm, store);
@@ -440,7 +494,7 @@ sl_worker_pool_start(struct sl_jm *jm,
         }
     }
     return sl__wk_pool_start(
-        b, sl__wk_local_free, types, n, threads_per_worker, 0, out);
+        b, sl__wk_local_free, types, n, threads_per_worker, 0, nice, out);
 }
 
 int
@@ -455,8 +509,14 @@ sl_worker_remote_start(const struct sl_worker_remote_config *cfg,
     if (cfg->server == NULL || cfg->server[0] == '\0' || threads == 0) {
         return SL_EINVAL;
     }
-    return sl__wk_pool_start(
-        sl__wk_remote_new(cfg), sl__wk_remote_free, types, 1, threads, 1, out);
+    return sl__wk_pool_start(sl__wk_remote_new(cfg),
+                             sl__wk_remote_free,
+                             types,
+                             1,
+                             threads,
+                             1,
+                             NULL,
+                             out);
 }
 
 int

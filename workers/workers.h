@@ -300,8 +300,12 @@ void sl_task_set_message(struct sl_task_ctx *ctx, const char *fmt, ...)
  *   outlive the pool.  NULL: none.
  * @param[in] types the array is copied; the types it points to must
  *   outlive the pool.
- * @return 0 or SL_EINVALDEF (bad description).  *out is a new object,
- * stop and free it with sl_worker_pool_stop.
+ * @param[in] nice workers.nice: "type=n,type=n" (n 0-19), the niceness of
+ *   those types' threads (docs/configuration.md); NULL or "": none.
+ *   Borrowed for the call.
+ * @return 0, SL_EINVALDEF (bad description) or SL_EINVAL (bad @p nice,
+ * logged).  *out is a new object, stop and free it with
+ * sl_worker_pool_stop.
  */
 int sl_worker_pool_start(struct sl_jm *jm,
                          struct sl_obj *store,
@@ -309,6 +313,7 @@ int sl_worker_pool_start(struct sl_jm *jm,
                          const struct sl_worker_type *const *types,
                          size_t n,
                          unsigned threads_per_worker,
+                         const char *nice,
                          struct sl_worker_pool **out);
 
 /** Settings of a remote pool; strings are copied. */

@@ -137,6 +137,7 @@ int sl__wk_pool_start(struct sl__wk_backend *b,
                       size_t n,
                       unsigned threads_per_worker,
                       int remote,
+                      const char *nice,
                       struct sl_worker_pool **out);
 
 /** @brief Tell the updatePusher how many delta shards (completion tasks of
