@@ -564,6 +564,15 @@ sl_task_output_connected(struct sl_task_ctx *ctx, const char *slot)
     return out_slot(ctx, slot) != NULL;
 }
 
+/* The object id of the next bulk of @o: "<prefix><next>" for a multiple
+ * slot, else its one id; caller frees. */
+static char *
+next_bulk_id(const struct out_slot *o)
+{
+    return o->prefix != NULL ? sl_asprintf("%s%u", o->prefix, o->next)
+                             : sl_strdup(o->id);
+}
+
 int
 sl_task_output_writer(struct sl_task_ctx *ctx,
                       const char *slot,
@@ -591,8 +600,7 @@ sl_task_output_writer(struct sl_task_ctx *ctx,
         return SL_EBADSTATE;
     }
     ob = sl_calloc(1, sizeof(*ob));
-    ob->id = o->prefix != NULL ? sl_asprintf("%s%u", o->prefix, o->next)
-                               : sl_strdup(o->id);
+    ob->id = next_bulk_id(o);
     rc = ctx->b->ops->output_open(
         ctx->conn, o->store, ob->id, &ob->handle, &ob->sink, &err);
     if (rc == 0) {
@@ -723,8 +731,7 @@ sl_task_output_copy_input(struct sl_task_ctx *ctx,
     }
     (void)close_current(ctx, o, 0); /* an empty bulk: dropped, id kept */
     ob = sl_calloc(1, sizeof(*ob));
-    ob->id = o->prefix != NULL ? sl_asprintf("%s%u", o->prefix, o->next)
-                               : sl_strdup(o->id);
+    ob->id = next_bulk_id(o);
     rc = ctx->b->ops->output_open_copy(
         ctx->conn, o->store, ob->id, ib->handle, &ob->handle, &err);
     if (rc != 0) {

@@ -2374,12 +2374,7 @@ tx_init(struct sl_task_ctx *ctx, struct tx *x)
         sl_task_set_message(ctx, "maxContentBytes: not a number");
         return SL_EINVAL;
     }
-    if (sl_task_param_u64(
-            ctx, "maxTextBytes", DEFAULT_MAX_TEXT, &x->max_text) != 0 ||
-        x->max_text > MAX_TEXT_LIMIT) {
-        sl_task_set_message(ctx,
-                            "maxTextBytes: not a number up to %llu",
-                            (unsigned long long)MAX_TEXT_LIMIT);
+    if (sl__wk_max_text(ctx, &x->max_text) != 0) {
         return SL_EINVAL;
     }
     out = sl_task_param_str(ctx, "textOutput");
@@ -2453,6 +2448,19 @@ text_perform(struct sl_task_ctx *ctx)
 struct sl__wk_html_text {
     struct doc d;
 };
+
+int
+sl__wk_max_text(struct sl_task_ctx *ctx, uint64_t *out)
+{
+    if (sl_task_param_u64(ctx, "maxTextBytes", DEFAULT_MAX_TEXT, out) != 0 ||
+        *out > MAX_TEXT_LIMIT) {
+        sl_task_set_message(ctx,
+                            "maxTextBytes: not a number up to %llu",
+                            (unsigned long long)MAX_TEXT_LIMIT);
+        return SL_EINVAL;
+    }
+    return 0;
+}
 
 int
 sl__wk_html_text_applies(const char *mime,

@@ -1986,23 +1986,27 @@ finish(struct crawl *c, struct xfer *x, CURLcode code)
     page_done(c, x, status);
 }
 
-/* Read up to @cap bytes of the body of @x from offset @off (memory or
- * its spool file) into @buf: the bytes read (0 at the end), or -1 with
- * errno set when the spool file cannot be read. */
+/* Up to @cap bytes of the body of @x from offset @off into *@p: in
+ * memory it is pointed at, from the spool file it is read into @buf.
+ * Returns the bytes (0 at the end), or -1 with errno set when the spool
+ * file cannot be read. */
 static ssize_t
-body_read(const struct xfer *x, uint64_t off, char *buf, size_t cap)
+body_piece(
+    const struct xfer *x, uint64_t off, char *buf, size_t cap, const char **p)
 {
     uint64_t size = body_size(x);
     size_t n = off < size ? (size_t)(size - off < cap ? size - off : cap) : 0;
     ssize_t got = 0;
 
+    *p = ""; /* never NULL: the head of an empty page is "" */
     if (n == 0) {
         return 0;
     }
     if (x->spool < 0) {
-        memcpy(buf, x->body.data + off, n);
+        *p = x->body.data + off;
         return (ssize_t)n;
     }
+    *p = buf;
     do {
         got = pread(x->spool, buf, n, (off_t)off);
     } while (got < 0 && errno == EINTR);
@@ -2044,14 +2048,16 @@ parse_page(struct crawl *c, struct xfer *x)
 {
     char mime[256];
     char cs[64];
-    char *chunk = sl_malloc(SL__WK_TEXT_CHUNK);
+    /* a buffer only for a spooled page; one in memory is fed in place */
+    char *buf = x->spool >= 0 ? sl_malloc(SL__WK_TEXT_CHUNK) : NULL;
+    const char *chunk = NULL;
     struct sl_web_tap tap;
     uint64_t off = 0;
     ssize_t n = 0;
     int text = 0;
 
     split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
-    n = body_read(x, 0, chunk, SL__WK_TEXT_CHUNK);
+    n = body_piece(x, 0, buf, SL__WK_TEXT_CHUNK, &chunk);
     text = n >= 0 && takes_text(c, x, mime, chunk, (size_t)n);
     /* without the text, the charset as without extractText */
     if (n < 0 || sl_web_links_begin(x->lk->url,
@@ -2080,7 +2086,7 @@ parse_page(struct crawl *c, struct xfer *x)
             break; /* failed: sl_web_links_end says so */
         }
         off += (uint64_t)n;
-        n = body_read(x, off, chunk, SL__WK_TEXT_CHUNK);
+        n = body_piece(x, off, buf, SL__WK_TEXT_CHUNK, &chunk);
     }
     if (n < 0) {
         sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
@@ -2088,7 +2094,7 @@ parse_page(struct crawl *c, struct xfer *x)
         sl_web_links_free(x->lx); /* a part of the page: no links, no text */
         x->lx = NULL;
     }
-    sl_free(chunk);
+    sl_free(buf);
 }
 
 /* A page or resource @x answered 2xx: its links, and its record unless
@@ -2601,13 +2607,7 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         json_is_true(v) ||
         (json_is_string(v) && strcmp(json_string_value(v), "true") == 0);
     /* as the textExtractor reads it; only with extractText */
-    if (c->extract_text &&
-        (sl_task_param_u64(
-             ctx, "maxTextBytes", SL__WK_MAX_TEXT, &c->max_text) != 0 ||
-         c->max_text > SL__WK_MAX_TEXT_LIMIT)) {
-        sl_task_set_message(ctx,
-                            "maxTextBytes: not a number up to %llu",
-                            (unsigned long long)SL__WK_MAX_TEXT_LIMIT);
+    if (c->extract_text && sl__wk_max_text(ctx, &c->max_text) != 0) {
         return SL_EINVAL;
     }
     v = sl_task_param(ctx, "followSitemaps");

@@ -279,6 +279,13 @@ int sl__wk_html_text_applies(const char *mime,
                              const char *head,
                              size_t len,
                              char *out);
+/**
+ * @brief Task parameter `maxTextBytes` into *@p out: SL__WK_MAX_TEXT when
+ * absent, at most SL__WK_MAX_TEXT_LIMIT (the textExtractor's and, with
+ * extractText, the webCrawler's).
+ * @return 0, or SL_EINVAL with the task message set.
+ */
+int sl__wk_max_text(struct sl_task_ctx *ctx, uint64_t *out);
 /** @brief A new text of at most @p max_text bytes; free with
  * sl__wk_html_text_free. */
 struct sl__wk_html_text *sl__wk_html_text_new(uint64_t max_text);
