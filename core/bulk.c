@@ -19,7 +19,7 @@
 #include "core/sl.h"
 
 #define IO_BUF_SIZE       ((size_t)64 << 10)
-#define BULK_MINOR        0
+#define BULK_MINOR        1 /* 1: records may have a head frame */
 #define HEADER_LEN        8
 #define RECORD_HEAD_LEN   8  /* magic + meta_len */
 #define RECORD_END_LEN    5  /* 'E' + CRC-32 */
@@ -27,6 +27,12 @@
 #define TRAILER_BODY_LEN  12 /* magic + record count */
 #define TAG_ATTACHMENT    'A'
 #define TAG_END           'E'
+#define TAG_HEAD          'H'
+#define HEAD_FIELDS       4
+#define HEAD_FIXED        (1 + 2 * HEAD_FIELDS) /* flags, lengths */
+#define HEAD_BODY_MAX     0xFFFFu
+#define HEAD_ABSENT       0xFFFFu /* length of a field that is not there */
+#define HEAD_FLAGS        (SL_HEAD_COMPOUND | SL_HEAD_VERSION | SL_HEAD_VISITED)
 #define MAX_ATTACHMENT_SZ ((uint64_t)INT64_MAX)
 #define META_KEEP         ((size_t)256 << 10) /* metadata buffer kept */
 
@@ -192,6 +198,91 @@ emit_record_head(struct sl_bulk_writer *w,
     return rc == 0 ? emit_frame(w, meta, len, crc) : rc;
 }
 
+/* The fields of @h in the order of the head frame. */
+static void
+head_fields(const struct sl_record_head *h, const char *f[HEAD_FIELDS])
+{
+    f[0] = h->id;
+    f[1] = h->source;
+    f[2] = h->delta_hash;
+    f[3] = h->compound_id;
+}
+
+/*
+ * The head of @meta into *h (strings borrowed from @meta): 1, or 0 when a
+ * head field is there but not a string without NUL bytes, or _recordid is
+ * missing or empty; the record then has no head and its readers decode
+ * the metadata.
+ */
+static int
+head_of(const json_t *meta, struct sl_record_head *h)
+{
+    static const char *const keys[HEAD_FIELDS] = {
+        "_recordid", "_source", "_deltaHash", "_compoundRecordId"};
+    const char *f[HEAD_FIELDS];
+    size_t i = 0;
+
+    for (i = 0; i < HEAD_FIELDS; i++) {
+        const json_t *v = json_object_get(meta, keys[i]);
+
+        f[i] = NULL;
+        if (v == NULL) {
+            continue;
+        }
+        if (!json_is_string(v) ||
+            strlen(json_string_value(v)) != json_string_length(v)) {
+            return 0;
+        }
+        f[i] = json_string_value(v);
+    }
+    h->id = f[0];
+    h->source = f[1];
+    h->delta_hash = f[2];
+    h->compound_id = f[3];
+    h->flags =
+        (json_is_true(json_object_get(meta, "_isCompound")) ? SL_HEAD_COMPOUND
+                                                            : 0) |
+        (json_object_get(meta, "_version") != NULL ? SL_HEAD_VERSION : 0) |
+        (json_object_get(meta, "_visited") != NULL ? SL_HEAD_VISITED : 0);
+    return h->id != NULL && h->id[0] != '\0';
+}
+
+/* Head @h as a head frame; nothing when it does not fit one. */
+static int
+emit_head(struct sl_bulk_writer *w, const struct sl_record_head *h)
+{
+    const char *f[HEAD_FIELDS];
+    size_t lens[HEAD_FIELDS];
+    size_t body = HEAD_FIXED;
+    unsigned char b[4];
+    size_t i = 0;
+    int rc = 0;
+
+    head_fields(h, f);
+    for (i = 0; i < HEAD_FIELDS; i++) {
+        lens[i] = f[i] != NULL ? strlen(f[i]) : 0;
+        if (lens[i] >= HEAD_ABSENT) {
+            return 0;
+        }
+        body += lens[i];
+    }
+    if (body > HEAD_BODY_MAX) {
+        return 0;
+    }
+    b[0] = TAG_HEAD;
+    sl_le_put16(b + 1, (uint16_t)body);
+    b[3] = (unsigned char)(h->flags & HEAD_FLAGS);
+    rc = emit_rec(w, b, 4);
+    for (i = 0; i < HEAD_FIELDS && rc == 0; i++) {
+        sl_le_put16(b, (uint16_t)(f[i] != NULL ? lens[i] : HEAD_ABSENT));
+        rc = emit_rec(w, b, 2);
+        if (rc == 0 && lens[i] > 0) {
+            rc = emit_rec(w, f[i], lens[i]);
+        }
+    }
+    return rc;
+}
+
 /* An attachment frame: tag, name length, @nlen bytes of @name, @size. */
 static int
 emit_att_frame(struct sl_bulk_writer *w,
@@ -323,6 +414,7 @@ meta_append(const char *data, size_t n, void *ctx)
 int
 sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
 {
+    struct sl_record_head head;
     const json_t *id = NULL;
     const char *text = NULL;
     size_t len = 0;
@@ -356,6 +448,9 @@ sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
     w->crc = 0;
     json_object_clear(w->names);
     rc = emit_record_head(w, text, len, 1);
+    if (rc == 0 && head_of(meta, &head)) {
+        rc = emit_head(w, &head);
+    }
     if (rc != 0) {
         goto fail;
     }
@@ -368,6 +463,38 @@ sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta)
 
 fail:
     return wfail(w, rc);
+}
+
+int
+sl_bulk_writer_record_begin_text(struct sl_bulk_writer *w,
+                                 const char *meta,
+                                 size_t len,
+                                 const struct sl_record_head *head)
+{
+    int rc = 0;
+
+    if (!wusable(w)) {
+        return SL_EBADSTATE;
+    }
+    if (w->state != W_IDLE || meta == NULL || len == 0 ||
+        (head != NULL && (head->id == NULL || head->id[0] == '\0'))) {
+        return wfail(w, SL_EINVAL);
+    }
+    if (len > SL_BULK_DEFAULT_MAX_META) {
+        return wfail(w, SL_ETOOLARGE);
+    }
+    w->crc = 0;
+    json_object_clear(w->names);
+    rc = emit_record_head(w, meta, len, 1);
+    if (rc == 0 && head != NULL) {
+        rc = emit_head(w, head);
+    }
+    if (rc != 0) {
+        return wfail(w, rc);
+    }
+    w->state = W_RECORD;
+    w->att_left = 0;
+    return 0;
 }
 
 int
@@ -583,6 +710,15 @@ struct sl_bulk_reader {
     size_t meta_len;
     unsigned natt;     /* attachments begun in the current record */
     uint64_t att_size; /* size of the current attachment */
+    /* the current record's head: its frame as stored (hbuf[0..hraw_len),
+     * for copies), then its strings with NULs, which head points into */
+    unsigned char *hbuf;
+    size_t hcap;
+    size_t hraw_len;
+    int has_head;
+    struct sl_record_head head;
+    int pending;          /* frame tag read after the metadata, or -1 */
+    uint64_t pending_off; /* its offset */
 };
 
 static int rfail(struct sl_bulk_reader *r,
@@ -795,6 +931,7 @@ sl_bulk_reader_new(const struct sl_source *src,
     }
     r->buf = sl_malloc(IO_BUF_SIZE);
     r->names = name_set_new();
+    r->pending = -1;
     r->where = IN_HEADER;
     r->state = R_IDLE;
 
@@ -899,10 +1036,16 @@ att_next(struct sl_bulk_reader *r,
         }
         r->att_left = 0;
     }
-    off = r->offset;
-    rc = rread(r, b, 1, 1);
-    if (rc != 0) {
-        return io_fail(r, err, rc, off, "a frame tag");
+    if (r->pending >= 0) { /* read by record_start, after the metadata */
+        b[0] = (unsigned char)r->pending;
+        off = r->pending_off;
+        r->pending = -1;
+    } else {
+        off = r->offset;
+        rc = rread(r, b, 1, 1);
+        if (rc != 0) {
+            return io_fail(r, err, rc, off, "a frame tag");
+        }
     }
     if (b[0] == TAG_END) {
         rc = rread(r, b, 4, 0);
@@ -987,6 +1130,79 @@ att_next(struct sl_bulk_reader *r,
 }
 
 /*
+ * Read the head frame whose tag was just read at @off: its stored bytes
+ * into hbuf, its fields checked (lengths that add up, a non-empty id, no
+ * NUL byte, known flags) and copied as C strings after them.
+ */
+static int
+read_head(struct sl_bulk_reader *r, uint64_t off, struct sl_err *err)
+{
+    const char **f[HEAD_FIELDS] = {&r->head.id,
+                                   &r->head.source,
+                                   &r->head.delta_hash,
+                                   &r->head.compound_id};
+    const unsigned char *p = NULL;
+    const unsigned char *end = NULL;
+    unsigned char b[2];
+    char *str = NULL;
+    size_t body = 0;
+    size_t i = 0;
+    int rc = rread(r, b, 2, 1);
+
+    if (rc != 0) {
+        return io_fail(r, err, rc, off, "a head frame");
+    }
+    body = sl_le_get16(b);
+    if (body < HEAD_FIXED) {
+        return rfail(r, err, SL_ECORRUPT, off, "head frame too short");
+    }
+    if (r->hcap < 2 * body + 3 + HEAD_FIELDS) {
+        r->hcap = 2 * body + 3 + HEAD_FIELDS;
+        r->hbuf = sl_realloc(r->hbuf, r->hcap);
+    }
+    r->hbuf[0] = TAG_HEAD;
+    memcpy(r->hbuf + 1, b, 2);
+    rc = rread(r, r->hbuf + 3, body, 1);
+    if (rc != 0) {
+        return io_fail(r, err, rc, off, "a head frame");
+    }
+    p = r->hbuf + 3;
+    end = p + body;
+    str = (char *)end;
+    r->head.flags = *p++;
+    if ((r->head.flags & ~HEAD_FLAGS) != 0) {
+        return rfail(r, err, SL_ECORRUPT, off, "head with unknown flags");
+    }
+    for (i = 0; i < HEAD_FIELDS; i++) {
+        size_t len = 0;
+
+        if (end - p < 2) {
+            return rfail(r, err, SL_ECORRUPT, off, "head fields cut short");
+        }
+        len = sl_le_get16(p);
+        p += 2;
+        *f[i] = NULL;
+        if (len == HEAD_ABSENT) {
+            continue;
+        }
+        if ((size_t)(end - p) < len || memchr(p, '\0', len) != NULL) {
+            return rfail(r, err, SL_ECORRUPT, off, "bad head field %zu", i);
+        }
+        memcpy(str, p, len);
+        str[len] = '\0';
+        *f[i] = str;
+        str += len + 1;
+        p += len;
+    }
+    if (p != end || r->head.id == NULL || r->head.id[0] == '\0') {
+        return rfail(r, err, SL_ECORRUPT, off, "bad head frame");
+    }
+    r->hraw_len = 3 + body;
+    r->has_head = 1;
+    return 0;
+}
+
+/*
  * Check decoded metadata: a JSON object with unique keys and a non-empty
  * string "_recordid".  Returns 0 with a new reference in *out, or fails
  * the reader.
@@ -1041,9 +1257,11 @@ record_start(struct sl_bulk_reader *r,
              struct sl_err *err)
 {
     unsigned char head[RECORD_HEAD_LEN];
+    unsigned char tag[1];
     unsigned char *text = NULL;
     const char *name = NULL;
     uint64_t size = 0;
+    uint64_t off = 0;
     uint32_t meta_len = 0;
     int rc = 0;
 
@@ -1103,7 +1321,23 @@ record_start(struct sl_bulk_reader *r,
     sl_free(r->meta);
     r->meta = text;
     r->meta_len = meta_len;
-    rc = meta != NULL ? parse_meta(r, text, meta_len, meta, err) : 0;
+    /* a head frame may follow; another tag is left for att_next */
+    r->has_head = 0;
+    r->pending = -1;
+    off = r->offset;
+    rc = rread(r, tag, 1, 1);
+    if (rc != 0) {
+        return io_fail(r, err, rc, off, "a frame tag");
+    }
+    if (tag[0] == TAG_HEAD) {
+        rc = read_head(r, off, err);
+    } else {
+        r->pending = tag[0];
+        r->pending_off = off;
+    }
+    if (rc == 0 && meta != NULL) {
+        rc = parse_meta(r, text, meta_len, meta, err);
+    }
     if (rc != 0) {
         return rc;
     }
@@ -1162,6 +1396,51 @@ sl_bulk_reader_meta(struct sl_bulk_reader *r, json_t **meta, struct sl_err *err)
         return rfail(r, err, SL_EINVAL, r->offset, "no record was read");
     }
     return parse_meta(r, r->meta, r->meta_len, meta, err);
+}
+
+int
+sl_bulk_reader_head(const struct sl_bulk_reader *r,
+                    const struct sl_record_head **head)
+{
+    *head =
+        r != NULL && r->has_head && r->state != R_DONE && r->state != R_FAILED
+            ? &r->head
+            : NULL;
+    return *head != NULL;
+}
+
+struct sl_record_head *
+sl_record_head_dup(const struct sl_record_head *head)
+{
+    const char *f[HEAD_FIELDS];
+    size_t lens[HEAD_FIELDS];
+    size_t total = sizeof(struct sl_record_head);
+    struct sl_record_head *h = NULL;
+    const char **dst[HEAD_FIELDS];
+    char *p = NULL;
+    size_t i = 0;
+
+    head_fields(head, f);
+    for (i = 0; i < HEAD_FIELDS; i++) {
+        lens[i] = f[i] != NULL ? strlen(f[i]) + 1 : 0;
+        total += lens[i];
+    }
+    h = sl_malloc(total);
+    h->flags = head->flags;
+    dst[0] = &h->id;
+    dst[1] = &h->source;
+    dst[2] = &h->delta_hash;
+    dst[3] = &h->compound_id;
+    p = (char *)(h + 1);
+    for (i = 0; i < HEAD_FIELDS; i++) {
+        *dst[i] = NULL;
+        if (f[i] != NULL) {
+            memcpy(p, f[i], lens[i]);
+            *dst[i] = p;
+            p += lens[i];
+        }
+    }
+    return h;
 }
 
 int
@@ -1348,6 +1627,7 @@ sl_bulk_reader_free(struct sl_bulk_reader *r)
     }
     sl_free(r->buf);
     sl_free(r->meta);
+    sl_free(r->hbuf);
     json_decref(r->names);
     sl_free(r);
 }
@@ -1442,6 +1722,9 @@ sl_bulk_copy_record(struct sl_bulk_reader *r,
         return wfail(w, SL_EINVAL);
     }
     wrc = emit_record_head(w, r->meta, r->meta_len, 0);
+    if (wrc == 0 && r->has_head) {
+        wrc = emit(w, r->hbuf, r->hraw_len); /* in the source's checksum */
+    }
     if (first) { /* its frame was read: it is copied first */
         name = r->name;
         size = r->att_size;

@@ -430,6 +430,22 @@ void sl_source_fd(struct sl_source *src, int *fd);
 struct sl_bulk_writer;
 struct sl_bulk_reader;
 
+/*
+ * A record's head (docs/bulk-format.md "Head"): the metadata fields that
+ * the delta service's workers and the pushers need, stored beside the
+ * metadata by the writer, so that those workers need not decode it.
+ */
+struct sl_record_head {
+    const char *id;          /* _recordid, non-empty */
+    const char *source;      /* _source, or NULL */
+    const char *delta_hash;  /* _deltaHash, or NULL */
+    const char *compound_id; /* _compoundRecordId, or NULL */
+    unsigned flags;          /* SL_HEAD_* */
+};
+#define SL_HEAD_COMPOUND 1u /* _isCompound is true */
+#define SL_HEAD_VERSION  2u /* the metadata has the key _version */
+#define SL_HEAD_VISITED  4u /* the metadata has the key _visited */
+
 struct sl_bulk_limits {
     size_t max_meta_bytes;   /* 0 = SL_BULK_DEFAULT_MAX_META */
     size_t max_record_bytes; /* 0 = SL_BULK_DEFAULT_MAX_RECORD; for
@@ -466,6 +482,17 @@ int sl_bulk_writer_add(struct sl_bulk_writer *w, const struct sl_record *rec);
  * then record_end.
  */
 int sl_bulk_writer_record_begin(struct sl_bulk_writer *w, const json_t *meta);
+/**
+ * @brief record_begin with the metadata given as stored JSON text: @p meta
+ * (@p len bytes, borrowed) must be what a writer stored, such as a
+ * reader's next_raw gave, or that text with keys appended; it is not
+ * checked.  @p head (borrowed; NULL for none) is stored as the record's
+ * head and must agree with @p meta.
+ */
+int sl_bulk_writer_record_begin_text(struct sl_bulk_writer *w,
+                                     const char *meta,
+                                     size_t len,
+                                     const struct sl_record_head *head);
 int sl_bulk_writer_attachment_begin(struct sl_bulk_writer *w,
                                     const char *name,
                                     uint64_t size);
@@ -534,6 +561,16 @@ int sl_bulk_reader_next_raw(struct sl_bulk_reader *r,
 int sl_bulk_reader_meta(struct sl_bulk_reader *r,
                         json_t **meta,
                         struct sl_err *err);
+/**
+ * @brief The head of the record last begun (by next_meta or next_raw):
+ * @return 1 and *head borrowed until the next reader call, or 0 (*head
+ * NULL) when the record has none (written by a version before heads, or
+ * its fields could not be stored as one: decode the metadata then).
+ */
+int sl_bulk_reader_head(const struct sl_bulk_reader *r,
+                        const struct sl_record_head **head);
+/** @brief A copy of @p head in one new block (caller sl_free's it). */
+struct sl_record_head *sl_record_head_dup(const struct sl_record_head *head);
 /**
  * @brief Next attachment of the current record.
  * @return 1 with *name (borrowed, valid until the next reader call) and

@@ -384,7 +384,7 @@ test_bulk_layout_bytes(void **state)
     assert_int_equal(sl_record_attachment_set(rec, "n", "xy", 2), 0);
     write_records(&rec, 1, &out);
 
-    memcpy(want, "SLBK\x01\x00\x00\x00", 8);
+    memcpy(want, "SLBK\x01\x01\x00\x00", 8);
     p = 8;
     rec_start = p;
     memcpy(want + p, "SLRC", 4);
@@ -395,6 +395,12 @@ test_bulk_layout_bytes(void **state)
     want[p++] = 0;
     memcpy(want + p, meta, sizeof(meta) - 1);
     p += sizeof(meta) - 1;
+    /* the head: 10 bytes, no flags, _recordid "a", three absent fields */
+    memcpy(want + p,
+           "H\x0a\x00\x00\x01\x00"
+           "a\xff\xff\xff\xff\xff\xff",
+           13);
+    p += 13;
     want[p++] = 'A';
     want[p++] = 1;
     want[p++] = 0;
@@ -424,6 +430,280 @@ test_bulk_layout_bytes(void **state)
     sl_free(out.data);
 }
 
+static int copy_all(const unsigned char *data,
+                    size_t len,
+                    size_t chunk,
+                    int raw,
+                    unsigned skip_mask,
+                    struct mem *out,
+                    struct sl_err *err);
+
+/* Build a bulk of one record: header (minor @minor), "SLRC", @meta, the
+ * @hlen bytes of @frames after it (a head frame, attachments), 'E', the
+ * right checksum, the trailer.  Returns its length in @out (256 bytes). */
+static size_t
+one_record(unsigned char *out,
+           unsigned minor,
+           const char *meta,
+           const void *frames,
+           size_t hlen)
+{
+    size_t mlen = strlen(meta);
+    size_t p = 0;
+    size_t rec = 0;
+    uLong crc = 0;
+
+    assert_true(8 + 8 + mlen + hlen + 5 + 16 <= 256);
+    memcpy(out, "SLBK\x01\x00\x00\x00", 8);
+    out[5] = (unsigned char)minor;
+    p = rec = 8;
+    memcpy(out + p, "SLRC", 4);
+    sl_le_put32(out + p + 4, (uint32_t)mlen);
+    p += 8;
+    memcpy(out + p, meta, mlen);
+    p += mlen;
+    memcpy(out + p, frames, hlen);
+    p += hlen;
+    out[p++] = 'E';
+    crc = crc32(0, out + rec, (uInt)(p - rec));
+    sl_le_put32(out + p, (uint32_t)crc);
+    p += 4;
+    memcpy(out + p, "SLND\x01\x00\x00\x00\x00\x00\x00\x00", 12);
+    sl_le_put32(out + p + 12, (uint32_t)crc32(0, out + p, 12));
+    return p + 16;
+}
+
+/* Read the bulk @data (@len bytes) with next_raw: the first record's head
+ * into *head (a copy, or NULL when it has none), and the result of
+ * reading on to the end. */
+static int
+head_of_first(const unsigned char *data,
+              size_t len,
+              struct sl_record_head **head,
+              struct sl_err *err)
+{
+    struct sl_bulk_reader *r = NULL;
+    const struct sl_record_head *h = NULL;
+    struct sl_source src;
+    struct mem m;
+    const char *text = NULL;
+    size_t tlen = 0;
+    int rc = 0;
+
+    *head = NULL;
+    sl_err_clear(err);
+    mem_source(&m, data, len, 0, &src);
+    assert_int_equal(sl_bulk_reader_new(&src, NULL, &r, err), 0);
+    rc = sl_bulk_reader_next_raw(r, &text, &tlen, err);
+    if (rc == 1 && sl_bulk_reader_head(r, &h)) {
+        *head = sl_record_head_dup(h);
+    }
+    while (rc == 1) {
+        rc = sl_bulk_reader_next_raw(r, &text, &tlen, err);
+    }
+    sl_bulk_reader_free(r);
+    return rc;
+}
+
+/*
+ * Heads: the writer stores _recordid, _source, _deltaHash and
+ * _compoundRecordId with the _isCompound, _version and _visited flags, or
+ * no head when a field is not a plain string; readers give it back (and
+ * nothing for a record without one, as in a bulk of version 1.0); a copy
+ * keeps it byte for byte; record_begin_text stores the head it is given.
+ */
+static void
+test_bulk_head(void **state)
+{
+    static const char *const metas[] = {
+        "{\"_recordid\":\"r1\",\"_source\":\"s\",\"_deltaHash\":\"h\","
+        "\"_compoundRecordId\":\"c\",\"_isCompound\":true,\"_version\":3,"
+        "\"_visited\":true,\"x\":1}",
+        "{\"_recordid\":\"r2\",\"_isCompound\":false,\"_deltaHash\":\"\"}",
+        "{\"_recordid\":\"r3\",\"_source\":5}",
+        "{\"_recordid\":\"r4\",\"_compoundRecordId\":[\"x\"]}",
+    };
+    struct sl_record_head given = {"t", "src", NULL, NULL, SL_HEAD_VERSION};
+    static const char text[] =
+        "{\"_recordid\":\"t\",\"_source\":\"src\",\"_version\":1}";
+    struct sl_bulk_writer *w = NULL;
+    struct sl_bulk_reader *r = NULL;
+    const struct sl_record_head *h = NULL;
+    struct sl_record_head *copy = NULL;
+    struct sl_source src;
+    struct sl_sink sink;
+    struct sl_err err;
+    struct mem out;
+    struct mem m;
+    json_t *meta = NULL;
+    const char *raw = NULL;
+    size_t rlen = 0;
+    unsigned char old[256];
+    size_t olen = 0;
+    size_t i = 0;
+
+    (void)state;
+    mem_init(&out);
+    mem_sink(&out, &sink);
+    assert_int_equal(sl_bulk_writer_new(&sink, &w), 0);
+    for (i = 0; i < 4; i++) {
+        meta = meta_parse(metas[i]);
+        assert_int_equal(sl_bulk_writer_record_begin(w, meta), 0);
+        if (i == 0) {
+            assert_int_equal(sl_bulk_writer_attachment_begin(w, "a", 2), 0);
+            assert_int_equal(sl_bulk_writer_attachment_write(w, "xy", 2), 0);
+        }
+        assert_int_equal(sl_bulk_writer_record_end(w), 0);
+        json_decref(meta);
+    }
+    assert_int_equal(
+        sl_bulk_writer_record_begin_text(w, text, strlen(text), &given), 0);
+    assert_int_equal(sl_bulk_writer_record_end(w), 0);
+    assert_int_equal(sl_bulk_writer_finish(w), 0);
+    sl_bulk_writer_free(w);
+
+    mem_source(&m, out.data, out.len, 3, &src);
+    assert_int_equal(sl_bulk_reader_new(&src, NULL, &r, &err), 0);
+    assert_int_equal(sl_bulk_reader_head(r, &h), 0); /* no record yet */
+    assert_int_equal(sl_bulk_reader_next_raw(r, &raw, &rlen, &err), 1);
+    assert_int_equal(sl_bulk_reader_head(r, &h), 1);
+    copy = sl_record_head_dup(h);
+    assert_string_equal(h->id, "r1");
+    assert_string_equal(h->source, "s");
+    assert_string_equal(h->delta_hash, "h");
+    assert_string_equal(h->compound_id, "c");
+    assert_int_equal(h->flags,
+                     SL_HEAD_COMPOUND | SL_HEAD_VERSION | SL_HEAD_VISITED);
+    assert_int_equal(sl_bulk_reader_next_meta(r, &meta, &err), 1);
+    json_decref(meta);
+    assert_int_equal(sl_bulk_reader_head(r, &h), 1);
+    assert_string_equal(h->id, "r2");
+    assert_null(h->source);
+    assert_string_equal(h->delta_hash, "");
+    assert_null(h->compound_id);
+    assert_int_equal(h->flags, 0);
+    assert_int_equal(sl_bulk_reader_next_raw(r, &raw, &rlen, &err), 1);
+    assert_int_equal(sl_bulk_reader_head(r, &h), 0); /* _source: 5 */
+    assert_null(h);
+    assert_int_equal(sl_bulk_reader_next_raw(r, &raw, &rlen, &err), 1);
+    assert_int_equal(sl_bulk_reader_head(r, &h), 0); /* not a string */
+    assert_int_equal(sl_bulk_reader_next_raw(r, &raw, &rlen, &err), 1);
+    assert_int_equal(rlen, strlen(text));
+    assert_memory_equal(raw, text, rlen);
+    assert_int_equal(sl_bulk_reader_head(r, &h), 1);
+    assert_string_equal(h->id, "t");
+    assert_string_equal(h->source, "src");
+    assert_null(h->delta_hash);
+    assert_int_equal(h->flags, SL_HEAD_VERSION);
+    assert_int_equal(sl_bulk_reader_next_raw(r, &raw, &rlen, &err), 0);
+    assert_int_equal(sl_bulk_reader_head(r, &h), 0);
+    sl_bulk_reader_free(r);
+    /* the copy outlives the reader */
+    assert_string_equal(copy->id, "r1");
+    assert_string_equal(copy->compound_id, "c");
+    assert_int_equal(copy->flags,
+                     SL_HEAD_COMPOUND | SL_HEAD_VERSION | SL_HEAD_VISITED);
+    sl_free(copy);
+
+    /* a copied record keeps its head: the bytes are the same */
+    for (i = 0; i < 3; i++) {
+        struct mem cp;
+
+        assert_int_equal(copy_all(out.data, out.len, 0, (int)i, 0, &cp, &err),
+                         0);
+        assert_int_equal(cp.len, out.len);
+        assert_memory_equal(cp.data, out.data, out.len);
+        sl_free(cp.data);
+    }
+    sl_free(out.data);
+
+    /* a record of a version 1.0 bulk, without a head, reads as before */
+    olen = one_record(old, 0, "{\"_recordid\":\"o\"}", "", 0);
+    assert_int_equal(head_of_first(old, olen, &copy, &err), 0);
+    assert_null(copy);
+    /* begin_text refuses a head without an id */
+    mem_init(&out);
+    mem_sink(&out, &sink);
+    assert_int_equal(sl_bulk_writer_new(&sink, &w), 0);
+    given.id = "";
+    assert_int_equal(
+        sl_bulk_writer_record_begin_text(w, text, strlen(text), &given),
+        SL_EINVAL);
+    sl_bulk_writer_free(w);
+    sl_free(out.data);
+}
+
+/* A head frame that lies: each is refused as corrupt, naming the head,
+ * although the record's checksum is right. */
+static void
+test_bulk_head_corrupt(void **state)
+{
+    static const struct {
+        const char *frame;
+        size_t len;
+        const char *why;
+    } cases[] = {
+        /* body of 8 bytes: shorter than flags and four lengths */
+        {"H\x08\x00\x00\x01\x00"
+         "a\xff\xff\xff\xff\xff",
+         12,
+         "too short"},
+        {"H\x0a\x00\x80\x01\x00"
+         "a\xff\xff\xff\xff\xff\xff",
+         13,
+         "flags"},
+        /* no _recordid, an empty one */
+        {"H\x09\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff", 12, "bad head"},
+        {"H\x09\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff", 12, "bad head"},
+        /* a NUL byte in _source */
+        {"H\x0c\x00\x00\x01\x00"
+         "a\x02\x00s\x00\xff\xff\xff\xff",
+         15,
+         "head field 1"},
+        /* a field longer than the body, a body longer than its fields */
+        {"H\x0a\x00\x00\x20\x00"
+         "a\xff\xff\xff\xff\xff\xff",
+         13,
+         "head field 0"},
+        {"H\x0b\x00\x00\x01\x00"
+         "a\xff\xff\xff\xff\xff\xffz",
+         14,
+         "bad head"},
+        /* fields cut short by the body length */
+        {"H\x09\x00\x00\x01\x00"
+         "a\xff\xff\xff\xff\xff",
+         12,
+         "cut short"},
+    };
+    struct sl_record_head *head = NULL;
+    struct sl_err err;
+    unsigned char b[256];
+    size_t len = 0;
+    size_t i = 0;
+
+    (void)state;
+    /* the well-formed frame reads */
+    len = one_record(b,
+                     1,
+                     "{\"_recordid\":\"a\"}",
+                     "H\x0a\x00\x00\x01\x00"
+                     "a\xff\xff\xff\xff\xff\xff",
+                     13);
+    assert_int_equal(head_of_first(b, len, &head, &err), 0);
+    assert_non_null(head);
+    assert_string_equal(head->id, "a");
+    sl_free(head);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        len = one_record(
+            b, 1, "{\"_recordid\":\"a\"}", cases[i].frame, cases[i].len);
+        assert_int_equal(head_of_first(b, len, &head, &err), SL_ECORRUPT);
+        assert_null(head);
+        if (strstr(err.message, cases[i].why) == NULL) {
+            fail_msg("case %zu: %s", i, err.message);
+        }
+    }
+}
+
 static void
 test_bulk_empty(void **state)
 {
@@ -434,7 +714,7 @@ test_bulk_empty(void **state)
     (void)state;
     write_records(NULL, 0, &out);
     assert_int_equal(out.len, 24);
-    assert_memory_equal(out.data, "SLBK\x01\x00\x00\x00SLND", 12);
+    assert_memory_equal(out.data, "SLBK\x01\x01\x00\x00SLND", 12);
     assert_int_equal(read_all(out.data, out.len, 0, NULL, NULL, &nread, &err),
                      0);
     assert_int_equal(nread, 0);
@@ -1475,6 +1755,8 @@ main(void)
         cmocka_unit_test(test_bulk_roundtrip_json_types),
         cmocka_unit_test(test_bulk_layout_bytes),
         cmocka_unit_test(test_bulk_empty),
+        cmocka_unit_test(test_bulk_head),
+        cmocka_unit_test(test_bulk_head_corrupt),
         cmocka_unit_test(test_bulk_large_attachments),
         cmocka_unit_test(test_bulk_streaming_roundtrip),
         cmocka_unit_test(test_bulk_truncated_everywhere),
