@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -497,32 +498,22 @@ static uint64_t next_version(struct sl_bb *bb);
  * Appending.
  * --------------------------------------------------------------------- */
 
-int
-sl_bb_record_begin(struct sl_bb *bb,
-                   const char *job,
-                   const json_t *meta,
-                   int is_delete,
-                   struct sl_bb_rec **out,
-                   struct sl_err *err)
+/*
+ * Open a record of @job in journal @slot: checks, the job's lock (held
+ * on success), its journal flushed so that an abort can cut it back.
+ */
+static int
+record_open(struct sl_bb *bb,
+            const char *job,
+            int slot,
+            struct sl_bb_rec **out,
+            struct sl_err *err)
 {
-    const json_t *id = json_object_get(meta, "_recordid");
     struct sl_bb_rec *rec = NULL;
     struct job *j = NULL;
-    int slot = is_delete ? 1 : 0;
-    int rc = 0;
+    int rc = sl_name_check_entity(job, err);
 
     *out = NULL;
-    if (!json_is_object(meta)) {
-        return sl_err_set(
-            err, SL_EINVAL, "record", "a record is a JSON object");
-    }
-    if (!json_is_string(id) || json_string_length(id) == 0) {
-        return sl_err_set(err,
-                          SL_EINVAL,
-                          "_recordid",
-                          "the record has no non-empty string _recordid");
-    }
-    rc = sl_name_check_entity(job, err);
     if (rc != 0) {
         return rc;
     }
@@ -549,6 +540,54 @@ sl_bb_record_begin(struct sl_bb *bb,
     rec->slot = slot;
     /* the journal's size: its writer's buffer was just flushed */
     rec->start = (off_t)sl_bulk_writer_bytes(j->jr[slot].w);
+    *out = rec;
+    return 0;
+}
+
+/* After writing the metadata of @rec (result @rc): 0 and *out = @rec, or
+ * @rc reported and @rec aborted. */
+static int
+record_started(struct sl_bb_rec *rec,
+               int rc,
+               struct sl_bb_rec **out,
+               struct sl_err *err)
+{
+    if (rc != 0) {
+        (void)sl_err_set(err, rc, "record", "journal: %s", sl_strerror(rc));
+        sl_bb_record_abort(rec);
+        return rc;
+    }
+    *out = rec;
+    return 0;
+}
+
+int
+sl_bb_record_begin(struct sl_bb *bb,
+                   const char *job,
+                   const json_t *meta,
+                   int is_delete,
+                   struct sl_bb_rec **out,
+                   struct sl_err *err)
+{
+    const json_t *id = json_object_get(meta, "_recordid");
+    struct sl_bb_rec *rec = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    if (!json_is_object(meta)) {
+        return sl_err_set(
+            err, SL_EINVAL, "record", "a record is a JSON object");
+    }
+    if (!json_is_string(id) || json_string_length(id) == 0) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "_recordid",
+                          "the record has no non-empty string _recordid");
+    }
+    rc = record_open(bb, job, is_delete ? 1 : 0, &rec, err);
+    if (rc != 0) {
+        return rc;
+    }
     {
         /* _version: growing over restarts (epoch) and within one (counter),
          * so the index can order an add and a delete of one id that take
@@ -561,16 +600,57 @@ sl_bb_record_begin(struct sl_bb *bb,
         /* the webCrawler's mark of a link it visited itself: never taken
          * from outside (a pushed link is normalised and visited) */
         (void)json_object_del(m, "_visited");
-        rc = sl_bulk_writer_record_begin(j->jr[slot].w, m);
+        rc = sl_bulk_writer_record_begin(rec->j->jr[rec->slot].w, m);
         json_decref(m);
     }
+    return record_started(rec, rc, out, err);
+}
+
+int
+sl_bb_record_begin_text(struct sl_bb *bb,
+                        const char *job,
+                        const char *meta,
+                        size_t len,
+                        const struct sl_record_head *head,
+                        struct sl_bb_rec **out,
+                        struct sl_err *err)
+{
+    struct sl_record_head h;
+    struct sl_bb_rec *rec = NULL;
+    char *text = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    if (meta == NULL || len < 2 || meta[0] != '{' || meta[len - 1] != '}' ||
+        len > INT_MAX / 2) {
+        return sl_err_set(
+            err, SL_EINVAL, "record", "a record is a JSON object");
+    }
+    if (head == NULL || head->id == NULL || head->id[0] == '\0' ||
+        (head->flags & (SL_HEAD_VERSION | SL_HEAD_VISITED)) != 0) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "record",
+                          "a record given as text needs its head, without "
+                          "_version and _visited");
+    }
+    rc = record_open(bb, job, 0, &rec, err);
     if (rc != 0) {
-        (void)sl_err_set(err, rc, "record", "journal: %s", sl_strerror(rc));
-        sl_bb_record_abort(rec);
         return rc;
     }
-    *out = rec;
-    return 0;
+    /* the object's text with _version appended (as sl_bb_record_begin
+     * adds it): the head says the key is not there yet, and there is one
+     * at least (_recordid), so a comma goes before it */
+    text = sl_asprintf("%.*s,\"_version\":%llu}",
+                       (int)(len - 1),
+                       meta,
+                       (unsigned long long)next_version(bb));
+    h = *head;
+    h.flags |= SL_HEAD_VERSION;
+    rc = sl_bulk_writer_record_begin_text(
+        rec->j->jr[rec->slot].w, text, strlen(text), &h);
+    sl_free(text);
+    return record_started(rec, rc, out, err);
 }
 
 int

@@ -91,6 +91,23 @@ int sl_bb_record_begin(struct sl_bb *bb,
                        int is_delete,
                        struct sl_bb_rec **out,
                        struct sl_err *err);
+/**
+ * @brief sl_bb_record_begin (an add) for a record read from a bulk, with
+ * its metadata as stored: @p meta (@p len bytes of a JSON object's
+ * compact text, borrowed, as a reader's next_raw gives it) and its head
+ * @p head (borrowed), which must not have SL_HEAD_VERSION or
+ * SL_HEAD_VISITED.  The record is journaled without decoding: `_version`
+ * is appended to the text, and the head carries over.
+ * @return as sl_bb_record_begin; SL_EINVAL also for text that does not
+ * look like an object or a head with those flags.
+ */
+int sl_bb_record_begin_text(struct sl_bb *bb,
+                            const char *job,
+                            const char *meta,
+                            size_t len,
+                            const struct sl_record_head *head,
+                            struct sl_bb_rec **out,
+                            struct sl_err *err);
 /** @brief Attachment @p name of exactly @p size bytes, given with
  * sl_bb_attachment_write. */
 int sl_bb_attachment_begin(struct sl_bb_rec *rec,

@@ -12,7 +12,9 @@
  * in batches (one delta transaction per shard per batch); records without
  * attachments (the crawler's) are written right then.  Only when a chosen
  * record has attachments does a second pass copy it, attachments
- * streamed.  Memory: one batch of metadata and one byte per input record.
+ * streamed.  A record with attachments and a head (docs/bulk-format.md)
+ * is decided on its head, without decoding its metadata.  Memory: one
+ * batch of metadata (or heads) and one byte per input record.
  * See docs/workers.md "deltaChecker".
  */
 #include <string.h>
@@ -42,8 +44,9 @@ struct check {
     int has_compounds;   /* updatedCompounds is connected */
     unsigned char *dest; /* per record of the current bulk */
     size_t ndest, capdest;
-    /* the current batch */
+    /* the current batch: each record's metadata, or its head */
     json_t *metas[BATCH];
+    struct sl_record_head *heads[BATCH];
     struct sl_delta_rec recs[BATCH];
     size_t first[BATCH];   /* record index in the bulk */
     size_t has_att[BATCH]; /* attachments of the record */
@@ -58,10 +61,9 @@ struct check {
 };
 
 static enum dest
-route(const struct check *c, const json_t *meta, int update)
+route(const struct check *c, int is_compound, int update)
 {
-    if (c->has_compounds &&
-        json_is_true(json_object_get(meta, "_isCompound"))) {
+    if (c->has_compounds && is_compound) {
         return update ? DEST_COMPOUNDS_UPDATE : DEST_COMPOUNDS;
     }
     return update ? DEST_RECORDS_UPDATE : DEST_RECORDS;
@@ -158,23 +160,24 @@ flush_batch(struct check *c)
     }
     for (i = 0; i < c->n && rc == 0; i++) {
         json_t *meta = c->metas[i];
+        int compound = c->recs[i].is_compound;
         enum dest d = DEST_DROP;
 
         switch (c->recs[i].result) {
         case SL_DELTA_NEW:
             sl_task_counter_add(c->ctx, "records.new", 1);
-            d = route(c, meta, 0);
+            d = route(c, compound, 0);
             break;
         case SL_DELTA_CHANGED:
             sl_task_counter_add(c->ctx, "records.changed", 1);
-            d = route(c, meta, 1);
+            d = route(c, compound, 1);
             break;
         case SL_DELTA_UPTODATE:
             sl_task_counter_add(c->ctx, "records.uptodate", 1);
             break;
         case SL_DELTA_NOHASH:
             sl_task_counter_add(c->ctx, "records.nohash", 1);
-            d = route(c, meta, 0);
+            d = route(c, compound, 0);
             break;
         default:
             SL_WARN("deltaChecker: %s: refused by the delta service: %s",
@@ -188,6 +191,7 @@ flush_batch(struct check *c)
 out:
     for (i = 0; i < c->n; i++) {
         json_decref(c->metas[i]);
+        sl_free(c->heads[i]);
     }
     c->n = 0;
     return rc;
@@ -213,6 +217,8 @@ decide(struct check *c, size_t b)
     struct sl_bulk_reader *r = NULL;
     struct sl_err err;
     json_t *meta = NULL;
+    const char *text = NULL;
+    size_t tlen = 0;
     size_t idx = 0;
     int rc = 0;
 
@@ -223,27 +229,49 @@ decide(struct check *c, size_t b)
     c->ndest = 0;
     c->need_copy = 0;
     c->all_pass = 1;
-    while ((rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
-        const char *source =
-            json_string_value(json_object_get(meta, "_source"));
-        const json_t *hash = json_object_get(meta, "_deltaHash");
+    while ((rc = sl_bulk_reader_next_raw(r, &text, &tlen, &err)) == 1) {
+        const struct sl_record_head *head = NULL;
+        struct sl_delta_rec rec;
+        const char *source = NULL;
         size_t has_att = 0;
 
+        memset(&rec, 0, sizeof(rec));
+        (void)sl_bulk_reader_head(r, &head);
         rc = sl_bulk_reader_skip_attachments(r, &has_att, &err);
+        if (rc == 0 && (head == NULL || has_att == 0)) {
+            /* no head, or written now: decoded */
+            rc = sl_bulk_reader_meta(r, &meta, &err);
+        }
         if (rc != 0) {
-            json_decref(meta);
             break;
+        }
+        if (meta != NULL) {
+            rec.id = json_string_value(json_object_get(meta, "_recordid"));
+            rec.compound_id =
+                json_string_value(json_object_get(meta, "_compoundRecordId"));
+            rec.hash = json_string_value(json_object_get(meta, "_deltaHash"));
+            rec.is_compound =
+                json_is_true(json_object_get(meta, "_isCompound"));
+            source = json_string_value(json_object_get(meta, "_source"));
+        } else {
+            rec.id = head->id;
+            rec.compound_id = head->compound_id;
+            rec.hash = head->delta_hash;
+            rec.is_compound = (head->flags & SL_HEAD_COMPOUND) != 0;
+            source = head->source;
         }
         if (source == NULL) {
             source = c->param_source;
         }
         if (!sl_delta_strategy_reads(c->strategy) || source == NULL ||
-            !json_is_string(hash) || json_string_length(hash) == 0) {
+            rec.hash == NULL || rec.hash[0] == '\0') {
             if (sl_delta_strategy_reads(c->strategy)) {
                 sl_task_counter_add(c->ctx, "records.nohash", 1);
             }
-            rc = route_record(c, idx++, meta, has_att, route(c, meta, 0));
+            rc = route_record(
+                c, idx++, meta, has_att, route(c, rec.is_compound, 0));
             json_decref(meta);
+            meta = NULL;
             if (rc != 0) {
                 break;
             }
@@ -252,7 +280,6 @@ decide(struct check *c, size_t b)
         if (c->n > 0 && strcmp(source, c->source) != 0) {
             rc = flush_batch(c);
             if (rc != 0) {
-                json_decref(meta);
                 break;
             }
         }
@@ -263,19 +290,19 @@ decide(struct check *c, size_t b)
             rc = sl_delta_run_for(c->delta, source, c->run_id, &c->seq, &err);
             if (rc != 0) {
                 sl_task_set_message(c->ctx, "delta service: %s", err.message);
-                json_decref(meta);
                 break;
             }
         }
         c->metas[c->n] = meta;
-        memset(&c->recs[c->n], 0, sizeof(c->recs[c->n]));
-        c->recs[c->n].id =
-            json_string_value(json_object_get(meta, "_recordid"));
-        c->recs[c->n].compound_id =
-            json_string_value(json_object_get(meta, "_compoundRecordId"));
-        c->recs[c->n].hash = json_string_value(hash);
-        c->recs[c->n].is_compound =
-            json_is_true(json_object_get(meta, "_isCompound"));
+        c->heads[c->n] = NULL;
+        if (meta == NULL) { /* its strings, kept till the batch is checked */
+            c->heads[c->n] = sl_record_head_dup(head);
+            rec.id = c->heads[c->n]->id;
+            rec.compound_id = c->heads[c->n]->compound_id;
+            rec.hash = c->heads[c->n]->delta_hash;
+        }
+        meta = NULL;
+        c->recs[c->n] = rec;
         c->first[c->n] = idx++;
         c->has_att[c->n] = has_att;
         c->n++;
@@ -286,6 +313,7 @@ decide(struct check *c, size_t b)
             }
         }
     }
+    json_decref(meta);
     if (rc == 0) {
         rc = flush_batch(c);
     } else if (rc < 0 && c->n > 0) {
@@ -293,6 +321,7 @@ decide(struct check *c, size_t b)
 
         for (i = 0; i < c->n; i++) {
             json_decref(c->metas[i]);
+            sl_free(c->heads[i]);
         }
         c->n = 0;
     }

@@ -7,6 +7,9 @@
  * task) is not pushed again.  In the completion phase of a `full` import,
  * task k of n (n = delta shards) sends deletes for the records of shard k
  * that this run did not visit, then removes their entries.
+ * A record with a head (docs/bulk-format.md) is pushed without decoding
+ * its metadata: the head has what the delta service needs, and the text
+ * goes to the bulkbuilder as stored.
  * See docs/workers.md "updatePusher".
  */
 #include <curl/curl.h>
@@ -41,6 +44,15 @@ struct spool {
     uint64_t pos;
 };
 
+/* A record being pushed: its decoded metadata, or its head and its
+ * metadata as stored (text, len: borrowed from the reader). */
+struct in_rec {
+    json_t *meta;
+    const struct sl_record_head *head;
+    const char *text;
+    size_t len;
+};
+
 struct push {
     struct sl_task_ctx *ctx;
     struct sl_bb *bb;
@@ -54,8 +66,9 @@ struct push {
     const char *param_source;
     struct sl_bulk_writer *pushed; /* output pushedRecords, or NULL */
     char *buf;
-    /* records to mark updated */
+    /* records to mark updated, their strings held by metas or heads */
     json_t *metas[MARK_BATCH];
+    struct sl_record_head *heads[MARK_BATCH];
     struct sl_delta_rec recs[MARK_BATCH];
     size_t n;
     char *source; /* of the mark batch and of seq */
@@ -96,6 +109,7 @@ flush_marks(struct push *p)
     }
     for (i = 0; i < p->n; i++) {
         json_decref(p->metas[i]);
+        sl_free(p->heads[i]);
     }
     p->n = 0;
     return rc;
@@ -340,14 +354,17 @@ spool_attachments(struct push *p, struct sl_bulk_reader *r, struct sl_err *err)
 
 static int
 local_push(struct push *p,
-           const json_t *meta,
+           const struct in_rec *in,
            struct sl_bulk_reader *r,
            struct sl_err *err)
 {
     struct sl_bb_rec *rec = NULL;
     const char *name = NULL;
     uint64_t size = 0;
-    int rc = sl_bb_record_begin(p->bb, p->job, meta, 0, &rec, err);
+    int rc = in->meta != NULL
+                 ? sl_bb_record_begin(p->bb, p->job, in->meta, 0, &rec, err)
+                 : sl_bb_record_begin_text(
+                       p->bb, p->job, in->text, in->len, in->head, &rec, err);
 
     if (rc != 0) {
         return rc;
@@ -377,27 +394,47 @@ local_push(struct push *p,
  * Records.
  * --------------------------------------------------------------------- */
 
+/* What the delta service needs of @in into @dr; returns its source (NULL
+ * when neither the record nor the job names one). */
+static const char *
+delta_fields(const struct push *p,
+             const struct in_rec *in,
+             struct sl_delta_rec *dr)
+{
+    const char *source = NULL;
+
+    memset(dr, 0, sizeof(*dr));
+    if (in->meta == NULL) {
+        dr->id = in->head->id;
+        dr->compound_id = in->head->compound_id;
+        dr->hash = in->head->delta_hash;
+        dr->is_compound = (in->head->flags & SL_HEAD_COMPOUND) != 0;
+        source = in->head->source;
+    } else {
+        const json_t *m = in->meta;
+
+        dr->id = json_string_value(json_object_get(m, "_recordid"));
+        dr->compound_id =
+            json_string_value(json_object_get(m, "_compoundRecordId"));
+        dr->hash = json_string_value(json_object_get(m, "_deltaHash"));
+        dr->is_compound = json_is_true(json_object_get(m, "_isCompound"));
+        source = json_string_value(json_object_get(m, "_source"));
+    }
+    return source != NULL ? source : p->param_source;
+}
+
 /* Push one record; returns an SL_WORKER_* result. */
 static int
-push_record(struct push *p, json_t *meta, struct sl_bulk_reader *r)
+push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
 {
-    const char *source = json_string_value(json_object_get(meta, "_source"));
-    const char *hash = json_string_value(json_object_get(meta, "_deltaHash"));
     struct sl_delta_rec dr;
     struct sl_err err;
+    const char *source = delta_fields(p, in, &dr);
+    const char *hash = dr.hash;
     int track = 0;
     int rc = 0;
 
     sl_err_clear(&err);
-    memset(&dr, 0, sizeof(dr));
-    if (source == NULL) {
-        source = p->param_source;
-    }
-    dr.id = json_string_value(json_object_get(meta, "_recordid"));
-    dr.compound_id =
-        json_string_value(json_object_get(meta, "_compoundRecordId"));
-    dr.hash = hash;
-    dr.is_compound = json_is_true(json_object_get(meta, "_isCompound"));
     track = sl_delta_strategy_writes(p->strategy) && p->delta != NULL &&
             source != NULL && hash != NULL && hash[0] != '\0' && dr.id != NULL;
     if (track) {
@@ -423,13 +460,15 @@ push_record(struct push *p, json_t *meta, struct sl_bulk_reader *r)
         }
     }
     if (p->job != NULL) {
-        rc = local_push(p, meta, r, &err);
+        rc = local_push(p, in, r, &err);
     } else {
         char *text = NULL;
 
         rc = spool_attachments(p, r, &err);
         if (rc == 0) {
-            text = json_dumps(meta, JSON_COMPACT);
+            text = in->meta != NULL
+                       ? json_dumps(in->meta, JSON_COMPACT)
+                       : sl_asprintf("%.*s", (int)in->len, in->text);
             rc = remote_send(p, text, NULL);
             sl_free(text);
         }
@@ -455,11 +494,21 @@ push_record(struct push *p, json_t *meta, struct sl_bulk_reader *r)
     }
     sl_task_counter_add(p->ctx, "records.pushed", 1);
     if (p->pushed != NULL &&
-        sl_bulk_writer_record_begin(p->pushed, meta) == 0) {
+        (in->meta != NULL ? sl_bulk_writer_record_begin(p->pushed, in->meta)
+                          : sl_bulk_writer_record_begin_text(
+                                p->pushed, in->text, in->len, in->head)) == 0) {
         (void)sl_bulk_writer_record_end(p->pushed);
     }
     if (track) {
-        p->metas[p->n] = json_incref(meta);
+        p->metas[p->n] = json_incref(in->meta);
+        p->heads[p->n] = NULL;
+        if (in->meta == NULL) { /* the head's strings, kept till the mark */
+            struct in_rec kept = {NULL, NULL, NULL, 0};
+
+            p->heads[p->n] = sl_record_head_dup(in->head);
+            kept.head = p->heads[p->n];
+            (void)delta_fields(p, &kept, &dr);
+        }
         p->recs[p->n] = dr;
         p->n++;
         if (p->n == MARK_BATCH && flush_marks(p) != 0) {
@@ -479,7 +528,7 @@ push_inputs(struct push *p)
     for (b = 0; b < n && res == SL_WORKER_OK; b++) {
         struct sl_bulk_reader *r = NULL;
         struct sl_err err;
-        json_t *meta = NULL;
+        struct in_rec in;
         int rc = sl_task_input_open(p->ctx, "recordsToPush", b, &r);
 
         sl_err_clear(&err);
@@ -487,14 +536,25 @@ push_inputs(struct push *p)
             sl_task_set_message(p->ctx, "input %zu: %s", b, sl_strerror(rc));
             return SL_WORKER_RECOVERABLE;
         }
-        while (res == SL_WORKER_OK &&
-               (rc = sl_bulk_reader_next_meta(r, &meta, &err)) == 1) {
+        memset(&in, 0, sizeof(in));
+        while (res == SL_WORKER_OK && (rc = sl_bulk_reader_next_raw(
+                                           r, &in.text, &in.len, &err)) == 1) {
+            /* decoded only without a usable head: _version and _visited
+             * are the bulkbuilder's to set and drop */
+            in.meta = NULL;
+            if (!sl_bulk_reader_head(r, &in.head) ||
+                (in.head->flags & (SL_HEAD_VERSION | SL_HEAD_VISITED)) != 0) {
+                rc = sl_bulk_reader_meta(r, &in.meta, &err);
+                if (rc != 0) {
+                    break;
+                }
+            }
             if (sl_task_is_canceled(p->ctx)) {
                 res = SL_WORKER_RECOVERABLE;
             } else {
-                res = push_record(p, meta, r);
+                res = push_record(p, &in, r);
             }
-            json_decref(meta);
+            json_decref(in.meta);
         }
         sl_task_input_close(p->ctx, r);
         if (res == SL_WORKER_OK && rc != 0) {

@@ -6,6 +6,15 @@ foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
 endforeach()
+# The same end to end, remote and web imports with records written without
+# heads (SLUICE_TEST_NO_HEADS, as bulks of a version before heads): the
+# deltaChecker and the updatePusher decode the metadata instead.
+foreach(t import_e2e import_remote web_crawl)
+  add_test(NAME it_${t}_noheads
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
+  set_tests_properties(it_${t}_noheads PROPERTIES TIMEOUT 300
+    ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp;SLUICE_TEST_NO_HEADS=1")
+endforeach()
 # Web import against generated sites on 127.0.0.1 (web_site.py): the
 # crawl itself, politeness with two hosts read from the access logs, and
 # failing URLs (500, 429 + Retry-After, a stall, a reset, robots.txt that
