@@ -621,8 +621,8 @@ sl_bb_record_begin_text(struct sl_bb *bb,
     int rc = 0;
 
     *out = NULL;
-    if (meta == NULL || len < 2 || meta[0] != '{' || meta[len - 1] != '}' ||
-        len > INT_MAX / 2) {
+    if (meta == NULL || len < 3 || meta[0] != '{' || meta[len - 1] != '}' ||
+        len > INT_MAX / 2 || memchr(meta, '\0', len) != NULL) {
         return sl_err_set(
             err, SL_EINVAL, "record", "a record is a JSON object");
     }

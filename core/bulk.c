@@ -364,7 +364,7 @@ sl_bulk_writer_new(const struct sl_sink *sink, struct sl_bulk_writer **out)
     memcpy(hdr, bulk_magic, 4);
     hdr[4] = SL_BULK_VERSION;
     hdr[5] = BULK_MINOR;
-    sl_le_put16(hdr + 6, 0);
+    sl_le_put16(hdr + 6, w->heads ? SL_BULK_FLAG_HEADS : 0);
     rc = emit(w, hdr, sizeof(hdr));
     if (rc != 0) {
         goto fail;
@@ -725,6 +725,7 @@ struct sl_bulk_reader {
     size_t hraw_len;
     int has_head;
     struct sl_record_head head;
+    int trusted;          /* SL_BULK_FLAG_HEADS: heads are offered */
     int pending;          /* frame tag read after the metadata, or -1 */
     uint64_t pending_off; /* its offset */
 };
@@ -952,7 +953,8 @@ sl_bulk_reader_new(const struct sl_source *src,
         rc = rfail(r, err, SL_ECORRUPT, 0, "not a bulk (bad magic)");
         goto fail;
     }
-    if (hdr[4] != SL_BULK_VERSION || sl_le_get16(hdr + 6) != 0) {
+    if (hdr[4] != SL_BULK_VERSION ||
+        (sl_le_get16(hdr + 6) & ~SL_BULK_FLAG_HEADS) != 0) {
         rc = rfail(r,
                    err,
                    SL_ECORRUPT,
@@ -963,6 +965,7 @@ sl_bulk_reader_new(const struct sl_source *src,
                    sl_le_get16(hdr + 6));
         goto fail;
     }
+    r->trusted = (sl_le_get16(hdr + 6) & SL_BULK_FLAG_HEADS) != 0;
     r->where = IN_RECORD;
     *out = r;
     return 0;
@@ -1339,6 +1342,15 @@ record_start(struct sl_bulk_reader *r,
     }
     if (tag[0] == TAG_HEAD) {
         rc = read_head(r, off, err);
+        if (rc == 0 && rec_limit != 0 &&
+            r->offset - r->rec_off + RECORD_END_LEN > rec_limit) {
+            rc = rfail(r,
+                       err,
+                       SL_ETOOLARGE,
+                       r->rec_off,
+                       "metadata and head of %llu bytes are over the limit",
+                       (unsigned long long)(r->offset - r->rec_off));
+        }
     } else {
         r->pending = tag[0];
         r->pending_off = off;
@@ -1410,11 +1422,19 @@ int
 sl_bulk_reader_head(const struct sl_bulk_reader *r,
                     const struct sl_record_head **head)
 {
-    *head =
-        r != NULL && r->has_head && r->state != R_DONE && r->state != R_FAILED
-            ? &r->head
-            : NULL;
+    *head = r != NULL && r->trusted && r->has_head && r->state != R_DONE &&
+                    r->state != R_FAILED
+                ? &r->head
+                : NULL;
     return *head != NULL;
+}
+
+void
+sl_bulk_distrust(unsigned char hdr[8])
+{
+    if (memcmp(hdr, bulk_magic, 4) == 0) {
+        hdr[6] &= (unsigned char)~SL_BULK_FLAG_HEADS;
+    }
 }
 
 struct sl_record_head *
@@ -1669,10 +1689,14 @@ sl_bulk_copy_attachments(struct sl_bulk_reader *r,
 /*
  * Move the data of @r's open attachment into @w unchanged: from the
  * reader's buffer straight into the writer's (one copy), into the
- * reader's CRC only (the copied frame's checksum is the source's).
+ * reader's CRC, and into the writer's only with @crc (else the copied
+ * frame's checksum is the source's).
  */
 static int
-copy_att_data(struct sl_bulk_reader *r, struct sl_bulk_writer *w, int *wrc)
+copy_att_data(struct sl_bulk_reader *r,
+              struct sl_bulk_writer *w,
+              int crc,
+              int *wrc)
 {
     int rc = 0;
 
@@ -1693,7 +1717,7 @@ copy_att_data(struct sl_bulk_reader *r, struct sl_bulk_writer *w, int *wrc)
             k = (size_t)r->att_left;
         }
         r->crc = crc_update(r->crc, r->buf + r->pos, k);
-        *wrc = emit(w, r->buf + r->pos, k);
+        *wrc = emit_frame(w, r->buf + r->pos, k, crc);
         if (*wrc != 0) {
             return 0;
         }
@@ -1713,6 +1737,7 @@ sl_bulk_copy_record(struct sl_bulk_reader *r,
     const char *name = NULL;
     uint64_t size = 0;
     int first = 0;
+    int crc = 0;
     int wrc = 0;
     int rc = rusable(r, err);
 
@@ -1729,8 +1754,13 @@ sl_bulk_copy_record(struct sl_bulk_reader *r,
     if (w->state != W_IDLE) {
         return wfail(w, SL_EINVAL);
     }
-    wrc = emit_record_head(w, r->meta, r->meta_len, 0);
-    if (wrc == 0 && r->has_head) {
+    /* A head from a bulk without SL_BULK_FLAG_HEADS is not carried into
+     * this writer's bulk, where it would be trusted: the copy goes without
+     * it and gets a checksum of its own. */
+    crc = r->has_head && !r->trusted;
+    w->crc = 0;
+    wrc = emit_record_head(w, r->meta, r->meta_len, crc);
+    if (wrc == 0 && r->has_head && !crc) {
         wrc = emit(w, r->hbuf, r->hraw_len); /* in the source's checksum */
     }
     if (first) { /* its frame was read: it is copied first */
@@ -1740,9 +1770,9 @@ sl_bulk_copy_record(struct sl_bulk_reader *r,
     }
     while (wrc == 0 && (first || (rc = att_next(r, &name, &size, err)) == 1)) {
         first = 0;
-        wrc = emit_att_frame(w, name, strlen(name), size, 0);
+        wrc = emit_att_frame(w, name, strlen(name), size, crc);
         if (wrc == 0) {
-            rc = copy_att_data(r, w, &wrc);
+            rc = copy_att_data(r, w, crc, &wrc);
             if (rc != 0) {
                 rc = io_fail(r, err, rc, r->att_off, "attachment data");
             }
@@ -1760,7 +1790,7 @@ sl_bulk_copy_record(struct sl_bulk_reader *r,
     }
     /* att_next verified the source's checksum over the same bytes */
     end[0] = TAG_END;
-    sl_le_put32(end + 1, r->crc);
+    sl_le_put32(end + 1, crc ? crc_update(w->crc, end, 1) : r->crc);
     wrc = emit(w, end, sizeof(end));
     if (wrc != 0) {
         return wfail(w, wrc);

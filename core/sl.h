@@ -426,6 +426,9 @@ void sl_source_fd(struct sl_source *src, int *fd);
 #define SL_BULK_VERSION            1
 #define SL_BULK_DEFAULT_MAX_META   (64u << 20)  /* metadata JSON per record */
 #define SL_BULK_DEFAULT_MAX_RECORD (512u << 20) /* whole record, in memory */
+/* Header flag: written by this engine's writers, whose record heads agree
+ * with the metadata; readers offer heads only from such bulks. */
+#define SL_BULK_FLAG_HEADS 0x0001u
 
 struct sl_bulk_writer;
 struct sl_bulk_reader;
@@ -543,8 +546,9 @@ int sl_bulk_reader_next_meta(struct sl_bulk_reader *r,
 /**
  * @brief Streaming read without decoding: as sl_bulk_reader_next_meta, but
  * *meta and *len are the next record's metadata as stored (JSON text, not
- * checked), borrowed until the next reader call.  For a caller that copies
- * records it checked before (sl_bulk_copy_record).
+ * checked), borrowed until the next record is begun or the reader is
+ * freed.  For a caller that copies records it checked before
+ * (sl_bulk_copy_record), or that relies on the record's head.
  * @return 1, 0 at the verified end, or an error as sl_bulk_reader_next.
  */
 int sl_bulk_reader_next_raw(struct sl_bulk_reader *r,
@@ -563,12 +567,19 @@ int sl_bulk_reader_meta(struct sl_bulk_reader *r,
                         struct sl_err *err);
 /**
  * @brief The head of the record last begun (by next_meta or next_raw):
- * @return 1 and *head borrowed until the next reader call, or 0 (*head
- * NULL) when the record has none (written by a version before heads, or
- * its fields could not be stored as one: decode the metadata then).
+ * @return 1 and *head borrowed until the next record is begun or the
+ * reader is freed, or 0 (*head NULL) when the record has none (written by
+ * a version before heads, its fields could not be stored as one, or the
+ * bulk lacks SL_BULK_FLAG_HEADS: decode the metadata then).
  */
 int sl_bulk_reader_head(const struct sl_bulk_reader *r,
                         const struct sl_record_head **head);
+/**
+ * @brief Clear SL_BULK_FLAG_HEADS in @p hdr (the first 8 bytes of an object)
+ * when they are a bulk header: for bulks that come from outside (the
+ * store's REST upload), whose heads are then not trusted.
+ */
+void sl_bulk_distrust(unsigned char hdr[8]);
 /** @brief A copy of @p head in one new block (caller sl_free's it). */
 struct sl_record_head *sl_record_head_dup(const struct sl_record_head *head);
 /**

@@ -347,8 +347,9 @@ decide(struct check *c, size_t b)
 
 /* Pass 2: copy the chosen records of input @b.  Records that pass
  * unchanged are copied as stored (sl_bulk_copy_record: no decoding, no
- * re-encoding; pass 1 checked their metadata); a changed record gets
- * `_update` and is re-encoded. */
+ * re-encoding; pass 1 checked their metadata, or their head, which this
+ * engine's writer derived from it); a changed record gets `_update` and
+ * is re-encoded. */
 static int
 copy(struct check *c, size_t b, char *buf)
 {

@@ -466,9 +466,13 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
 
         rc = spool_attachments(p, r, &err);
         if (rc == 0) {
-            text = in->meta != NULL
-                       ? json_dumps(in->meta, JSON_COMPACT)
-                       : sl_asprintf("%.*s", (int)in->len, in->text);
+            if (in->meta != NULL) {
+                text = json_dumps(in->meta, JSON_COMPACT);
+            } else {
+                text = sl_malloc(in->len + 1);
+                memcpy(text, in->text, in->len);
+                text[in->len] = '\0';
+            }
             rc = remote_send(p, text, NULL);
             sl_free(text);
         }

@@ -384,7 +384,7 @@ test_bulk_layout_bytes(void **state)
     assert_int_equal(sl_record_attachment_set(rec, "n", "xy", 2), 0);
     write_records(&rec, 1, &out);
 
-    memcpy(want, "SLBK\x01\x01\x00\x00", 8);
+    memcpy(want, "SLBK\x01\x01\x01\x00", 8);
     p = 8;
     rec_start = p;
     memcpy(want + p, "SLRC", 4);
@@ -438,7 +438,8 @@ static int copy_all(const unsigned char *data,
                     struct mem *out,
                     struct sl_err *err);
 
-/* Build a bulk of one record: header (minor @minor), "SLRC", @meta, the
+/* Build a bulk of one record: header (minor @minor; with 1 or more,
+ * SL_BULK_FLAG_HEADS), "SLRC", @meta, the
  * @hlen bytes of @frames after it (a head frame, attachments), 'E', the
  * right checksum, the trailer.  Returns its length in @out (256 bytes). */
 static size_t
@@ -456,6 +457,7 @@ one_record(unsigned char *out,
     assert_true(8 + 8 + mlen + hlen + 5 + 16 <= 256);
     memcpy(out, "SLBK\x01\x00\x00\x00", 8);
     out[5] = (unsigned char)minor;
+    out[6] = minor >= 1 ? SL_BULK_FLAG_HEADS : 0;
     p = rec = 8;
     memcpy(out + p, "SLRC", 4);
     sl_le_put32(out + p + 4, (uint32_t)mlen);
@@ -704,6 +706,75 @@ test_bulk_head_corrupt(void **state)
     }
 }
 
+/* Count the records of @data whose head a reader offers. */
+static size_t
+heads_offered(const unsigned char *data, size_t len)
+{
+    struct sl_bulk_reader *r = NULL;
+    const struct sl_record_head *h = NULL;
+    struct sl_source src;
+    struct sl_err err;
+    struct mem m;
+    const char *text = NULL;
+    size_t tlen = 0;
+    size_t n = 0;
+
+    mem_source(&m, data, len, 0, &src);
+    assert_int_equal(sl_bulk_reader_new(&src, NULL, &r, &err), 0);
+    while (sl_bulk_reader_next_raw(r, &text, &tlen, &err) == 1) {
+        n += (size_t)sl_bulk_reader_head(r, &h);
+    }
+    assert_true(sl_bulk_reader_at_end(r));
+    sl_bulk_reader_free(r);
+    return n;
+}
+
+/*
+ * Heads are offered only from bulks with SL_BULK_FLAG_HEADS, which
+ * sl_bulk_distrust clears (the store's REST upload does): the records read
+ * the same, and a copy into a bulk of this engine leaves their head
+ * frames behind (with a checksum of its own), so a head from outside
+ * never becomes trusted.
+ */
+static void
+test_bulk_head_distrust(void **state)
+{
+    struct sl_record *recs[SMALL_N];
+    unsigned char other[8] = {'S', 'L', 'B', 'X', 1, 1, 1, 0};
+    struct sl_err err;
+    struct mem in;
+    struct mem cp;
+    size_t nread = 0;
+    int raw = 0;
+
+    (void)state;
+    small_records(recs);
+    write_records(recs, SMALL_N, &in);
+    assert_int_equal(in.data[6], SL_BULK_FLAG_HEADS);
+    assert_int_equal(heads_offered(in.data, in.len), SMALL_N);
+    sl_bulk_distrust(in.data);
+    assert_int_equal(in.data[6], 0);
+    assert_int_equal(heads_offered(in.data, in.len), 0);
+    assert_int_equal(read_all(in.data, in.len, 0, NULL, recs, &nread, &err), 0);
+    assert_int_equal(nread, SMALL_N);
+    for (raw = 0; raw <= 1; raw++) {
+        /* 13 bytes of head frame per record ("a", "b", "c") left behind */
+        assert_int_equal(copy_all(in.data, in.len, 7, raw, 0, &cp, &err), 0);
+        assert_int_equal(cp.len, in.len - SMALL_N * 13);
+        assert_int_equal(cp.data[6], SL_BULK_FLAG_HEADS);
+        assert_int_equal(heads_offered(cp.data, cp.len), 0);
+        assert_int_equal(read_all(cp.data, cp.len, 0, NULL, recs, &nread, &err),
+                         0);
+        assert_int_equal(nread, SMALL_N);
+        sl_free(cp.data);
+    }
+    /* not a bulk: left alone */
+    sl_bulk_distrust(other);
+    assert_int_equal(other[6], 1);
+    small_free(recs);
+    sl_free(in.data);
+}
+
 static void
 test_bulk_empty(void **state)
 {
@@ -714,7 +785,7 @@ test_bulk_empty(void **state)
     (void)state;
     write_records(NULL, 0, &out);
     assert_int_equal(out.len, 24);
-    assert_memory_equal(out.data, "SLBK\x01\x01\x00\x00SLND", 12);
+    assert_memory_equal(out.data, "SLBK\x01\x01\x01\x00SLND", 12);
     assert_int_equal(read_all(out.data, out.len, 0, NULL, NULL, &nread, &err),
                      0);
     assert_int_equal(nread, 0);
@@ -965,8 +1036,10 @@ test_bulk_flip_every_byte(void **state)
             out.data[i] ^= masks[k];
             /* read_all compares every record it returns with the input. */
             rc = read_all(out.data, out.len, 0, NULL, recs, &nread, &err);
-            if (i == 5) {
-                /* The minor version: a higher one is accepted. */
+            if (i == 5 || (i == 6 && masks[k] == 0x01)) {
+                /* The minor version: a higher one is accepted.  The flag
+                 * SL_BULK_FLAG_HEADS off: the records read the same (their
+                 * heads are not offered). */
                 assert_int_equal(rc, 0);
                 assert_int_equal(nread, SMALL_N);
             } else {
@@ -1757,6 +1830,7 @@ main(void)
         cmocka_unit_test(test_bulk_empty),
         cmocka_unit_test(test_bulk_head),
         cmocka_unit_test(test_bulk_head_corrupt),
+        cmocka_unit_test(test_bulk_head_distrust),
         cmocka_unit_test(test_bulk_large_attachments),
         cmocka_unit_test(test_bulk_streaming_roundtrip),
         cmocka_unit_test(test_bulk_truncated_everywhere),
