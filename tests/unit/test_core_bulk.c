@@ -623,6 +623,16 @@ test_bulk_head(void **state)
     olen = one_record(old, 0, "{\"_recordid\":\"o\"}", "", 0);
     assert_int_equal(head_of_first(old, olen, &copy, &err), 0);
     assert_null(copy);
+    /* a head frame in a 1.0 header (a bulkbuilder journal begun by 1.0
+     * and continued by 1.1) is read past, not offered: no flag */
+    olen = one_record(old,
+                      0,
+                      "{\"_recordid\":\"o\"}",
+                      "H\x0a\x00\x00\x01\x00"
+                      "o\xff\xff\xff\xff\xff\xff",
+                      13);
+    assert_int_equal(head_of_first(old, olen, &copy, &err), 0);
+    assert_null(copy);
     /* begin_text refuses a head without an id */
     mem_init(&out);
     mem_sink(&out, &sink);
