@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deltaservice/deltaservice.h"
 #include "workers/workers_int.h"
 
 /* An open input bulk. */
@@ -885,6 +886,27 @@ sl__task_ctx_run(struct sl_task_ctx *ctx)
             result, "prerequisiteEvents", json_pack("[s]", ctx->event));
     }
     return result;
+}
+
+const char *
+sl__wk_delta_fields(const json_t *meta,
+                    const struct sl_record_head *head,
+                    struct sl_delta_rec *dr)
+{
+    memset(dr, 0, sizeof(*dr));
+    if (meta == NULL) {
+        dr->id = head->id;
+        dr->compound_id = head->compound_id;
+        dr->hash = head->delta_hash;
+        dr->is_compound = (head->flags & SL_HEAD_COMPOUND) != 0;
+        return head->source;
+    }
+    dr->id = json_string_value(json_object_get(meta, "_recordid"));
+    dr->compound_id =
+        json_string_value(json_object_get(meta, "_compoundRecordId"));
+    dr->hash = json_string_value(json_object_get(meta, "_deltaHash"));
+    dr->is_compound = json_is_true(json_object_get(meta, "_isCompound"));
+    return json_string_value(json_object_get(meta, "_source"));
 }
 
 int

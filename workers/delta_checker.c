@@ -21,6 +21,7 @@
 
 #include "deltaservice/deltaservice.h"
 #include "workers/workers.h"
+#include "workers/workers_int.h"
 
 #define BATCH    1000u
 #define COPY_BUF (64u * 1024u)
@@ -235,7 +236,6 @@ decide(struct check *c, size_t b)
         const char *source = NULL;
         size_t has_att = 0;
 
-        memset(&rec, 0, sizeof(rec));
         (void)sl_bulk_reader_head(r, &head);
         rc = sl_bulk_reader_skip_attachments(r, &has_att, &err);
         if (rc == 0 && (head == NULL || has_att == 0)) {
@@ -245,21 +245,7 @@ decide(struct check *c, size_t b)
         if (rc != 0) {
             break;
         }
-        if (meta != NULL) {
-            rec.id = json_string_value(json_object_get(meta, "_recordid"));
-            rec.compound_id =
-                json_string_value(json_object_get(meta, "_compoundRecordId"));
-            rec.hash = json_string_value(json_object_get(meta, "_deltaHash"));
-            rec.is_compound =
-                json_is_true(json_object_get(meta, "_isCompound"));
-            source = json_string_value(json_object_get(meta, "_source"));
-        } else {
-            rec.id = head->id;
-            rec.compound_id = head->compound_id;
-            rec.hash = head->delta_hash;
-            rec.is_compound = (head->flags & SL_HEAD_COMPOUND) != 0;
-            source = head->source;
-        }
+        source = sl__wk_delta_fields(meta, head, &rec);
         if (source == NULL) {
             source = c->param_source;
         }
@@ -297,9 +283,7 @@ decide(struct check *c, size_t b)
         c->heads[c->n] = NULL;
         if (meta == NULL) { /* its strings, kept till the batch is checked */
             c->heads[c->n] = sl_record_head_dup(head);
-            rec.id = c->heads[c->n]->id;
-            rec.compound_id = c->heads[c->n]->compound_id;
-            rec.hash = c->heads[c->n]->delta_hash;
+            (void)sl__wk_delta_fields(NULL, c->heads[c->n], &rec);
         }
         meta = NULL;
         c->recs[c->n] = rec;

@@ -394,47 +394,21 @@ local_push(struct push *p,
  * Records.
  * --------------------------------------------------------------------- */
 
-/* What the delta service needs of @in into @dr; returns its source (NULL
- * when neither the record nor the job names one). */
-static const char *
-delta_fields(const struct push *p,
-             const struct in_rec *in,
-             struct sl_delta_rec *dr)
-{
-    const char *source = NULL;
-
-    memset(dr, 0, sizeof(*dr));
-    if (in->meta == NULL) {
-        dr->id = in->head->id;
-        dr->compound_id = in->head->compound_id;
-        dr->hash = in->head->delta_hash;
-        dr->is_compound = (in->head->flags & SL_HEAD_COMPOUND) != 0;
-        source = in->head->source;
-    } else {
-        const json_t *m = in->meta;
-
-        dr->id = json_string_value(json_object_get(m, "_recordid"));
-        dr->compound_id =
-            json_string_value(json_object_get(m, "_compoundRecordId"));
-        dr->hash = json_string_value(json_object_get(m, "_deltaHash"));
-        dr->is_compound = json_is_true(json_object_get(m, "_isCompound"));
-        source = json_string_value(json_object_get(m, "_source"));
-    }
-    return source != NULL ? source : p->param_source;
-}
-
 /* Push one record; returns an SL_WORKER_* result. */
 static int
 push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
 {
     struct sl_delta_rec dr;
     struct sl_err err;
-    const char *source = delta_fields(p, in, &dr);
+    const char *source = sl__wk_delta_fields(in->meta, in->head, &dr);
     const char *hash = dr.hash;
     int track = 0;
     int rc = 0;
 
     sl_err_clear(&err);
+    if (source == NULL) {
+        source = p->param_source;
+    }
     track = sl_delta_strategy_writes(p->strategy) && p->delta != NULL &&
             source != NULL && hash != NULL && hash[0] != '\0' && dr.id != NULL;
     if (track) {
@@ -507,11 +481,8 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
         p->metas[p->n] = json_incref(in->meta);
         p->heads[p->n] = NULL;
         if (in->meta == NULL) { /* the head's strings, kept till the mark */
-            struct in_rec kept = {NULL, NULL, NULL, 0};
-
             p->heads[p->n] = sl_record_head_dup(in->head);
-            kept.head = p->heads[p->n];
-            (void)delta_fields(p, &kept, &dr);
+            (void)sl__wk_delta_fields(NULL, p->heads[p->n], &dr);
         }
         p->recs[p->n] = dr;
         p->n++;

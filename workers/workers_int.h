@@ -251,6 +251,18 @@ int sl__wk_share_input(struct sl_task_ctx *ctx,
                        int alone,
                        const char *counter);
 
+struct sl_delta_rec;
+/**
+ * @brief What the delta service needs of a record (id, compound id, hash,
+ * compound flag) into @p dr, from its decoded metadata @p meta or, when
+ * that is NULL, its head @p head (docs/bulk-format.md); the strings are
+ * borrowed from them.  The deltaChecker's and the updatePusher's reading.
+ * @return the record's `_source`, or NULL when it names none.
+ */
+const char *sl__wk_delta_fields(const json_t *meta,
+                                const struct sl_record_head *head,
+                                struct sl_delta_rec *dr);
+
 /*
  * The textExtractor's HTML text (text_extractor.c), also run by the
  * webCrawler in the parse that finds a page's links (extractText), so
