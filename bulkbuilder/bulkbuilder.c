@@ -317,6 +317,7 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
 {
     uint64_t seq = j->next_seq;
     int sealed = 0;
+    int counted = 0;
     int rc = 0;
     int i = 0;
 
@@ -342,11 +343,18 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
             fdatasync(jr->fd) != 0) {
             src = -errno;
         }
+        /* Counted before the link makes the bulk visible: the committer
+         * may take it and count it down at once. */
+        if (src == 0 && !counted) {
+            atomic_fetch_add(&j->pending, 1);
+            counted = 1;
+        }
         /* link + unlink: never replace a bulk of the same number. */
         if (src == 0 && link(from, to) != 0) {
             src = -errno;
         }
         if (src == 0) {
+            sl_test_delay("bulkbuilder.sealed"); /* the committer may run */
             if (unlink(from) != 0) {
                 SL_WARN("bulkbuilder: %s: %s (the next journal removes it)",
                         from,
@@ -383,10 +391,12 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
     if (rc == 0) {
         j->opened_ms = 0;
     }
+    if (counted && !sealed) {
+        atomic_fetch_sub(&j->pending, 1);
+    }
     if (sealed) {
         /* A number used by one slot is never used again. */
         j->next_seq++;
-        atomic_fetch_add(&j->pending, 1);
         if (rc == 0) {
             rc = sync_dir(bb, j->dir);
         }

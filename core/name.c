@@ -185,6 +185,49 @@ sl_utf8_valid_head(const void *data, size_t n)
     return utf8_check(data, n, 1);
 }
 
+size_t
+sl_utf8_len(const void *data, size_t n)
+{
+    return n == 0 ? 0 : utf8_len(data, n);
+}
+
+size_t
+sl_utf8_escape(char *dst, size_t cap, const char *src)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)src;
+    size_t n = strlen(src);
+    size_t i = 0;
+    size_t o = 0;
+
+    if (cap == 0) {
+        return 0;
+    }
+    while (i < n) {
+        size_t len = utf8_len(s + i, n - i);
+
+        if (len == 0) {
+            if (o + 4 >= cap) {
+                break;
+            }
+            dst[o++] = '\\';
+            dst[o++] = 'x';
+            dst[o++] = hex[s[i] >> 4];
+            dst[o++] = hex[s[i] & 0xfu];
+            i++;
+            continue;
+        }
+        if (o + len >= cap) {
+            break;
+        }
+        memcpy(dst + o, s + i, len);
+        o += len;
+        i += len;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
 /* Checks one segment once its end is known: not "." or "..", not too long. */
 static int
 check_segment(const char *seg, size_t len, int index, struct sl_err *err)

@@ -232,6 +232,21 @@ int sl_utf8_valid(const void *data, size_t n);
  * it needs, whatever their values).  1 or 0.
  */
 int sl_utf8_valid_head(const void *data, size_t n);
+/**
+ * @brief Length of the valid UTF-8 sequence that starts the @p n bytes at
+ * @p data (1 to 4), or 0 when it is invalid, truncated or @p n is 0.
+ */
+size_t sl_utf8_len(const void *data, size_t n);
+/**
+ * @brief Copy the string @p src into @p dst (@p cap bytes, always
+ * terminated when @p cap > 0) with every byte that is not part of a valid
+ * UTF-8 sequence written as \xHH (backslash, x, two hex digits), so the
+ * copy can be quoted in JSON or a log line.  Whole sequences only: a copy cut
+ * by
+ * @p cap ends before the sequence that did not fit.
+ * @return The length of the copy.
+ */
+size_t sl_utf8_escape(char *dst, size_t cap, const char *src);
 
 /* ------------------------------------------------------------------------
  * Small utilities.

@@ -87,12 +87,39 @@ sl__delta_check_source(const char *source, struct sl_err *err)
 {
     size_t len = source != NULL ? strlen(source) : 0;
 
+    size_t i = 0;
+
     if (len == 0 || len > SL_DELTA_SOURCE_MAX) {
         return sl_err_set(err,
                           SL_EINVAL,
                           "source",
                           "a delta source id must have 1 to %u bytes",
                           SL_DELTA_SOURCE_MAX);
+    }
+    if (strcmp(source, ".") == 0 || strcmp(source, "..") == 0) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "source",
+                          "a delta source id cannot be '%s'",
+                          source);
+    }
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)source[i];
+
+        if (c < 0x20 || c == 0x7f || c == '/' || c == '\\') {
+            return sl_err_set(err,
+                              SL_EINVAL,
+                              "source",
+                              "a delta source id cannot hold byte 0x%02x "
+                              "(offset %zu): no control characters, '/' or "
+                              "'\\'",
+                              (unsigned)c,
+                              i);
+        }
+    }
+    if (!sl_utf8_valid(source, len)) {
+        return sl_err_set(
+            err, SL_EINVAL, "source", "a delta source id must be UTF-8");
     }
     return 0;
 }

@@ -98,16 +98,33 @@ sl_req_body_json(struct sl_req *req, json_t **out)
     return 0;
 }
 
+static int
+has_control(const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 char *
 sl_req_url(const struct sl_req *req, const char *path)
 {
     const char *host = sl_req_header(req, "Host");
 
-    if (host == NULL || host[0] == '\0' || strpbrk(host, " \"<>\\") != NULL) {
+    if (host == NULL || host[0] == '\0' || strpbrk(host, " \"<>\\") != NULL ||
+        !sl_utf8_valid(host, strlen(host)) || has_control(host)) {
         return sl_asprintf("http://%s%s", req->cfg->listen, path);
     }
     return sl_asprintf("http://%s%s", host, path);
 }
+
+/* The reply when a response cannot be built: valid JSON whatever failed. */
+static const char fallback_body[] =
+    "{\"error\":{\"code\":\"INTERNAL_ERROR\",\"message\":\"the server "
+    "could not build its reply\"}}\n";
 
 static int
 queue(struct sl_req *req, unsigned status, struct MHD_Response *resp)
@@ -115,8 +132,19 @@ queue(struct sl_req *req, unsigned status, struct MHD_Response *resp)
     enum MHD_Result r = MHD_NO;
 
     if (resp == NULL) {
-        SL_ERROR("http: cannot create a response");
-        return SL_EINTERNAL;
+        SL_ERROR("http: %s %s: cannot create the %u response",
+                 req->method,
+                 req->path,
+                 status);
+        status = 500;
+        resp = MHD_create_response_from_buffer(sizeof(fallback_body) - 1,
+                                               (void *)fallback_body,
+                                               MHD_RESPMEM_PERSISTENT);
+        if (resp == NULL) {
+            return SL_EINTERNAL;
+        }
+        (void)MHD_add_response_header(
+            resp, "Content-Type", "application/json; charset=utf-8");
     }
     r = MHD_queue_response(req->conn, status, resp);
     MHD_destroy_response(resp);
@@ -162,16 +190,25 @@ sl_reply_json(struct sl_req *req, unsigned status, json_t *body)
     return queue(req, status, json_response(body));
 }
 
+/*
+ * The error body.  Message and field may quote bytes from the request
+ * (a path, a parameter), so bytes that are not UTF-8 are escaped: jansson
+ * refuses such strings, and the reply must never fail for them.
+ */
 static json_t *
 error_body(int code, const char *field, const char *message)
 {
-    json_t *e = json_pack(
-        "{s:s, s:s}", "code", sl_err_api_code(code), "message", message);
+    char msg[1024];
+    char fld[256];
+    json_t *e = NULL;
 
+    (void)sl_utf8_escape(msg, sizeof(msg), message);
+    e = json_pack("{s:s, s:s}", "code", sl_err_api_code(code), "message", msg);
     if (e != NULL && field != NULL && field[0] != '\0') {
-        (void)json_object_set_new(e, "field", json_string(field));
+        (void)sl_utf8_escape(fld, sizeof(fld), field);
+        (void)json_object_set_new(e, "field", json_string(fld));
     }
-    return json_pack("{s:o}", "error", e);
+    return e != NULL ? json_pack("{s:o}", "error", e) : NULL;
 }
 
 int

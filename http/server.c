@@ -285,6 +285,62 @@ req_free(struct sl_req *req)
     sl_free(req);
 }
 
+/* Finds the first query argument whose name or value is not UTF-8. */
+static enum MHD_Result
+find_bad_arg(void *cls,
+             enum MHD_ValueKind kind,
+             const char *key,
+             const char *value)
+{
+    const char **bad = cls;
+
+    (void)kind;
+    if (!sl_utf8_valid(key, strlen(key)) ||
+        (value != NULL && !sl_utf8_valid(value, strlen(value)))) {
+        *bad = key;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/*
+ * Path parameters and query arguments reach handlers, stores and LMDB
+ * keys as text: bytes that are not UTF-8 (a decoded %ff) are refused here
+ * with a 400 that names the parameter, so no handler meets them.
+ */
+static int
+check_request_text(struct sl_req *req)
+{
+    const char *bad = NULL;
+    size_t i = 0;
+
+    for (i = 0; i < req->nparams; i++) {
+        if (!sl_utf8_valid(req->params[i], strlen(req->params[i]))) {
+            size_t nlen = strcspn(req->param_names[i], "/");
+
+            return sl_reply_error(req,
+                                  SL_EBADNAME,
+                                  req->param_names[i],
+                                  "path parameter '%.*s' is not valid UTF-8 "
+                                  "once percent-decoded: '%s'",
+                                  (int)nlen,
+                                  req->param_names[i],
+                                  req->params[i]);
+        }
+    }
+    (void)MHD_get_connection_values(
+        req->conn, MHD_GET_ARGUMENT_KIND, find_bad_arg, &bad);
+    if (bad != NULL) {
+        return sl_reply_error(req,
+                              SL_EINVAL,
+                              bad,
+                              "query argument '%s' is not valid UTF-8 once "
+                              "percent-decoded",
+                              bad);
+    }
+    return 0;
+}
+
 /*
  * First call of a request: route it, check the token and the declared body
  * size, and let streaming routes look at the request before the body.
@@ -315,6 +371,9 @@ first_call(struct sl_req *req)
             (void)sl_reply_error(
                 req, SL_ENOENT, "path", "no resource at '%s'", req->path);
         }
+        return;
+    }
+    if (check_request_text(req) != 0) {
         return;
     }
     if (req->route->flags & SL_ROUTE_STREAM_BODY) {
@@ -352,7 +411,7 @@ body_chunk(struct sl_req *req, const char *data, size_t len)
     uint64_t limit = s->cfg.max_body_bytes;
     int rc = 0;
 
-    if (req->replied || req->pending.code != 0) {
+    if (req->replied || req->pending.code != 0 || req->route == NULL) {
         req->discarded += len;
         return req->discarded > DISCARD_MAX ? -1 : 0;
     }
@@ -429,12 +488,11 @@ on_access(void *cls,
     if (!req->replied && req->pending.code != 0) {
         (void)sl_reply_err(req, &req->pending);
     }
-    if (!req->replied) {
+    if (!req->replied && req->route != NULL) {
         (void)req->route->handler(req);
-        if (!req->replied) {
-            (void)sl_reply_error(
-                req, SL_EINTERNAL, NULL, "handler gave no reply");
-        }
+    }
+    if (!req->replied) {
+        (void)sl_reply_error(req, SL_EINTERNAL, NULL, "handler gave no reply");
     }
     return MHD_YES;
 }

@@ -1465,14 +1465,45 @@ sl_jm_source_in_use(struct sl_jm *jm,
  * --------------------------------------------------------------------- */
 
 int
+sl_jm_event_name_check(const char *name, const char *field, struct sl_err *err)
+{
+    size_t len = name != NULL ? strlen(name) : 0;
+    size_t i = 0;
+
+    if (len == 0 || len > SL_NAME_MAX) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          field,
+                          "an event name must have 1 to %d bytes, not %zu",
+                          SL_NAME_MAX,
+                          len);
+    }
+    for (i = 0; i < len; i++) {
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f) {
+            return sl_err_set(err,
+                              SL_EINVAL,
+                              field,
+                              "an event name cannot hold the control "
+                              "character 0x%02x (offset %zu)",
+                              (unsigned)(unsigned char)name[i],
+                              i);
+        }
+    }
+    if (!sl_utf8_valid(name, len)) {
+        return sl_err_set(err, SL_EINVAL, field, "an event name must be UTF-8");
+    }
+    return 0;
+}
+
+int
 sl_jm_event_begin(struct sl_jm *jm, const char *name, struct sl_err *err)
 {
     int began = 0;
     uint64_t seq = 0;
-    int rc = 0;
+    int rc = sl_jm_event_name_check(name, "event", err);
 
-    if (name == NULL || name[0] == '\0') {
-        return sl_err_set(err, SL_EINVAL, "event", "event name is empty");
+    if (rc != 0) {
+        return rc;
     }
     (void)pthread_mutex_lock(&jm->mu);
     if (json_object_get(jm->events, name) == NULL) {
@@ -1492,8 +1523,8 @@ sl_jm_event_complete(struct sl_jm *jm, const char *name, struct sl_err *err)
 {
     uint64_t seq = 0;
 
-    if (name == NULL || name[0] == '\0') {
-        return sl_err_set(err, SL_EINVAL, "event", "event name is empty");
+    if (sl_jm_event_name_check(name, "event", err) != 0) {
+        return SL_EINVAL;
     }
     (void)pthread_mutex_lock(&jm->mu);
     sl__jm_wake_all(jm); /* waiting tasks may be eligible now */

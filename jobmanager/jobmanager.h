@@ -312,7 +312,14 @@ json_t *sl_jm_task_counts(struct sl_jm *jm, const char *worker);
  * Event sequencing (ManifoldCF IEventActivity).
  * --------------------------------------------------------------------- */
 
-/** @brief Begin event @p name: 1 if it began, 0 if already pending. */
+/**
+ * @brief Event names: 1 to SL_NAME_MAX bytes of UTF-8 without control
+ * characters.  0, or SL_EINVAL naming @p field.
+ */
+int
+sl_jm_event_name_check(const char *name, const char *field, struct sl_err *err);
+/** @brief Begin event @p name: 1 if it began, 0 if already pending;
+ * SL_EINVAL for a bad name. */
 int sl_jm_event_begin(struct sl_jm *jm, const char *name, struct sl_err *err);
 /** @brief Complete event @p name (tasks waiting on it become eligible). */
 int

@@ -249,7 +249,9 @@ void sl__jm_store_set_notify(struct sl__jm_store *s,
 /**
  * @brief Wait until every change up to @p seq is committed (durable per
  * the durability setting).
- * @return 0, or SL_EIO when a commit failed (the store then stays failed).
+ * A failing commit is retried with backoff, so this waits until it
+ * succeeds.
+ * @return 0, or SL_EIO when the store gave up a commit during shutdown.
  */
 int sl__jm_store_wait(struct sl__jm_store *s, uint64_t seq, struct sl_err *err);
 /**

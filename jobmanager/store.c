@@ -12,6 +12,7 @@
  */
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <lmdb.h>
 
@@ -22,10 +23,15 @@
 static const char *const db_names[SL__JM_NDB] = {
     "defs", "runs", "tasks", "events", "meta"};
 
+/* Backoff of a group commit that failed for want of space or I/O. */
+#define RETRY_FIRST_MS 100
+#define RETRY_MAX_MS   30000
+
 struct op {
     struct op *next;
     enum sl__jm_dbi db;
-    int del; /* 1: delete key */
+    int del;  /* 1: delete key */
+    int skip; /* refused by LMDB on its own (a key too long): left out */
     size_t klen;
     size_t vlen;
     char data[]; /* key, then value */
@@ -45,7 +51,7 @@ struct sl__jm_store {
     uint64_t committed;        /* everything up to here is committed */
     void (*notify)(void *arg); /* called after each commit, or NULL */
     void *notify_arg;
-    int failed; /* a commit failed: the store is read-only */
+    int failed; /* a commit failed while stopping: refuse changes */
     int stopping;
     char failure[256];
     pthread_mutex_t *swap_lock; /* the engine's lock, or NULL */
@@ -62,15 +68,17 @@ lmdb_err(struct sl_err *err, int rc, const char *what)
 
 /*
  * Apply one group of ops in one write transaction.  Returns 0 or an LMDB
- * error code; on error nothing of the group is applied.
+ * error code; on error nothing of the group is applied, and *bad is the op
+ * that LMDB refused (NULL when the commit itself failed).
  */
 static int
-apply_group(struct sl__jm_store *s, struct op *ops)
+apply_group(struct sl__jm_store *s, struct op *ops, struct op **bad)
 {
     MDB_txn *txn = NULL;
     struct op *o = NULL;
     int rc = 0;
 
+    *bad = NULL;
     rc = mdb_txn_begin(s->env, NULL, 0, &txn);
     if (rc != 0) {
         return rc;
@@ -79,6 +87,9 @@ apply_group(struct sl__jm_store *s, struct op *ops)
         MDB_val k = {o->klen, o->data};
         MDB_val v = {o->vlen, o->data + o->klen};
 
+        if (o->skip) {
+            continue;
+        }
         if (o->del) {
             rc = mdb_del(txn, s->dbi[o->db], &k, NULL);
             if (rc == MDB_NOTFOUND) {
@@ -89,6 +100,7 @@ apply_group(struct sl__jm_store *s, struct op *ops)
         }
         if (rc != 0) {
             mdb_txn_abort(txn);
+            *bad = o;
             return rc;
         }
     }
@@ -107,6 +119,79 @@ free_ops(struct op *o)
 
         sl_free(o);
         o = next;
+    }
+}
+
+/* Errors of one op alone, which LMDB refuses before changing anything. */
+static int
+op_error(int rc)
+{
+    return rc == MDB_BAD_VALSIZE || rc == EINVAL;
+}
+
+/*
+ * Commit one group.  An op that LMDB refuses on its own (edge checks keep
+ * keys short, so this is a bug) is left out with an error in the log and
+ * the rest committed; a failing commit (a full disk, I/O) is retried with
+ * a backoff from RETRY_FIRST_MS doubling to RETRY_MAX_MS, so changes wait
+ * instead of being lost.  Only when the server stops during a failure
+ * does the store give up and refuse further changes.
+ */
+static int
+commit_group(struct sl__jm_store *s, struct op *group)
+{
+    unsigned delay = RETRY_FIRST_MS;
+    struct op *bad = NULL;
+    struct timespec until;
+    int rc = 0;
+
+    for (;;) {
+        rc = apply_group(s, group, &bad);
+        if (rc == 0) {
+            return 0;
+        }
+        if (bad != NULL && op_error(rc)) {
+            char key[96];
+            char esc[400];
+
+            (void)snprintf(key,
+                           sizeof(key),
+                           "%.*s",
+                           (int)(bad->klen < 80 ? bad->klen : 80),
+                           bad->data);
+            (void)sl_utf8_escape(esc, sizeof(esc), key);
+            SL_ERROR("jobmanager state: %s of a %zu-byte key '%s%s' in "
+                     "'%s' refused (%s); left out, the rest is committed",
+                     bad->del ? "delete" : "put",
+                     bad->klen,
+                     esc,
+                     bad->klen > 80 ? "..." : "",
+                     db_names[bad->db],
+                     mdb_strerror(rc));
+            bad->skip = 1;
+            continue;
+        }
+        SL_WARN("jobmanager state: commit failed (%s); retrying in %u ms",
+                mdb_strerror(rc),
+                delay);
+        (void)clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += (time_t)(delay / 1000);
+        until.tv_nsec += (long)(delay % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        (void)pthread_mutex_lock(&s->mu);
+        /* s->work is also signalled by every new op: wait out the delay. */
+        while (!s->stopping &&
+               pthread_cond_timedwait(&s->work, &s->mu, &until) != ETIMEDOUT) {
+        }
+        if (s->stopping) {
+            (void)pthread_mutex_unlock(&s->mu);
+            return rc;
+        }
+        (void)pthread_mutex_unlock(&s->mu);
+        delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
     }
 }
 
@@ -144,7 +229,7 @@ writer_main(void *arg)
             (void)pthread_mutex_unlock(s->swap_lock);
         }
 
-        rc = s->failed ? 0 : apply_group(s, group);
+        rc = s->failed ? 0 : commit_group(s, group);
         free_ops(group);
 
         (void)pthread_mutex_lock(&s->mu);
@@ -152,8 +237,8 @@ writer_main(void *arg)
             s->failed = 1;
             (void)snprintf(
                 s->failure, sizeof(s->failure), "%s", mdb_strerror(rc));
-            SL_ERROR("jobmanager state: commit failed: %s; the jobmanager "
-                     "refuses further changes until restarted",
+            SL_ERROR("jobmanager state: commit failed while stopping: %s; "
+                     "the changes of the last group are lost",
                      s->failure);
         }
         s->committed = upto;
@@ -271,6 +356,7 @@ enqueue(struct sl__jm_store *s,
     o->next = NULL;
     o->db = db;
     o->del = del;
+    o->skip = 0;
     o->klen = klen;
     o->vlen = vlen;
     memcpy(o->data, key, klen);

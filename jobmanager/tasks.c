@@ -1163,12 +1163,18 @@ parse_result(const json_t *result,
     }
     json_array_foreach(*events, i, v)
     {
+        char field[48];
+
         if (!json_is_string(v)) {
             return sl_err_set(err,
                               SL_EINVAL,
                               "prerequisiteEvents",
                               "prerequisiteEvents[%zu] is not a string",
                               i);
+        }
+        (void)snprintf(field, sizeof(field), "prerequisiteEvents[%zu]", i);
+        if (sl_jm_event_name_check(json_string_value(v), field, err) != 0) {
+            return SL_EINVAL;
         }
     }
     return 0;

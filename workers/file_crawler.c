@@ -83,45 +83,6 @@ struct pending {
  * Escaping of names that are not valid UTF-8.
  * --------------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at @s (n bytes left), 0 if invalid. */
-static size_t
-utf8_seq(const unsigned char *s, size_t n)
-{
-    size_t len = 0;
-    size_t i = 0;
-    uint32_t cp = 0;
-
-    if (s[0] < 0x80) {
-        return 1;
-    }
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        len = 2;
-        cp = s[0] & 0x1fu;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        len = 3;
-        cp = s[0] & 0x0fu;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        len = 4;
-        cp = s[0] & 0x07u;
-    } else {
-        return 0;
-    }
-    if (len > n) {
-        return 0;
-    }
-    for (i = 1; i < len; i++) {
-        if ((s[i] & 0xc0u) != 0x80u) {
-            return 0;
-        }
-        cp = (cp << 6) | (s[i] & 0x3fu);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) {
-        return 0;
-    }
-    return len;
-}
-
 char *
 sl_worker_path_escape(const char *raw)
 {
@@ -133,7 +94,7 @@ sl_worker_path_escape(const char *raw)
     size_t i = 0;
 
     while (i < n) {
-        size_t len = s[i] == '\\' ? 0 : utf8_seq(s + i, n - i);
+        size_t len = s[i] == '\\' ? 0 : sl_utf8_len(s + i, n - i);
 
         if (len == 0) {
             out[o++] = '\\';

@@ -584,6 +584,17 @@ test_engine_events(void **state)
     struct sl_err err;
     json_t *t = NULL;
 
+    char long_name[600];
+
+    /* Names are checked before they become keys: one over LMDB's key
+     * limit used to fail the group commit and stop the store. */
+    memset(long_name, 'a', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    assert_int_equal(sl_jm_event_begin(f->jm, long_name, &err), SL_EINVAL);
+    assert_string_equal(err.field, "event");
+    assert_int_equal(sl_jm_event_begin(f->jm, "a\nb", &err), SL_EINVAL);
+    assert_int_equal(sl_jm_event_begin(f->jm, "\xff\xfe", &err), SL_EINVAL);
+    assert_int_equal(sl_jm_event_complete(f->jm, long_name, &err), SL_EINVAL);
     assert_int_equal(sl_jm_event_begin(f->jm, "login", &err), 1);
     assert_int_equal(sl_jm_event_begin(f->jm, "login", &err), 0);
     assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);

@@ -1,0 +1,226 @@
+/*
+ * Unit tests of the bulkbuilder over a real jobmanager (LMDB) and object
+ * store in a temporary directory.
+ *
+ * test_bb_pending_stress: four threads push records into a job whose
+ * bulks are sealed after every record, while the committer commits them;
+ * afterwards pendingBulks must be 0 and committedBulks the number of
+ * records.  The count of pending bulks used to be raised only after a
+ * sealed bulk was visible to the committer, which could commit it first
+ * and leave the count at 1 for ever.  test_bb_pending_window holds that
+ * window open with the test knob bulkbuilder.sealed.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "bulkbuilder/bulkbuilder.h"
+
+#define THREADS    4
+#define PER_THREAD 750
+#define WAIT_MS    120000
+
+struct fx {
+    char dir[256];
+    struct sl_obj *store;
+    struct sl_jm *jm;
+    struct sl_bb *bb;
+};
+
+static void
+put_def(struct sl_jm *jm, const char *kind, const char *text)
+{
+    json_t *j = json_loads(text, 0, NULL);
+    struct sl_err err;
+
+    assert_non_null(j);
+    sl_err_clear(&err);
+    if (sl_jm_defs_put(jm, kind, j, NULL, &err) != 0) {
+        fail_msg("%s: %s (%s)", kind, err.message, err.field);
+    }
+    json_decref(j);
+}
+
+static int
+setup(void **state)
+{
+    struct fx *f = sl_calloc(1, sizeof(*f));
+    const char *tmp = getenv("TMPDIR");
+    char path[400];
+    struct sl_jm_config jcfg;
+    struct sl_bb_config bcfg;
+    char id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    (void)snprintf(f->dir, sizeof(f->dir), "%s/bb.XXXXXX", tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(f->dir));
+    (void)snprintf(path, sizeof(path), "%s/store", f->dir);
+    assert_int_equal(
+        sl_obj_open_fs(path, SL_DURABILITY_PROCESS, &f->store, &err), 0);
+    memset(&jcfg, 0, sizeof(jcfg));
+    (void)snprintf(path, sizeof(path), "%s/jm", f->dir);
+    jcfg.state_dir = path;
+    jcfg.store = f->store;
+    assert_int_equal(sl_jm_open(&jcfg, &f->jm, &err), 0);
+    memset(&bcfg, 0, sizeof(bcfg));
+    (void)snprintf(path, sizeof(path), "%s/bb", f->dir);
+    bcfg.dir = path;
+    bcfg.limit_size = 1; /* every record seals a bulk */
+    bcfg.limit_ms = 3600000;
+    assert_int_equal(sl_bb_open(&bcfg, f->jm, f->store, &f->bb, &err), 0);
+    assert_int_equal(sl_jm_start(f->jm, &err), 0);
+    assert_int_equal(sl_bb_start(f->bb, &err), 0);
+    put_def(f->jm,
+            "workflows",
+            "{\"name\":\"bbOnly\",\"modes\":[\"standard\"],"
+            "\"parameters\":{\"tempStore\":\"tmp\"},"
+            "\"startAction\":{\"worker\":\"bulkbuilder\",\"output\":"
+            "{\"insertedRecords\":\"ins\",\"deletedRecords\":\"del\"}}}");
+    put_def(f->jm, "jobs", "{\"name\":\"push\",\"workflow\":\"bbOnly\"}");
+    if (sl_jm_run_start(f->jm, "push", "standard", id, &err) != 0) {
+        fail_msg("run start: %s", err.message);
+    }
+    *state = f;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fx *f = *state;
+    char cmd[400];
+
+    sl_bb_close(f->bb);
+    sl_jm_close(f->jm);
+    sl_obj_close(f->store);
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+    assert_int_equal(system(cmd), 0);
+    sl_free(f);
+    return 0;
+}
+
+struct pusher {
+    struct fx *f;
+    int n;
+    int count;
+    int failed;
+};
+
+static void *
+push_main(void *arg)
+{
+    struct pusher *p = arg;
+    int i = 0;
+
+    for (i = 0; i < p->count; i++) {
+        json_t *meta = json_pack("{s:s+}", "_recordid", "r", "x");
+        struct sl_err err;
+        char rid[64];
+
+        (void)snprintf(rid, sizeof(rid), "t%d-r%d", p->n, i);
+        (void)json_object_set_new(meta, "_recordid", json_string(rid));
+        sl_err_clear(&err);
+        if (sl_bb_add(p->f->bb, "push", meta, 0, &err) != 0) {
+            p->failed++;
+        }
+        json_decref(meta);
+    }
+    return NULL;
+}
+
+static void
+job_status(struct fx *f, json_int_t *pending, json_int_t *committed)
+{
+    json_t *st = sl_bb_status(f->bb, "push");
+
+    assert_non_null(st);
+    *pending = json_integer_value(json_object_get(st, "pendingBulks"));
+    *committed = json_integer_value(json_object_get(st, "committedBulks"));
+    json_decref(st);
+}
+
+/* Wait until @want bulks are committed, then check that none is pending. */
+static void
+expect_all_committed(struct fx *f, json_int_t want)
+{
+    json_int_t pending = -1;
+    json_int_t committed = -1;
+    int64_t deadline = sl_mono_ms() + WAIT_MS;
+
+    do {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+
+        job_status(f, &pending, &committed);
+        if (committed == want) {
+            break;
+        }
+        (void)nanosleep(&ts, NULL);
+    } while (sl_mono_ms() < deadline);
+    assert_int_equal(committed, want);
+    job_status(f, &pending, &committed);
+    assert_int_equal(pending, 0);
+}
+
+static void
+test_bb_pending_stress(void **state)
+{
+    struct fx *f = *state;
+    pthread_t th[THREADS];
+    struct pusher p[THREADS];
+    int i = 0;
+
+    for (i = 0; i < THREADS; i++) {
+        p[i].f = f;
+        p[i].n = i;
+        p[i].count = PER_THREAD;
+        p[i].failed = 0;
+        assert_int_equal(pthread_create(&th[i], NULL, push_main, &p[i]), 0);
+    }
+    for (i = 0; i < THREADS; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(p[i].failed, 0);
+    }
+    expect_all_committed(f, THREADS * PER_THREAD);
+}
+
+/*
+ * The window itself: each seal waits 150 ms once its bulk is visible, so
+ * the committer (every 100 ms at least) commits it while nothing else is
+ * pending.  The count must still end at 0.
+ */
+static void
+test_bb_pending_window(void **state)
+{
+    struct fx *f = *state;
+    struct pusher p = {f, 0, 3, 0};
+
+    assert_int_equal(setenv("SLUICE_TEST_DELAY", "bulkbuilder.sealed=150", 1),
+                     0);
+    (void)push_main(&p);
+    assert_int_equal(unsetenv("SLUICE_TEST_DELAY"), 0);
+    assert_int_equal(p.failed, 0);
+    expect_all_committed(f, 3);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_bb_pending_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_bb_pending_stress, setup, teardown),
+    };
+
+    json_set_alloc_funcs(sl_malloc, sl_free);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,79 @@
+/*
+ * Unit tests of the jobmanager's LMDB state store (group commit) on a real
+ * environment in a temporary directory: a change that LMDB refuses on its
+ * own is left out and the rest of its group commits, and the store keeps
+ * taking changes afterwards.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jobmanager/jobmanager_int.h"
+
+static void
+test_store_bad_key_alone(void **state)
+{
+    char tmpl[256];
+    char *dir = NULL;
+    char cmd[300];
+    char key[600];
+    struct sl__jm_store *st = NULL;
+    struct sl_err err;
+    json_t *j = NULL;
+    uint64_t seq = 0;
+
+    (void)state;
+    (void)snprintf(tmpl,
+                   sizeof(tmpl),
+                   "%s/jmstore.XXXXXX",
+                   getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    dir = mkdtemp(tmpl);
+    assert_non_null(dir);
+    sl_err_clear(&err);
+    assert_int_equal(sl__jm_store_open(dir, SL_DURABILITY_PROCESS, &st, &err),
+                     0);
+
+    /* One group: a good put, a key over LMDB's 511 bytes, a good put. */
+    memset(key, 'k', sizeof(key));
+    (void)sl__jm_store_put(st, SL__JM_DB_EVENTS, "before", 6, "[1]", 3);
+    (void)sl__jm_store_put(st, SL__JM_DB_EVENTS, key, sizeof(key), "[1]", 3);
+    seq = sl__jm_store_put(st, SL__JM_DB_EVENTS, "after", 5, "[2]", 3);
+    assert_int_equal(sl__jm_store_wait(st, seq, &err), 0);
+    assert_int_equal(
+        sl__jm_store_get_json(st, SL__JM_DB_EVENTS, "before", 6, &j), 0);
+    json_decref(j);
+    assert_int_equal(
+        sl__jm_store_get_json(st, SL__JM_DB_EVENTS, "after", 5, &j), 0);
+    assert_int_equal(json_integer_value(json_array_get(j, 0)), 2);
+    json_decref(j);
+
+    /* The store still takes changes. */
+    seq = sl__jm_store_put(st, SL__JM_DB_EVENTS, "later", 5, "[3]", 3);
+    assert_int_equal(sl__jm_store_wait(st, seq, &err), 0);
+    assert_int_equal(
+        sl__jm_store_get_json(st, SL__JM_DB_EVENTS, "later", 5, &j), 0);
+    json_decref(j);
+    seq = sl__jm_store_del(st, SL__JM_DB_EVENTS, key, sizeof(key));
+    assert_int_equal(sl__jm_store_wait(st, seq, &err), 0);
+    sl__jm_store_close(st);
+
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_store_bad_key_alone),
+    };
+
+    json_set_alloc_funcs(sl_malloc, sl_free);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
