@@ -83,6 +83,7 @@ struct sl_cfg {
     char log_level[16];          /* log.level */
     uint64_t http_threads;       /* http.threads */
     uint64_t max_connections;    /* http.maxConnections */
+    uint64_t max_conn_per_ip;    /* http.maxConnectionsPerIp */
     uint64_t max_body_bytes;     /* http.maxBodyBytes */
     uint64_t max_header_bytes;   /* http.maxHeaderBytes */
     uint64_t request_timeout;    /* http.requestTimeoutSeconds */

@@ -468,6 +468,7 @@ sl_cli_serve_main(int argc, char **argv)
     hc.api_token = cfg.api_token;
     hc.threads = (unsigned)cfg.http_threads;
     hc.max_connections = (unsigned)cfg.max_connections;
+    hc.max_conn_per_ip = (unsigned)cfg.max_conn_per_ip;
     hc.max_body_bytes = cfg.max_body_bytes;
     hc.max_header_bytes = cfg.max_header_bytes;
     hc.request_timeout_s = (unsigned)cfg.request_timeout;

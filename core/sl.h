@@ -54,7 +54,9 @@
     XX(EINVALDEF, -40014, 400, "INVALID_DEFINITION", "invalid definition")     \
     XX(ECANCELED, -40015, 409, "CANCELED", "canceled")                         \
     XX(EREADONLY, -40016, 409, "READ_ONLY", "read-only")                       \
-    XX(ECONFIG, -40017, 400, "INVALID_CONFIG", "invalid configuration")
+    XX(ECONFIG, -40017, 400, "INVALID_CONFIG", "invalid configuration")        \
+    XX(EURITOOLONG, -40018, 414, "URI_TOO_LONG", "request path too long")      \
+    XX(EHEADERS, -40019, 431, "HEADERS_TOO_LARGE", "request headers too large")
 
 enum sl_errno {
     SL_OK = 0,

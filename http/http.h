@@ -27,8 +27,9 @@ struct sl_http_config {
     const char *api_token;      /* required when listen is not loopback */
     unsigned threads;           /* pool size, >= 1 */
     unsigned max_connections;   /* concurrent connections */
+    unsigned max_conn_per_ip;   /* of them from one address; 0: no limit */
     uint64_t max_body_bytes;    /* JSON bodies (413 beyond) */
-    uint64_t max_header_bytes;  /* per-connection header memory (431) */
+    uint64_t max_header_bytes;  /* request line and headers (414, 431) */
     unsigned request_timeout_s; /* idle time before a connection closes */
     uint64_t max_object_bytes;  /* object PUT bodies (413 beyond) */
 };

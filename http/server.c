@@ -341,6 +341,54 @@ check_request_text(struct sl_req *req)
     return 0;
 }
 
+/* Adds the size of one header or query argument to *cls. */
+static enum MHD_Result
+add_size(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    uint64_t *sum = cls;
+
+    (void)kind;
+    *sum += strlen(key) + (value != NULL ? strlen(value) : 0) + 4;
+    return MHD_YES;
+}
+
+/*
+ * The request line and headers against http.maxHeaderBytes: 414 when the
+ * path and query alone are over it, 431 for the whole head.  (The pool
+ * is larger than the limit, see pool_bytes, so these are answered here.)
+ */
+static int
+check_head(struct sl_req *req)
+{
+    uint64_t limit = req->server->cfg.max_header_bytes;
+    uint64_t target = strlen(req->path);
+    uint64_t head = 0;
+
+    (void)MHD_get_connection_values(
+        req->conn, MHD_GET_ARGUMENT_KIND, add_size, &target);
+    if (target > limit) {
+        return sl_reply_error(req,
+                              SL_EURITOOLONG,
+                              "path",
+                              "the request path and query have about %llu "
+                              "bytes, more than http.maxHeaderBytes (%llu)",
+                              (unsigned long long)target,
+                              (unsigned long long)limit);
+    }
+    (void)MHD_get_connection_values(
+        req->conn, MHD_HEADER_KIND, add_size, &head);
+    if (target + head > limit) {
+        return sl_reply_error(req,
+                              SL_EHEADERS,
+                              "headers",
+                              "the request line and headers have about %llu "
+                              "bytes, more than http.maxHeaderBytes (%llu)",
+                              (unsigned long long)(target + head),
+                              (unsigned long long)limit);
+    }
+    return 0;
+}
+
 /*
  * First call of a request: route it, check the token and the declared body
  * size, and let streaming routes look at the request before the body.
@@ -355,6 +403,9 @@ first_call(struct sl_req *req)
     uint64_t limit = s->cfg.max_body_bytes;
     char allow[128];
 
+    if (check_head(req) != 0) {
+        return;
+    }
     if (s->need_token && !token_ok(s, req->conn)) {
         (void)sl_reply_error(req,
                              SL_EUNAUTH,
@@ -558,6 +609,18 @@ mhd_log(void *cls, const char *fmt, va_list ap)
  * Start and stop.
  * --------------------------------------------------------------------- */
 
+/*
+ * The memory of one connection (libmicrohttpd's pool): twice the head
+ * limit, so that a request line or headers somewhat over the limit are
+ * still read whole and answered by check_head with the JSON error body;
+ * only a head over twice the limit gets libmicrohttpd's own reply.
+ */
+static size_t
+pool_bytes(const struct sl_http_config *cfg)
+{
+    return (size_t)cfg->max_header_bytes * 2 + 4096;
+}
+
 int
 sl_http_start(const struct sl_http_config *cfg,
               const struct sl_http_services *svc,
@@ -610,8 +673,10 @@ sl_http_start(const struct sl_http_config *cfg,
                                  (unsigned)(cfg->threads ? cfg->threads : 1),
                                  MHD_OPTION_CONNECTION_LIMIT,
                                  (unsigned)cfg->max_connections,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                 cfg->max_conn_per_ip,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                                 (size_t)cfg->max_header_bytes,
+                                 pool_bytes(cfg),
                                  MHD_OPTION_CONNECTION_TIMEOUT,
                                  (unsigned)cfg->request_timeout_s,
                                  MHD_OPTION_NOTIFY_COMPLETED,

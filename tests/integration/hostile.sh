@@ -12,12 +12,21 @@
 #    500 until restarted).
 # C: delta and visited-link source names '..', '.', a newline, a NUL,
 #    a backslash: 400, never "cleared".
+# D: a 40 KB path, query or header: 414/431 with the JSON error body;
+#    malformed framing (a Content-Length that is no number or over 2^64,
+#    bad chunk syntax) is refused by libmicrohttpd itself (400/413, its
+#    own body, see docs/operations.md) and the server goes on.
+# E: 300 idle half-open connections from 127.0.0.2 take at most
+#    http.maxConnectionsPerIp slots and are closed after
+#    http.requestTimeoutSeconds; a request from 127.0.0.1 is answered at
+#    once meanwhile.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 
 ROUTES="$(dirname "$0")/../../http/routes.c"
 
-write_config "$TMP/config.json"
+write_config "$TMP/config.json" \
+    '.http.requestTimeoutSeconds = 2 | .http.maxConnectionsPerIp = 16'
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 
 # json_error: the body is the JSON error body (any code).
@@ -93,6 +102,88 @@ for s in '..' '.' 'a%0ab' 'a%00b' 'a%5cb' '%2e%2e'; do
 done
 req DELETE /smila/importing/delta/good-source
 expect_status 200 "a good source name is still cleared"
+
+# ---- D: oversized heads get the JSON body; framing errors do not stop us
+a40k=$(head -c 40000 /dev/zero | tr '\0' 'a')
+req GET "/smila/$a40k"
+expect_error 414 URI_TOO_LONG "a 40 KB path"
+req GET "/smila/?x=$a40k"
+expect_error 414 URI_TOO_LONG "a 40 KB query"
+req GET /smila/ -H "X-Big: $a40k"
+expect_error 431 HEADERS_TOO_LARGE "a 40 KB header"
+# raw PORT REQUEST: the status code of the reply to a raw request.
+raw() {
+    python3 - "$1" "$2" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(sys.argv[2].encode("latin-1").decode("unicode_escape").encode("latin-1"))
+out = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+except OSError:
+    pass
+print(out.split(b" ")[1].decode() if out.startswith(b"HTTP/1.1 ") else "none")
+PY
+}
+port=${BASE##*:}
+st=$(raw "$port" 'POST /smila/job/indexUpdate/bulk HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
+[ "$st" = 400 ] && ok "a Content-Length that is no number: 400" || fail "bad Content-Length gave $st"
+st=$(raw "$port" 'POST /smila/job/indexUpdate/bulk HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n')
+[ "$st" = 413 ] && ok "a Content-Length over 2^64: 413" || fail "huge Content-Length gave $st"
+st=$(raw "$port" 'POST /smila/job/indexUpdate/bulk HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n')
+[ "$st" = 400 ] && ok "bad chunk syntax: 400" || fail "bad chunk syntax gave $st"
+req GET /smila/
+expect_status 200 "the server answers after the framing errors"
+
+# ---- E: idle half-open connections from one address
+python3 - "$port" >"$TMP/idle.out" 2>&1 <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+held = []
+for i in range(300):
+    try:
+        s = socket.socket()
+        s.bind(("127.0.0.2", 0))
+        s.settimeout(5)
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET /smila/ HTTP/1.1\r\nHost: x\r\n")  # never ends
+        held.append(s)
+    except OSError:
+        pass
+print("opened", len(held), flush=True)
+time.sleep(1.0)
+t0 = time.time()
+closed = 0
+for s in held:
+    try:
+        s.settimeout(max(0.1, 6 - (time.time() - t0)))
+        s.recv(100)
+        closed += 1  # b"" (closed) or a reply: the slot is free again
+    except socket.timeout:
+        pass  # still held by the server
+    except OSError:
+        closed += 1  # reset: refused over the per-address limit
+print("closed", closed, "of", len(held), flush=True)
+PY
+idle=$!
+for i in $(seq 1 50); do grep -q opened "$TMP/idle.out" && break; sleep 0.1; done
+t0=$(date +%s%N)
+req GET /smila/ --max-time 3
+t1=$(date +%s%N)
+expect_status 200 "a request from 127.0.0.1 while 300 idle connections from 127.0.0.2 are held"
+[ $(( (t1 - t0) / 1000000 )) -lt 2000 ] && ok "answered in $(( (t1 - t0) / 1000000 )) ms" \
+    || fail "answered only after $(( (t1 - t0) / 1000000 )) ms"
+wait "$idle"
+cat "$TMP/idle.out"
+read -r _ closed _ held < <(grep closed "$TMP/idle.out")
+[ "${held:-0}" -gt 0 ] && [ "$closed" = "$held" ] \
+    && ok "the server closed all $held idle connections after the timeout" \
+    || fail "idle connections: $(cat "$TMP/idle.out")"
+grep -q "opened" "$TMP/idle.out" && ok "$(grep opened "$TMP/idle.out") (connects beyond the per-address limit are refused or closed)"
 
 req GET /smila/
 expect_status 200 "the server is alive at the end"
