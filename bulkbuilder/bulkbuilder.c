@@ -572,6 +572,62 @@ record_started(struct sl_bb_rec *rec,
 }
 
 int
+sl_bb_spool_open(struct sl_bb *bb, struct sl_err *err)
+{
+    char *path = NULL;
+    int fd = open(bb->cfg.dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+    if (fd >= 0) {
+        return fd;
+    }
+    path = sl_asprintf("%s/spool.XXXXXX", bb->cfg.dir);
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0) {
+        (void)unlink(path);
+    } else {
+        fd = sl_err_set(err,
+                        sl_err_from_errno(errno),
+                        NULL,
+                        "cannot create a spool file in %s: %s",
+                        bb->cfg.dir,
+                        strerror(errno));
+    }
+    sl_free(path);
+    return fd;
+}
+
+int
+sl_bb_record_check(const json_t *meta, struct sl_err *err)
+{
+    const json_t *id = json_object_get(meta, "_recordid");
+    size_t len = json_string_length(id);
+
+    if (!json_is_object(meta)) {
+        return sl_err_set(
+            err, SL_EINVAL, "record", "a record is a JSON object");
+    }
+    if (!json_is_string(id) || len == 0) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "_recordid",
+                          "the record has no non-empty string _recordid");
+    }
+    if (len > SL_RECORD_ID_MAX) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "_recordid",
+                          "_recordid has %zu bytes, at most %u allowed",
+                          len,
+                          SL_RECORD_ID_MAX);
+    }
+    if (strlen(json_string_value(id)) != len) {
+        return sl_err_set(
+            err, SL_EINVAL, "_recordid", "_recordid contains a NUL character");
+    }
+    return 0;
+}
+
+int
 sl_bb_record_begin(struct sl_bb *bb,
                    const char *job,
                    const json_t *meta,
@@ -584,15 +640,9 @@ sl_bb_record_begin(struct sl_bb *bb,
     int rc = 0;
 
     *out = NULL;
-    if (!json_is_object(meta)) {
-        return sl_err_set(
-            err, SL_EINVAL, "record", "a record is a JSON object");
-    }
-    if (!json_is_string(id) || json_string_length(id) == 0) {
-        return sl_err_set(err,
-                          SL_EINVAL,
-                          "_recordid",
-                          "the record has no non-empty string _recordid");
+    rc = sl_bb_record_check(meta, err);
+    if (rc != 0) {
+        return rc;
     }
     rc = record_open(bb, job, is_delete ? 1 : 0, &rec, err);
     if (rc != 0) {
@@ -637,6 +687,7 @@ sl_bb_record_begin_text(struct sl_bb *bb,
             err, SL_EINVAL, "record", "a record is a JSON object");
     }
     if (head == NULL || head->id == NULL || head->id[0] == '\0' ||
+        strlen(head->id) > SL_RECORD_ID_MAX ||
         (head->flags & (SL_HEAD_VERSION | SL_HEAD_VISITED)) != 0) {
         return sl_err_set(err,
                           SL_EINVAL,

@@ -76,11 +76,17 @@ int sl_bb_start(struct sl_bb *bb, struct sl_err *err);
 void sl_bb_close(struct sl_bb *bb);
 
 /**
+ * @brief Check what sl_bb_record_begin checks of a record: a JSON object
+ * with a non-empty string "_recordid" of at most SL_RECORD_ID_MAX bytes
+ * and no NUL.  0, or SL_EINVAL with the field in @p err.
+ */
+int sl_bb_record_check(const json_t *meta, struct sl_err *err);
+/**
  * @brief Begin appending a record to @p job: an add/update with metadata
  * @p meta (borrowed; an object with a non-empty string "_recordid"), or a
  * delete of that id when @p is_delete.  Takes the job's lock until
  * record_end or record_abort.
- * @return 0, SL_EINVAL (no "_recordid"; err->field says so), SL_ENOTREADY
+ * @return 0, SL_EINVAL (sl_bb_record_check; err->field says so), SL_ENOTREADY
  * (the job is not running in standard mode with the bulkbuilder as start
  * worker), SL_EIO/SL_ENOSPC.  *out is owned by the bulkbuilder until end
  * or abort.
@@ -127,6 +133,15 @@ int sl_bb_record_end(struct sl_bb_rec *rec, struct sl_err *err);
 /** @brief Drop the record being written; frees @p rec.  NULL-safe. */
 void sl_bb_record_abort(struct sl_bb_rec *rec);
 
+/**
+ * @brief A new unnamed file in the journal directory (O_TMPFILE; where
+ * the file system lacks it, a file unlinked at once) for a caller to
+ * spool a push into before appending it: it is gone when closed, also
+ * after a crash.
+ * @return the descriptor (caller closes), or a negative SL_E* code with
+ * details in @p err.
+ */
+int sl_bb_spool_open(struct sl_bb *bb, struct sl_err *err);
 /** @brief Add one record without attachments (begin + end). */
 int sl_bb_add(struct sl_bb *bb,
               const char *job,

@@ -357,6 +357,8 @@ sl_le_get64(const unsigned char *p)
 struct sl_record;
 
 #define SL_ATTACHMENT_NAME_MAX 1024
+/* Bytes of a _recordid: what the delta service and the index take. */
+#define SL_RECORD_ID_MAX 65536u
 
 /**
  * @brief New record with metadata {"_recordid": id}.

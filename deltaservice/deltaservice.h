@@ -46,10 +46,10 @@
 #define SL_DELTA_DEFAULT_MAP_SIZE ((uint64_t)1 << 30) /* per shard, virtual */
 /* A source id (the dataSource parameter): 1 to 255 bytes of UTF-8, no
  * control character, '/' or backslash, not "." or "..". */
-#define SL_DELTA_SOURCE_MAX 255u   /* bytes of a source id */
-#define SL_DELTA_ID_MAX     65536u /* bytes of a record/compound id */
-#define SL_DELTA_HASH_MAX   1024u  /* bytes of a delta hash */
-#define SL_DELTA_SCAN_BATCH 1000u  /* default obsolete batch */
+#define SL_DELTA_SOURCE_MAX 255u             /* bytes of a source id */
+#define SL_DELTA_ID_MAX     SL_RECORD_ID_MAX /* record/compound id bytes */
+#define SL_DELTA_HASH_MAX   1024u            /* bytes of a delta hash */
+#define SL_DELTA_SCAN_BATCH 1000u            /* default obsolete batch */
 
 struct sl_delta;
 

@@ -6,11 +6,15 @@
  * POST .../record takes a JSON record, or multipart/form-data whose first
  * part is the JSON record and whose further parts are attachments (part
  * name = attachment name), parsed with libmicrohttpd's post processor.
- * POST .../bulk takes JSON lines; every line is checked before any is
- * accepted, so a bad line rejects the whole request.
+ * POST .../bulk takes JSON lines, streamed through a spool file; every
+ * line is checked before any is accepted, so a bad line rejects the
+ * whole request.
  */
-#include <microhttpd.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
 
 #include "bulkbuilder/bulkbuilder.h"
 #include "http/http_int.h"
@@ -225,24 +229,23 @@ sl_api_bb_record_delete(struct sl_req *req)
     return rc;
 }
 
-/* Next line of @body from *pos: [*start, *end) without the newline. */
-static int
-next_line(const struct sl_buf *body, size_t *pos, size_t *start, size_t *end)
-{
-    const char *nl = NULL;
+/*
+ * POST .../bulk streams: each line is checked as it arrives (parsed, then
+ * dropped) and written to a spool file that nobody else can see; only
+ * when every line was good are the lines read back, one at a time, and
+ * appended to the journal.  Memory is the longest line plus two 64 KiB
+ * buffers, whatever the body's size; a bad line still refuses the whole
+ * request.
+ */
+#define SPOOL_CHUNK ((size_t)64 << 10)
 
-    if (*pos >= body->len) {
-        return 0;
-    }
-    *start = *pos;
-    nl = memchr(body->data + *pos, '\n', body->len - *pos);
-    *end = nl != NULL ? (size_t)(nl - body->data) : body->len;
-    *pos = *end + 1;
-    if (*end > *start && body->data[*end - 1] == '\r') {
-        (*end)--;
-    }
-    return 1;
-}
+struct intake {
+    struct sl_buf line; /* the line being read (http.maxBodyBytes at most) */
+    struct sl_buf out;  /* spool bytes not yet written */
+    int fd;             /* the spool (unnamed file), or -1 */
+    size_t lines;       /* lines seen */
+    size_t records;     /* non-blank lines */
+};
 
 static int
 blank(const char *s, size_t len)
@@ -250,94 +253,298 @@ blank(const char *s, size_t len)
     size_t i = 0;
 
     for (i = 0; i < len; i++) {
-        if (s[i] != ' ' && s[i] != '\t') {
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r') {
             return 0;
         }
     }
     return 1;
 }
 
+/* Parse line @no (@len bytes at @s) into *meta; 0 or an error naming it. */
+static int
+parse_line(
+    const char *s, size_t len, size_t no, json_t **meta, struct sl_err *err)
+{
+    char field[32];
+    json_error_t jerr;
+    struct sl_err rerr;
+
+    (void)snprintf(field, sizeof(field), "line %zu", no);
+    if (len > 0 && s[len - 1] == '\r') {
+        len--;
+    }
+    *meta = json_loadb(s, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (*meta == NULL) {
+        return sl_err_set(err,
+                          SL_EBADJSON,
+                          field,
+                          "line %zu: malformed JSON at column %d: %s",
+                          no,
+                          jerr.column,
+                          jerr.text);
+    }
+    sl_err_clear(&rerr);
+    if (sl_bb_record_check(*meta, &rerr) != 0) {
+        json_decref(*meta);
+        *meta = NULL;
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          field,
+                          "line %zu: %s (a record is a JSON object with a "
+                          "non-empty string _recordid)",
+                          no,
+                          rerr.message);
+    }
+    return 0;
+}
+
+static int
+write_all(int fd, const char *data, size_t len, struct sl_err *err)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return sl_err_set(err,
+                              sl_err_from_errno(errno),
+                              "body",
+                              "cannot spool the bulk: %s",
+                              strerror(errno));
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int
+spool_flush(struct intake *in, struct sl_err *err)
+{
+    int rc = write_all(in->fd, in->out.data, in->out.len, err);
+
+    sl_buf_reset(&in->out);
+    return rc;
+}
+
+/* Spool @len bytes: through the buffer, or straight when they are more. */
+static int
+spool_write(struct intake *in, const char *data, size_t len, struct sl_err *err)
+{
+    int rc = 0;
+
+    if (in->out.len + len > SPOOL_CHUNK) {
+        rc = spool_flush(in, err);
+    }
+    if (rc == 0 && len >= SPOOL_CHUNK) {
+        return write_all(in->fd, data, len, err);
+    }
+    return rc != 0 ? rc : sl_buf_append(&in->out, data, len);
+}
+
+/* Check the complete line in in->line and spool it. */
+static int
+intake_line(struct intake *in, struct sl_err *err)
+{
+    json_t *meta = NULL;
+    int rc = 0;
+
+    in->lines++;
+    if (!blank(in->line.data, in->line.len)) {
+        rc = parse_line(in->line.data, in->line.len, in->lines, &meta, err);
+        if (rc != 0) {
+            return rc;
+        }
+        json_decref(meta);
+        in->records++;
+    }
+    /* Blank lines too, so that the line numbers still hold read back. */
+    rc = spool_write(in, in->line.data, in->line.len, err);
+    if (rc == 0) {
+        rc = spool_write(in, "\n", 1, err);
+    }
+    sl_buf_reset(&in->line);
+    return rc;
+}
+
+int
+sl_api_bb_bulk_begin(struct sl_req *req)
+{
+    struct intake *in = NULL;
+    struct sl_err err = {0};
+    int rc = check_job(req, sl_req_param(req, "job"));
+    int fd = -1;
+
+    if (rc != 0) {
+        return rc; /* replied */
+    }
+    fd = sl_bb_spool_open(req->svc->bulkbuilder, &err);
+    if (fd < 0) {
+        return sl_reply_err(req, &err);
+    }
+    in = sl_calloc(1, sizeof(*in));
+    in->fd = fd;
+    sl_buf_init(&in->line, (size_t)req->cfg->max_body_bytes);
+    sl_buf_init(&in->out, SPOOL_CHUNK);
+    req->ctx = in;
+    return 0;
+}
+
+int
+sl_api_bb_bulk_body(struct sl_req *req,
+                    const char *data,
+                    size_t len,
+                    struct sl_err *err)
+{
+    struct intake *in = req->ctx;
+
+    while (len > 0) {
+        const char *nl = memchr(data, '\n', len);
+        size_t take = nl != NULL ? (size_t)(nl - data) : len;
+
+        if (sl_buf_append(&in->line, data, take) != 0) {
+            return sl_err_set(err,
+                              SL_ETOOLARGE,
+                              "line",
+                              "line %zu is longer than http.maxBodyBytes",
+                              in->lines + 1);
+        }
+        if (nl == NULL) {
+            break;
+        }
+        if (intake_line(in, err) != 0) {
+            return err->code;
+        }
+        data += take + 1;
+        len -= take + 1;
+    }
+    return 0;
+}
+
+void
+sl_api_bb_bulk_cleanup(struct sl_req *req)
+{
+    struct intake *in = req->ctx;
+
+    if (in != NULL) {
+        if (in->fd >= 0) {
+            (void)close(in->fd);
+        }
+        sl_buf_free(&in->line);
+        sl_buf_free(&in->out);
+        sl_free(in);
+    }
+    req->ctx = NULL;
+}
+
+/*
+ * Read the spool back from the start and append each record to @job.
+ * Returns the number appended in *done; 0 or an error in @err naming the
+ * record that failed.
+ */
+static int
+replay(struct sl_req *req,
+       struct intake *in,
+       const char *job,
+       size_t *done,
+       struct sl_err *err)
+{
+    char *chunk = sl_malloc(SPOOL_CHUNK);
+    size_t no = 0;
+    int rc = 0;
+
+    *done = 0;
+    sl_buf_reset(&in->line);
+    if (lseek(in->fd, 0, SEEK_SET) != 0) {
+        rc = sl_err_set(err, SL_EIO, "body", "cannot read the spooled bulk");
+    }
+    while (rc == 0) {
+        ssize_t n = read(in->fd, chunk, SPOOL_CHUNK);
+        const char *p = chunk;
+        size_t left = 0;
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            rc = n < 0 ? sl_err_set(err,
+                                    SL_EIO,
+                                    "body",
+                                    "cannot read the spooled bulk: %s",
+                                    strerror(errno))
+                       : 0;
+            break;
+        }
+        left = (size_t)n;
+        while (rc == 0 && left > 0) {
+            const char *nl = memchr(p, '\n', left);
+            size_t take = nl != NULL ? (size_t)(nl - p) : left;
+            json_t *meta = NULL;
+            struct sl_err aerr = {0};
+
+            (void)sl_buf_append(&in->line, p, take); /* checked in intake */
+            if (nl == NULL) {
+                break;
+            }
+            p += take + 1;
+            left -= take + 1;
+            no++;
+            if (blank(in->line.data, in->line.len)) {
+                sl_buf_reset(&in->line);
+                continue;
+            }
+            rc = parse_line(in->line.data, in->line.len, no, &meta, err);
+            sl_buf_reset(&in->line);
+            if (rc == 0 &&
+                sl_bb_add(req->svc->bulkbuilder, job, meta, 0, &aerr) != 0) {
+                rc = sl_err_set(err,
+                                aerr.code,
+                                aerr.field[0] ? aerr.field : NULL,
+                                "line %zu: %s",
+                                no,
+                                aerr.message);
+            }
+            json_decref(meta);
+            *done += rc == 0 ? 1 : 0;
+        }
+    }
+    sl_free(chunk);
+    return rc;
+}
+
 int
 sl_api_bb_bulk_post(struct sl_req *req)
 {
-    const char *job = sl_req_param(req, "job");
+    struct intake *in = req->ctx;
     struct sl_err err = {0};
-    json_t *recs = NULL;
-    json_t *meta = NULL;
-    size_t pos = 0;
-    size_t start = 0;
-    size_t end = 0;
-    size_t line = 0;
-    size_t i = 0;
-    int rc = check_job(req, job);
+    size_t done = 0;
+    int rc = 0;
 
-    if (rc != 0) {
-        return rc;
+    if (in->line.len > 0 && intake_line(in, &err) != 0) {
+        return sl_reply_err(req, &err); /* a last line without newline */
     }
-    recs = json_array();
-    while (next_line(&req->body, &pos, &start, &end)) {
-        json_error_t jerr;
-        char field[32];
-
-        line++;
-        if (blank(req->body.data + start, end - start)) {
-            continue;
-        }
-        (void)snprintf(field, sizeof(field), "line %zu", line);
-        meta = json_loadb(
-            req->body.data + start, end - start, JSON_REJECT_DUPLICATES, &jerr);
-        if (meta == NULL) {
-            rc = sl_reply_error(req,
-                                SL_EBADJSON,
-                                field,
-                                "line %zu: malformed JSON at column %d: %s",
-                                line,
-                                jerr.column,
-                                jerr.text);
-            goto out;
-        }
-        if (!json_is_object(meta) ||
-            !json_is_string(json_object_get(meta, "_recordid")) ||
-            json_string_length(json_object_get(meta, "_recordid")) == 0) {
-            json_decref(meta);
-            rc = sl_reply_error(req,
-                                SL_EINVAL,
-                                field,
-                                "line %zu: a record is a JSON object with a "
-                                "non-empty string _recordid",
-                                line);
-            goto out;
-        }
-        (void)json_array_append_new(recs, meta);
-    }
-    if (json_array_size(recs) == 0) {
-        rc = sl_reply_error(
+    if (in->records == 0) {
+        return sl_reply_error(
             req, SL_EINVAL, "body", "the bulk has no record (JSON lines)");
-        goto out;
     }
-    json_array_foreach(recs, i, meta)
-    {
-        rc = sl_bb_add(req->svc->bulkbuilder, job, meta, 0, &err);
-        if (rc != 0) {
-            /* Lines before this one are accepted (and durable): say so. */
-            rc = sl_reply_error(req,
-                                err.code,
-                                err.field[0] ? err.field : NULL,
-                                "record %zu: %s (the %zu record(s) before it "
-                                "were accepted)",
-                                i + 1,
-                                err.message,
-                                i);
-            goto out;
-        }
+    rc = spool_flush(in, &err);
+    if (rc == 0) {
+        rc = replay(req, in, sl_req_param(req, "job"), &done, &err);
     }
-    rc = sl_reply_json(
-        req,
-        202,
-        json_pack("{s:I}", "accepted", (json_int_t)json_array_size(recs)));
-out:
-    json_decref(recs);
-    return rc;
+    if (rc != 0) {
+        /* Records before the failing one are accepted (and durable). */
+        return sl_reply_error(req,
+                              err.code,
+                              err.field[0] ? err.field : NULL,
+                              "%s (the %zu record(s) before it were "
+                              "accepted)",
+                              err.message,
+                              done);
+    }
+    return sl_reply_json(
+        req, 202, json_pack("{s:I}", "accepted", (json_int_t)done));
 }
 
 int

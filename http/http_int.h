@@ -17,6 +17,7 @@ struct sl_req;
 
 /* Route flags. */
 #define SL_ROUTE_STREAM_BODY 0x1 /* body goes to on_body, not a buffer */
+#define SL_ROUTE_JSON_LIMIT  0x2 /* streamed, but http.maxBodyBytes at most */
 
 struct sl_route {
     const char *method;  /* "GET", "PUT", "POST", "DELETE" */
@@ -139,6 +140,12 @@ int sl_api_visited_source_delete(struct sl_req *req);
 int sl_api_bb_record_post(struct sl_req *req);
 int sl_api_bb_record_delete(struct sl_req *req);
 int sl_api_bb_bulk_post(struct sl_req *req);
+int sl_api_bb_bulk_begin(struct sl_req *req);
+int sl_api_bb_bulk_body(struct sl_req *req,
+                        const char *data,
+                        size_t len,
+                        struct sl_err *err);
+void sl_api_bb_bulk_cleanup(struct sl_req *req);
 int sl_api_bb_status(struct sl_req *req);
 int sl_api_index_list(struct sl_req *req);
 int sl_api_index_get(struct sl_req *req);

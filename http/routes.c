@@ -29,6 +29,13 @@ const struct sl_route sl__routes[] = {
      NULL,
      NULL,
      0},
+    {"POST",
+     "/smila/job/:job/bulk",
+     sl_api_bb_bulk_post,
+     sl_api_bb_bulk_begin,
+     sl_api_bb_bulk_body,
+     sl_api_bb_bulk_cleanup,
+     SL_ROUTE_STREAM_BODY | SL_ROUTE_JSON_LIMIT},
 #define R(m, p, h)                                                             \
     {                                                                          \
         m, p, h, NULL, NULL, NULL, 0                                           \
@@ -80,7 +87,6 @@ const struct sl_route sl__routes[] = {
       sl_api_visited_source_delete),
     R("POST", "/smila/job/:job/record", sl_api_bb_record_post),
     R("DELETE", "/smila/job/:job/record", sl_api_bb_record_delete),
-    R("POST", "/smila/job/:job/bulk", sl_api_bb_bulk_post),
     R("GET", "/smila/bulkbuilder", sl_api_bb_status),
     R("GET", "/smila/index", sl_api_index_list),
     R("GET", "/smila/index/:name", sl_api_index_get),

@@ -427,7 +427,8 @@ first_call(struct sl_req *req)
     if (check_request_text(req) != 0) {
         return;
     }
-    if (req->route->flags & SL_ROUTE_STREAM_BODY) {
+    if ((req->route->flags & SL_ROUTE_STREAM_BODY) &&
+        !(req->route->flags & SL_ROUTE_JSON_LIMIT)) {
         limit = s->cfg.max_object_bytes;
     }
     clen = MHD_lookup_connection_value(
@@ -467,7 +468,8 @@ body_chunk(struct sl_req *req, const char *data, size_t len)
         return req->discarded > DISCARD_MAX ? -1 : 0;
     }
     req->body_bytes += len;
-    if (req->route->flags & SL_ROUTE_STREAM_BODY) {
+    if ((req->route->flags & SL_ROUTE_STREAM_BODY) &&
+        !(req->route->flags & SL_ROUTE_JSON_LIMIT)) {
         limit = s->cfg.max_object_bytes;
     }
     if (req->body_bytes > limit) {

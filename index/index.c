@@ -1153,6 +1153,12 @@ apply_shard(struct sl__index *ix,
     return rc;
 }
 
+int
+sl_index_op_check(const struct sl_index_op *op, struct sl_err *err)
+{
+    return check_op(op, 0, 1, err);
+}
+
 /*
  * All writes go through here.  Each shard's part of the batch is one
  * transaction; the shards are taken in the order they become free (a

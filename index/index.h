@@ -35,11 +35,11 @@
 
 #include "core/sl.h"
 
-#define SL_INDEX_MAX_LIMIT      1000u   /* hits or records per call */
-#define SL_INDEX_MAX_OFFSET     100000u /* search offset */
-#define SL_INDEX_MAX_QUERY      1024u   /* bytes of an FTS query */
-#define SL_INDEX_ID_MAX         65536u  /* bytes of a _recordid */
-#define SL_INDEX_DEFAULT_SHARDS 2u      /* shards of a new index */
+#define SL_INDEX_MAX_LIMIT      1000u            /* hits or records per call */
+#define SL_INDEX_MAX_OFFSET     100000u          /* search offset */
+#define SL_INDEX_MAX_QUERY      1024u            /* bytes of an FTS query */
+#define SL_INDEX_ID_MAX         SL_RECORD_ID_MAX /* bytes of a _recordid */
+#define SL_INDEX_DEFAULT_SHARDS 2u               /* shards of a new index */
 #define SL_INDEX_MAX_SHARDS     64u
 
 struct sl_index_set;
@@ -108,6 +108,14 @@ int sl_index_apply(struct sl_index_set *set,
                    size_t n,
                    struct sl_err *err);
 
+/**
+ * @brief Check one op as sl_index_apply does before writing anything: a
+ * document that is an object with a usable _recordid (1 to
+ * SL_INDEX_ID_MAX bytes, no NUL) and fields of the right types, or a
+ * delete with a usable id.  Lets a writer skip one bad record instead of
+ * failing the batch.  0 or SL_EINVAL with the field in @p err.
+ */
+int sl_index_op_check(const struct sl_index_op *op, struct sl_err *err);
 /**
  * @brief Shards of index @p index into *n (the index is created when
  * missing and @p create is set).

@@ -225,6 +225,23 @@ read_text(struct writer *w,
     return rc;
 }
 
+/* Count and log a record the index would refuse (records.invalid). */
+static void
+skip_invalid(struct writer *w, const char *id, const struct sl_err *err)
+{
+    char shown[200];
+
+    (void)sl_utf8_escape(shown, sizeof(shown), id);
+    sl_task_counter_add(w->ctx, "records.invalid", 1);
+    SL_WARN("indexWriter: record '%s%s' (%zu bytes of id) skipped: %s%s%s",
+            shown,
+            strlen(id) >= sizeof(shown) - 1 ? "..." : "",
+            strlen(id),
+            err->field[0] ? err->field : "",
+            err->field[0] ? ": " : "",
+            err->message);
+}
+
 static int
 write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
 {
@@ -288,6 +305,14 @@ write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         }
         b->ops[b->n].doc = meta;
         b->ops[b->n].id = NULL;
+    }
+    if (sl_index_op_check(&b->ops[b->n], &err) != 0) {
+        /* Alone: one bad record never fails the batch it would join. */
+        skip_invalid(w, id, &err);
+        json_decref(b->docs[b->n]);
+        return SL_WORKER_OK;
+    }
+    if (!w->deletes) {
         b->bytes += json_string_length(json_object_get(meta, "text"));
     }
     b->n++;

@@ -130,11 +130,11 @@ print(out.split(b" ")[1].decode() if out.startswith(b"HTTP/1.1 ") else "none")
 PY
 }
 port=${BASE##*:}
-st=$(raw "$port" 'POST /smila/job/indexUpdate/bulk HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
+st=$(raw "$port" 'POST /smila/jobmanager/buckets HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
 [ "$st" = 400 ] && ok "a Content-Length that is no number: 400" || fail "bad Content-Length gave $st"
-st=$(raw "$port" 'POST /smila/job/indexUpdate/bulk HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n')
+st=$(raw "$port" 'POST /smila/jobmanager/buckets HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n')
 [ "$st" = 413 ] && ok "a Content-Length over 2^64: 413" || fail "huge Content-Length gave $st"
-st=$(raw "$port" 'POST /smila/job/indexUpdate/bulk HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n')
+st=$(raw "$port" 'POST /smila/jobmanager/buckets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n')
 [ "$st" = 400 ] && ok "bad chunk syntax: 400" || fail "bad chunk syntax gave $st"
 req GET /smila/
 expect_status 200 "the server answers after the framing errors"

@@ -210,6 +210,42 @@ test_index_writer_small(void **state)
     json_decref(res);
 }
 
+/* A record the index refuses (a _recordid of 70,000 bytes, a path that
+ * is an object) between good ones is skipped alone: the task succeeds,
+ * counts records.invalid, and the good records are indexed.  It used to
+ * fail the whole task on every retry. */
+static void
+test_index_writer_bad_record_alone(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_obj_writer *ow = NULL;
+    struct sl_bulk_writer *w = bulk_open(f, "in/bad", &ow);
+    char *long_id = sl_malloc(70001);
+    struct sl_record *rec = NULL;
+    json_t *res = NULL;
+    uint64_t docs = 0;
+
+    memset(long_id, 'x', 70000);
+    long_id[70000] = '\0';
+    bulk_add(w, "good-before", "alpha", 5);
+    bulk_add(w, long_id, "beta", 4);
+    rec = sl_record_new("bad-path");
+    (void)json_object_set_new(sl_record_meta(rec), "path", json_object());
+    assert_int_equal(sl_bulk_writer_add(w, rec), 0);
+    sl_record_free(rec);
+    bulk_add(w, "good-after", "gamma", 5);
+    bulk_close(ow, w);
+    sl_free(long_id);
+    res = run(f, "in/bad");
+    assert_string_equal(json_string_value(json_object_get(res, "status")),
+                        "SUCCESSFUL");
+    assert_int_equal((int)counter(res, "records.indexed"), 2);
+    assert_int_equal((int)counter(res, "records.invalid"), 2);
+    assert_int_equal(sl_index_count(f->index, "default", &docs, NULL), 0);
+    assert_int_equal((int)docs, 2);
+    json_decref(res);
+}
+
 /* Texts are checked for UTF-8 before they are indexed: valid ones (ASCII
  * runs longer than a word, 2-, 3- and 4-byte sequences, a NUL) are kept
  * byte for byte; an invalid byte after a long ASCII run, a surrogate, an
@@ -272,6 +308,8 @@ main(void)
             test_index_writer_small, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_index_writer_text_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_writer_bad_record_alone, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
