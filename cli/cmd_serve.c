@@ -129,6 +129,8 @@ open_jobmanager(const struct sl_cfg *cfg,
     jc.max_retries = (unsigned)cfg->max_retries;
     jc.max_in_progress = (unsigned)cfg->max_in_progress;
     jc.max_errors = (unsigned)cfg->max_errors;
+    jc.nospace_first_ms = (unsigned)cfg->nospace_first_ms;
+    jc.nospace_max_ms = (unsigned)cfg->nospace_max_ms;
     rc = sl_jm_open(&jc, out, &err);
     if (rc == 0) {
         const struct sl_worker_type *const *types = NULL;
@@ -146,6 +148,8 @@ open_jobmanager(const struct sl_cfg *cfg,
         bc.durability = jc.durability;
         bc.limit_size = cfg->bb_limit_size;
         bc.limit_ms = (unsigned)cfg->bb_limit_ms;
+        bc.nospace_first_ms = jc.nospace_first_ms;
+        bc.nospace_max_ms = jc.nospace_max_ms;
         rc = sl_bb_open(&bc, *out, store, bb, &err);
         sl_free(dir);
         sl_jm_set_start_check(*out, sl_worker_start_check, *out);
@@ -512,6 +516,9 @@ sl_cli_serve_main(int argc, char **argv)
     }
 
 out:
+    /* a state commit failing now (a full disk) is given up, so that the
+     * workers and the bulkbuilder waiting for it can stop */
+    sl_jm_shutdown(jm);
     sl_worker_pool_stop(pool); /* running tasks finish first */
     run_end_set(NULL);
     sl_bb_close(bb);

@@ -53,6 +53,7 @@ struct sl__jm_store {
     void *notify_arg;
     int failed; /* a commit failed while stopping: refuse changes */
     int stopping;
+    int give_up; /* the server stops: a failing commit is not retried */
     char failure[256];
     pthread_mutex_t *swap_lock; /* the engine's lock, or NULL */
 };
@@ -183,10 +184,10 @@ commit_group(struct sl__jm_store *s, struct op *group)
         }
         (void)pthread_mutex_lock(&s->mu);
         /* s->work is also signalled by every new op: wait out the delay. */
-        while (!s->stopping &&
+        while (!s->stopping && !s->give_up &&
                pthread_cond_timedwait(&s->work, &s->mu, &until) != ETIMEDOUT) {
         }
-        if (s->stopping) {
+        if (s->stopping || s->give_up) {
             (void)pthread_mutex_unlock(&s->mu);
             return rc;
         }
@@ -320,6 +321,15 @@ fail:
     mdb_env_close(s->env);
     sl_free(s);
     return rc < 0 ? rc : SL_EIO;
+}
+
+void
+sl__jm_store_give_up(struct sl__jm_store *s)
+{
+    (void)pthread_mutex_lock(&s->mu);
+    s->give_up = 1;
+    (void)pthread_cond_broadcast(&s->work);
+    (void)pthread_mutex_unlock(&s->mu);
 }
 
 void
