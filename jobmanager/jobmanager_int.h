@@ -215,6 +215,9 @@ void sl__jm_store_close(struct sl__jm_store *s);
  * disk that stays full; a healthy store commits as before.
  */
 void sl__jm_store_give_up(struct sl__jm_store *s);
+/** @brief Test knob: every group commit fails with LMDB error @p rc (an
+ * errno such as ENOSPC) until called with 0. */
+void sl__jm_store_test_fail(struct sl__jm_store *s, int rc);
 /**
  * @brief Make the writer take queued changes only while holding @p lock,
  * the lock under which callers queue the changes of one operation: then

@@ -10,6 +10,7 @@
  * committed transaction is in the page cache and survives kill -9; with
  * "fsync" the writer calls mdb_env_sync after each group.
  */
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -54,6 +55,7 @@ struct sl__jm_store {
     int failed; /* a commit failed while stopping: refuse changes */
     int stopping;
     int give_up; /* the server stops: a failing commit is not retried */
+    atomic_int test_fail; /* sl__jm_store_test_fail: commits fail so */
     char failure[256];
     pthread_mutex_t *swap_lock; /* the engine's lock, or NULL */
 };
@@ -80,6 +82,9 @@ apply_group(struct sl__jm_store *s, struct op *ops, struct op **bad)
     int rc = 0;
 
     *bad = NULL;
+    if (atomic_load(&s->test_fail) != 0) {
+        return atomic_load(&s->test_fail);
+    }
     rc = mdb_txn_begin(s->env, NULL, 0, &txn);
     if (rc != 0) {
         return rc;
@@ -321,6 +326,12 @@ fail:
     mdb_env_close(s->env);
     sl_free(s);
     return rc < 0 ? rc : SL_EIO;
+}
+
+void
+sl__jm_store_test_fail(struct sl__jm_store *s, int rc)
+{
+    atomic_store(&s->test_fail, rc);
 }
 
 void
