@@ -505,6 +505,10 @@ sl_cli_serve_main(int argc, char **argv)
                 cfg.data_dir,
                 cfg.durability);
         (void)uv_run(&loop, UV_RUN_DEFAULT);
+        /* From now on a state commit that fails (a full disk) is given
+         * up: requests, workers and the bulkbuilder waiting for it
+         * return, and the stop does not wait for them for ever. */
+        sl_jm_shutdown(jm);
         sl_http_stop(http, (unsigned)cfg.shutdown_grace * 1000);
         SL_INFO("stopped");
         status = 0;
@@ -516,9 +520,7 @@ sl_cli_serve_main(int argc, char **argv)
     }
 
 out:
-    /* a state commit failing now (a full disk) is given up, so that the
-     * workers and the bulkbuilder waiting for it can stop */
-    sl_jm_shutdown(jm);
+    sl_jm_shutdown(jm); /* again, for the ways here without a signal */
     sl_worker_pool_stop(pool); /* running tasks finish first */
     run_end_set(NULL);
     sl_bb_close(bb);

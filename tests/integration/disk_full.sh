@@ -8,9 +8,10 @@
 #    failing task after task, and the bulkbuilder makes no task per tick;
 #    space returns (remount with a bigger size) without a restart: the run
 #    goes on by itself, ends SUCCEEDED and every file is in the index;
-# 2. SIGTERM while the disk is full: the server stops (a commit that
-#    cannot be written is given up, nothing waits for ever); space
-#    returns, restart: the run completes and every file is indexed;
+# 2. SIGTERM while the disk is full, so full that the jobmanager's state
+#    cannot be committed: the server stops (that commit is given up,
+#    nothing waits for ever); space returns, restart: the run completes
+#    and every file is indexed;
 # 3. kill -9 while the disk is full, space returns, restart: the same, and
 #    no task finds its input deleted (state first, then clean-up).
 # Needs root (mount); elsewhere it prints why and exits 77, which ctest
@@ -171,9 +172,26 @@ stop_server
 umount "$DISK"
 
 # ---- 2. SIGTERM while full: the server stops; restart after space returns
+# The last free blocks are taken too, so that the jobmanager's state
+# cannot be committed either: its commit is retried, the workers finishing
+# tasks wait for it, and a stop used to wait for them for ever.
 mount_disk
 start_crawl "SIGTERM"
 wait_paused || fail "SIGTERM: no pause for want of space"
+cat /dev/zero >"$DISK/filler" 2>/dev/null || true
+# A definition of 1 MiB needs new pages, which LMDB's free ones do not
+# hold: its commit fails for sure (the request waits for it).
+python3 -c 'import json; print(json.dumps({"name": "big", "workflow": "fileCrawling", "parameters": {"dataSource": "b", "rootFolder": "/tmp", "jobToPushTo": "indexUpdate", "pad": "x" * 1048576}}))' >"$TMP/big.json"
+curl -sS -o /dev/null -w '%{http_code}' --max-time 60 -H 'Content-Type: application/json' \
+    --data-binary @"$TMP/big.json" "$BASE/smila/jobmanager/jobs/" >"$TMP/big.status" 2>&1 &
+big=$!
+for i in $(seq 1 100); do
+    grep -q "jobmanager state: commit failed" "$TMP/server.log" && break
+    sleep 0.1
+done
+grep -q "jobmanager state: commit failed" "$TMP/server.log" &&
+    ok "SIGTERM: the state store could not commit either (retrying)" ||
+    fail "SIGTERM: no failing state commit in 10 s"
 kill -TERM "$SERVER_PID"
 for i in $(seq 1 300); do
     kill -0 "$SERVER_PID" 2>/dev/null || break
@@ -190,7 +208,13 @@ else
         fail "SIGTERM: exit status $rc"
 fi
 SERVER_PID=""
-cp "$TMP/server.log" "$TMP/server-sigterm.log"
+grep -q "commit failed while stopping" "$TMP/server.log" &&
+    ok "SIGTERM: the commit that could not be written was given up" ||
+    fail "SIGTERM: the log does not say the last group was given up"
+wait "$big" || true
+[ "$(cat "$TMP/big.status")" = 500 ] && ok "SIGTERM: the request that waited for it got a 500" ||
+    fail "SIGTERM: the waiting request: $(cat "$TMP/big.status")"
+rm -f "$DISK/filler"
 grow_disk
 start_server --config "$TMP/config.json" --data-dir "$DISK/data"
 expect_complete "SIGTERM, restart"
