@@ -520,7 +520,7 @@ sl_cli_serve_main(int argc, char **argv)
     }
 
 out:
-    sl_jm_shutdown(jm); /* again, for the ways here without a signal */
+    sl_jm_shutdown(jm);        /* again, for the ways here without a signal */
     sl_worker_pool_stop(pool); /* running tasks finish first */
     run_end_set(NULL);
     sl_bb_close(bb);
