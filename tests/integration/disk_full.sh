@@ -182,14 +182,18 @@ cat /dev/zero >"$DISK/filler" 2>/dev/null || true
 # A definition of 1 MiB needs new pages, which LMDB's free ones do not
 # hold: its commit fails for sure (the request waits for it).
 python3 -c 'import json; print(json.dumps({"name": "big", "workflow": "fileCrawling", "parameters": {"dataSource": "b", "rootFolder": "/tmp", "jobToPushTo": "indexUpdate", "pad": "x" * 1048576}}))' >"$TMP/big.json"
+failed0=$(grep -c "jobmanager state: commit failed" "$TMP/server.log" || true)
 curl -sS -o /dev/null -w '%{http_code}' --max-time 60 -H 'Content-Type: application/json' \
-    --data-binary @"$TMP/big.json" "$BASE/smila/jobmanager/jobs/" >"$TMP/big.status" 2>&1 &
+    --trace-ascii "$TMP/big.trace" --data-binary @"$TMP/big.json" \
+    "$BASE/smila/jobmanager/jobs/" >"$TMP/big.status" 2>&1 &
 big=$!
+# until the request is in (its body sent) and a commit failed after it
 for i in $(seq 1 100); do
-    grep -q "jobmanager state: commit failed" "$TMP/server.log" && break
+    grep -q "completely uploaded" "$TMP/big.trace" 2>/dev/null &&
+        [ "$(grep -c "jobmanager state: commit failed" "$TMP/server.log")" -gt "$failed0" ] && break
     sleep 0.1
 done
-grep -q "jobmanager state: commit failed" "$TMP/server.log" &&
+[ "$(grep -c "jobmanager state: commit failed" "$TMP/server.log")" -gt "$failed0" ] &&
     ok "SIGTERM: the state store could not commit either (retrying)" ||
     fail "SIGTERM: no failing state commit in 10 s"
 kill -TERM "$SERVER_PID"
