@@ -538,14 +538,13 @@ sl__jm_cleanup_main(void *arg)
             call_run_end(jm, c->ended_job, c->ended);
         }
         committed = sl__jm_store_wait(jm->st, seq, NULL) == 0;
-        if (!committed) {
-            SL_WARN("jobmanager: clean-up of %s%s%s skipped: the state "
-                    "that releases it was not committed",
-                    c->store != NULL ? c->store : "run ",
-                    c->store != NULL ? "/" : "",
-                    c->prefix != NULL ? c->prefix
-                    : c->id != NULL   ? c->id
-                                      : c->run_id);
+        if (!committed && (c->prefix != NULL || c->id != NULL)) {
+            SL_WARN("jobmanager: clean-up of %s/%s skipped: the state that "
+                    "releases it was not committed",
+                    c->store,
+                    c->prefix != NULL ? c->prefix : c->id);
+        } else if (!committed) {
+            /* a run's end: it ends at the next start */
         } else if (c->prefix != NULL) {
             delete_prefix(jm, c->store, c->prefix);
         } else if (c->id != NULL) {

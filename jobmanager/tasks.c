@@ -1002,8 +1002,8 @@ add_counters(struct run *r, const struct task *t, const json_t *counters)
 /*
  * Put a copy of @t back at the end of its queue under a new id, with new
  * output ids and @retries in its properties, and remove @t: a late holder
- * of the old id gets 410, and what the failed attempt wrote (deleted once
- * this is committed) is never the new attempt's output.  jm->mu held.
+ * of the old id gets 410, and what the failed attempt wrote (deleted by
+ * its finish) is never the new attempt's output.  jm->mu held.
  */
 static void
 requeue_copy(struct sl_jm *jm, struct task *t, json_int_t retries)
@@ -1429,12 +1429,12 @@ sl_jm_task_finish(struct sl_jm *jm,
     sl__jm_run_persist(jm, r);
     seq = sl__jm_store_last(jm->st);
     (void)pthread_mutex_unlock(&jm->mu);
-    rc = sl__jm_store_wait(jm->st, seq, err);
-    if (rc == 0 && discard) {
-        /* once the task's end is committed: before, a crash left it to
-         * be redone, which rewrites its outputs anyway */
+    if (discard) {
+        /* no state refers to a failed attempt's outputs (a redone task
+         * rewrites them), so this need not wait for the commit; a
+         * postponed task keeps its ids, so it must not wait either */
         discard_outputs(jm, found);
     }
     json_decref(found);
-    return rc;
+    return sl__jm_store_wait(jm->st, seq, err);
 }
