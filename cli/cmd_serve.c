@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <uv.h>
 
@@ -188,6 +189,37 @@ open_jobmanager(const struct sl_cfg *cfg,
     sl_free(state);
     sl_free(workers);
     return rc;
+}
+
+/*
+ * A data dir with less than START_FREE_BYTES free: say so and do not
+ * start.  LMDB maps the lock file of an environment it creates, and
+ * touching a page of it that a full disk cannot back is a SIGBUS (seen
+ * with a delta shard on a full tmpfs); an existing environment would
+ * make the start wait for its first commit instead.  Free space first.
+ */
+#define START_FREE_BYTES (UINT64_C(1) << 20)
+
+static int
+data_dir_full(const char *dir)
+{
+    struct statvfs vfs;
+    uint64_t avail = 0;
+
+    if (statvfs(dir, &vfs) != 0) {
+        return 0; /* the opens below say what is wrong */
+    }
+    avail = (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize;
+    if (avail >= START_FREE_BYTES) {
+        return 0;
+    }
+    SL_ERROR("the data directory %s has %llu bytes free, less than the "
+             "%llu needed to start: free some space first "
+             "(docs/operations.md, \"A full disk\")",
+             dir,
+             (unsigned long long)avail,
+             (unsigned long long)START_FREE_BYTES);
+    return 1;
 }
 
 /* Is @name in the comma-separated list @list (workers.external)? */
@@ -430,6 +462,9 @@ sl_cli_serve_main(int argc, char **argv)
     rc = sl_mkdirs(cfg.data_dir, &err);
     if (rc != 0) {
         SL_ERROR("cannot create the data directory: %s", err.message);
+        return 1;
+    }
+    if (data_dir_full(cfg.data_dir)) {
         return 1;
     }
     store_root = sl_asprintf("%s/store", cfg.data_dir);

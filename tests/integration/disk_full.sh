@@ -10,8 +10,9 @@
 #    goes on by itself, ends SUCCEEDED and every file is in the index;
 # 2. SIGTERM while the disk is full, so full that the jobmanager's state
 #    cannot be committed: the server stops (that commit is given up,
-#    nothing waits for ever); space returns, restart: the run completes
-#    and every file is indexed;
+#    nothing waits for ever); a start on the full disk is refused with a
+#    message; space returns, restart: the run completes and every file is
+#    indexed;
 # 3. kill -9 while the disk is full, space returns, restart: the same, and
 #    no task finds its input deleted (state first, then clean-up).
 # Needs root (mount); elsewhere it prints why and exits 77, which ctest
@@ -218,7 +219,15 @@ grep -q "commit failed while stopping" "$TMP/server.log" &&
 wait "$big" || true
 [ "$(cat "$TMP/big.status")" = 500 ] && ok "SIGTERM: the request that waited for it got a 500" ||
     fail "SIGTERM: the waiting request: $(cat "$TMP/big.status")"
-rm -f "$DISK/filler"
+# a start on the full disk is refused with a message (LMDB, creating an
+# environment there, died of SIGBUS)
+cat /dev/zero >"$DISK/filler2" 2>/dev/null || true
+rc=0
+"$SLUICE" serve --config "$TMP/config.json" --data-dir "$DISK/data" 2>"$TMP/full.log" || rc=$?
+[ "$rc" = 1 ] && grep -q "free some space first" "$TMP/full.log" &&
+    ok "a start on the full disk is refused: $(grep -o 'has [0-9]* bytes free' "$TMP/full.log")" ||
+    fail "a start on the full disk: status $rc, $(head -c 300 "$TMP/full.log")"
+rm -f "$DISK/filler" "$DISK/filler2"
 grow_disk
 start_server --config "$TMP/config.json" --data-dir "$DISK/data"
 expect_complete "SIGTERM, restart"
