@@ -62,6 +62,11 @@ struct job {
     atomic_uint_fast64_t committed; /* atomics: the committer never waits */
     atomic_uint_fast64_t pending;   /* sealed, not yet committed */
     int waiting; /* the committer found the job not running */
+    /* committer only: the task of bulk cur_seq kept between attempts
+     * (its lease renewed), so a failing copy never costs a new task */
+    json_t *cur;
+    uint64_t cur_seq;
+    struct sl_backoff nospace; /* a full disk pauses the job's commits */
 };
 
 struct sl_bb {
@@ -190,6 +195,7 @@ job_free(struct job *j)
             (void)close(j->jr[i].fd);
         }
     }
+    json_decref(j->cur);
     (void)pthread_mutex_destroy(&j->mu);
     sl_free(j->name);
     sl_free(j->dir);
@@ -241,6 +247,8 @@ job_get(struct sl_bb *bb,
     j = sl_calloc(1, sizeof(*j));
     j->name = sl_asprintf("%s", name);
     j->dir = sl_asprintf("%s/j.%s", bb->dir, name);
+    sl_backoff_init(
+        &j->nospace, bb->cfg.nospace_first_ms, bb->cfg.nospace_max_ms);
     (void)pthread_mutex_init(&j->mu, NULL);
     for (i = 0; i < NSLOTS; i++) {
         j->jr[i].fd = -1;
@@ -930,9 +938,44 @@ remove_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
     sl_free(dp);
 }
 
+/* A full disk (@code) stopped a seal or a commit of @j: its seals and
+ * commits pause (committer thread only). */
+static void
+job_nospace(struct job *j, int code, const char *what)
+{
+    if (sl_err_nospace(code) && sl_backoff_fail(&j->nospace, sl_mono_ms())) {
+        SL_WARN("bulkbuilder: job %s: no space left (%s); its bulks wait "
+                "%u ms",
+                j->name,
+                what,
+                j->nospace.cur_ms);
+    }
+}
+
+/* Renew the lease of the task kept for the job's next attempt; one that
+ * is gone is dropped (committer thread only). */
+static void
+job_keep_alive(struct sl_bb *bb, struct job *j)
+{
+    struct sl_err err = {0};
+
+    if (j->cur != NULL &&
+        sl_jm_task_keepalive(
+            bb->jm,
+            SL_BB_WORKER,
+            json_string_value(json_object_get(j->cur, "taskId")),
+            &err) != 0) {
+        json_decref(j->cur);
+        j->cur = NULL;
+    }
+}
+
 /*
  * Commit bulk @seq of @j: task, copies, finish, removal.  Returns 0 when
- * done, 1 to try again later (job not running, transient error).
+ * done, 1 to try again later (job not running, transient error).  A task
+ * that could not be finished is kept in j->cur for the next attempt: a
+ * copy that fails on a full disk never asks for another task (issue 24:
+ * ten tasks a second, a workflow run each, for the same three bulks).
  */
 static int
 commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
@@ -944,13 +987,38 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
     json_t *counters = json_object();
     json_t *result = NULL;
     const char *task_id = NULL;
+    int have_file = 0;
+    int keep = 0;
     int rc = 0;
     int i = 0;
 
     if (access(dp, F_OK) == 0) {
         goto done; /* finished before a crash; only the files are left */
     }
+    if (j->cur != NULL && j->cur_seq != seq) {
+        /* kept for a bulk that is gone (cannot happen: bulks commit in
+         * order and leave only when done): it belongs to nothing */
+        json_t *empty = json_pack("{s:s}", "status", "SUCCESSFUL");
+
+        (void)sl_jm_task_finish(
+            bb->jm,
+            SL_BB_WORKER,
+            json_string_value(json_object_get(j->cur, "taskId")),
+            empty,
+            &err);
+        json_decref(empty);
+        json_decref(j->cur);
+        j->cur = NULL;
+        sl_err_clear(&err);
+    }
     task = load_task(tp);
+    have_file = task != NULL;
+    if (task == NULL && j->cur != NULL) {
+        task = j->cur; /* its .task file could not be written */
+    } else {
+        json_decref(j->cur);
+    }
+    j->cur = NULL;
     if (task != NULL &&
         sl_jm_task_keepalive(bb->jm,
                              SL_BB_WORKER,
@@ -965,6 +1033,7 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
         (void)unlink(tp);
         json_decref(task);
         task = NULL;
+        have_file = 0;
         sl_err_clear(&err);
     }
     if (task == NULL) {
@@ -984,21 +1053,18 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
         text = json_dumps(task, JSON_COMPACT);
         rc = write_atomic(bb, j, tp, text);
         sl_free(text);
+        have_file = rc == 0;
         if (rc != 0) {
-            json_t *empty = json_pack("{s:s}", "status", "SUCCESSFUL");
-
-            SL_ERROR(
-                "bulkbuilder: job %s: %s: %s", j->name, tp, sl_strerror(rc));
-            /* Do not leave the task behind: finish it empty at once. */
-            (void)sl_jm_task_finish(
-                bb->jm,
-                SL_BB_WORKER,
-                json_string_value(json_object_get(task, "taskId")),
-                empty,
-                &err);
-            json_decref(empty);
-            rc = 1;
-            goto out;
+            /* Go on without it: the file only lets a restart take this
+             * task back; without it a crash before the finish gives the
+             * bulk to a new task (committed twice, never lost).  Finishing
+             * this task empty and asking for another at every tick, as
+             * before, made ten tasks a second on a full disk. */
+            SL_WARN("bulkbuilder: job %s: %s: %s (going on without it)",
+                    j->name,
+                    tp,
+                    sl_strerror(rc));
+            rc = 0;
         }
     }
     j->waiting = 0;
@@ -1035,6 +1101,8 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
         sl_free(bp);
         if (rc != 0) {
             SL_ERROR("bulkbuilder: job %s: %s", j->name, err.message);
+            job_nospace(j, rc, err.message);
+            keep = 1;
             rc = 1;
             goto out;
         }
@@ -1058,13 +1126,14 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
     }
     if (rc != 0) {
         SL_ERROR("bulkbuilder: job %s: finish: %s", j->name, err.message);
+        keep = 1;
         rc = 1;
         goto out;
     }
     /* Finished: say so before removing anything.  A crash before this
      * rename only means the bulk is committed a second time (indexing is
      * idempotent and versioned); never that it is lost. */
-    if (rename(tp, dp) != 0) {
+    if (have_file && rename(tp, dp) != 0) {
         SL_ERROR("bulkbuilder: job %s: %s: %s", j->name, dp, strerror(errno));
     }
     (void)sync_dir(bb, j->dir);
@@ -1076,6 +1145,11 @@ done:
         atomic_fetch_sub(&j->pending, 1);
     }
 out:
+    if (keep && task != NULL) {
+        j->cur = task; /* the next attempt goes on with it */
+        j->cur_seq = seq;
+        task = NULL;
+    }
     json_decref(result);
     json_decref(counters);
     json_decref(task);
@@ -1190,6 +1264,10 @@ committer_main(void *arg)
             size_t n = 0;
             size_t i = 0;
 
+            if (sl_backoff_left(&j->nospace, now) > 0) {
+                job_keep_alive(bb, j); /* paused: the disk was full */
+                continue;
+            }
             /* A record being appended (a big attachment streaming in)
              * holds the job: seal it at a later tick, commit what is
              * sealed now, and never make the other jobs wait. */
@@ -1198,6 +1276,7 @@ committer_main(void *arg)
                     now - j->opened_ms >= (int64_t)bb->cfg.limit_ms &&
                     seal(bb, j, &err) != 0) {
                     SL_ERROR("bulkbuilder: %s", err.message);
+                    job_nospace(j, err.code, err.message);
                 }
                 (void)pthread_mutex_unlock(&j->mu);
             }

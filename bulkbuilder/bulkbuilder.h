@@ -52,6 +52,10 @@ struct sl_bb_config {
     enum sl_durability durability;
     uint64_t limit_size; /* 0: SL_BB_DEFAULT_LIMIT_SIZE */
     unsigned limit_ms;   /* 0: SL_BB_DEFAULT_LIMIT_MS */
+    /* A full disk: first and longest pause of a job's seals and commits
+     * (the jobmanager's noSpace delays); 0: 1000 and 60000 ms. */
+    unsigned nospace_first_ms;
+    unsigned nospace_max_ms;
 };
 
 /**

@@ -95,6 +95,8 @@ struct sl_cfg {
     uint64_t max_retries;        /* jobmanager.maxRetries */
     uint64_t max_in_progress;    /* jobmanager.maxInProgress */
     uint64_t max_errors;         /* jobmanager.maxErrors */
+    uint64_t nospace_first_ms;   /* jobmanager.noSpaceDelayMs */
+    uint64_t nospace_max_ms;     /* jobmanager.noSpaceMaxDelayMs */
     char worker_limits[4096];    /* jobmanager.workerLimits, JSON text */
     uint64_t worker_threads;     /* workers.threads */
     char workers_external[4096]; /* workers.external: "a,b" */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <uv.h>
 
@@ -129,6 +130,8 @@ open_jobmanager(const struct sl_cfg *cfg,
     jc.max_retries = (unsigned)cfg->max_retries;
     jc.max_in_progress = (unsigned)cfg->max_in_progress;
     jc.max_errors = (unsigned)cfg->max_errors;
+    jc.nospace_first_ms = (unsigned)cfg->nospace_first_ms;
+    jc.nospace_max_ms = (unsigned)cfg->nospace_max_ms;
     rc = sl_jm_open(&jc, out, &err);
     if (rc == 0) {
         const struct sl_worker_type *const *types = NULL;
@@ -146,6 +149,8 @@ open_jobmanager(const struct sl_cfg *cfg,
         bc.durability = jc.durability;
         bc.limit_size = cfg->bb_limit_size;
         bc.limit_ms = (unsigned)cfg->bb_limit_ms;
+        bc.nospace_first_ms = jc.nospace_first_ms;
+        bc.nospace_max_ms = jc.nospace_max_ms;
         rc = sl_bb_open(&bc, *out, store, bb, &err);
         sl_free(dir);
         sl_jm_set_start_check(*out, sl_worker_start_check, *out);
@@ -184,6 +189,37 @@ open_jobmanager(const struct sl_cfg *cfg,
     sl_free(state);
     sl_free(workers);
     return rc;
+}
+
+/*
+ * A data dir with less than START_FREE_BYTES free: say so and do not
+ * start.  LMDB maps the lock file of an environment it creates, and
+ * touching a page of it that a full disk cannot back is a SIGBUS (seen
+ * with a delta shard on a full tmpfs); an existing environment would
+ * make the start wait for its first commit instead.  Free space first.
+ */
+#define START_FREE_BYTES (UINT64_C(1) << 20)
+
+static int
+data_dir_full(const char *dir)
+{
+    struct statvfs vfs;
+    uint64_t avail = 0;
+
+    if (statvfs(dir, &vfs) != 0) {
+        return 0; /* the opens below say what is wrong */
+    }
+    avail = (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize;
+    if (avail >= START_FREE_BYTES) {
+        return 0;
+    }
+    SL_ERROR("the data directory %s has %llu bytes free, less than the "
+             "%llu needed to start: free some space first "
+             "(docs/operations.md, \"A full disk\")",
+             dir,
+             (unsigned long long)avail,
+             (unsigned long long)START_FREE_BYTES);
+    return 1;
 }
 
 /* Is @name in the comma-separated list @list (workers.external)? */
@@ -428,6 +464,9 @@ sl_cli_serve_main(int argc, char **argv)
         SL_ERROR("cannot create the data directory: %s", err.message);
         return 1;
     }
+    if (data_dir_full(cfg.data_dir)) {
+        return 1;
+    }
     store_root = sl_asprintf("%s/store", cfg.data_dir);
     rc = sl_obj_open_fs(store_root,
                         strcmp(cfg.durability, "fsync") == 0
@@ -501,6 +540,10 @@ sl_cli_serve_main(int argc, char **argv)
                 cfg.data_dir,
                 cfg.durability);
         (void)uv_run(&loop, UV_RUN_DEFAULT);
+        /* From now on a state commit that fails (a full disk) is given
+         * up: requests, workers and the bulkbuilder waiting for it
+         * return, and the stop does not wait for them for ever. */
+        sl_jm_shutdown(jm);
         sl_http_stop(http, (unsigned)cfg.shutdown_grace * 1000);
         SL_INFO("stopped");
         status = 0;
@@ -512,6 +555,7 @@ sl_cli_serve_main(int argc, char **argv)
     }
 
 out:
+    sl_jm_shutdown(jm);        /* again, for the ways here without a signal */
     sl_worker_pool_stop(pool); /* running tasks finish first */
     run_end_set(NULL);
     sl_bb_close(bb);

@@ -124,6 +124,19 @@ static const struct cfg_key keys[] = {
          1,
          100000,
          "task errors kept in a run's data"),
+    UINT("jobmanager.noSpaceDelayMs",
+         nospace_first_ms,
+         "1000",
+         10,
+         3600000,
+         "first pause of task hand-outs (and bulkbuilder commits) after a "
+         "full disk"),
+    UINT("jobmanager.noSpaceMaxDelayMs",
+         nospace_max_ms,
+         "60000",
+         10,
+         3600000,
+         "longest such pause; pauses double while the disk stays full"),
     UINT("workers.threads",
          worker_threads,
          "2",
@@ -501,6 +514,15 @@ sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err)
     }
     if (cfg->data_dir[0] == '\0') {
         return sl_err_set(err, SL_ECONFIG, "dataDir", "dataDir is empty");
+    }
+    if (cfg->nospace_max_ms < cfg->nospace_first_ms) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "jobmanager.noSpaceMaxDelayMs",
+                          "jobmanager.noSpaceMaxDelayMs (%llu) is below "
+                          "jobmanager.noSpaceDelayMs (%llu)",
+                          (unsigned long long)cfg->nospace_max_ms,
+                          (unsigned long long)cfg->nospace_first_ms);
     }
     return 0;
 }

@@ -106,6 +106,12 @@ sl_err_from_errno(int errnum)
 }
 
 int
+sl_err_nospace(int code)
+{
+    return code == SL_ENOSPC || code == -EDQUOT;
+}
+
+int
 sl_err_set(
     struct sl_err *err, int code, const char *field, const char *fmt, ...)
 {

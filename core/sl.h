@@ -86,6 +86,13 @@ const char *sl_err_api_code(int code);
 int sl_err_http_status(int code);
 /** @brief Map an errno value (positive) to an SL_E* code. */
 int sl_err_from_errno(int errnum);
+/**
+ * @brief 1 when @p code says a disk (or a database in it) is full:
+ * SL_ENOSPC (ENOSPC, EDQUOT, SQLITE_FULL, a full LMDB map), or -EDQUOT
+ * from code that passes -errno on; else 0.  Such failures are temporary
+ * (docs/operations.md, "A full disk").
+ */
+int sl_err_nospace(int code);
 
 /**
  * @brief Fill @p err (if not NULL) and return @p code, so callers can write
@@ -265,6 +272,34 @@ int64_t sl_mono_ms(void);
  * disk's speed (docs/operations.md, "Test knobs").
  */
 void sl_test_delay(const char *point);
+/**
+ * A growing pause after failures that only time can cure (a full disk:
+ * SL_ENOSPC).  The first failure pauses @c first_ms; a failure within the
+ * length of the last pause after it ended doubles the pause, up to
+ * @c max_ms; a failure after a longer quiet time starts again at
+ * @c first_ms.  Failures during a pause belong to it (threads that fail
+ * together double it once).  Not thread-safe: guard it with the owner's
+ * lock.  docs/operations.md, "A full disk".
+ */
+struct sl_backoff {
+    unsigned first_ms; /* first pause */
+    unsigned max_ms;   /* longest pause */
+    unsigned cur_ms;   /* the last pause, 0 before the first failure */
+    int64_t until_ms;  /* sl_mono_ms() at which the last pause ends */
+};
+
+/** @brief Set the limits; @p first_ms 0 is 1000, @p max_ms below it is
+ * @p first_ms. */
+void sl_backoff_init(struct sl_backoff *b, unsigned first_ms, unsigned max_ms);
+/**
+ * @brief A failure at monotonic time @p now_ms: start (or join) a pause.
+ * @return 1 when this failure started a new pause (log it), 0 when it
+ * joined the current one.
+ */
+int sl_backoff_fail(struct sl_backoff *b, int64_t now_ms);
+/** @brief Milliseconds left of the pause at @p now_ms (0: not paused). */
+int64_t sl_backoff_left(const struct sl_backoff *b, int64_t now_ms);
+
 /** @brief Lower-case hex SHA-256 of @p len bytes into @p hex (NUL-ended). */
 void sl_sha256_hex(const void *data, size_t len, char hex[65]);
 

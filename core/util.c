@@ -33,6 +33,36 @@ sl_mono_ms(void)
 }
 
 void
+sl_backoff_init(struct sl_backoff *b, unsigned first_ms, unsigned max_ms)
+{
+    memset(b, 0, sizeof(*b));
+    b->first_ms = first_ms != 0 ? first_ms : 1000;
+    b->max_ms = max_ms >= b->first_ms ? max_ms : b->first_ms;
+}
+
+int
+sl_backoff_fail(struct sl_backoff *b, int64_t now_ms)
+{
+    if (b->cur_ms != 0 && now_ms < b->until_ms) {
+        return 0; /* the pause that is on */
+    }
+    if (b->cur_ms != 0 && now_ms - b->until_ms < (int64_t)b->cur_ms) {
+        /* failing again soon after the last pause: pause longer */
+        b->cur_ms = b->cur_ms > b->max_ms / 2 ? b->max_ms : b->cur_ms * 2;
+    } else {
+        b->cur_ms = b->first_ms;
+    }
+    b->until_ms = now_ms + (int64_t)b->cur_ms;
+    return 1;
+}
+
+int64_t
+sl_backoff_left(const struct sl_backoff *b, int64_t now_ms)
+{
+    return b->cur_ms != 0 && now_ms < b->until_ms ? b->until_ms - now_ms : 0;
+}
+
+void
 sl_test_delay(const char *point)
 {
     const char *p = point[0] != '\0' ? getenv("SLUICE_TEST_DELAY") : NULL;

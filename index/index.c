@@ -12,6 +12,7 @@
  * see schema_sql).  `tombstones` remembers versioned deletes.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -160,6 +161,14 @@ db_err(const char *name,
     case SQLITE_READONLY:
     case SQLITE_PERM:
         code = SL_EACCES;
+        break;
+    case SQLITE_IOERR:
+        /* a write of the journal or WAL index that found the disk full
+         * (SQLite says SQLITE_FULL only for some writes) */
+        if (db != NULL && (sqlite3_system_errno(db) == ENOSPC ||
+                           sqlite3_system_errno(db) == EDQUOT)) {
+            code = SL_ENOSPC;
+        }
         break;
     default:
         break;

@@ -30,6 +30,7 @@ static const char *const tc_names[TC_N] = {
     "failedAfterRetryTaskCount",
     "obsoleteTaskCount",
     "cancelledTaskCount",
+    "retriedAfterNoSpaceTaskCount",
 };
 
 static const char *const wc_names[WC_N] = {"startedWorkflowRunCount",
@@ -461,11 +462,13 @@ delete_prefix(struct sl_jm *jm, const char *store, const char *prefix)
     }
 }
 
-/* A run whose clean-up is done reaches its final state. */
+/* A run whose clean-up is done reaches its final state; it is logged as
+ * ended once that state is committed. */
 static void
 finalize_run(struct sl_jm *jm, const char *job, const char *run_id)
 {
     struct run *r = NULL;
+    const char *state = NULL;
     uint64_t seq = 0;
 
     (void)pthread_mutex_lock(&jm->mu);
@@ -484,15 +487,22 @@ finalize_run(struct sl_jm *jm, const char *job, const char *run_id)
     if (r != NULL) {
         r->end_ms = sl_time_ms();
         sl__jm_run_persist(jm, r);
-        SL_INFO("jobmanager: run %s of job %s ended %s",
-                r->id,
-                r->job,
-                state_names[r->state]);
+        state = state_names[r->state];
         run_unlink(jm, r);
     }
     seq = sl__jm_store_last(jm->st);
     (void)pthread_mutex_unlock(&jm->mu);
-    (void)sl__jm_store_wait(jm->st, seq, NULL);
+    if (sl__jm_store_wait(jm->st, seq, NULL) != 0) {
+        if (state != NULL) {
+            SL_WARN("jobmanager: run %s of job %s: its final state %s was "
+                    "not committed; it ends again at the next start",
+                    run_id,
+                    job,
+                    state);
+        }
+    } else if (state != NULL) {
+        SL_INFO("jobmanager: run %s of job %s ended %s", run_id, job, state);
+    }
 }
 
 void *
@@ -503,6 +513,8 @@ sl__jm_cleanup_main(void *arg)
     (void)pthread_mutex_lock(&jm->mu);
     for (;;) {
         struct cleanup *c = NULL;
+        uint64_t seq = 0;
+        int committed = 0;
 
         while (jm->cleanups == NULL && !jm->stopping) {
             (void)pthread_cond_wait(&jm->cleanup_cv, &jm->mu);
@@ -515,16 +527,30 @@ sl__jm_cleanup_main(void *arg)
         if (jm->cleanups == NULL) {
             jm->cleanups_tail = NULL;
         }
+        /* State first, then clean-up: the change that made these objects
+         * unreferenced (tasks finished or dropped, the run CLEANINGUP) was
+         * queued before this item, so it is committed once everything
+         * queued now is.  Deleting earlier, a commit that then failed (a
+         * full disk) and a restart left tasks whose inputs were gone. */
+        seq = sl__jm_store_last(jm->st);
         (void)pthread_mutex_unlock(&jm->mu);
         if (c->ended != NULL) {
             call_run_end(jm, c->ended_job, c->ended);
         }
-        if (c->prefix != NULL) {
+        committed = sl__jm_store_wait(jm->st, seq, NULL) == 0;
+        if (!committed && (c->prefix != NULL || c->id != NULL)) {
+            SL_WARN("jobmanager: clean-up of %s/%s skipped: the state that "
+                    "releases it was not committed",
+                    c->store,
+                    c->prefix != NULL ? c->prefix : c->id);
+        } else if (!committed) {
+            /* a run's end: it ends at the next start */
+        } else if (c->prefix != NULL) {
             delete_prefix(jm, c->store, c->prefix);
         } else if (c->id != NULL) {
             (void)sl_obj_delete(jm->cfg.store, c->store, c->id, NULL);
         }
-        if (c->job[0] != '\0') {
+        if (committed && c->job[0] != '\0') {
             finalize_run(jm, c->job, c->run_id);
         }
         json_decref(c->ended);
@@ -1555,7 +1581,10 @@ sl__jm_lease_main(void *arg)
         }
         (void)pthread_cond_timedwait(&jm->lease_cv, &jm->mu, &ts);
         if (!jm->stopping) {
-            sl__jm_lease_expire(jm, sl_mono_ms());
+            int64_t now = sl_mono_ms();
+
+            sl__jm_lease_expire(jm, now);
+            sl__jm_nospace_tick(jm, now);
         }
     }
     (void)pthread_mutex_unlock(&jm->mu);
@@ -1606,6 +1635,11 @@ sl_jm_open(const struct sl_jm_config *cfg,
     jm->cfg.lease_seconds = cfg->lease_seconds ? cfg->lease_seconds : 120;
     jm->cfg.max_retries = cfg->max_retries ? cfg->max_retries : 10;
     jm->cfg.max_errors = cfg->max_errors ? cfg->max_errors : 100;
+    jm->cfg.nospace_first_ms =
+        cfg->nospace_first_ms ? cfg->nospace_first_ms : 1000;
+    jm->cfg.nospace_max_ms = cfg->nospace_max_ms ? cfg->nospace_max_ms : 60000;
+    sl_backoff_init(
+        &jm->nospace, jm->cfg.nospace_first_ms, jm->cfg.nospace_max_ms);
     jm->defs = sl__jm_defs_new();
     jm->events = json_object();
     (void)pthread_mutex_init(&jm->mu, NULL);
@@ -1696,6 +1730,14 @@ sl_jm_set_worker_limit(struct sl_jm *jm,
 }
 
 void
+sl_jm_shutdown(struct sl_jm *jm)
+{
+    if (jm != NULL && jm->st != NULL) {
+        sl__jm_store_give_up(jm->st);
+    }
+}
+
+void
 sl_jm_close(struct sl_jm *jm)
 {
     struct wqueue *q = NULL;
@@ -1704,6 +1746,7 @@ sl_jm_close(struct sl_jm *jm)
     if (jm == NULL) {
         return;
     }
+    sl_jm_shutdown(jm);
     if (jm->started) {
         (void)pthread_mutex_lock(&jm->mu);
         jm->stopping = 1;

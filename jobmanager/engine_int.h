@@ -31,6 +31,7 @@ enum task_counter {
     TC_FAILED_AFTER_RETRY,
     TC_OBSOLETE,
     TC_CANCELLED,
+    TC_RETRIED_NOSPACE, /* given back after a full disk, no retry counted */
     TC_N
 };
 
@@ -156,6 +157,11 @@ struct sl_jm {
     size_t inprogress;
     json_t *events; /* pending event names -> true */
 
+    /* A task that failed for want of space (errorCode NO_SPACE) pauses
+     * every hand-out: no task is taken until the pause is over. */
+    struct sl_backoff nospace;
+    int nospace_paused; /* a pause was logged and its end is not yet */
+
     pthread_t lease_thread;
     pthread_cond_t lease_cv;
     int stopping;
@@ -210,6 +216,8 @@ void sl__jm_tasks_drop_run(struct sl_jm *jm,
 struct task *sl__jm_task_get(struct sl_jm *jm, const char *id);
 void sl__jm_task_index(struct sl_jm *jm, struct task *t);
 void sl__jm_lease_expire(struct sl_jm *jm, int64_t now);
+/* The pause for want of space is over: log it, wake the takers. */
+void sl__jm_nospace_tick(struct sl_jm *jm, int64_t now);
 int sl__jm_input_triggers(struct sl_jm *jm,
                           struct run *r,
                           struct wfrun *wf,

@@ -32,6 +32,10 @@ struct sl_jm_config {
     unsigned max_retries;     /* recoverable errors per task; 0 = 10 */
     unsigned max_errors;      /* errors kept per run; 0 = 100 */
     unsigned max_in_progress; /* global limit on tasks in progress; 0 = none */
+    /* A full disk: the first and the longest pause of task hand-outs after
+     * a task failed with errorCode NO_SPACE; 0 = 1000 and 60000 ms. */
+    unsigned nospace_first_ms;
+    unsigned nospace_max_ms;
 };
 
 /**
@@ -103,6 +107,15 @@ void sl_jm_set_worker_limit(struct sl_jm *jm,
  * start autoStart jobs and the lease timer.
  */
 int sl_jm_start(struct sl_jm *jm, struct sl_err *err);
+/**
+ * @brief The server begins to stop: from now on a state commit that fails
+ * (a full disk) is given up, not retried, so that callers waiting for it
+ * (workers finishing tasks, the bulkbuilder) return and the shutdown does
+ * not hang; its changes are lost as in a crash, and the next start
+ * recovers from the last committed state.  Nothing is deleted for a state
+ * that was not committed.  NULL-safe; sl_jm_close implies it.
+ */
+void sl_jm_shutdown(struct sl_jm *jm);
 /** @brief Stop the timer and writer, close LMDB; NULL-safe. */
 void sl_jm_close(struct sl_jm *jm);
 

@@ -210,6 +210,15 @@ int sl__jm_store_open(const char *dir,
                       struct sl_err *err);
 void sl__jm_store_close(struct sl__jm_store *s);
 /**
+ * @brief The server is stopping: a group commit that fails from now on is
+ * given up instead of retried (as at close), so no caller waits for a
+ * disk that stays full; a healthy store commits as before.
+ */
+void sl__jm_store_give_up(struct sl__jm_store *s);
+/** @brief Test knob: every group commit fails with LMDB error @p rc (an
+ * errno such as ENOSPC) until called with 0. */
+void sl__jm_store_test_fail(struct sl__jm_store *s, int rc);
+/**
  * @brief Make the writer take queued changes only while holding @p lock,
  * the lock under which callers queue the changes of one operation: then
  * one operation's changes always commit together (atomically).

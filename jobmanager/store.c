@@ -10,6 +10,7 @@
  * committed transaction is in the page cache and survives kill -9; with
  * "fsync" the writer calls mdb_env_sync after each group.
  */
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -53,6 +54,8 @@ struct sl__jm_store {
     void *notify_arg;
     int failed; /* a commit failed while stopping: refuse changes */
     int stopping;
+    int give_up; /* the server stops: a failing commit is not retried */
+    atomic_int test_fail; /* sl__jm_store_test_fail: commits fail so */
     char failure[256];
     pthread_mutex_t *swap_lock; /* the engine's lock, or NULL */
 };
@@ -79,6 +82,9 @@ apply_group(struct sl__jm_store *s, struct op *ops, struct op **bad)
     int rc = 0;
 
     *bad = NULL;
+    if (atomic_load(&s->test_fail) != 0) {
+        return atomic_load(&s->test_fail);
+    }
     rc = mdb_txn_begin(s->env, NULL, 0, &txn);
     if (rc != 0) {
         return rc;
@@ -183,10 +189,10 @@ commit_group(struct sl__jm_store *s, struct op *group)
         }
         (void)pthread_mutex_lock(&s->mu);
         /* s->work is also signalled by every new op: wait out the delay. */
-        while (!s->stopping &&
+        while (!s->stopping && !s->give_up &&
                pthread_cond_timedwait(&s->work, &s->mu, &until) != ETIMEDOUT) {
         }
-        if (s->stopping) {
+        if (s->stopping || s->give_up) {
             (void)pthread_mutex_unlock(&s->mu);
             return rc;
         }
@@ -320,6 +326,21 @@ fail:
     mdb_env_close(s->env);
     sl_free(s);
     return rc < 0 ? rc : SL_EIO;
+}
+
+void
+sl__jm_store_test_fail(struct sl__jm_store *s, int rc)
+{
+    atomic_store(&s->test_fail, rc);
+}
+
+void
+sl__jm_store_give_up(struct sl__jm_store *s)
+{
+    (void)pthread_mutex_lock(&s->mu);
+    s->give_up = 1;
+    (void)pthread_cond_broadcast(&s->work);
+    (void)pthread_mutex_unlock(&s->mu);
 }
 
 void

@@ -590,8 +590,9 @@ sl_jm_task_take(struct sl_jm *jm,
     }
     if ((q->limit != 0 && q->inprogress >= q->limit) ||
         (jm->cfg.max_in_progress != 0 &&
-         jm->inprogress >= jm->cfg.max_in_progress)) {
-        rc = SL_ENOENT;
+         jm->inprogress >= jm->cfg.max_in_progress) ||
+        sl_backoff_left(&jm->nospace, sl_mono_ms()) > 0) {
+        rc = SL_ENOENT; /* at a limit, or paused for want of space */
         goto out;
     }
     t = pick(jm, q, qualifiers);
@@ -999,6 +1000,85 @@ add_counters(struct run *r, const struct task *t, const json_t *counters)
 }
 
 /*
+ * Put a copy of @t back at the end of its queue under a new id, with new
+ * output ids and @retries in its properties, and remove @t: a late holder
+ * of the old id gets 410, and what the failed attempt wrote (deleted by
+ * its finish) is never the new attempt's output.  jm->mu held.
+ */
+static void
+requeue_copy(struct sl_jm *jm, struct task *t, json_int_t retries)
+{
+    struct run *r = t->run;
+    struct task *n = sl_calloc(1, sizeof(*n));
+    struct wfrun *wf = NULL;
+
+    *n = *t;
+    n->hnext = n->prev = n->next = NULL;
+    n->jq = NULL;
+    n->inprogress = 0;
+    sl_uuid(n->id);
+    n->json = json_deep_copy(t->json);
+    n->events = t->events ? json_incref(t->events) : NULL;
+    (void)json_object_set_new(n->json, "taskId", json_string(n->id));
+    (void)json_object_set_new(json_object_get(n->json, "properties"),
+                              "retries",
+                              json_integer(retries));
+    (void)json_object_set_new(
+        n->json,
+        "output",
+        make_outputs(r, t->wfrun, sl__jm_action(r, t->action), t->wq->worker));
+    wf = sl__jm_wfrun_find(r, t->wfrun);
+    if (wf != NULL) {
+        wf->open++;
+    }
+    sl__jm_task_remove(jm, t, 1);
+    sl__jm_task_index(jm, n);
+    sl__jm_task_enqueue(n);
+    persist_new(jm, n);
+}
+
+/*
+ * A task failed for want of space (errorCode NO_SPACE: a full disk, a full
+ * index or delta shard): a temporary condition, not the task's fault.  It
+ * goes back to its queue without counting a retry, and no task of any
+ * worker is handed out until the pause of jm->nospace is over (1 s,
+ * doubling while the failures go on, up to the configured maximum), so
+ * the workers wait instead of failing every task in turn.  jm->mu held.
+ */
+static void
+nospace_give_back(struct sl_jm *jm, struct task *t, const char *message)
+{
+    struct run *r = t->run;
+    json_int_t retries = json_integer_value(
+        json_object_get(json_object_get(t->json, "properties"), "retries"));
+
+    r->tc[TC_RETRIED_NOSPACE]++;
+    counter_add(worker_counters(r, t), "noSpaceTaskCount", 1);
+    if (sl_backoff_fail(&jm->nospace, sl_mono_ms())) {
+        jm->nospace_paused = 1;
+        record_error(jm, r, t, "NO_SPACE", message);
+        SL_WARN("jobmanager: no space left (task %s of worker %s: %s); no "
+                "task is handed out for %u ms",
+                t->id,
+                t->wq->worker->name,
+                message != NULL ? message : "NO_SPACE",
+                jm->nospace.cur_ms);
+    }
+    requeue_copy(jm, t, retries);
+}
+
+void
+sl__jm_nospace_tick(struct sl_jm *jm, int64_t now)
+{
+    if (jm->nospace_paused && sl_backoff_left(&jm->nospace, now) == 0) {
+        jm->nospace_paused = 0;
+        SL_INFO("jobmanager: the pause for want of space is over; tasks are "
+                "handed out again");
+        sl__jm_wake_all(jm);
+    }
+}
+
+/*
  * A task failed (or its lease expired): retry it under a new id while
  * retries last, else fail it, and with it its workflow run (and a runOnce
  * job run).  Runs with jm->mu held.
@@ -1016,33 +1096,8 @@ fail_task(struct sl_jm *jm,
     struct wfrun *wf = NULL;
 
     if (!fatal && (unsigned)retries < jm->cfg.max_retries) {
-        struct task *n = sl_calloc(1, sizeof(*n));
-
         r->tc[timeout ? TC_RETRIED_TIMEOUT : TC_RETRIED_ERROR]++;
-        *n = *t;
-        n->hnext = n->prev = n->next = NULL;
-        n->jq = NULL;
-        n->inprogress = 0;
-        sl_uuid(n->id);
-        n->json = json_deep_copy(t->json);
-        n->events = t->events ? json_incref(t->events) : NULL;
-        (void)json_object_set_new(n->json, "taskId", json_string(n->id));
-        (void)json_object_set_new(json_object_get(n->json, "properties"),
-                                  "retries",
-                                  json_integer(retries + 1));
-        (void)json_object_set_new(
-            n->json,
-            "output",
-            make_outputs(
-                r, t->wfrun, sl__jm_action(r, t->action), t->wq->worker));
-        wf = sl__jm_wfrun_find(r, t->wfrun);
-        if (wf != NULL) {
-            wf->open++;
-        }
-        sl__jm_task_remove(jm, t, 1);
-        sl__jm_task_index(jm, n);
-        sl__jm_task_enqueue(n);
-        persist_new(jm, n);
+        requeue_copy(jm, t, retries + 1);
         return;
     }
     r->tc[fatal ? TC_FAILED_NO_RETRY : TC_FAILED_AFTER_RETRY]++;
@@ -1099,6 +1154,7 @@ static int
 parse_result(const json_t *result,
              const char **status,
              const char **message,
+             const char **code,
              json_t **counters,
              json_t **events,
              struct sl_err *err)
@@ -1140,6 +1196,15 @@ parse_result(const json_t *result,
             err, SL_EINVAL, "errorMessage", "errorMessage must be a string");
     }
     *message = json_string_value(m);
+    v = json_object_get(result, "errorCode");
+    if (v != NULL && !json_is_string(v) && !json_is_null(v)) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "errorCode",
+                          "errorCode must be an error code string such as "
+                          "\"NO_SPACE\"");
+    }
+    *code = json_string_value(v);
     *counters = json_object_get(result, "counters");
     if (*counters != NULL && !json_is_object(*counters)) {
         return sl_err_set(err,
@@ -1299,6 +1364,7 @@ sl_jm_task_finish(struct sl_jm *jm,
 {
     const char *status = NULL;
     const char *message = NULL;
+    const char *code = NULL;
     json_t *counters = NULL;
     json_t *events = NULL;
     json_t *outputs = NULL;
@@ -1306,13 +1372,17 @@ sl_jm_task_finish(struct sl_jm *jm,
     struct task *t = NULL;
     struct run *r = NULL;
     int discard = 0;
+    int nospace = 0;
     int rc = 0;
     uint64_t seq = 0;
 
-    rc = parse_result(result, &status, &message, &counters, &events, err);
+    rc =
+        parse_result(result, &status, &message, &code, &counters, &events, err);
     if (rc != 0) {
         return rc;
     }
+    nospace = strcmp(status, "RECOVERABLE_ERROR") == 0 && code != NULL &&
+              strcmp(code, sl_err_api_code(SL_ENOSPC)) == 0;
     (void)pthread_mutex_lock(&jm->mu);
     t = finishing_task(jm, worker, task_id, err);
     if (t != NULL) {
@@ -1349,6 +1419,8 @@ sl_jm_task_finish(struct sl_jm *jm,
         json_decref(t->events);
         t->events = json_array_size(events) ? json_deep_copy(events) : NULL;
         sl__jm_task_enqueue(t);
+    } else if (nospace) {
+        nospace_give_back(jm, t, message);
     } else {
         counter_add(worker_counters(r, t), "failedTaskCount", 1);
         fail_task(jm, t, strcmp(status, "FATAL_ERROR") == 0, 0, message);
@@ -1358,6 +1430,9 @@ sl_jm_task_finish(struct sl_jm *jm,
     seq = sl__jm_store_last(jm->st);
     (void)pthread_mutex_unlock(&jm->mu);
     if (discard) {
+        /* no state refers to a failed attempt's outputs (a redone task
+         * rewrites them), so this need not wait for the commit; a
+         * postponed task keeps its ids, so it must not wait either */
         discard_outputs(jm, found);
     }
     json_decref(found);

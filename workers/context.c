@@ -31,6 +31,8 @@ struct in_bulk {
 struct out_bulk {
     void *handle;                  /* backend object */
     struct sl_sink sink;           /* borrowed by writer; must not move */
+    struct sl_sink inner;          /* the backend's sink behind sink */
+    struct sl_task_ctx *ctx;       /* notes the code of a failed write */
     struct sl_bulk_writer *writer; /* NULL once sealed */
     uint64_t count;                /* records, set by the seal */
     int rc;                        /* 0 or the seal's error */
@@ -67,6 +69,7 @@ struct sl_task_ctx {
     char *message;
     char *event;  /* prerequisite event of a retry_later, or NULL */
     int postpone; /* retry_later was called */
+    int nospace;  /* an SL_ENOSPC was noted: a temporary failure */
     double start; /* mono_seconds() at creation */
     atomic_int canceled;
 };
@@ -328,6 +331,14 @@ sl_task_event_complete(struct sl_task_ctx *ctx, const char *name)
     return rc;
 }
 
+void
+sl_task_note_error(struct sl_task_ctx *ctx, int code)
+{
+    if (sl_err_nospace(code)) {
+        ctx->nospace = 1;
+    }
+}
+
 int
 sl_task_retry_later(struct sl_task_ctx *ctx, const char *event)
 {
@@ -565,6 +576,20 @@ sl_task_output_connected(struct sl_task_ctx *ctx, const char *slot)
     return out_slot(ctx, slot) != NULL;
 }
 
+/* The sink of an output bulk: the backend's, with the code of a failed
+ * write noted in the task (a full disk makes the failure temporary). */
+static int
+noted_write(void *arg, const void *data, size_t len)
+{
+    struct out_bulk *ob = arg;
+    int rc = ob->inner.write(ob->inner.ctx, data, len);
+
+    if (rc != 0) {
+        sl_task_note_error(ob->ctx, rc);
+    }
+    return rc;
+}
+
 /* The object id of the next bulk of @o: "<prefix><next>" for a multiple
  * slot, else its one id; caller frees. */
 static char *
@@ -603,14 +628,18 @@ sl_task_output_writer(struct sl_task_ctx *ctx,
     ob = sl_calloc(1, sizeof(*ob));
     ob->id = next_bulk_id(o);
     rc = ctx->b->ops->output_open(
-        ctx->conn, o->store, ob->id, &ob->handle, &ob->sink, &err);
+        ctx->conn, o->store, ob->id, &ob->handle, &ob->inner, &err);
     if (rc == 0) {
+        ob->ctx = ctx;
+        ob->sink.write = noted_write;
+        ob->sink.ctx = ob;
         rc = sl_bulk_writer_new(&ob->sink, &ob->writer);
         if (rc != 0) {
             (void)sl_err_set(&err, rc, NULL, "%s", sl_strerror(rc));
         }
     }
     if (rc != 0) {
+        sl_task_note_error(ctx, rc);
         sl_task_set_message(
             ctx, "output '%s' %s/%s: %s", slot, o->store, ob->id, err.message);
         out_bulk_free(ctx, ob);
@@ -631,6 +660,7 @@ bulk_failed(struct sl_task_ctx *ctx,
             int rc,
             const struct sl_err *err)
 {
+    sl_task_note_error(ctx, rc);
     ob->rc = rc;
     sl_free(ob->error);
     ob->error = sl_asprintf("cannot commit output '%s' %s/%s: %s",
@@ -736,6 +766,7 @@ sl_task_output_copy_input(struct sl_task_ctx *ctx,
     rc = ctx->b->ops->output_open_copy(
         ctx->conn, o->store, ob->id, ib->handle, &ob->handle, &err);
     if (rc != 0) {
+        sl_task_note_error(ctx, rc);
         sl_task_set_message(
             ctx, "output '%s' %s/%s: %s", slot, o->store, ob->id, err.message);
         out_bulk_free(ctx, ob);
@@ -869,6 +900,12 @@ sl__task_ctx_run(struct sl_task_ctx *ctx)
             res = SL_WORKER_RECOVERABLE;
         }
     }
+    if (ctx->nospace && res != SL_WORKER_OK && res != SL_WORKER_POSTPONE &&
+        !sl_task_is_canceled(ctx)) {
+        /* a full disk (or index, or delta shard) is no fault of the task:
+         * the jobmanager gives it back after a pause, no retry counted */
+        res = SL_WORKER_RECOVERABLE;
+    }
     sl_task_counter_add(ctx, "duration", mono_seconds() - ctx->start);
     result = json_pack("{s:s, s:o}",
                        "status",
@@ -880,6 +917,10 @@ sl__task_ctx_run(struct sl_task_ctx *ctx)
             result,
             "errorMessage",
             json_string(ctx->message != NULL ? ctx->message : names[res]));
+    }
+    if (res == SL_WORKER_RECOVERABLE && ctx->nospace) {
+        (void)json_object_set_new(
+            result, "errorCode", json_string(sl_err_api_code(SL_ENOSPC)));
     }
     if (res == SL_WORKER_POSTPONE && ctx->event != NULL) {
         (void)json_object_set_new(

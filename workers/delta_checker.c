@@ -156,6 +156,7 @@ flush_batch(struct check *c)
     }
     rc = sl_delta_check(c->delta, c->source, c->seq, c->recs, c->n, &err);
     if (rc != 0) {
+        sl_task_note_error(c->ctx, rc);
         sl_task_set_message(c->ctx, "delta service: %s", err.message);
         goto out;
     }
@@ -275,6 +276,7 @@ decide(struct check *c, size_t b)
             c->source = sl_asprintf("%s", source);
             rc = sl_delta_run_for(c->delta, source, c->run_id, &c->seq, &err);
             if (rc != 0) {
+                sl_task_note_error(c->ctx, rc);
                 sl_task_set_message(c->ctx, "delta service: %s", err.message);
                 break;
             }

@@ -77,6 +77,7 @@ flush_shard(struct writer *w, unsigned s, int try)
         return 1;
     }
     if (rc != 0) {
+        sl_task_note_error(w->ctx, rc); /* SQLITE_FULL: try again later */
         sl_task_set_message(w->ctx, "index %s: %s", w->name, err.message);
         return rc;
     }
@@ -361,6 +362,7 @@ index_perform(struct sl_task_ctx *ctx)
 
         sl_err_clear(&err);
         if (sl_index_shards(w->index, w->name, 1, &w->nshards, &err) != 0) {
+            sl_task_note_error(ctx, err.code);
             sl_task_set_message(ctx, "index %s: %s", w->name, err.message);
             res = err.code == SL_EINVAL || err.code == SL_EBADNAME
                       ? SL_WORKER_FATAL

@@ -104,6 +104,7 @@ flush_marks(struct push *p)
         rc = sl_delta_mark_updated(
             p->delta, p->source, p->seq, p->recs, p->n, &err);
         if (rc != 0) {
+            sl_task_note_error(p->ctx, rc);
             sl_task_set_message(p->ctx, "delta service: %s", err.message);
         }
     }
@@ -423,6 +424,7 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
                 p->delta, source, p->seq, &dr, &pushed, &err);
         }
         if (rc != 0) {
+            sl_task_note_error(p->ctx, rc);
             sl_task_set_message(p->ctx, "delta service: %s", err.message);
             return SL_WORKER_RECOVERABLE;
         }
@@ -462,6 +464,7 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
         return SL_WORKER_FATAL;
     }
     if (rc != 0) {
+        sl_task_note_error(p->ctx, rc); /* a full journal disk */
         if (err.message[0] != '\0') {
             sl_task_set_message(p->ctx,
                                 "push to %s: %s",
@@ -570,6 +573,7 @@ send_deletes(void *arg, const struct sl_delta_obsolete *e, size_t n)
             rc = remote_send(p, NULL, e[i].id);
         }
         if (rc != 0) {
+            sl_task_note_error(p->ctx, rc);
             /* Even a refused delete keeps the entries of this batch: the
              * next run tries again rather than forgetting the record. */
             if (err.message[0] != '\0') {
@@ -615,6 +619,7 @@ delta_delete(struct push *p, unsigned shard)
                                     &err);
     }
     if (rc != 0) {
+        sl_task_note_error(p->ctx, rc);
         if (err.message[0] != '\0') {
             sl_task_set_message(p->ctx, "delta-delete: %s", err.message);
         }

@@ -785,6 +785,7 @@ flush_visits(struct crawl *c)
         sl_delta_visit(
             c->delta, c->source, c->seq, c->owner, c->vpend, c->nvpend, &err) !=
             0) {
+        sl_task_note_error(c->ctx, err.code); /* a full shard: retried */
         sl_task_set_message(c->ctx, "visited links: %s", err.message);
         c->fatal = 1;
     }
@@ -1226,6 +1227,7 @@ visit_key(struct crawl *c, const char *key)
         rc =
             sl_delta_visit(c->delta, c->source, c->seq, c->owner, &dl, 1, &err);
         if (rc != 0) {
+            sl_task_note_error(c->ctx, rc);
             sl_task_set_message(
                 c->ctx, "visited links: %s: %s", key, err.message);
             c->fatal = 1;
@@ -2191,6 +2193,7 @@ visit(struct crawl *c, struct link *lk)
     dl.url = lk->url;
     rc = sl_delta_visit(c->delta, c->source, c->seq, c->owner, &dl, 1, &err);
     if (rc != 0) {
+        sl_task_note_error(c->ctx, rc);
         sl_task_set_message(c->ctx, "visited links: %s", err.message);
         return rc;
     }
@@ -2650,6 +2653,7 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         rc = sl_delta_run_for(
             c->delta, c->source, run_id ? run_id : "", &c->seq, &err);
         if (rc != 0) {
+            sl_task_note_error(ctx, rc);
             sl_task_set_message(ctx, "delta service: %s", err.message);
             return rc;
         }
@@ -2757,6 +2761,7 @@ queue_links(struct crawl *c,
         }
         sl_free(v);
         if (rc != 0) {
+            sl_task_note_error(c->ctx, rc);
             sl_task_set_message(c->ctx, "visited links: %s", err.message);
             return rc;
         }

@@ -284,6 +284,17 @@ struct sl_worker_services {
 const struct sl_worker_services *
 sl_task_services(const struct sl_task_ctx *ctx);
 
+/**
+ * @brief Note the SL_E* code behind a failure the task reports, for codes
+ * the runtime does not see itself (its output writers' and commits' it
+ * notes on its own): the index, the delta service, the bulkbuilder.
+ * SL_ENOSPC (a full disk, SQLITE_FULL, a full delta shard) makes a failed
+ * task (RECOVERABLE or FATAL) a temporary one: the result is
+ * RECOVERABLE_ERROR with "errorCode": "NO_SPACE", which the jobmanager
+ * gives back after a pause without counting a retry (docs/operations.md,
+ * "A full disk").  Other codes are ignored.
+ */
+void sl_task_note_error(struct sl_task_ctx *ctx, int code);
 /** @brief Message for a non-OK result (copied). */
 void sl_task_set_message(struct sl_task_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

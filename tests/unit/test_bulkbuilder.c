@@ -9,6 +9,10 @@
  * sealed bulk was visible to the committer, which could commit it first
  * and leave the count at 1 for ever.  test_bb_pending_window holds that
  * window open with the test knob bulkbuilder.sealed.
+ *
+ * test_bb_task_kept: a bulk whose .task file cannot be written and whose
+ * copy into the store fails for a while is committed by the one task it
+ * got first (a full disk used to make a new task at every tick).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -211,6 +216,66 @@ test_bb_pending_window(void **state)
     expect_all_committed(f, 3);
 }
 
+/* Task counter @name of the current run of job "push". */
+static json_int_t
+push_counter(struct fx *f, const char *name)
+{
+    json_t *info = NULL;
+    json_t *run = NULL;
+    struct sl_err err;
+    json_int_t v = -1;
+
+    sl_err_clear(&err);
+    assert_int_equal(sl_jm_job_info(f->jm, "push", 0, &info, &err), 0);
+    assert_int_equal(
+        sl_jm_run_get(f->jm,
+                      "push",
+                      json_string_value(json_object_get(
+                          json_object_get(info, "runs"), "current")),
+                      0,
+                      &run,
+                      &err),
+        0);
+    v = json_integer_value(
+        json_object_get(json_object_get(run, "tasks"), name));
+    json_decref(run);
+    json_decref(info);
+    return v;
+}
+
+static void
+test_bb_task_kept(void **state)
+{
+    struct fx *f = *state;
+    json_t *meta = json_pack("{s:s}", "_recordid", "kept-1");
+    struct timespec ts = {0, 600 * 1000 * 1000};
+    struct sl_err err;
+    char path[400];
+
+    sl_err_clear(&err);
+    /* bulk 1 as usual (the job's directory and bulk numbers exist now) */
+    assert_int_equal(sl_bb_add(f->bb, "push", meta, 0, &err), 0);
+    expect_all_committed(f, 1);
+    assert_int_equal(push_counter(f, "createdTaskCount"), 1);
+    /* bulk 2's .task cannot be written: a directory holds its temp name */
+    (void)snprintf(path,
+                   sizeof(path),
+                   "%s/bb/j.push/00000000000000000002.task.tmp",
+                   f->dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    /* and its copy fails: the store of its output bucket is gone */
+    assert_int_equal(sl_obj_store_delete(f->store, "tmp", &err), 0);
+    assert_int_equal(sl_bb_add(f->bb, "push", meta, 0, &err), 0);
+    json_decref(meta);
+    (void)nanosleep(&ts, NULL); /* six ticks of the committer */
+    assert_int_equal(push_counter(f, "createdTaskCount"), 2);
+    assert_int_equal(push_counter(f, "successfulTaskCount"), 1);
+    assert_int_equal(sl_obj_store_create(f->store, "tmp", NULL, &err), 0);
+    expect_all_committed(f, 2);
+    assert_int_equal(push_counter(f, "createdTaskCount"), 2);
+    assert_int_equal(push_counter(f, "successfulTaskCount"), 2);
+}
+
 int
 main(void)
 {
@@ -219,6 +284,7 @@ main(void)
             test_bb_pending_window, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_bb_pending_stress, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bb_task_kept, setup, teardown),
     };
 
     json_set_alloc_funcs(sl_malloc, sl_free);

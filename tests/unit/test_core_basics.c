@@ -28,7 +28,56 @@ test_errors_table(void **state)
     assert_int_equal(sl_err_from_errno(ENOENT), SL_ENOENT);
     assert_int_equal(sl_err_from_errno(ENOSPC), SL_ENOSPC);
     assert_int_equal(sl_err_from_errno(EBADF), SL_EIO);
+    assert_int_equal(sl_err_from_errno(EDQUOT), SL_ENOSPC);
     assert_true(SL_EBADSTATE < -39999);
+    /* no space: a temporary condition (docs/operations.md) */
+    assert_true(sl_err_nospace(SL_ENOSPC));
+    assert_true(sl_err_nospace(-EDQUOT));
+    assert_false(sl_err_nospace(SL_EIO));
+    assert_false(sl_err_nospace(0));
+    assert_string_equal(sl_err_api_code(SL_ENOSPC), "NO_SPACE");
+    assert_int_equal(sl_err_http_status(SL_ENOSPC), 507);
+}
+
+/* The pause after failures on a full disk: 1 s doubling to the cap while
+ * failures follow the pauses, failures during a pause join it, a quiet
+ * time as long as the last pause starts over. */
+static void
+test_util_backoff(void **state)
+{
+    struct sl_backoff b;
+    int64_t t = 1000;
+
+    (void)state;
+    sl_backoff_init(&b, 0, 0); /* defaults: 1000, and max >= first */
+    assert_int_equal(b.first_ms, 1000);
+    assert_int_equal(b.max_ms, 1000);
+    sl_backoff_init(&b, 1000, 5000);
+    assert_int_equal(sl_backoff_left(&b, t), 0);
+    assert_int_equal(sl_backoff_fail(&b, t), 1);
+    assert_int_equal(b.cur_ms, 1000);
+    assert_int_equal(sl_backoff_left(&b, t + 400), 600);
+    assert_int_equal(sl_backoff_fail(&b, t + 400), 0); /* joins it */
+    assert_int_equal(b.cur_ms, 1000);
+    assert_int_equal(sl_backoff_left(&b, t + 1000), 0);
+    /* failing again right after each pause: 2000, 4000, 5000, 5000 */
+    t += 1000;
+    assert_int_equal(sl_backoff_fail(&b, t + 5), 1);
+    assert_int_equal(b.cur_ms, 2000);
+    t += 5 + 2000;
+    assert_int_equal(sl_backoff_fail(&b, t + 5), 1);
+    assert_int_equal(b.cur_ms, 4000);
+    t += 5 + 4000;
+    assert_int_equal(sl_backoff_fail(&b, t + 5), 1);
+    assert_int_equal(b.cur_ms, 5000);
+    t += 5 + 5000;
+    assert_int_equal(sl_backoff_fail(&b, t + 4999), 1);
+    assert_int_equal(b.cur_ms, 5000);
+    /* quiet for the length of the last pause: from the start again */
+    t += 4999 + 5000;
+    assert_int_equal(sl_backoff_fail(&b, t + 5000), 1);
+    assert_int_equal(b.cur_ms, 1000);
+    assert_int_equal(sl_backoff_left(&b, t + 5000), 1000);
 }
 
 static void
@@ -243,6 +292,7 @@ main(void)
         cmocka_unit_test(test_util_time_and_numbers),
         cmocka_unit_test(test_util_test_delay),
         cmocka_unit_test(test_util_sha256_pieces),
+        cmocka_unit_test(test_util_backoff),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,10 @@
  * generators (runOnceTrigger, runOnce from a bucket, default follow-ups,
  * completion), the state machine (finish, cancel, illegal transitions),
  * retries, leases, postpone with events, and recovery by closing and
- * reopening the jobmanager.
+ * reopening the jobmanager; a full disk: tasks given back with a growing
+ * pause (errorCode NO_SPACE), and transient objects deleted only once the
+ * state that releases them is committed (the store's test knob makes its
+ * commits fail).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,8 +19,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
-#include "jobmanager/jobmanager.h"
+#include "jobmanager/engine_int.h" /* f->jm->st for the store's test knob */
 
 struct fx {
     char dir[256];
@@ -85,6 +89,8 @@ jm_open(struct fx *f)
     cfg.store = f->store;
     cfg.lease_seconds = f->lease;
     cfg.max_retries = 2;
+    cfg.nospace_first_ms = 100;
+    cfg.nospace_max_ms = 400;
     assert_int_equal(sl_jm_open(&cfg, &f->jm, &err), 0);
     for (i = 0; i < sizeof(workers) / sizeof(workers[0]); i++) {
         json_t *d = json_loads(workers[i], 0, NULL);
@@ -709,6 +715,227 @@ test_engine_recovery(void **state)
     assert_int_equal(task_counter(f, "chainJob", id, "successfulTaskCount"), 6);
 }
 
+/* Take a task of @worker, waiting up to @max_ms; *waited (if not NULL)
+ * is how long it took. */
+static json_t *
+take_wait(struct fx *f, const char *worker, int64_t max_ms, int64_t *waited)
+{
+    int64_t t0 = sl_mono_ms();
+    json_t *t = NULL;
+
+    while ((t = take(f, worker)) == NULL && sl_mono_ms() - t0 < max_ms) {
+        (void)usleep(2000);
+    }
+    if (waited != NULL) {
+        *waited = sl_mono_ms() - t0;
+    }
+    return t;
+}
+
+static json_t *
+nospace_result(void)
+{
+    return json_pack("{s:s, s:s, s:s}",
+                     "status",
+                     "RECOVERABLE_ERROR",
+                     "errorMessage",
+                     "write: no space left on device",
+                     "errorCode",
+                     "NO_SPACE");
+}
+
+/*
+ * A task that fails with errorCode NO_SPACE goes back without counting a
+ * retry (here more often than maxRetries 2), under a new id, and no task
+ * is handed out during a pause of 100 ms, then 200 ms while it goes on
+ * failing; the run does not fail.
+ */
+static void
+test_engine_nospace_backoff(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    char prev[64];
+    struct sl_err err;
+    json_t *t = NULL;
+    json_t *d = NULL;
+    int64_t waited = 0;
+    int i = 0;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    assert_non_null(t);
+    assert_int_equal(
+        finish_with(
+            f,
+            t,
+            json_pack(
+                "{s:s, s:i}", "status", "RECOVERABLE_ERROR", "errorCode", 5)),
+        SL_EINVAL); /* not a string: refused, still ours */
+    (void)snprintf(prev,
+                   sizeof(prev),
+                   "%s",
+                   json_string_value(json_object_get(t, "taskId")));
+    assert_int_equal(finish_with(f, t, nospace_result()), 0);
+    json_decref(t);
+    assert_null(take(f, "split")); /* paused */
+    t = take_wait(f, "split", 2000, &waited);
+    assert_non_null(t);
+    assert_true(waited >= 80);
+    assert_string_not_equal(prev,
+                            json_string_value(json_object_get(t, "taskId")));
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(t, "properties"), "retries")),
+                     0);
+    /* failing again at once: the next pause is twice as long */
+    assert_int_equal(finish_with(f, t, nospace_result()), 0);
+    json_decref(t);
+    t = take_wait(f, "split", 2000, &waited);
+    assert_non_null(t);
+    assert_true(waited >= 180);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(finish_with(f, t, nospace_result()), 0);
+        json_decref(t);
+        t = take_wait(f, "split", 2000, NULL);
+        assert_non_null(t);
+    }
+    assert_string_equal(state_of(f, "chainJob", id), "FINISHING");
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    drain_completion(f);
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+    assert_int_equal(
+        task_counter(f, "chainJob", id, "retriedAfterNoSpaceTaskCount"), 5);
+    assert_int_equal(
+        task_counter(f, "chainJob", id, "retriedAfterErrorTaskCount"), 0);
+    assert_int_equal(
+        task_counter(f, "chainJob", id, "failedAfterRetryTaskCount"), 0);
+    d = run_data(f, "chainJob", id);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(d, "errors"), 0), "status")),
+        "NO_SPACE");
+    json_decref(d);
+}
+
+struct bg_finish {
+    struct fx *f;
+    json_t *t;
+    const char *status;
+    int rc;
+};
+
+static void *
+bg_finish_main(void *arg)
+{
+    struct bg_finish *b = arg;
+
+    b->rc = finish(b->f, b->t, b->status);
+    return NULL;
+}
+
+/* Does object @id of store "tmp" exist? */
+static int
+tmp_exists(struct fx *f, const char *id)
+{
+    struct sl_obj_info info;
+
+    return sl_obj_stat(f->store, "tmp", id, &info, NULL) == 0;
+}
+
+/* The input object id of copy task @t. */
+static const char *
+input_id(const json_t *t)
+{
+    return json_string_value(json_object_get(
+        json_array_get(json_object_get(json_object_get(t, "input"), "in"), 0),
+        "id"));
+}
+
+/*
+ * State first, then clean-up.  A fatal error fails the run, which deletes
+ * its transient objects; while the commit of that state fails (a full
+ * disk), nothing may be deleted: the persisted state still has the tasks
+ * that read them.  1. The server stops before the commit succeeds: the
+ * objects are still there, and after a restart the run goes on from the
+ * committed state and completes.  2. The commit succeeds later: the run
+ * ends FAILED and only then are its objects deleted.
+ */
+static void
+test_engine_state_first(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    char in[2][300];
+    struct bg_finish bg;
+    pthread_t th;
+    struct sl_err err;
+    json_t *t = NULL;
+    int i = 0;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    write_out(f, t, 2);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    t = take(f, "copy");
+    assert_non_null(t);
+    (void)snprintf(in[0], sizeof(in[0]), "%s", input_id(t));
+    assert_true(tmp_exists(f, in[0]));
+
+    /* 1. the disk is full: the fatal finish waits for its commit */
+    sl__jm_store_test_fail(f->jm->st, ENOSPC);
+    bg.f = f;
+    bg.t = t;
+    bg.status = "FATAL_ERROR";
+    bg.rc = -1;
+    assert_int_equal(pthread_create(&th, NULL, bg_finish_main, &bg), 0);
+    (void)usleep(400000);
+    assert_true(tmp_exists(f, in[0])); /* state first: nothing deleted */
+    sl_jm_shutdown(f->jm);             /* the server stops meanwhile */
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(bg.rc, SL_EIO);
+    json_decref(t);
+    sl_jm_close(f->jm);
+    assert_true(tmp_exists(f, in[0]));
+    jm_open(f);
+    /* the committed state: FINISHING, both copy tasks to do, inputs there */
+    assert_string_equal(state_of(f, "chainJob", id), "FINISHING");
+    for (i = 0; i < 2; i++) {
+        t = take(f, "copy");
+        assert_non_null(t);
+        assert_true(tmp_exists(f, input_id(t)));
+        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+        json_decref(t);
+    }
+    drain_completion(f);
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+    assert_false(tmp_exists(f, in[0]));
+
+    /* 2. the commit succeeds once space is back: deleted after it */
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    write_out(f, t, 2);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    t = take(f, "copy");
+    (void)snprintf(in[0], sizeof(in[0]), "%s", input_id(t));
+    json_decref(take(f, "copy") /* in progress: dropped by the failure */);
+    sl__jm_store_test_fail(f->jm->st, ENOSPC);
+    bg.t = t;
+    bg.rc = -1;
+    assert_int_equal(pthread_create(&th, NULL, bg_finish_main, &bg), 0);
+    (void)usleep(300000);
+    assert_true(tmp_exists(f, in[0]));
+    assert_int_equal(bg.rc, -1); /* still waiting for the commit */
+    sl__jm_store_test_fail(f->jm->st, 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(bg.rc, 0);
+    json_decref(t);
+    assert_string_equal(state_of(f, "chainJob", id), "FAILED");
+    assert_false(tmp_exists(f, in[0]));
+}
+
 /* Two runs with tasks for one worker are served in turn; the global
  * in-progress limit holds tasks back. */
 static void
@@ -818,6 +1045,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_engine_recovery, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_fairness_and_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_nospace_backoff, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_state_first, setup, teardown),
     };
 
     json_set_alloc_funcs(sl_malloc, sl_free);

@@ -2,7 +2,8 @@
  * Unit tests of the task context over the in-process backend with a real
  * filesystem object store (no jobmanager): the output commit and discard
  * rules, ids of "multiple" slots, input and runtime counters, parameters
- * and the result JSON.  One table-driven perform hook does what the task
+ * and the result JSON; a full disk makes a failed task temporary
+ * (errorCode NO_SPACE).  One table-driven perform hook does what the task
  * parameters say.
  */
 #include <setjmp.h>
@@ -793,6 +794,160 @@ test_workers_type_flags(void **state)
     assert_int_equal(sl__wk_type_flags(&old, &flags, NULL), SL_EINVALDEF);
 }
 
+/* ---- a full disk: the backend's output sinks fail with SL_ENOSPC */
+
+static const struct sl__wk_ops *real_ops;
+
+static int full_writes; /* writes since the last open */
+
+/* The header goes (a small first write), then the disk is full. */
+static int
+full_write(void *ctx, const void *data, size_t len)
+{
+    (void)ctx;
+    (void)data;
+    (void)len;
+    return full_writes++ == 0 ? 0 : SL_ENOSPC;
+}
+
+static int
+full_output_open(void *conn,
+                 const char *store,
+                 const char *id,
+                 void **handle,
+                 struct sl_sink *sink,
+                 struct sl_err *err)
+{
+    int rc = real_ops->output_open(conn, store, id, handle, sink, err);
+
+    if (rc == 0) {
+        sink->write = full_write;
+        sink->ctx = NULL;
+        full_writes = 0;
+    }
+    return rc;
+}
+
+/* Writes one record and flushes it: the flush fails, and like some
+ * workers this one calls a failed write fatal. */
+static int
+flush_perform(struct sl_task_ctx *ctx)
+{
+    struct sl_bulk_writer *w = NULL;
+    struct sl_record *rec = sl_record_new("r1");
+    int rc = 0;
+
+    assert_int_equal(sl_task_output_writer(ctx, "out", &w), 0);
+    assert_int_equal(sl_bulk_writer_add(w, rec), 0);
+    sl_record_free(rec);
+    rc = sl_bulk_writer_flush(w);
+    if (rc != 0) {
+        sl_task_set_message(ctx, "write: %s", sl_strerror(rc));
+        return SL_WORKER_FATAL;
+    }
+    return SL_WORKER_OK;
+}
+
+/* Writes one record into the writer's buffer and succeeds. */
+static int
+buffer_perform(struct sl_task_ctx *ctx)
+{
+    struct sl_bulk_writer *w = NULL;
+    struct sl_record *rec = sl_record_new("r1");
+
+    assert_int_equal(sl_task_output_writer(ctx, "out", &w), 0);
+    assert_int_equal(sl_bulk_writer_add(w, rec), 0);
+    sl_record_free(rec);
+    return SL_WORKER_OK;
+}
+
+/* Codes a worker notes itself (the index, the delta service). */
+static int
+noted_perform(struct sl_task_ctx *ctx)
+{
+    uint64_t code = 0;
+    uint64_t res = 0;
+
+    assert_int_equal(sl_task_param_u64(ctx, "code", 0, &code), 0);
+    assert_int_equal(sl_task_param_u64(ctx, "result", 0, &res), 0);
+    sl_task_note_error(ctx, -(int)code);
+    sl_task_set_message(ctx, "noted %d", -(int)code);
+    return (int)res;
+}
+
+static json_t *
+noted_task(int code, int res)
+{
+    return json_pack("{s:s, s:{s:i, s:i}}",
+                     "taskId",
+                     "t9",
+                     "parameters",
+                     "code",
+                     -code,
+                     "result",
+                     res);
+}
+
+static void
+test_workers_nospace(void **state)
+{
+    struct fixture *f = *state;
+    struct sl__wk_ops ops = *f->b->ops;
+    struct sl__wk_backend full = *f->b;
+    struct sl__wk_backend *saved = f->b;
+    json_t *r = NULL;
+    json_t *r2 = NULL;
+
+    /* A write that finds the disk full: RECOVERABLE_ERROR with errorCode
+     * NO_SPACE, whatever the worker called it. */
+    real_ops = f->b->ops;
+    ops.output_open = full_output_open;
+    full.ops = &ops;
+    f->b = &full;
+    r = run_perform(
+        f, flush_perform, one_slot_task("t8", "output", "out", "o"));
+    /* a worker that writes into its buffer only: the seal at the commit
+     * fails, and the successful task becomes a temporary failure */
+    r2 = run_perform(
+        f, buffer_perform, one_slot_task("t8", "output", "out", "o"));
+    f->b = saved;
+    assert_string_equal(status(r), "RECOVERABLE_ERROR");
+    assert_string_equal(json_string_value(json_object_get(r, "errorCode")),
+                        "NO_SPACE");
+    assert_string_equal(status(r2), "RECOVERABLE_ERROR");
+    assert_string_equal(json_string_value(json_object_get(r2, "errorCode")),
+                        "NO_SPACE");
+    assert_int_equal(records_in(f, "o"), -1);
+    json_decref(r);
+    json_decref(r2);
+
+    /* Codes the worker notes: SL_ENOSPC and -EDQUOT make a failure
+     * temporary, others leave it as it is; a success stays one. */
+    r = run_perform(f, noted_perform, noted_task(SL_ENOSPC, SL_WORKER_FATAL));
+    assert_string_equal(status(r), "RECOVERABLE_ERROR");
+    assert_string_equal(json_string_value(json_object_get(r, "errorCode")),
+                        "NO_SPACE");
+    json_decref(r);
+    r = run_perform(
+        f, noted_perform, noted_task(-EDQUOT, SL_WORKER_RECOVERABLE));
+    assert_string_equal(json_string_value(json_object_get(r, "errorCode")),
+                        "NO_SPACE");
+    json_decref(r);
+    r = run_perform(f, noted_perform, noted_task(SL_EIO, SL_WORKER_FATAL));
+    assert_string_equal(status(r), "FATAL_ERROR");
+    assert_null(json_object_get(r, "errorCode"));
+    json_decref(r);
+    r = run_perform(
+        f, noted_perform, noted_task(SL_EIO, SL_WORKER_RECOVERABLE));
+    assert_string_equal(status(r), "RECOVERABLE_ERROR");
+    assert_null(json_object_get(r, "errorCode"));
+    json_decref(r);
+    r = run_perform(f, noted_perform, noted_task(SL_ENOSPC, SL_WORKER_OK));
+    assert_string_equal(status(r), "SUCCESSFUL");
+    assert_null(json_object_get(r, "errorCode"));
+    json_decref(r);
+}
+
 int
 main(void)
 {
@@ -828,6 +983,7 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_workers_retry_later, setup, teardown),
         cmocka_unit_test_setup_teardown(test_workers_params, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_workers_nospace, setup, teardown),
         cmocka_unit_test(test_workers_type_flags),
     };
 
