@@ -37,7 +37,7 @@ sl_log_level_parse(const char *s, enum sl_log_level *out)
 static void
 vlog(enum sl_log_level level, const char *fmt, va_list ap)
 {
-    char line[2048];
+    char line[8192];
     char ts[32];
     int n = 0;
     int m = 0;
@@ -57,7 +57,16 @@ vlog(enum sl_log_level level, const char *fmt, va_list ap)
     }
     n += m;
     if ((size_t)n > sizeof(line) - 2) {
-        n = (int)sizeof(line) - 2; /* truncated */
+        /* cut: say so, and how much is missing */
+        char mark[48];
+        int k = snprintf(mark,
+                         sizeof(mark),
+                         " [... %d more bytes]",
+                         n - (int)sizeof(line) + 2);
+
+        n = (int)sizeof(line) - 2 - k;
+        memcpy(line + n, mark, (size_t)k);
+        n += k;
     }
     line[n++] = '\n';
     (void)sl_write_all(STDERR_FILENO, line, (size_t)n);

@@ -50,6 +50,8 @@ struct crawl {
     uint64_t max_file_size;       /* filters.maxFileSize */
     uint64_t max_depth;           /* filters.maxFolderDepth, UINT64_MAX: none */
     int follow;                   /* filters.followSymbolicLinks */
+    int outside;                  /* filters.linksOutsideRoot */
+    char root[PATH_MAX];          /* rootFolder resolved, "" if it is not */
     uint64_t files_per_bulk;      /* maxFilesPerBulk */
     struct sl__wk_patterns files; /* filters.filePatterns, on the name */
     struct sl__wk_patterns folders; /* filters.folderPatterns, on the path */
@@ -246,6 +248,15 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
     c->follow = json_is_true(follow) ||
                 (json_is_string(follow) &&
                  strcmp(json_string_value(follow), "true") == 0);
+    follow = json_object_get(filters, "linksOutsideRoot");
+    c->outside = json_is_true(follow) ||
+                 (json_is_string(follow) &&
+                  strcmp(json_string_value(follow), "true") == 0);
+    c->root[0] = '\0';
+    if (sl_task_param_str(ctx, "rootFolder") == NULL ||
+        realpath(sl_task_param_str(ctx, "rootFolder"), c->root) == NULL) {
+        c->root[0] = '\0';
+    }
     rc = sl__wk_patterns_init(ctx, filters, "filePatterns", &c->files);
     if (rc == 0) {
         rc = sl__wk_patterns_init(ctx, filters, "folderPatterns", &c->folders);
@@ -567,6 +578,34 @@ in_chain(const json_t *chain, const struct stat *st)
 }
 
 /*
+ * Does the link @name in directory @raw lead to rootFolder or below it?
+ * (filters.linksOutsideRoot false: a followed link must not take the
+ * crawl out of the tree the job names, to /etc/passwd say.)
+ */
+static int
+link_inside_root(const struct crawl *c, const char *raw, const char *name)
+{
+    char *path = sl_asprintf("%s/%s", strcmp(raw, "/") == 0 ? "" : raw, name);
+    char target[PATH_MAX];
+    size_t n = strlen(c->root);
+    int inside = 0;
+
+    if (n > 0 && realpath(path, target) != NULL) {
+        inside = strncmp(target, c->root, n) == 0 &&
+                 (target[n] == '\0' || target[n] == '/' ||
+                  (n == 1 && c->root[0] == '/'));
+    }
+    if (!inside) {
+        SL_INFO("fileCrawler: %s: the link leads out of rootFolder %s; "
+                "skipped",
+                path,
+                c->root);
+    }
+    sl_free(path);
+    return inside;
+}
+
+/*
  * Handle entry @name of the open directory @dfd (raw path @raw, escaped
  * @epath, at @depth, ancestor chain @chain including the directory itself).
  * Problems with one entry are counted, not errors; the return value is an
@@ -602,6 +641,10 @@ crawl_entry(struct crawl *c,
                     name,
                     strerror(errno));
             sl_task_counter_add(c->ctx, "files.vanished", 1);
+            return 0;
+        }
+        if (!c->outside && !link_inside_root(c, raw, name)) {
+            sl_task_counter_add(c->ctx, "files.skipped.outsideRoot", 1);
             return 0;
         }
     }

@@ -63,6 +63,16 @@ struct sl__wk_extract {
     int stopped;         /* a compound-wide limit was hit */
 };
 
+/* libarchive's reason for the last failure; it gives none for some
+ * truncated archives, and a log line must never say "(null)". */
+static const char *
+arc_error(struct archive *a)
+{
+    const char *m = archive_error_string(a);
+
+    return m != NULL ? m : "the archive is truncated or corrupt";
+}
+
 /* ------------------------------------------------------------------------
  * Names.
  * --------------------------------------------------------------------- */
@@ -153,7 +163,7 @@ pull(struct sl__wk_extract *x, struct archive *a, size_t want, size_t *n)
         got = archive_read_data(a, x->buf, want);
     } while (got == ARCHIVE_RETRY);
     if (got < 0) {
-        SL_WARN("%s: %s: %s", x->who, x->top_id, archive_error_string(a));
+        SL_WARN("%s: %s: %s", x->who, x->top_id, arc_error(a));
         return STEP_CORRUPT;
     }
     x->total += (uint64_t)got;
@@ -588,7 +598,7 @@ extract_archive(struct sl__wk_extract *x,
     (void)archive_read_support_format_all(a);
     ar = archive_read_open_fd(a, fd, READ_BUF);
     if (ar != ARCHIVE_OK) {
-        SL_WARN("%s: %s: %s", x->who, prefix, archive_error_string(a));
+        SL_WARN("%s: %s: %s", x->who, prefix, arc_error(a));
         corrupt = 1;
         goto out;
     }
@@ -603,9 +613,9 @@ extract_archive(struct sl__wk_extract *x,
             break;
         }
         if (ar == ARCHIVE_WARN) {
-            SL_WARN("%s: %s: %s", x->who, prefix, archive_error_string(a));
+            SL_WARN("%s: %s: %s", x->who, prefix, arc_error(a));
         } else if (ar != ARCHIVE_OK) {
-            SL_WARN("%s: %s: %s", x->who, prefix, archive_error_string(a));
+            SL_WARN("%s: %s: %s", x->who, prefix, arc_error(a));
             corrupt = 1;
             break;
         }

@@ -25,6 +25,12 @@ echo "mike escape" >"$W/x/esc.txt"
 (cd "$W/x/y" && tar -P -cf "$T/evil.tar" ../esc.txt "$W/x/esc.txt")
 # a loop: followed links come back to an ancestor
 ln -s .. "$T/sub/loop"
+# links out of rootFolder (filters.linksOutsideRoot false): skipped
+echo "oscar outside" >"$W/outside.txt"
+ln -s "$W/outside.txt" "$T/outside-link.txt"
+ln -s "$W/x" "$T/outside-dir"
+ln -s /etc/passwd "$T/passwd"
+ln -s good.txt "$T/inside-link.txt"
 mkfifo "$T/fifo"
 truncate -s 2G "$T/sparse.bin"
 head -c 4096 /dev/urandom >"$T/corrupt.zip"
@@ -44,6 +50,16 @@ cp "$RUNJSON" "$TMP/run-bad.json"
     fail "files.skipped.special = $(counter files.skipped.special)"
 [ "$(counter files.skipped.size)" -ge 1 ] && ok "the 2 GiB sparse file is skipped by size" ||
     fail "files.skipped.size = $(counter files.skipped.size)"
+[ "$(counter files.skipped.outsideRoot)" = 3 ] && ok "3 links out of rootFolder are skipped" ||
+    fail "files.skipped.outsideRoot = $(counter files.skipped.outsideRoot)"
+"$SLUICE" search --server "$BASE" oscar >"$TMP/hits" 2>/dev/null || true
+grep -q "outside" "$TMP/hits" && fail "a file out of rootFolder is indexed: $(cat "$TMP/hits")" ||
+    ok "no file out of rootFolder is indexed"
+"$SLUICE" search --server "$BASE" root >"$TMP/hits" 2>/dev/null || true
+grep -q "passwd" "$TMP/hits" && fail "/etc/passwd is indexed" || ok "/etc/passwd is not indexed"
+"$SLUICE" search --server "$BASE" kilo >"$TMP/hits" 2>/dev/null || true
+grep -q "inside-link.txt" "$TMP/hits" && ok "a link inside rootFolder is followed" ||
+    fail "inside link: $(cat "$TMP/hits")"
 [ "$(counter directories.loops)" -ge 1 ] && ok "the symlink loop is detected" ||
     fail "directories.loops = $(counter directories.loops)"
 [ "$(counter limits.ratio)" -ge 1 ] || [ "$(counter limits.totalBytes)" -ge 1 ] &&
