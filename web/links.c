@@ -111,7 +111,8 @@ static void
 flush(struct sl_web_links *lx)
 {
     const char *p = lx->pending.data;
-    const char *end = p + lx->pending.len;
+    /* data is NULL while nothing waits: no offset added to it then */
+    const char *end = p != NULL ? p + lx->pending.len : NULL;
 
     lx->waiting = 0;
     while (p != NULL && p < end && lx->rc == 0) {

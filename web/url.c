@@ -271,6 +271,34 @@ lower_ascii(char *s)
 }
 
 /*
+ * Whether @host, as libcurl gives it (percent-encodings decoded), may be
+ * part of a normal form: valid UTF-8 without control characters (C0, DEL,
+ * C1).  libcurl 7.88 decodes "a%7fb.com" into a host with a DEL byte,
+ * which it refuses when the result is given to it again, and "%ff.com"
+ * into one that is not UTF-8; it refuses only "%00", space and the
+ * delimiters.  Keeping the encoding would not do: libcurl decodes it
+ * again on the next parse.  Such a host is no DNS name (IDNA refuses
+ * these code points), so the URL cannot be fetched: refused as invalid,
+ * like "a%20b.com".
+ */
+static int
+host_ok(const char *host)
+{
+    const unsigned char *p = (const unsigned char *)host;
+    size_t n = strlen(host);
+    size_t i = 0;
+
+    for (i = 0; i < n; i++) {
+        if (p[i] < 0x20 || p[i] == 0x7f ||
+            (p[i] == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 &&
+             p[i + 1] <= 0x9f)) {
+            return 0;
+        }
+    }
+    return sl_utf8_valid(host, n);
+}
+
+/*
  * Bring the parsed handle @h into the normal form (scheme, user info,
  * host, fragment) and write the normalised URL to *out (new string,
  * caller frees with sl_free).
@@ -303,7 +331,7 @@ finish(CURLU *h, char **out)
         goto out;
     }
     uc = curl_url_get(h, CURLUPART_HOST, &part, 0);
-    if (uc != CURLUE_OK || part[0] == '\0') {
+    if (uc != CURLUE_OK || part[0] == '\0' || !host_ok(part)) {
         rc = uc == CURLUE_OUT_OF_MEMORY ? SL_EINTERNAL : SL_EINVAL;
         goto out;
     }
