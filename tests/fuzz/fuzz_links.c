@@ -4,15 +4,14 @@
  * the page, parsed once whole without a resolution cache and once cut
  * into chunks through a cache.  Checks: both give the same result code,
  * summary and links (the extractor takes input cut anywhere, and the cache
- * changes nothing; but see plain_page), every link is in normal form, the
+ * changes nothing; but see fuzz_html.h), every link is in normal form, the
  * limit holds.
  */
-#include <strings.h>
-
 #include "core/sl.h"
 #include "web/web.h"
 
 #include "fuzz.h"
+#include "fuzz_html.h"
 
 #define PAGE_URL "http://example.com/dir/page.html"
 
@@ -84,116 +83,6 @@ extract(const uint8_t *p,
     return rc;
 }
 
-/* A character of a tag or attribute name as this check takes it. */
-static int
-name_char(uint8_t c)
-{
-    return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9') ||
-           c == ':' || c == '_' || c == '.' || c == '-';
-}
-
-static int
-space_char(uint8_t c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
-
-/*
- * Whether a start tag of the page strays from the plain form: a name,
- * then attributes with a plain name and a quoted value, an unquoted one
- * without quotes, or none.  libxml2 2.9.14's push parser counts any quote
- * when it looks for the end of a start tag, parses the tag at a '>' that
- * a quote it does not count so ends, and cuts an attribute value where
- * the input fed so far ends: the links of such a page depend on how it is
- * cut, with libxml2 alone too ('<t" n="><a href=x' then '>' gives
- * n="><a href=x", at once n="><a href=x>"; '<v=".T="><a href=<').  Such
- * pages are checked for everything but that.
- */
-static int
-odd_tags(const uint8_t *p, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n) {
-        if (p[i++] != '<' || i >= n ||
-            !((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'z')) {
-            continue;
-        }
-        while (i < n && name_char(p[i])) {
-            i++;
-        }
-        while (i < n && p[i] != '>') {
-            size_t k = i;
-
-            if (space_char(p[i]) || p[i] == '/') {
-                i++;
-                continue;
-            }
-            while (i < n && name_char(p[i])) {
-                i++;
-            }
-            if (i == k || (i < n && !space_char(p[i]) && p[i] != '=' &&
-                           p[i] != '>' && p[i] != '/')) {
-                return 1; /* no plain attribute name here */
-            }
-            while (i < n && space_char(p[i])) {
-                i++;
-            }
-            if (i >= n || p[i] != '=') {
-                continue;
-            }
-            i++;
-            while (i < n && space_char(p[i])) {
-                i++;
-            }
-            if (i < n && (p[i] == '"' || p[i] == '\'')) {
-                const uint8_t *q = memchr(p + i + 1, p[i], n - i - 1);
-
-                if (q == NULL) {
-                    return 1; /* the value runs to the end */
-                }
-                i = (size_t)(q - p) + 1;
-                continue;
-            }
-            while (i < n && !space_char(p[i]) && p[i] != '>') {
-                if (p[i] == '"' || p[i] == '\'' || p[i] == '<' || p[i] == '=' ||
-                    p[i] == '`') {
-                    return 1;
-                }
-                i++;
-            }
-        }
-    }
-    return 0;
-}
-
-/*
- * Whether libxml2 reads the page @p (@n bytes, HTTP charset @charset) the
- * same however it is cut, as far as we know: no odd tags, no NUL byte,
- * valid in its charset (any bytes are, in ISO-8859-1) and no charset
- * declaration of its own unless the HTTP one wins (a '<meta
- * charset="utf7">' switched mid-parse gave another <base> in chunks).
- */
-static int
-plain_page(const uint8_t *p, size_t n, const char *charset)
-{
-    size_t i = 0;
-
-    if (odd_tags(p, n) || memchr(p, 0, n) != NULL) {
-        return 0;
-    }
-    if (!sl_utf8_valid(p, n) &&
-        (charset == NULL || strcmp(charset, "iso-8859-1") != 0)) {
-        return 0;
-    }
-    for (i = 0; charset == NULL && i + 7 <= n; i++) {
-        if (strncasecmp((const char *)p + i, "charset", 7) == 0) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -220,7 +109,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   sl_err_name(rc1),
                   chunk,
                   sl_err_name(rc2));
-    if (!plain_page(data + 1, size - 1, charset)) {
+    if (!sl_fuzz_plain_page(data + 1, size - 1, charset)) {
         goto out;
     }
     SL_FUZZ_CHECK(a.len == b.len &&
