@@ -2,10 +2,18 @@
 # missing Debian packages first (scripts/install-deps.sh is idempotent).
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 CTEST_JOBS ?= 2
+# The libFuzzer harnesses of tests/fuzz/ (docs/development.md "Fuzzing"):
+# `make test` runs each for FUZZ_TEST_SECONDS, `make fuzz` for
+# FUZZ_SECONDS (FUZZ_TARGET=url runs one of them).
+FUZZ_TEST_SECONDS ?= 20
+FUZZ_SECONDS      ?= 300
+FUZZ_TARGET       ?=
 
-.PHONY: all deps build build-asan run test test-normal test-asan format clean
+.PHONY: all deps build build-asan build-fuzz run test test-normal test-asan \
+	test-fuzz fuzz format clean
 
 all: build
 
@@ -21,12 +29,19 @@ build-asan: deps
 	    -DSL_SANITIZE=address,undefined >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 
+# The clang build of the fuzzers (the gcc builds are not touched).
+build-fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang \
+	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSL_FUZZ=ON \
+	    -DSL_FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) >/dev/null
+	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+
 # Starts the server in the foreground with the default configuration
 # (config/sluice.json, the same values as the built-in defaults).
 run: build
 	./scripts/run.sh $(BUILD)/sluice
 
-test: test-normal test-asan
+test: test-normal test-asan test-fuzz
 
 test-normal: build
 	cd $(BUILD) && ctest --output-on-failure -j$(CTEST_JOBS)
@@ -36,8 +51,18 @@ test-asan: build-asan
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    ctest --output-on-failure -j$(CTEST_JOBS)
 
+# Every fuzzer for FUZZ_TEST_SECONDS (two at a time), and the web unit
+# tests under clang's sanitizers.
+test-fuzz: build-fuzz
+	cd $(FUZZ_BUILD) && ctest --output-on-failure -j$(CTEST_JOBS)
+
+fuzz: build-fuzz
+	cmake -S . -B $(FUZZ_BUILD) -DSL_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	cd $(FUZZ_BUILD) && ctest --output-on-failure -j$(CTEST_JOBS) -L fuzz \
+	    $(if $(FUZZ_TARGET),-R '^fuzz_$(FUZZ_TARGET)$$')
+
 format:
 	clang-format -i $$(git ls-files -co --exclude-standard -- '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

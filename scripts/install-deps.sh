@@ -8,6 +8,7 @@ PKGS="build-essential cmake pkg-config curl ca-certificates \
 libuv1-dev liblmdb-dev lmdb-utils libjansson-dev libcurl4-openssl-dev \
 libarchive-dev libssl-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev \
 libxml2-dev libmagic-dev libuchardet-dev zlib1g-dev libdeflate-dev clang-format \
+clang libclang-rt-14-dev llvm \
 jq zip openssl nginx-light \
 python3"
 

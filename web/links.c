@@ -111,7 +111,8 @@ static void
 flush(struct sl_web_links *lx)
 {
     const char *p = lx->pending.data;
-    const char *end = p + lx->pending.len;
+    /* data is NULL while nothing waits: no offset added to it then */
+    const char *end = p != NULL ? p + lx->pending.len : NULL;
 
     lx->waiting = 0;
     while (p != NULL && p < end && lx->rc == 0) {
@@ -372,7 +373,9 @@ sl_web_link_kind_name(enum sl_web_link_kind kind)
 }
 
 /* Read the page in @charset (from the HTTP header, which wins over the
- * page's own declaration); an unknown name is ignored. */
+ * page's own declaration, all of the page: libxml2 would switch to a
+ * <meta> charset in mid-page, from wherever it had converted the input,
+ * so the links would depend on the chunks); an unknown name is ignored. */
 static void
 use_charset(struct sl_web_links *lx, const char *charset)
 {
@@ -384,6 +387,8 @@ use_charset(struct sl_web_links *lx, const char *charset)
     enc = xmlFindCharEncodingHandler(charset);
     if (enc != NULL && xmlSwitchToEncoding(lx->px, enc) != 0) {
         SL_DEBUG("web: libxml2 cannot read the charset %s", charset);
+    } else if (enc != NULL) {
+        lx->px->options |= HTML_PARSE_IGNORE_ENC;
     }
 }
 

@@ -327,7 +327,7 @@ sl_web_robots_parse(const char *text,
                     struct sl_web_robots **out)
 {
     struct parser ps;
-    const char *p = text;
+    const char *p = NULL;
     const char *end = NULL;
 
     *out = NULL;
@@ -341,6 +341,7 @@ sl_web_robots_parse(const char *text,
     ps.star_delay = -1;
     ps.r = robots_new(MODE_RULES);
     if (text == NULL) {
+        text = ""; /* no offset is added to a null pointer below */
         len = 0;
     }
     /* RFC 9309 2.5: read the first 500 KiB; a line cut there is dropped,
@@ -351,6 +352,7 @@ sl_web_robots_parse(const char *text,
             len--;
         }
     }
+    p = text;
     end = text + len;
     if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) {
         p += 3;

@@ -407,7 +407,10 @@ sl_web_sitemap_end(struct sl_web_sitemap *sm,
     }
     if (sm->rc == 0) {
         (void)xmlParseChunk(sm->px, NULL, 0, 1);
-        if (sm->rc == 0 && !sm->px->wellFormed) {
+        /* libxml2 2.9.14 may call a document without any element
+         * well-formed: fed "\0\0", "\0<\0c", "\0\0" (UCS-4 detection
+         * cut between chunks), whole it is not */
+        if (sm->rc == 0 && (!sm->px->wellFormed || sm->root == ROOT_NONE)) {
             sm->rc = SL_ETRUNCATED;
         }
     }

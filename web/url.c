@@ -271,12 +271,72 @@ lower_ascii(char *s)
 }
 
 /*
- * Bring the parsed handle @h into the normal form (scheme, user info,
- * host, fragment) and write the normalised URL to *out (new string,
- * caller frees with sl_free).
+ * Whether @host, as libcurl gives it (percent-encodings decoded), may be
+ * part of a normal form: valid UTF-8 without control characters (C0, DEL,
+ * C1).  libcurl 7.88 decodes "a%7fb.com" into a host with a DEL byte,
+ * which it refuses when the result is given to it again, and "%ff.com"
+ * into one that is not UTF-8; it refuses only "%00", space and the
+ * delimiters.  Keeping the encoding would not do: libcurl decodes it
+ * again on the next parse.  Such a host is no DNS name (IDNA refuses
+ * these code points), so the URL cannot be fetched: refused as invalid,
+ * like "a%20b.com".
  */
 static int
-finish(CURLU *h, char **out)
+host_ok(const char *host)
+{
+    const unsigned char *p = (const unsigned char *)host;
+    size_t n = strlen(host);
+    size_t i = 0;
+
+    for (i = 0; i < n; i++) {
+        if (p[i] < 0x20 || p[i] == 0x7f ||
+            (p[i] == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 &&
+             p[i + 1] <= 0x9f)) {
+            return 0;
+        }
+    }
+    return sl_utf8_valid(host, n);
+}
+
+/*
+ * Whether @host may be an IPv4 address in a form other than the dotted
+ * quad ("615", "0x7f.1", "010.0.0.1"), which libcurl rewrites ("0.0.2.103")
+ * when it parses a URL, but not when the host was percent-encoded
+ * ("%3615" decodes to "615" and stays): such a host is normalised by
+ * parsing the result once more.  Only digits, a-f, 'x' and dots, starting
+ * with a digit, and not a plain dotted quad.
+ */
+static int
+ipv4_maybe(const char *host)
+{
+    unsigned parts = 0;
+    const char *p = host;
+
+    if (!ascii_digit((unsigned char)host[0]) ||
+        host[strspn(host, "0123456789abcdefx.")] != '\0') {
+        return 0;
+    }
+    while (*p != '\0') {
+        size_t n = strspn(p, "0123456789");
+
+        if (n == 0 || n > 3 || (n > 1 && p[0] == '0') ||
+            (n == 3 && strncmp(p, "255", 3) > 0) ||
+            (p[n] != '.' && p[n] != '\0') || ++parts > 4) {
+            return 1;
+        }
+        p += n + (p[n] == '.');
+    }
+    return parts != 4 || host[strlen(host) - 1] == '.';
+}
+
+/*
+ * Bring the parsed handle @h into the normal form (scheme, user info,
+ * host, fragment) and write the normalised URL to *out (new string,
+ * caller frees with sl_free); *ipv4 tells whether the host may still be
+ * an IPv4 address to rewrite (ipv4_maybe).
+ */
+static int
+finish_once(CURLU *h, char **out, int *ipv4)
 {
     struct sl_buf b;
     char *part = NULL;
@@ -303,7 +363,7 @@ finish(CURLU *h, char **out)
         goto out;
     }
     uc = curl_url_get(h, CURLUPART_HOST, &part, 0);
-    if (uc != CURLUE_OK || part[0] == '\0') {
+    if (uc != CURLUE_OK || part[0] == '\0' || !host_ok(part)) {
         rc = uc == CURLUE_OUT_OF_MEMORY ? SL_EINTERNAL : SL_EINVAL;
         goto out;
     }
@@ -314,6 +374,7 @@ finish(CURLU *h, char **out)
             goto out;
         }
     }
+    *ipv4 = ipv4_maybe(part);
     uc = curl_url_set(h, CURLUPART_FRAGMENT, NULL, 0);
     if (uc == CURLUE_OK) {
         uc = curl_url_get(h, CURLUPART_URL, &url, CURLU_NO_DEFAULT_PORT);
@@ -330,6 +391,26 @@ out:
     curl_free(part);
     curl_free(url);
     sl_buf_free(&b);
+    return rc;
+}
+
+/* finish_once, and once more after parsing the result again when its host
+ * may be an IPv4 address libcurl has not rewritten (fuzz_url found
+ * "https://%3615/" normalised to "https://615/", whose normal form is
+ * "https://0.0.2.103/"). */
+static int
+finish(CURLU *h, char **out)
+{
+    int ipv4 = 0;
+    int rc = finish_once(h, out, &ipv4);
+
+    if (rc == 0 && ipv4) {
+        rc = from_curlu(curl_url_set(h, CURLUPART_URL, *out, 0));
+        SL_FREE(*out);
+        if (rc == 0) {
+            rc = finish_once(h, out, &ipv4);
+        }
+    }
     return rc;
 }
 

@@ -41,11 +41,16 @@
  * non-ASCII, "<>\"\\^`{|}[]" and a '%' not followed by two hex digits)
  * percent-encoded, all percent-encodings with upper-case hex digits;
  * other control characters inside make the URL invalid.  Existing
- * percent-encodings are never decoded and the query is otherwise kept as it is
- * (no sorting, no parameter removal).  URLs with user info ("user:password@")
- * are refused with SL_EINVAL: a crawler does not send credentials it found in a
- * page.  Spaces and control characters around the URL are trimmed and tabs and
- * line breaks inside are removed, as browsers do with href values.
+ * percent-encodings are never decoded but in the host (libcurl decodes
+ * it: "a%41.com" is "aa.com"), and a host that is then not valid UTF-8 or
+ * holds a control character (C0, DEL, C1) makes the URL invalid: no DNS
+ * name comes of it; an IPv4 address in another form ("0x7f.1", also
+ * percent-encoded) is written as a dotted quad.  The query is otherwise kept as
+ * it is (no sorting, no parameter removal).  URLs with user info
+ * ("user:password@") are refused with SL_EINVAL: a crawler does not send
+ * credentials it found in a page.  Spaces and control characters around the URL
+ * are trimmed and tabs and line breaks inside are removed, as browsers do with
+ * href values.
  * --------------------------------------------------------------------- */
 #define SL_WEB_URL_MAX 8192 /* bytes of an input or normalised URL */
 

@@ -1213,7 +1213,13 @@ html_declared(const char *head, size_t len, char *out)
  * <meta> (libxml2 honours it itself); else the detected one.  Except for
  * <meta>, the parser is switched before the first byte: libxml2 2.9's
  * HTML push parser does not look for a byte order mark, and without a
- * charset it reads Latin-1 from the first non-ASCII byte on.
+ * charset it reads Latin-1 from the first non-ASCII byte on.  A parser so
+ * switched ignores the page's <meta> charsets (HTML_PARSE_IGNORE_ENC):
+ * libxml2 would otherwise switch to one in the middle of the page, from
+ * wherever it had converted its input up to, which depends on how the
+ * page was cut into chunks (fuzz_text: an HTTP ISO-8859-1 page with a
+ * Shift_JIS <meta> after its <title> had another title in the
+ * textExtractor than in the webCrawler).
  */
 static void
 html_charset(uchardet_t *ud,
@@ -1235,6 +1241,7 @@ html_charset(uchardet_t *ud,
                (enc = xmlFindCharEncodingHandler(given)) != NULL &&
                xmlSwitchToEncoding(d->px, enc) == 0) {
         charset_copy(d->charset, given);
+        d->px->options |= HTML_PARSE_IGNORE_ENC;
         return;
     } else if (html_declared(head, len, d->charset)) {
         return;
@@ -1245,6 +1252,8 @@ html_charset(uchardet_t *ud,
     if (enc == NULL || xmlSwitchToEncoding(d->px, enc) != 0) {
         SL_DEBUG("html text: libxml2 cannot read %s", d->charset);
         d->charset[0] = '\0';
+    } else {
+        d->px->options |= HTML_PARSE_IGNORE_ENC;
     }
 }
 

@@ -1521,6 +1521,77 @@ test_text_html_once(void **state)
     sl_buf_free(&soon);
 }
 
+/*
+ * A page's <meta> charset against the header's: the header wins for the
+ * whole page, however the page is cut.  libxml2 switched to a <meta>
+ * charset in mid-page (or stopped at one it cannot read), from wherever it
+ * had converted the input so far, so the text depended on the chunks
+ * (fuzz_text: the webCrawler's text of such a page, fed in 1-byte chunks,
+ * was not the textExtractor's).
+ */
+static void
+test_text_html_meta_against_header(void **state)
+{
+    struct fixture *f = *state;
+    static const char bad[] =
+        "<meta http-equiv=\"Content-Type\" content=\"ticharset=js\">"
+        "<p>caf\xe9 \xb1</p>";
+    static const char late[] =
+        "<html><head><title>T</title><meta http-equiv=\"Content-Type\" "
+        "content=\"text/html; charset=shift_jis\"></head><body><p>caf\xe9 "
+        "\xbc\xb1</p></body></html>";
+    const struct page pages[] = {
+        {"ISO-8859-1", (char *)bad, sizeof(bad) - 1, 0, "caf\xc3\xa9", NULL},
+        {"ISO-8859-1",
+         (char *)late,
+         sizeof(late) - 1,
+         0,
+         "caf\xc3\xa9 \xc2\xbc\xc2\xb1",
+         NULL},
+    };
+    static const size_t chunks[] = {1, 2, 7, SL__WK_TEXT_CHUNK};
+    size_t i = 0;
+    size_t k = 0;
+
+    for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+        const struct rec r = {"http://h/p.html",
+                              "{\"httpMimetype\": \"text/html\", \"@att\": "
+                              "\"httpContent\", \"httpCharset\": "
+                              "\"ISO-8859-1\"}",
+                              pages[i].html,
+                              pages[i].len};
+        struct result res = run(f, "{}", NULL, 0, &r, 1);
+        const char *want = attr(&res, "http://h/p.html", "text");
+
+        assert_non_null(want);
+        if (strstr(want, pages[i].want) == NULL) {
+            fail_msg("page %zu: no \"%s\" in \"%s\"", i, pages[i].want, want);
+        }
+        assert_string_equal(attr(&res, "http://h/p.html", "charset"),
+                            "ISO-8859-1");
+        for (k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+            char *text = NULL;
+            char *title = NULL;
+            char *cs = NULL;
+
+            (void)crawler_text(&pages[i], chunks[k], &text, &title, &cs);
+            if (strcmp(text, want) != 0) {
+                fail_msg("page %zu in chunks of %zu: \"%s\", the "
+                         "textExtractor's \"%s\"",
+                         i,
+                         chunks[k],
+                         text,
+                         want);
+            }
+            assert_string_equal(cs, "ISO-8859-1");
+            sl_free(text);
+            sl_free(title);
+            sl_free(cs);
+        }
+        result_free(&res);
+    }
+}
+
 int
 main(void)
 {
@@ -1552,6 +1623,8 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_text_given_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_html_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_text_html_meta_against_header, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
