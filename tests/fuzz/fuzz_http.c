@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -277,6 +278,7 @@ exchange(const struct sl_buf *req, struct sl_buf *ans)
     struct timeval tv = {ANSWER_S, 0};
     char buf[16384];
     size_t off = 0;
+    int rc = 0;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
     SL_FUZZ_CHECK(fd >= 0, "socket");
@@ -286,9 +288,19 @@ exchange(const struct sl_buf *req, struct sl_buf *ans)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    SL_FUZZ_CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0,
-                  "connect: %s",
-                  strerror(errno));
+    /* A signal (libFuzzer's timers) may interrupt a connect that waits
+     * for a place in the listen queue: it goes on, so wait for it. */
+    rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+    while (rc != 0 && (errno == EINTR || errno == EALREADY)) {
+        struct pollfd p = {fd, POLLOUT, 0};
+
+        (void)poll(&p, 1, ANSWER_S * 1000);
+        rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+        if (rc != 0 && errno == EISCONN) {
+            rc = 0;
+        }
+    }
+    SL_FUZZ_CHECK(rc == 0, "connect: %s", strerror(errno));
     while (off < req->len) {
         ssize_t w = send(fd, req->data + off, req->len - off, MSG_NOSIGNAL);
 

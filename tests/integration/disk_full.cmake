@@ -9,5 +9,5 @@ else()
 endif()
 add_test(NAME it_disk_full
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/disk_full.sh)
-set_tests_properties(it_disk_full PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
+set_tests_properties(it_disk_full PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
   ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp;${SL_DISK_FULL_SIZE}")

@@ -223,7 +223,9 @@ wait "$big" || true
 # environment there, died of SIGBUS)
 cat /dev/zero >"$DISK/filler2" 2>/dev/null || true
 rc=0
-"$SLUICE" serve --config "$TMP/config.json" --data-dir "$DISK/data" 2>"$TMP/full.log" || rc=$?
+# bounded: a server that did start would otherwise run for ever
+timeout -s KILL 30 "$SLUICE" serve --config "$TMP/config.json" --data-dir "$DISK/data" \
+    2>"$TMP/full.log" || rc=$?
 [ "$rc" = 1 ] && grep -q "free some space first" "$TMP/full.log" &&
     ok "a start on the full disk is refused: $(grep -o 'has [0-9]* bytes free' "$TMP/full.log")" ||
     fail "a start on the full disk: status $rc, $(head -c 300 "$TMP/full.log")"
