@@ -10,7 +10,7 @@
 #     for its links and its text: --no-extract-text measures the default,
 #     where the textExtractor parses each page again) from the start
 #     request until every page is in the embedded index.
-# As ../shared/docs/BENCHMARKS.md asks: one warm-up run of each, then
+# As docs/performance.md describes: one warm-up run of each, then
 # --runs N (default 3) measured runs, wget2 and Sluice alternating (each
 # Sluice run a fresh server and data dir); prints every run, the median,
 # min and max pages/s of both, the ratio of the medians (issue 6's

@@ -5,8 +5,8 @@
  * fills; the reader decodes from a 64 KiB buffer that it refills from the
  * source.  Both are small state machines, so the whole-record calls and the
  * streaming calls (one attachment at a time, data in pieces) share one code
- * path.  Both stay failed after their first error (SL_EBADSTATE), as the
- * shared STYLE.md item 8 asks.
+ * path.  Both stay failed after their first error (SL_EBADSTATE), as every
+ * object of this code base does (docs/development.md).
  *
  * Integers are little-endian and are encoded byte by byte, never through a
  * struct cast, so the format does not depend on the host.
