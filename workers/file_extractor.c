@@ -475,17 +475,48 @@ out:
 }
 
 /*
- * One regular entry @e of archive @a (id prefix @prefix, nesting @depth).
- * Returns 0, STEP_STOP, STEP_CORRUPT or an SL_E* output error.
+ * The name of entry @e, the @nth of its archive, in a new string.  Names
+ * libarchive hands over as bytes (zip entries without the UTF-8 flag, tar)
+ * come as they are, and are escaped later like file names on disk.  An
+ * entry flagged as UTF-8 whose name is not (or, in a process whose locale
+ * is not UTF-8, any non-ASCII name) has no name libarchive will give:
+ * it is kept as "unnamed-<nth>", logged and counted, never dropped.
+ */
+static char *
+entry_name(struct sl__wk_extract *x,
+           struct archive_entry *e,
+           const char *prefix,
+           uint64_t nth)
+{
+    const char *raw = archive_entry_pathname(e);
+
+    if (raw != NULL) {
+        return sl_strdup(raw);
+    }
+    SL_WARN("%s: %s: entry %llu has a name that is not valid UTF-8; kept "
+            "as unnamed-%llu",
+            x->who,
+            prefix,
+            (unsigned long long)nth,
+            (unsigned long long)nth);
+    sl_task_counter_add(x->ctx, "entries.unnamed", 1);
+    return sl_asprintf("unnamed-%llu", (unsigned long long)nth);
+}
+
+/*
+ * One regular entry @e, the @nth of archive @a (id prefix @prefix,
+ * nesting @depth).  Returns 0, STEP_STOP, STEP_CORRUPT or an SL_E* output
+ * error.
  */
 static int
 extract_entry(struct sl__wk_extract *x,
               struct archive *a,
               struct archive_entry *e,
               const char *prefix,
-              uint64_t depth)
+              uint64_t depth,
+              uint64_t nth)
 {
-    const char *raw = archive_entry_pathname(e);
+    char *raw = entry_name(x, e, prefix, nth);
     uint64_t size = archive_entry_size_is_set(e) && archive_entry_size(e) >= 0
                         ? (uint64_t)archive_entry_size(e)
                         : UINT64_MAX;
@@ -498,10 +529,6 @@ extract_entry(struct sl__wk_extract *x,
     int sanitised = 0;
     int rc = 0;
 
-    if (raw == NULL) {
-        sl_task_counter_add(x->ctx, "entries.skipped", 1);
-        return 0;
-    }
     clean = sanitise(raw, &sanitised);
     if (sanitised) {
         SL_WARN("%s: %s: entry '%s' sanitised", x->who, prefix, clean);
@@ -567,6 +594,7 @@ out:
     sl_free(id);
     sl_free(esc);
     sl_free(clean);
+    sl_free(raw);
     return rc;
 }
 
@@ -636,7 +664,7 @@ extract_archive(struct sl__wk_extract *x,
             sl_task_counter_add(x->ctx, "entries.skipped", 1);
             continue;
         }
-        rc = extract_entry(x, a, e, prefix, depth);
+        rc = extract_entry(x, a, e, prefix, depth, entries);
         if (rc == STEP_CORRUPT) {
             corrupt = 1;
         }

@@ -44,7 +44,11 @@ struct writer {
     size_t per;            /* ops per shard transaction */
     size_t per_bytes;      /* text bytes per shard transaction, about */
     struct shard_buf *buf; /* one per shard */
+    uint64_t invalid;      /* records.invalid so far: the first are logged */
 };
+
+/* Invalid records logged one by one per task; the rest are counted. */
+#define INVALID_LOGGED 20
 
 /* The ops waiting for one shard; docs[i] holds the reference ops[i] uses. */
 struct shard_buf {
@@ -232,8 +236,11 @@ skip_invalid(struct writer *w, const char *id, const struct sl_err *err)
 {
     char shown[200];
 
-    (void)sl_utf8_escape(shown, sizeof(shown), id);
     sl_task_counter_add(w->ctx, "records.invalid", 1);
+    if (++w->invalid > INVALID_LOGGED) {
+        return;
+    }
+    (void)sl_utf8_escape(shown, sizeof(shown), id);
     SL_WARN("indexWriter: record '%s%s' (%zu bytes of id) skipped: %s%s%s",
             shown,
             strlen(id) >= sizeof(shown) - 1 ? "..." : "",
@@ -241,6 +248,10 @@ skip_invalid(struct writer *w, const char *id, const struct sl_err *err)
             err->field[0] ? err->field : "",
             err->field[0] ? ": " : "",
             err->message);
+    if (w->invalid == INVALID_LOGGED) {
+        SL_WARN("indexWriter: further invalid records of this task are "
+                "counted (records.invalid), not logged");
+    }
 }
 
 static int

@@ -36,6 +36,16 @@ truncate -s 2G "$T/sparse.bin"
 head -c 4096 /dev/urandom >"$T/corrupt.zip"
 echo "november" >"$W/n.txt"
 (cd "$W" && zip -q full.zip n.txt && head -c 60 full.zip >"$T/truncated.zip")
+# names flagged as UTF-8 (Python's zipfile sets the flag for non-ASCII
+# names): a valid one, and one whose bytes are not UTF-8 (patched in)
+python3 - "$T/names.zip" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("caf\u00e9-papa.txt", "papa quebec")
+    z.writestr("bad\u00e9.txt", "romeo sierra")
+d = open(sys.argv[1], "rb").read().replace("bad\u00e9".encode(), b"bad\xff\xfe")
+open(sys.argv[1], "wb").write(d)
+PY
 echo "secret" >"$T/unreadable.txt"
 chmod 000 "$T/unreadable.txt"
 BEFORE=$(find "$TMP" -path "$TMP/data" -prune -o -print | wc -l)
@@ -81,6 +91,13 @@ grep -qF "$T/sub/good2.txt" "$TMP/hits" && ok "good files in sub-folders are ind
 [ "$(grep -c good2.txt "$TMP/hits")" = 1 ] && ok "the loop does not index a file twice" || fail "good2 hits: $(cat "$TMP/hits")"
 "$SLUICE" search --server "$BASE" mike >"$TMP/hits" 2>/dev/null
 grep -q "evil.tar!/" "$TMP/hits" && ok "sanitised entries are indexed inside the archive" || fail "search mike: $(cat "$TMP/hits")"
+"$SLUICE" search --server "$BASE" quebec >"$TMP/hits" 2>/dev/null
+grep -qF "names.zip!/café-papa.txt" "$TMP/hits" && ok "a zip entry named in UTF-8 is indexed under its name" ||
+    fail "search quebec: $(cat "$TMP/hits")"
+"$SLUICE" search --server "$BASE" sierra >"$TMP/hits" 2>/dev/null
+grep -qF "names.zip!/unnamed-2" "$TMP/hits" && [ "$(counter entries.unnamed)" = 1 ] &&
+    ok "a zip entry whose UTF-8 name is invalid is indexed as unnamed-2 and counted" ||
+    fail "search sierra: $(cat "$TMP/hits"), entries.unnamed = $(counter entries.unnamed)"
 AFTER=$(find "$TMP" -path "$TMP/data" -prune -o -print | wc -l)
 # run.json, crawl.err, page.json, hits, body, headers, run-bad.json, config
 [ "$AFTER" -le $((BEFORE + 10)) ] && [ ! -e "$W/esc.txt" ] && [ ! -e "$TMP/esc.txt" ] &&

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <locale.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,7 +356,11 @@ test_file_extractor_zip(void **state)
     char *top = NULL;
     char *folder = NULL;
 
+    /* Written in the "C" locale, names go in as raw bytes without the
+     * UTF-8 flag, as older zip tools write them. */
+    (void)setlocale(LC_CTYPE, "C");
     make_archive(f, "a.zip", "zip", 0, e, 5);
+    (void)setlocale(LC_CTYPE, "C.UTF-8");
     res = extract(f, "{}", NULL);
     /* five elements and the compound itself, passed on first */
     assert_int_equal(json_object_size(res.records), 6);
@@ -391,6 +396,62 @@ test_file_extractor_zip(void **state)
     assert_int_equal(counter(&res, "entries.sanitised"), 0);
     sl_free(top);
     sl_free(folder);
+    result_free(&res);
+}
+
+/*
+ * Set the "name is UTF-8" flag (general purpose bit 11) in every local
+ * (PK 3 4, flags at +6) and central (PK 1 2, flags at +8) header of zip
+ * @name, as zip tools that write UTF-8 names do.  The entries' data must
+ * not contain the signatures.
+ */
+static void
+flag_utf8_names(struct fixture *f, const char *name)
+{
+    size_t len = 0;
+    char *buf = slurp(f, name, &len);
+    char *path = sl_asprintf("%s/%s", f->data, name);
+    FILE *fp = NULL;
+    size_t i = 0;
+
+    for (i = 0; i + 10 < len; i++) {
+        if (memcmp(buf + i, "PK\x03\x04", 4) == 0) {
+            buf[i + 7] = (char)(buf[i + 7] | 0x08);
+        } else if (memcmp(buf + i, "PK\x01\x02", 4) == 0) {
+            buf[i + 9] = (char)(buf[i + 9] | 0x08);
+        }
+    }
+    fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(buf, 1, len, fp), len);
+    assert_int_equal(fclose(fp), 0);
+    sl_free(path);
+    sl_free(buf);
+}
+
+/* Names flagged as UTF-8 (what Python, 7-Zip and Windows write): a valid
+ * one is kept as it is, an invalid one under a positional name; none is
+ * dropped. */
+static void
+test_file_extractor_utf8_names(void **state)
+{
+    struct fixture *f = *state;
+    static const struct entry e[] = {
+        {"caf\xc3\xa9.txt", "coffee", 6},
+        {"bad\xff.bin", "raw", 3},
+        {"plain.txt", "plain", 5},
+    };
+    struct result res;
+
+    make_archive(f, "u.zip", "zip", 0, e, 3);
+    flag_utf8_names(f, "u.zip");
+    res = extract(f, "{}", NULL);
+    assert_int_equal(counter(&res, "elements.records"), 3);
+    check_content(f, &res, "u.zip!/caf\xc3\xa9.txt", "coffee", 6);
+    check_content(f, &res, "u.zip!/unnamed-2", "raw", 3);
+    check_content(f, &res, "u.zip!/plain.txt", "plain", 5);
+    assert_int_equal(counter(&res, "entries.unnamed"), 1);
+    assert_int_equal(counter(&res, "entries.skipped"), 0);
     result_free(&res);
 }
 
@@ -603,6 +664,8 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_file_extractor_zip, setup, teardown),
         cmocka_unit_test_setup_teardown(
+            test_file_extractor_utf8_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(
             test_file_extractor_nested, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_file_extractor_sanitise, setup, teardown),
@@ -616,5 +679,7 @@ main(void)
             test_file_extractor_vanished, setup, teardown),
     };
 
+    /* as the sluice binary does (cli/dispatch.c) */
+    (void)setlocale(LC_CTYPE, "C.UTF-8");
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
