@@ -298,6 +298,20 @@ target_idle(const struct args *a, const char *target)
     return idle;
 }
 
+/* Whether run @run deleted what its crawl did not see, and if not, why. */
+static void
+print_completion(FILE *out, const json_t *run)
+{
+    const json_t *c = json_object_get(run, "completion");
+    const char *why = json_string_value(json_object_get(c, "skipped"));
+
+    if (why != NULL) {
+        fprintf(out, "  completion skipped, nothing deleted: %s\n", why);
+    } else if (json_is_true(json_object_get(c, "ran"))) {
+        fprintf(out, "  completion ran (delta-delete)\n");
+    }
+}
+
 static int
 follow(const struct args *a, const char *run_id, const char *target)
 {
@@ -358,6 +372,7 @@ follow(const struct args *a, const char *run_id, const char *target)
         (void)usleep(POLL_MS * 1000);
     }
     progress(run, mono_s() - t0, 0, rc == 0 && target ? "  indexed" : NULL);
+    print_completion(stderr, run);
     if (rc != 0) {
         json_t *e = NULL;
         size_t i = 0;
@@ -491,6 +506,7 @@ job_status(const struct args *a)
             printf("\n");
         }
     }
+    print_completion(stdout, run);
     rc = 0;
 out:
     json_decref(run);

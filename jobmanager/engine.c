@@ -201,6 +201,10 @@ run_json(const struct run *r, int internal, int share)
         sl_time_format(r->end_ms, ts, sizeof(ts));
         (void)json_object_set_new(j, "endTime", json_string(ts));
     }
+    if (r->completion != NULL) {
+        (void)json_object_set_new(
+            j, "completion", json_deep_copy(r->completion));
+    }
     if (internal) {
         json_t *active = json_array();
         struct wfrun *w = NULL;
@@ -239,6 +243,16 @@ run_json(const struct run *r, int internal, int share)
                       r->had_fatal,
                       "wfruns",
                       active));
+        if (r->incomplete > 0) {
+            json_t *in = json_object_get(j, "_internal");
+
+            (void)json_object_set_new(
+                in, "incomplete", json_integer((json_int_t)r->incomplete));
+            (void)json_object_set_new(
+                in,
+                "incompleteWhy",
+                json_string(r->incomplete_why ? r->incomplete_why : ""));
+        }
     }
     return j;
 }
@@ -288,6 +302,8 @@ run_free(struct run *r)
     json_decref(r->buckets);
     json_decref(r->worker);
     json_decref(r->errors);
+    json_decref(r->completion);
+    sl_free(r->incomplete_why);
     sl_free(r->data_source);
     sl_free(r);
 }
@@ -574,6 +590,9 @@ sl__jm_run_requeue_cleanup(struct sl_jm *jm, struct run *r)
     cleanup_transient(jm, r, 0, 1);
 }
 
+static json_t *completion_skip(const struct run *r);
+static void note_skipped(struct sl_jm *jm, struct run *r, json_t *why);
+
 /* The run failed: drop its tasks, clean up, end FAILED. */
 void
 sl__jm_run_fail(struct sl_jm *jm, struct run *r)
@@ -587,6 +606,7 @@ sl__jm_run_fail(struct sl_jm *jm, struct run *r)
         wfrun_unlink(r, r->wfruns);
     }
     r->had_fatal = 1;
+    note_skipped(jm, r, completion_skip(r));
     r->state = RS_CLEANINGUP;
     if (!r->cleanup_queued) {
         r->cleanup_queued = 1;
@@ -594,65 +614,176 @@ sl__jm_run_fail(struct sl_jm *jm, struct run *r)
     }
 }
 
+/* Append "<n> <one>" (or "<n> <many>") to @b when @n > 0. */
+static void
+why_add(struct sl_buf *b, uint64_t n, const char *one, const char *many)
+{
+    if (n == 0) {
+        return;
+    }
+    (void)sl_buf_appendf(b,
+                         "%s%llu %s",
+                         b->len > 0 ? "; " : "",
+                         (unsigned long long)n,
+                         n == 1 ? one : many);
+}
+
 /*
- * Start the completion phase, or clean up if no worker asks for it.  A
- * standard run finished before any workflow run started did no work:
- * it gets no completion either (an updatePusher's delta-delete would take
- * every record of its source).
+ * Why run @r may not delete what its crawl did not see, or NULL: its view
+ * of the source is complete only when every workflow run succeeded, no
+ * task failed and no task reported input it could not read.  A standard
+ * run that never started a workflow run did no work at all.
+ */
+static json_t *
+completion_skip(const struct run *r)
+{
+    struct sl_buf b;
+    uint64_t failed_tasks =
+        r->tc[TC_FAILED_NO_RETRY] + r->tc[TC_FAILED_AFTER_RETRY];
+    json_t *j = NULL;
+
+    sl_buf_init(&b, 1024);
+    if (!r->runonce && r->wc[WC_STARTED] == 0) {
+        (void)sl_buf_appendf(&b, "no workflow run was started");
+    }
+    why_add(&b,
+            r->wc[WC_CANCELED],
+            "workflow run canceled",
+            "workflow runs canceled");
+    why_add(
+        &b, r->wc[WC_FAILED], "workflow run failed", "workflow runs failed");
+    why_add(&b, failed_tasks, "task failed", "tasks failed");
+    if (r->had_fatal && failed_tasks == 0 && r->wc[WC_FAILED] == 0) {
+        why_add(&b, 1, "task failed", "tasks failed");
+    }
+    why_add(&b,
+            r->incomplete,
+            "task could not read all its input",
+            "tasks could not read all their input");
+    if (r->incomplete > 0 && r->incomplete_why != NULL) {
+        (void)sl_buf_appendf(&b, " (first: %s)", r->incomplete_why);
+    }
+    if (b.len > 0) {
+        j = json_pack("{s:s%}", "skipped", b.data, b.len);
+    }
+    sl_buf_free(&b);
+    return j;
+}
+
+/*
+ * Start the completion phase, or clean up if no worker asks for it.  The
+ * completion phase (an updatePusher's delta-delete) deletes what the run
+ * did not see: it runs only after a complete run (completion_skip), and
+ * the run data says why not.
+ */
+/* The worker of action @a of run @r when it requests a completion phase,
+ * else NULL. */
+static const struct sl__jm_worker *
+completion_worker(struct sl_jm *jm, struct run *r, size_t a)
+{
+    json_t *act = sl__jm_action(r, (int)a);
+    const struct sl__jm_worker *w = sl__jm_defs_worker(
+        jm->defs, json_string_value(json_object_get(act, "worker")));
+
+    return w != NULL && (w->modes & SL__JM_WORKER_REQUESTS_COMPLETION) ? w
+                                                                       : NULL;
+}
+
+/* Record that run @r, ending without a completion phase, deleted nothing
+ * and why (@why, owned), when its workflow has a worker that would have
+ * deleted: "completion": {"skipped": why} in its run data. */
+static void
+note_skipped(struct sl_jm *jm, struct run *r, json_t *why)
+{
+    size_t n = json_array_size(json_object_get(r->wfdef, "actions")) + 1;
+    size_t a = 0;
+
+    for (a = 0; why != NULL && r->completion == NULL && a < n; a++) {
+        if (completion_worker(jm, r, a) != NULL) {
+            SL_WARN("jobmanager: run %s of job %s: no completion phase, "
+                    "nothing is deleted: %s",
+                    r->id,
+                    r->job,
+                    json_string_value(json_object_get(why, "skipped")));
+            r->completion = json_incref(why);
+        }
+    }
+    json_decref(why);
+}
+
+/* The completion tasks of action @a (worker @w) in workflow run @wf. */
+static void
+completion_tasks(struct sl_jm *jm,
+                 struct run *r,
+                 struct wfrun *wf,
+                 size_t a,
+                 const struct sl__jm_worker *w)
+{
+    unsigned parts = 1;
+    unsigned i = 0;
+
+    if (w->completion_partitions != NULL) {
+        json_t *p =
+            sl__jm_task_params(r->jobdef, r->wfdef, sl__jm_action(r, (int)a));
+
+        parts = w->completion_partitions(p);
+        json_decref(p);
+    }
+    for (i = 0; i < parts; i++) {
+        (void)sl__jm_task_create(jm,
+                                 r,
+                                 wf,
+                                 (int)a,
+                                 NULL,
+                                 json_pack("{s:b, s:i, s:i}",
+                                           "completion",
+                                           1,
+                                           "partition",
+                                           (int)i,
+                                           "partitions",
+                                           (int)parts));
+    }
+}
+
+/*
+ * Start the completion phase, or clean up if no worker asks for it.  The
+ * completion phase (an updatePusher's delta-delete) deletes what the run
+ * did not see: it runs only after a complete run (completion_skip), and
+ * the run data says why not ("completion": {"skipped": why}).
  */
 static void
 run_complete(struct sl_jm *jm, struct run *r)
 {
-    json_t *actions = json_object_get(r->wfdef, "actions");
-    size_t n = json_array_size(actions) + 1;
+    size_t n = json_array_size(json_object_get(r->wfdef, "actions")) + 1;
     size_t a = 0;
     struct wfrun *wf = NULL;
+    json_t *skip = NULL;
 
-    if (r->state == RS_FINISHING && !r->had_fatal &&
-        (r->runonce || r->wc[WC_STARTED] > 0)) {
-        for (a = 0; a < n; a++) {
-            json_t *act = sl__jm_action(r, (int)a);
-            const struct sl__jm_worker *w = sl__jm_defs_worker(
-                jm->defs, json_string_value(json_object_get(act, "worker")));
-            unsigned parts = 1;
-            unsigned i = 0;
+    for (a = 0; r->state == RS_FINISHING && a < n; a++) {
+        const struct sl__jm_worker *w = completion_worker(jm, r, a);
 
-            if (w == NULL || !(w->modes & SL__JM_WORKER_REQUESTS_COMPLETION)) {
-                continue;
-            }
-            if (wf == NULL) {
-                wf = sl__jm_wfrun_new(r);
-                wf->completion = 1;
-            }
-            if (w->completion_partitions != NULL) {
-                json_t *p = sl__jm_task_params(r->jobdef, r->wfdef, act);
-
-                parts = w->completion_partitions(p);
-                json_decref(p);
-            }
-            for (i = 0; i < parts; i++) {
-                (void)sl__jm_task_create(jm,
-                                         r,
-                                         wf,
-                                         (int)a,
-                                         NULL,
-                                         json_pack("{s:b, s:i, s:i}",
-                                                   "completion",
-                                                   1,
-                                                   "partition",
-                                                   (int)i,
-                                                   "partitions",
-                                                   (int)parts));
-            }
+        if (w == NULL) {
+            continue;
         }
-        if (wf != NULL && wf->open > 0) {
-            r->state = RS_COMPLETING;
-            return;
+        if (wf == NULL && (skip = completion_skip(r)) != NULL) {
+            note_skipped(jm, r, skip);
+            break;
         }
-        if (wf != NULL) {
-            r->wc[WC_SUCCESSFUL]++;
-            wfrun_unlink(r, wf);
+        if (wf == NULL) {
+            wf = sl__jm_wfrun_new(r);
+            wf->completion = 1;
+            json_decref(r->completion);
+            r->completion = json_pack("{s:b}", "ran", 1);
         }
+        completion_tasks(jm, r, wf, a, w);
+    }
+    if (wf != NULL && wf->open > 0) {
+        r->state = RS_COMPLETING;
+        return;
+    }
+    if (wf != NULL) {
+        r->wc[WC_SUCCESSFUL]++;
+        wfrun_unlink(r, wf);
     }
     r->state = RS_CLEANINGUP;
     if (!r->cleanup_queued) {
@@ -1272,6 +1403,8 @@ transition(struct sl_jm *jm,
             r->wc[WC_CANCELED]++;
             wfrun_unlink(r, r->wfruns);
         }
+        note_skipped(
+            jm, r, json_pack("{s:s}", "skipped", "the job run was canceled"));
         r->state = RS_CANCELING;
         sl__jm_run_persist(jm, r);
         if (!r->cleanup_queued) {

@@ -109,6 +109,10 @@ struct run {
     unsigned active_wfruns;
     int had_fatal; /* a fatal task error before completion */
     int cleanup_queued;
+    uint64_t incomplete;  /* tasks that could not read all their input */
+    char *incomplete_why; /* the first one's reason, or NULL */
+    json_t *completion;   /* {"ran": true} or {"skipped": why}, or NULL
+                             before the run got there */
 };
 
 /* A deletion for the clean-up thread. */

@@ -287,6 +287,15 @@ load_run(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
     r->next_wfrun =
         (unsigned)json_integer_value(json_object_get(in, "nextWfRun"));
     r->had_fatal = json_is_true(json_object_get(in, "hadFatal"));
+    r->incomplete =
+        (uint64_t)json_integer_value(json_object_get(in, "incomplete"));
+    if (r->incomplete > 0) {
+        r->incomplete_why = sl_strdup(
+            json_string_value(json_object_get(in, "incompleteWhy")) != NULL
+                ? json_string_value(json_object_get(in, "incompleteWhy"))
+                : "");
+    }
+    r->completion = json_incref(json_object_get(j, "completion"));
     sl__jm_run_counters_load(r, j);
     json_array_foreach(json_object_get(in, "wfruns"), i, v)
     {

@@ -903,6 +903,35 @@ record_error(struct sl_jm *jm,
     }
 }
 
+/*
+ * A successful task that says part of its input could not be read (a
+ * directory it may not list, a file it could not open though it exists):
+ * the run's view of its source is partial, so its completion phase will
+ * not delete anything (engine.c, completion_skip).
+ */
+static void
+note_incomplete(struct sl_jm *jm,
+                struct run *r,
+                const struct task *t,
+                const json_t *result)
+{
+    const char *why = json_string_value(json_object_get(result, "incomplete"));
+
+    if (why == NULL) {
+        return;
+    }
+    r->incomplete++;
+    if (r->incomplete_why == NULL) {
+        size_t n = strnlen(why, 512);
+
+        while (n > 0 && ((unsigned char)why[n] & 0xc0) == 0x80) {
+            n--; /* not inside a UTF-8 sequence */
+        }
+        r->incomplete_why = sl_strndup(why, n);
+    }
+    record_error(jm, r, t, "INCOMPLETE", why);
+}
+
 /* The committed outputs found by the caller, per slot: {slot: [bulk]}. */
 static void
 commit_outputs(struct sl_jm *jm, struct task *t, const json_t *found)
@@ -1219,6 +1248,14 @@ parse_result(const json_t *result,
                 err, SL_EINVAL, "counters", "counter '%s' is not a number", k);
         }
     }
+    v = json_object_get(result, "incomplete");
+    if (v != NULL && !json_is_string(v) && !json_is_null(v)) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "incomplete",
+                          "incomplete must be a string saying what could "
+                          "not be read");
+    }
     *events = json_object_get(result, "prerequisiteEvents");
     if (*events != NULL && !json_is_array(*events)) {
         return sl_err_set(err,
@@ -1411,6 +1448,7 @@ sl_jm_task_finish(struct sl_jm *jm,
         discard = 1;
     }
     if (strcmp(status, "SUCCESSFUL") == 0) {
+        note_incomplete(jm, r, t, result);
         r->tc[TC_SUCCESSFUL]++;
         counter_add(worker_counters(r, t), "successfulTaskCount", 1);
         sl__jm_task_remove(jm, t, 1);

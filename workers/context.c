@@ -67,10 +67,11 @@ struct sl_task_ctx {
     struct out_slot *outs;
     size_t nouts;
     char *message;
-    char *event;  /* prerequisite event of a retry_later, or NULL */
-    int postpone; /* retry_later was called */
-    int nospace;  /* an SL_ENOSPC was noted: a temporary failure */
-    double start; /* mono_seconds() at creation */
+    char *incomplete; /* sl_task_set_incomplete's first reason, or NULL */
+    char *event;      /* prerequisite event of a retry_later, or NULL */
+    int postpone;     /* retry_later was called */
+    int nospace;      /* an SL_ENOSPC was noted: a temporary failure */
+    double start;     /* mono_seconds() at creation */
     atomic_int canceled;
 };
 
@@ -190,6 +191,7 @@ sl__task_ctx_free(struct sl_task_ctx *ctx)
     json_decref(ctx->counters);
     json_decref(ctx->counted);
     sl_free(ctx->message);
+    sl_free(ctx->incomplete);
     sl_free(ctx->event);
     sl_free(ctx);
 }
@@ -275,17 +277,41 @@ sl_task_completion(const struct sl_task_ctx *ctx,
  * Messages, counters, events.
  * --------------------------------------------------------------------- */
 
+/* @fmt and @ap as text that is valid UTF-8 (bytes that are not: \xHH),
+ * in a new string. */
+static char *
+format_text(const char *fmt, va_list ap)
+{
+    char buf[1024];
+    char esc[1024];
+
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    (void)sl_utf8_escape(esc, sizeof(esc), buf);
+    return sl_strdup(esc);
+}
+
 void
 sl_task_set_message(struct sl_task_ctx *ctx, const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
 
     va_start(ap, fmt);
-    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
     sl_free(ctx->message);
-    ctx->message = sl_strdup(buf);
+    ctx->message = format_text(fmt, ap);
+    va_end(ap);
+}
+
+void
+sl_task_set_incomplete(struct sl_task_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (ctx->incomplete != NULL) {
+        return;
+    }
+    va_start(ap, fmt);
+    ctx->incomplete = format_text(fmt, ap);
+    va_end(ap);
 }
 
 void
@@ -917,6 +943,10 @@ sl__task_ctx_run(struct sl_task_ctx *ctx)
             result,
             "errorMessage",
             json_string(ctx->message != NULL ? ctx->message : names[res]));
+    }
+    if (res == SL_WORKER_OK && ctx->incomplete != NULL) {
+        (void)json_object_set_new(
+            result, "incomplete", json_string(ctx->incomplete));
     }
     if (res == SL_WORKER_RECOVERABLE && ctx->nospace) {
         (void)json_object_set_new(

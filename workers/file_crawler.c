@@ -627,7 +627,13 @@ crawl_entry(struct crawl *c,
 
     if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         SL_WARN("fileCrawler: %s/%s: %s", raw, name, strerror(errno));
-        sl_task_counter_add(c->ctx, "files.vanished", 1);
+        if (errno == ENOENT || errno == ENOTDIR) {
+            sl_task_counter_add(c->ctx, "files.vanished", 1);
+        } else {
+            sl_task_counter_add(c->ctx, "files.unreadable", 1);
+            sl_task_set_incomplete(
+                c->ctx, "%s/%s: %s", raw, name, strerror(errno));
+        }
         return 0;
     }
     if (S_ISLNK(st.st_mode)) {
@@ -691,9 +697,28 @@ crawl_entry(struct crawl *c,
 }
 
 /*
+ * Directory @raw could not be listed (errno): one that is gone is counted
+ * (its files' documents are to be deleted); one that exists makes the
+ * task incomplete, so the run deletes nothing of what it did not see.
+ */
+static void
+dir_unreadable(struct crawl *c, const char *raw)
+{
+    int e = errno;
+
+    SL_WARN("fileCrawler: directory %s: %s", raw, strerror(e));
+    if (e == ENOENT || e == ENOTDIR) {
+        sl_task_counter_add(c->ctx, "directories.vanished", 1);
+        return;
+    }
+    sl_task_counter_add(c->ctx, "directories.unreadable", 1);
+    sl_task_set_incomplete(c->ctx, "directory %s: %s", raw, strerror(e));
+}
+
+/*
  * List directory @raw (escaped @epath) at @depth whose ancestors are
  * @ancestors (may be NULL).  An unreadable directory is counted and
- * skipped; the return value is an output error only.
+ * skipped (dir_unreadable); the return value is an output error only.
  */
 static int
 crawl_dir(struct crawl *c,
@@ -711,14 +736,12 @@ crawl_dir(struct crawl *c,
 
     fd = open(raw, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
-        SL_WARN("fileCrawler: directory %s: %s", raw, strerror(errno));
-        sl_task_counter_add(c->ctx, "directories.unreadable", 1);
+        dir_unreadable(c, raw);
         goto out;
     }
     d = fdopendir(fd);
     if (d == NULL) {
-        SL_WARN("fileCrawler: directory %s: %s", raw, strerror(errno));
-        sl_task_counter_add(c->ctx, "directories.unreadable", 1);
+        dir_unreadable(c, raw);
         goto out;
     }
     fd = -1;
@@ -730,8 +753,7 @@ crawl_dir(struct crawl *c,
         de = readdir(d);
         if (de == NULL) {
             if (errno != 0) {
-                SL_WARN("fileCrawler: directory %s: %s", raw, strerror(errno));
-                sl_task_counter_add(c->ctx, "directories.unreadable", 1);
+                dir_unreadable(c, raw);
             }
             break;
         }
@@ -799,6 +821,7 @@ static int
 crawl_root(struct crawl *c)
 {
     const char *root = sl_task_param_str(c->ctx, "rootFolder");
+    struct stat st;
     char abs[PATH_MAX];
     char *epath = NULL;
     int rc = 0;
@@ -808,6 +831,20 @@ crawl_root(struct crawl *c)
         return SL_WORKER_FATAL;
     }
     if (realpath(root, abs) == NULL) {
+        sl_task_set_message(c->ctx, "rootFolder %s: %s", root, strerror(errno));
+        return SL_WORKER_FATAL;
+    }
+    if (stat(abs, &st) != 0) {
+        sl_task_set_message(c->ctx, "rootFolder %s: %s", root, strerror(errno));
+        return SL_WORKER_FATAL;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        sl_task_set_message(c->ctx, "rootFolder %s is not a directory", root);
+        return SL_WORKER_FATAL;
+    }
+    if (access(abs, R_OK | X_OK) != 0) {
+        /* nothing could be listed: the run must not look like an empty
+         * tree whose documents all go */
         sl_task_set_message(c->ctx, "rootFolder %s: %s", root, strerror(errno));
         return SL_WORKER_FATAL;
     }

@@ -31,19 +31,19 @@ open_file(struct fetch *f, const char *raw, struct stat *st)
 {
     int fd = open(raw, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
-    if (fd < 0) {
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
         SL_WARN("fileFetcher: %s: %s", raw, strerror(errno));
-        sl_task_counter_add(f->ctx,
-                            errno == ENOENT || errno == ENOTDIR
-                                ? "files.vanished"
-                                : "files.unreadable",
-                            1);
+        sl_task_counter_add(f->ctx, "files.vanished", 1);
         return -1;
     }
-    if (fstat(fd, st) != 0) {
+    if (fd < 0 || fstat(fd, st) != 0) {
+        /* it exists: the run must not delete its document */
         SL_WARN("fileFetcher: %s: %s", raw, strerror(errno));
         sl_task_counter_add(f->ctx, "files.unreadable", 1);
-        (void)close(fd);
+        sl_task_set_incomplete(f->ctx, "%s: %s", raw, strerror(errno));
+        if (fd >= 0) {
+            (void)close(fd);
+        }
         return -1;
     }
     if (!S_ISREG(st->st_mode)) {

@@ -298,6 +298,16 @@ void sl_task_note_error(struct sl_task_ctx *ctx, int code);
 /** @brief Message for a non-OK result (copied). */
 void sl_task_set_message(struct sl_task_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/**
+ * @brief The task succeeds but could not read part of its input that still
+ * exists (a directory it may not list, a file it may not open): the run's
+ * view of its source is partial, so the run deletes nothing at its end
+ * (no completion phase; the run data says why).  Something that is gone
+ * is not incomplete: its document is to be deleted.  The first reason is
+ * kept (copied).
+ */
+void sl_task_set_incomplete(struct sl_task_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ------------------------------------------------------------------------
  * Pools.
