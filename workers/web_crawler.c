@@ -510,11 +510,12 @@ count(struct crawl *c, const char *name)
     sl_task_counter_add(c->ctx, name, 1);
 }
 
-/* Start URL @lk (a page link of depth 0; others are ignored) could not be
- * crawled because of @fmt: counted, the first reason kept for the task
- * message.  @transient: a failure that says nothing about the page (a
- * network error, 5xx, 429/503 given up, robots.txt unreachable), as
- * against an answer (4xx, robots.txt disallows, the filters refuse). */
+/* Link @lk could not be crawled because of @fmt.  @transient: a failure
+ * that says nothing about the page (a network error, 5xx, 429/503 given
+ * up, robots.txt unreachable), as against an answer (4xx, robots.txt
+ * disallows, the filters refuse): it makes the task incomplete, so the
+ * run deletes nothing.  A start URL (a page link of depth 0) is also
+ * counted, the first reason kept for the task message. */
 static void start_failed(struct crawl *c,
                          const struct link *lk,
                          int transient,
@@ -525,27 +526,30 @@ static void
 start_failed(
     struct crawl *c, const struct link *lk, int transient, const char *fmt, ...)
 {
-    char *why = NULL;
+    char why[sizeof(c->start_why)];
     va_list ap;
     int n = 0;
 
+    n = snprintf(why, sizeof(why), "%.512s: ", lk->url);
+    if (n > 0 && (size_t)n < sizeof(why)) {
+        va_start(ap, fmt);
+        (void)vsnprintf(why + n, sizeof(why) - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    if (transient) {
+        /* any link: the page (and what only it links to) may well still
+         * exist, so the run must not delete what it did not see */
+        sl_task_set_incomplete(c->ctx, "%s", why);
+    }
     if (lk->kind != K_PAGE || lk->depth != 0) {
         return;
     }
     c->start_failed++;
     c->start_transient += transient ? 1 : 0;
     if (c->start_failed == 1) {
-        why = c->start_why;
+        memcpy(c->start_why, why, sizeof(why));
     } else if (transient && c->start_transient == 1) {
-        why = c->start_transient_why;
-    } else {
-        return;
-    }
-    n = snprintf(why, sizeof(c->start_why), "%.512s: ", lk->url);
-    if (n > 0 && (size_t)n < sizeof(c->start_why)) {
-        va_start(ap, fmt);
-        (void)vsnprintf(why + n, sizeof(c->start_why) - (size_t)n, fmt, ap);
-        va_end(ap);
+        memcpy(c->start_transient_why, why, sizeof(why));
     }
 }
 

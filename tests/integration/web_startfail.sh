@@ -10,7 +10,9 @@
 #    same, the error says robots.txt was unreachable;
 # 4. a start URL outside urlPatterns (another job on the same source):
 #    the same, nothing deleted;
-# 5. the site is back: SUCCEEDED, nothing pushed, nothing removed;
+# 5. the site is back: SUCCEEDED, nothing pushed, nothing removed; a page
+#    that answers 500 (not the start URL) makes the run incomplete: no
+#    completion, the page stays indexed;
 # 6. two start URLs on two sites, both indexed; the second site goes down:
 #    with full the run FAILED ("1 of 2 start URLs"), nothing deleted, its
 #    pages stay in the index; with additive the run SUCCEEDED, the failure
@@ -77,6 +79,22 @@ expect_crawl webStart "crawl after recovery SUCCEEDED"
 [ "$(counter records.pushed)" = 0 ] && [ "$(counter entries.removed)" = 0 ] &&
     ok "nothing pushed, nothing removed: the index was kept intact" ||
     fail "pushed $(counter records.pushed), removed $(counter entries.removed)"
+
+# ---- 5b. a page (not the start URL) answers 500: the crawl succeeds but
+# is incomplete, so nothing is deleted and the page stays indexed
+echo '{"status": {"/p/3.html": 500}}' >"$MUTATE"
+expect_crawl webStart "a crawl with one page answering 500 SUCCEEDED"
+jq -e '.completion.skipped | test("could not read all its input .*p/3.html: HTTP 500")' "$RUNJSON" >/dev/null &&
+    ok "a page answering 500 skips the completion ($(jq -r .completion.skipped "$RUNJSON" | head -c 200))" ||
+    fail "completion: $(jq -c .completion "$RUNJSON")"
+[ "$(counter entries.removed)" = 0 ] && ok "the page answering 500 is not deleted" ||
+    fail "removed $(counter entries.removed)"
+wait_indexed
+expect_index "$TMP/want" "the index keeps every page while one answers 500"
+rm -f "$MUTATE"
+expect_crawl webStart "the page is back: SUCCEEDED"
+jq -e '.completion.ran == true' "$RUNJSON" >/dev/null && ok "a complete crawl runs its completion" ||
+    fail "completion: $(jq -c .completion "$RUNJSON")"
 
 # ---- 6. two start URLs on two sites, one of them goes down
 SITE1=$SITE
