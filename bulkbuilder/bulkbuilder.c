@@ -57,6 +57,10 @@ struct job {
     struct journal jr[NSLOTS];
     int64_t opened_ms; /* sl_mono_ms of the first open record, or 0 */
     uint64_t next_seq;
+    /* every slot of the bulks below it is linked: seal links slot by
+     * slot, and the committer must not take a bulk half linked (it would
+     * commit slot 0 and remove a slot 1 linked after its copy) */
+    atomic_uint_fast64_t sealed_below;
     /* statistics: accepted under mu, the others atomic */
     uint64_t accepted;
     atomic_uint_fast64_t committed; /* atomics: the committer never waits */
@@ -247,8 +251,9 @@ job_get(struct sl_bb *bb,
     j = sl_calloc(1, sizeof(*j));
     j->name = sl_asprintf("%s", name);
     j->dir = sl_asprintf("%s/j.%s", bb->dir, name);
-    sl_backoff_init(
-        &j->nospace, bb->cfg.nospace_first_ms, bb->cfg.nospace_max_ms);
+    sl_backoff_init(&j->nospace,
+                    bb->cfg.nospace_first_ms ? bb->cfg.nospace_first_ms : 1000,
+                    bb->cfg.nospace_max_ms ? bb->cfg.nospace_max_ms : 60000);
     (void)pthread_mutex_init(&j->mu, NULL);
     for (i = 0; i < NSLOTS; i++) {
         j->jr[i].fd = -1;
@@ -259,6 +264,7 @@ job_get(struct sl_bb *bb,
         goto out;
     }
     j->next_seq = scan_next_seq(j);
+    atomic_store(&j->sealed_below, j->next_seq);
     j->next = bb->jobs;
     bb->jobs = j;
     *out = j;
@@ -405,6 +411,7 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
     if (sealed) {
         /* A number used by one slot is never used again. */
         j->next_seq++;
+        atomic_store(&j->sealed_below, j->next_seq);
         if (rc == 0) {
             rc = sync_dir(bb, j->dir);
         }
@@ -1282,7 +1289,8 @@ committer_main(void *arg)
             }
             seqs = sealed_seqs(j, &n);
             for (i = 0; i < n; i++) {
-                if (commit_bulk(bb, j, seqs[i]) != 0) {
+                if (seqs[i] >= atomic_load(&j->sealed_below) ||
+                    commit_bulk(bb, j, seqs[i]) != 0) {
                     break; /* keep the order; try again next tick */
                 }
             }

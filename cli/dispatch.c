@@ -3,7 +3,6 @@
  * `sluice-test` share it, so they differ only in the extra worker types
  * they hand to sl_cli_set_extra_workers before calling sl_cli_main.
  */
-#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,10 +67,6 @@ usage(FILE *out)
 int
 sl_cli_main(int argc, char **argv)
 {
-    /* Byte-exact and UTF-8 aware, before any thread starts: libarchive
-     * converts names flagged as UTF-8 (zip) into the locale's charset,
-     * and in "C" it refuses every non-ASCII one. */
-    (void)setlocale(LC_CTYPE, "C.UTF-8");
     json_set_alloc_funcs(sl_malloc, sl_free);
     if (argc < 2) {
         usage(stderr);

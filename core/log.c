@@ -59,12 +59,14 @@ vlog(enum sl_log_level level, const char *fmt, va_list ap)
     if ((size_t)n > sizeof(line) - 2) {
         /* cut: say so, and how much is missing */
         char mark[48];
-        int k = snprintf(mark,
-                         sizeof(mark),
-                         " [... %d more bytes]",
-                         n - (int)sizeof(line) + 2);
+        int room = (int)sizeof(line) - 2;
+        int k = snprintf(mark, sizeof(mark), " [... %d more bytes]", n - room);
 
-        n = (int)sizeof(line) - 2 - k;
+        /* the mark takes k bytes of the line too: count them (twice, in
+         * case the count grew a digit) */
+        k = snprintf(mark, sizeof(mark), " [... %d more bytes]", n - room + k);
+        k = snprintf(mark, sizeof(mark), " [... %d more bytes]", n - room + k);
+        n = room - k;
         memcpy(line + n, mark, (size_t)k);
         n += k;
     }

@@ -316,15 +316,20 @@ check_request_text(struct sl_req *req)
 
     for (i = 0; i < req->nparams; i++) {
         if (!sl_utf8_valid(req->params[i], strlen(req->params[i]))) {
-            size_t nlen = strcspn(req->param_names[i], "/");
+            /* param_names[i] points into the route pattern */
+            char name[64];
 
+            (void)snprintf(name,
+                           sizeof(name),
+                           "%.*s",
+                           (int)strcspn(req->param_names[i], "/"),
+                           req->param_names[i]);
             return sl_reply_error(req,
                                   SL_EBADNAME,
-                                  req->param_names[i],
-                                  "path parameter '%.*s' is not valid UTF-8 "
+                                  name,
+                                  "path parameter '%s' is not valid UTF-8 "
                                   "once percent-decoded: '%s'",
-                                  (int)nlen,
-                                  req->param_names[i],
+                                  name,
                                   req->params[i]);
         }
     }

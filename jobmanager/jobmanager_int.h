@@ -248,7 +248,8 @@ uint64_t sl__jm_store_del(struct sl__jm_store *s,
                           size_t klen);
 /** @brief Sequence number of the last queued change. */
 uint64_t sl__jm_store_last(struct sl__jm_store *s);
-/** Sequence of the last committed operation. */
+/** Sequence up to which every operation is durable (committed); it stops
+ * at a commit that failed for good, so nothing after it is handed out. */
 uint64_t sl__jm_store_committed(struct sl__jm_store *s);
 /** Call @p notify(@p arg) after every commit, from the writer thread,
  * without the store lock held. */

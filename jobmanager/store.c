@@ -49,7 +49,10 @@ struct sl__jm_store {
     struct op *head;     /* queued ops, in order */
     struct op *tail;
     uint64_t queued;           /* sequence number of the last queued op */
-    uint64_t committed;        /* everything up to here is committed */
+    uint64_t committed;        /* everything up to here is done: committed,
+                                  or dropped after a failure (waiters then
+                                  see `failed`) */
+    uint64_t durable;          /* everything up to here is committed */
     void (*notify)(void *arg); /* called after each commit, or NULL */
     void *notify_arg;
     int failed; /* a commit failed while stopping: refuse changes */
@@ -235,11 +238,13 @@ writer_main(void *arg)
             (void)pthread_mutex_unlock(s->swap_lock);
         }
 
-        rc = s->failed ? 0 : commit_group(s, group);
+        rc = s->failed ? SL_EIO : commit_group(s, group);
         free_ops(group);
 
         (void)pthread_mutex_lock(&s->mu);
-        if (rc != 0 && !s->failed) {
+        if (rc == 0) {
+            s->durable = upto;
+        } else if (!s->failed) {
             s->failed = 1;
             (void)snprintf(
                 s->failure, sizeof(s->failure), "%s", mdb_strerror(rc));
@@ -470,7 +475,7 @@ sl__jm_store_committed(struct sl__jm_store *s)
     uint64_t seq = 0;
 
     (void)pthread_mutex_lock(&s->mu);
-    seq = s->committed;
+    seq = s->durable;
     (void)pthread_mutex_unlock(&s->mu);
     return seq;
 }

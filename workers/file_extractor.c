@@ -15,6 +15,8 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,8 +480,8 @@ out:
  * The name of entry @e, the @nth of its archive, in a new string.  Names
  * libarchive hands over as bytes (zip entries without the UTF-8 flag, tar)
  * come as they are, and are escaped later like file names on disk.  An
- * entry flagged as UTF-8 whose name is not (or, in a process whose locale
- * is not UTF-8, any non-ASCII name) has no name libarchive will give:
+ * entry flagged as UTF-8 whose name is not (or, without a C.UTF-8 locale,
+ * any non-ASCII name) has no name libarchive will give:
  * it is kept as "unnamed-<nth>", logged and counted, never dropped.
  */
 static char *
@@ -741,6 +743,27 @@ sl__wk_extract_free(struct sl__wk_extract *x)
     }
 }
 
+/*
+ * libarchive converts entry names flagged as UTF-8 (zip) into the charset
+ * of the calling thread's locale, and in "C" it refuses every non-ASCII
+ * one.  The walk runs in a "C.UTF-8" locale of its own thread (uselocale),
+ * so the process locale, and with it the byte semantics of the crawlers'
+ * regular expressions, stays "C".
+ */
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void
+utf8_locale_init(void)
+{
+    utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    if (utf8_locale == (locale_t)0) {
+        SL_WARN("fileExtractor: no C.UTF-8 locale: zip entries whose names "
+                "are flagged as UTF-8 and not ASCII are kept as "
+                "unnamed-<n>");
+    }
+}
+
 int
 sl__wk_extract_fd(struct sl__wk_extract *x,
                   struct sl_bulk_writer *w,
@@ -757,7 +780,15 @@ sl__wk_extract_fd(struct sl__wk_extract *x,
     x->compressed = size;
     x->total = 0;
     x->stopped = 0;
-    rc = extract_archive(x, fd, id, 0);
+    (void)pthread_once(&utf8_once, utf8_locale_init);
+    if (utf8_locale != (locale_t)0) {
+        locale_t old = uselocale(utf8_locale);
+
+        rc = extract_archive(x, fd, id, 0);
+        (void)uselocale(old);
+    } else {
+        rc = extract_archive(x, fd, id, 0);
+    }
     x->w = NULL;
     x->top_id = x->source = NULL;
     return rc;

@@ -10,7 +10,6 @@
  * "<compound>!/<path>" with no empty, "." or ".." segment, names its
  * compound, and the content written stays within maxTotalBytes.
  */
-#include <locale.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -28,8 +27,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    /* the locale of the sluice binary (cli/dispatch.c) */
-    (void)setlocale(LC_CTYPE, "C.UTF-8");
     sl_fuzz_quiet();
     backend = sl__wk_local_new(NULL, NULL);
     return 0;

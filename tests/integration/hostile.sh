@@ -51,9 +51,10 @@ while read -r method pattern; do
         if [ "$STATUS" -lt 400 ] || [ "$STATUS" -ge 500 ] || ! json_error; then
             bad=$((bad + 1))
             fail "$method $path: status $STATUS, body $(head -c 200 "$BODY")"
-        elif ! jq -e '.error.field | length > 0' "$BODY" >/dev/null; then
+        elif ! jq -e --arg names "$(echo "$pattern" | grep -o '[:*][A-Za-z]*' | tr -d ':*' | tr '\n' ' ')" \
+            '.error.field as $f | $names | split(" ") | index($f) != null' "$BODY" >/dev/null; then
             bad=$((bad + 1))
-            fail "$method $path: the error names no field: $(head -c 200 "$BODY")"
+            fail "$method $path: the error does not name a parameter of $pattern: $(head -c 200 "$BODY")"
         fi
     done
 done <"$TMP/routes"

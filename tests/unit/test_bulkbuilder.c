@@ -13,6 +13,14 @@
  * test_bb_task_kept: a bulk whose .task file cannot be written and whose
  * copy into the store fails for a while is committed by the one task it
  * got first (a full disk used to make a new task at every tick).
+ *
+ * test_bb_half_linked: a bulk with inserts and deletes is sealed slot by
+ * slot; the committer, which used to take it once slot 0 was linked,
+ * committed the inserts alone and then removed the deletes' file.
+ *
+ * The tests of the window run in a process of their own ("delayed", with
+ * SLUICE_TEST_DELAY=bulkbuilder.sealed=150 set by ctest): the knob is
+ * read with getenv while the committer runs, so it is never changed then.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -54,8 +62,10 @@ put_def(struct sl_jm *jm, const char *kind, const char *text)
     json_decref(j);
 }
 
+/* The fixture; bulks are sealed after every record, or with @sized only
+ * at sl_bb_flush. */
 static int
-setup(void **state)
+setup_with(void **state, int sized)
 {
     struct fx *f = sl_calloc(1, sizeof(*f));
     const char *tmp = getenv("TMPDIR");
@@ -79,7 +89,7 @@ setup(void **state)
     memset(&bcfg, 0, sizeof(bcfg));
     (void)snprintf(path, sizeof(path), "%s/bb", f->dir);
     bcfg.dir = path;
-    bcfg.limit_size = 1; /* every record seals a bulk */
+    bcfg.limit_size = sized ? 1 << 20 : 1; /* 1: every record seals */
     bcfg.limit_ms = 3600000;
     assert_int_equal(sl_bb_open(&bcfg, f->jm, f->store, &f->bb, &err), 0);
     assert_int_equal(sl_jm_start(f->jm, &err), 0);
@@ -96,6 +106,18 @@ setup(void **state)
     }
     *state = f;
     return 0;
+}
+
+static int
+setup(void **state)
+{
+    return setup_with(state, 0);
+}
+
+static int
+setup_sized(void **state)
+{
+    return setup_with(state, 1);
 }
 
 static int
@@ -208,15 +230,41 @@ test_bb_pending_window(void **state)
     struct fx *f = *state;
     struct pusher p = {f, 0, 3, 0};
 
-    assert_int_equal(setenv("SLUICE_TEST_DELAY", "bulkbuilder.sealed=150", 1),
-                     0);
     (void)push_main(&p);
-    assert_int_equal(unsetenv("SLUICE_TEST_DELAY"), 0);
     assert_int_equal(p.failed, 0);
     expect_all_committed(f, 3);
 }
 
-/* Task counter @name of the current run of job "push". */
+static json_int_t push_counter(struct fx *f, const char *name);
+
+static void
+test_bb_half_linked(void **state)
+{
+    struct fx *f = *state;
+    json_t *a = json_pack("{s:s}", "_recordid", "half-a");
+    json_t *b = json_pack("{s:s}", "_recordid", "half-b");
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    /* one bulk with an insert (slot 0) and a delete (slot 1), sealed by
+     * this thread, which waits 150 ms after each link */
+    assert_int_equal(sl_bb_add(f->bb, "push", a, 0, &err), 0);
+    assert_int_equal(sl_bb_add(f->bb, "push", b, 1, &err), 0);
+    assert_int_equal(sl_bb_flush(f->bb, "push", &err), 0);
+    json_decref(a);
+    json_decref(b);
+    expect_all_committed(f, 1);
+    /* the committed task's outputs, as the jobmanager counted them */
+    assert_int_equal(
+        push_counter(f, "0_bulkbuilder/output.insertedRecords.dataObjectCount"),
+        1);
+    assert_int_equal(
+        push_counter(f, "0_bulkbuilder/output.deletedRecords.dataObjectCount"),
+        1);
+}
+
+/* Task counter @name of the current run of job "push", or with
+ * "<action>_<worker>/<counter>" a worker counter. */
 static json_int_t
 push_counter(struct fx *f, const char *name)
 {
@@ -236,8 +284,17 @@ push_counter(struct fx *f, const char *name)
                       &run,
                       &err),
         0);
-    v = json_integer_value(
-        json_object_get(json_object_get(run, "tasks"), name));
+    if (strchr(name, '/') != NULL) { /* "<action>_<worker>/<counter>" */
+        char key[64];
+
+        (void)snprintf(key, sizeof(key), "%.*s", (int)strcspn(name, "/"), name);
+        v = json_integer_value(json_object_get(
+            json_object_get(json_object_get(run, "worker"), key),
+            strchr(name, '/') + 1));
+    } else {
+        v = json_integer_value(
+            json_object_get(json_object_get(run, "tasks"), name));
+    }
     json_decref(run);
     json_decref(info);
     return v;
@@ -277,16 +334,23 @@ test_bb_task_kept(void **state)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(
-            test_bb_pending_window, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_bb_pending_stress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bb_task_kept, setup, teardown),
     };
+    const struct CMUnitTest delayed[] = {
+        cmocka_unit_test_setup_teardown(
+            test_bb_pending_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_bb_half_linked, setup_sized, teardown),
+    };
 
     json_set_alloc_funcs(sl_malloc, sl_free);
+    if (argc > 1 && strcmp(argv[1], "delayed") == 0) {
+        return cmocka_run_group_tests(delayed, NULL, NULL);
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
