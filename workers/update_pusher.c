@@ -529,7 +529,7 @@ gate(struct push *p,
                        : SL_WORKER_RECOVERABLE;
         }
         if (verdict == SL_DELTA_UPTODATE) {
-            return skip_record(p, r, "records.uptodate");
+            return skip_record(p, r, "elements.uptodate");
         }
     }
     if (source != NULL) { /* tracked */

@@ -74,8 +74,8 @@ if crawl crawlFull; then ok "full: second run SUCCEEDED"; else fail "full: secon
     fail "full: elements.records $(counter elements.records), want 2"
 [ "$(pusher records.pushed)" = 2 ] && ok "full: pushed the zip and one element (the edited one)" ||
     fail "full: pushed $(pusher records.pushed), want 2 (the zip and edit.txt)"
-[ "$(pusher records.uptodate)" = 1 ] && ok "full: one element up to date (records.uptodate)" ||
-    fail "full: records.uptodate $(pusher records.uptodate), want 1"
+[ "$(pusher elements.uptodate)" = 1 ] && ok "full: one element up to date (elements.uptodate)" ||
+    fail "full: elements.uptodate $(pusher elements.uptodate), want 1"
 [ "$(pusher records.deleted)" = 1 ] && ok "full: one delete (the removed member)" ||
     fail "full: deleted $(pusher records.deleted), want 1"
 wait_indexed
@@ -125,8 +125,8 @@ rm "$A/outer.zip"
 if crawl crawlAdd; then ok "additive: second run SUCCEEDED"; else fail "additive: second run failed"; fi
 [ "$(pusher records.pushed)" = 2 ] && ok "additive: pushed the zip and the edited member" ||
     fail "additive: pushed $(pusher records.pushed), want 2"
-[ "$(pusher records.uptodate)" = 2 ] && ok "additive: the nested zip and its member are up to date" ||
-    fail "additive: records.uptodate $(pusher records.uptodate), want 2"
+[ "$(pusher elements.uptodate)" = 2 ] && ok "additive: the nested zip and its member are up to date" ||
+    fail "additive: elements.uptodate $(pusher elements.uptodate), want 2"
 [ "$(pusher records.deleted)" = 0 ] && doc "$A/outer.zip!/old.txt" &&
     ok "additive: nothing deleted, the removed member stays" ||
     fail "additive: deleted $(pusher records.deleted), old.txt status $STATUS"

@@ -271,7 +271,7 @@ push(struct fixture *f,
                    json_string_value(json_object_get(res, "status")));
     rs.status = status;
     rs.pushed = counter(res, "records.pushed");
-    rs.uptodate = counter(res, "records.uptodate");
+    rs.uptodate = counter(res, "elements.uptodate");
     rs.duplicate = counter(res, "records.duplicate");
     rs.ids = read_ids(f, out);
     json_decref(res);
