@@ -189,8 +189,9 @@ read_record(struct sl__wk_elem_check *c)
     sl_err_clear(&err);
     rc = sl_bulk_reader_next_raw(c->r, &text, &len, &err);
     if (rc == 1) {
+        (void)sl_bulk_reader_head(c->r, &head); /* NULL: decoded below */
         rc = sl_bulk_reader_skip_attachments(c->r, NULL, &err);
-        if (rc == 0 && !sl_bulk_reader_head(c->r, &head)) {
+        if (rc == 0 && head == NULL) {
             rc = sl_bulk_reader_meta(c->r, &meta, &err);
         }
         rc = rc == 0 ? 1 : rc;
