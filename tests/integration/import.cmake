@@ -1,8 +1,7 @@
-# File import end to end with the repository's workflows and jobs; a
-# changed zip pushes only its changed elements (import_compound); a page
+# File import end to end with the repository's workflows and jobs; a page
 # of tags only does not stay whole in the textExtractor (text_tags).
-foreach(t import_e2e import_bad_input import_crash import_remote
-    import_compound bulkbuilder bulk_intake text_tags)
+foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder bulk_intake
+    text_tags)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
