@@ -10,6 +10,11 @@
  * A record with a head (docs/bulk-format.md) is pushed without decoding
  * its metadata: the head has what the delta service needs, and the text
  * goes to the bulkbuilder as stored.
+ * With `additive` and `full`, an element of a changed compound is checked
+ * against the delta service first and pushed only when new or changed
+ * (element_check.c); a compound is marked updated only after its
+ * elements, so an up-to-date compound never stands for elements that were
+ * not pushed.
  * See docs/workers.md "updatePusher".
  */
 #include <curl/curl.h>
@@ -75,6 +80,16 @@ struct push {
     uint64_t seq;
     struct spool att[MAX_ATTACH];
     size_t natt;
+    struct sl__wk_elem_check *elems; /* element checks, or NULL */
+    size_t bulk;                     /* input bulk being pushed */
+    size_t idx;                      /* its record being pushed */
+    /* the pushed top-level compound whose mark waits until its elements
+     * (the records that follow it) are pushed and marked */
+    json_t *held_meta;
+    struct sl_record_head *held_head;
+    struct sl_delta_rec held_rec;
+    char *held_source;
+    int held;
 };
 
 /* ------------------------------------------------------------------------
@@ -113,6 +128,73 @@ flush_marks(struct push *p)
         sl_free(p->heads[i]);
     }
     p->n = 0;
+    return rc;
+}
+
+/* Add a pushed record to the mark batch (@meta: a new reference or NULL;
+ * @head: taken, or NULL; @dr borrows from them), flushed when full.  The
+ * batch's source is p->source. */
+static int
+mark_add(struct push *p,
+         json_t *meta,
+         struct sl_record_head *head,
+         const struct sl_delta_rec *dr)
+{
+    p->metas[p->n] = meta;
+    p->heads[p->n] = head;
+    p->recs[p->n] = *dr;
+    p->n++;
+    return p->n == MARK_BATCH ? flush_marks(p) : 0;
+}
+
+/* Forget the held compound without marking it (its task failed: the
+ * retry pushes it again). */
+static void
+held_drop(struct push *p)
+{
+    if (p->held) {
+        json_decref(p->held_meta);
+        sl_free(p->held_head);
+        SL_FREE(p->held_source);
+        p->held_meta = NULL;
+        p->held_head = NULL;
+        p->held = 0;
+    }
+}
+
+/*
+ * Mark the held compound after its elements: they come right after it
+ * and share its shard, so its entry is never committed before theirs.
+ * Were it committed first, a crash and a failed run would leave it up
+ * to date, and the next run would keep the old entries of its unpushed
+ * elements (the check of an unchanged compound marks them visited).
+ */
+static int
+held_release(struct push *p)
+{
+    struct sl_err err;
+    int rc = 0;
+
+    if (!p->held) {
+        return 0;
+    }
+    sl_err_clear(&err);
+    if (p->n > 0 && strcmp(p->source, p->held_source) != 0) {
+        rc = flush_marks(p);
+    }
+    if (rc == 0) {
+        rc = use_source(p, p->held_source, &err);
+        if (rc != 0) {
+            sl_task_note_error(p->ctx, rc);
+            sl_task_set_message(p->ctx, "delta service: %s", err.message);
+        }
+    }
+    if (rc == 0) {
+        rc = mark_add(p, p->held_meta, p->held_head, &p->held_rec);
+        p->held_meta = NULL;
+        p->held_head = NULL;
+    }
+    held_drop(p);
     return rc;
 }
 
@@ -395,6 +477,137 @@ local_push(struct push *p,
  * Records.
  * --------------------------------------------------------------------- */
 
+/* Skip record @r, not pushed, and count it as @counter. */
+static int
+skip_record(struct push *p, struct sl_bulk_reader *r, const char *counter)
+{
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    sl_task_counter_add(p->ctx, counter, 1);
+    if (sl_bulk_reader_skip_attachments(r, NULL, &err) != 0) {
+        sl_task_set_message(p->ctx, "input: %s", err.message);
+        return SL_WORKER_FATAL;
+    }
+    return SL_WORKER_OK;
+}
+
+/*
+ * Whether record @in (delta fields @dr, source @source) is pushed: *go is
+ * 0 for an element the delta service finds up to date (it marked it
+ * visited) and for a record pushed in this run already (a retried task),
+ * both skipped and counted.  First marks the held compound when @in is
+ * not one of its elements.  Returns an SL_WORKER_* result.
+ */
+static int
+gate(struct push *p,
+     const struct in_rec *in,
+     struct sl_bulk_reader *r,
+     const struct sl_delta_rec *dr,
+     const char *source,
+     int *go)
+{
+    struct sl_err err;
+    int verdict = 0;
+    int pushed = 0;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    *go = 0;
+    if (p->held && (dr->compound_id == NULL ||
+                    strcmp(dr->compound_id, p->held_rec.id) != 0)) {
+        if (held_release(p) != 0) {
+            return SL_WORKER_RECOVERABLE;
+        }
+    }
+    if (p->elems != NULL) {
+        rc = sl__wk_elem_check_verdict(
+            p->elems, p->bulk, p->idx, in->meta, in->head, &verdict);
+        if (rc != 0) {
+            return rc == SL_ECORRUPT || rc == SL_ETRUNCATED
+                       ? SL_WORKER_FATAL
+                       : SL_WORKER_RECOVERABLE;
+        }
+        if (verdict == SL_DELTA_UPTODATE) {
+            return skip_record(p, r, "elements.uptodate");
+        }
+    }
+    if (source != NULL) { /* tracked */
+        if (p->n > 0 && strcmp(source, p->source) != 0 && flush_marks(p) != 0) {
+            return SL_WORKER_RECOVERABLE;
+        }
+        rc = use_source(p, source, &err);
+        if (rc == 0) {
+            rc = sl_delta_was_pushed_in_run(
+                p->delta, source, p->seq, dr, &pushed, &err);
+        }
+        if (rc != 0) {
+            sl_task_note_error(p->ctx, rc);
+            sl_task_set_message(p->ctx, "delta service: %s", err.message);
+            return SL_WORKER_RECOVERABLE;
+        }
+        if (pushed) {
+            return skip_record(p, r, "records.duplicate");
+        }
+    }
+    *go = 1;
+    return SL_WORKER_OK;
+}
+
+/* Send record @in to jobToPushTo or remote; 0 or SL_E* (@err). */
+static int
+send_record(struct push *p,
+            const struct in_rec *in,
+            struct sl_bulk_reader *r,
+            struct sl_err *err)
+{
+    char *text = NULL;
+    int rc = 0;
+
+    if (p->job != NULL) {
+        return local_push(p, in, r, err);
+    }
+    rc = spool_attachments(p, r, err);
+    if (rc == 0) {
+        if (in->meta != NULL) {
+            text = json_dumps(in->meta, JSON_COMPACT);
+        } else {
+            text = sl_malloc(in->len + 1);
+            memcpy(text, in->text, in->len);
+            text[in->len] = '\0';
+        }
+        rc = remote_send(p, text, NULL);
+        sl_free(text);
+    }
+    spool_clear(p);
+    return rc;
+}
+
+/* After the push of @in: mark it updated (in the batch), or hold it when
+ * it is a top-level compound, whose elements follow. */
+static int
+pushed_mark(struct push *p, const struct in_rec *in)
+{
+    json_t *meta = json_incref(in->meta);
+    struct sl_record_head *head = NULL;
+    struct sl_delta_rec dr;
+
+    if (in->meta == NULL) { /* the head's strings, kept till the mark */
+        head = sl_record_head_dup(in->head);
+    }
+    (void)sl__wk_delta_fields(in->meta, head, &dr);
+    if (dr.is_compound && dr.compound_id == NULL) {
+        SL_ASSERT(!p->held);
+        p->held_meta = meta;
+        p->held_head = head;
+        p->held_rec = dr;
+        p->held_source = sl_strdup(p->source);
+        p->held = 1;
+        return 0;
+    }
+    return mark_add(p, meta, head, &dr);
+}
+
 /* Push one record; returns an SL_WORKER_* result. */
 static int
 push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
@@ -403,57 +616,23 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
     struct sl_err err;
     const char *source = sl__wk_delta_fields(in->meta, in->head, &dr);
     const char *hash = dr.hash;
-    int track = 0;
+    int go = 0;
+    int res = 0;
     int rc = 0;
 
     sl_err_clear(&err);
     if (source == NULL) {
         source = p->param_source;
     }
-    track = sl_delta_strategy_writes(p->strategy) && p->delta != NULL &&
-            source != NULL && hash != NULL && hash[0] != '\0' && dr.id != NULL;
-    if (track) {
-        int pushed = 0;
-
-        if (p->n > 0 && strcmp(source, p->source) != 0 && flush_marks(p) != 0) {
-            return SL_WORKER_RECOVERABLE;
-        }
-        rc = use_source(p, source, &err);
-        if (rc == 0) {
-            rc = sl_delta_was_pushed_in_run(
-                p->delta, source, p->seq, &dr, &pushed, &err);
-        }
-        if (rc != 0) {
-            sl_task_note_error(p->ctx, rc);
-            sl_task_set_message(p->ctx, "delta service: %s", err.message);
-            return SL_WORKER_RECOVERABLE;
-        }
-        if (pushed) {
-            sl_task_counter_add(p->ctx, "records.duplicate", 1);
-            return sl_bulk_reader_skip_attachments(r, NULL, &err) == 0
-                       ? SL_WORKER_OK
-                       : SL_WORKER_FATAL;
-        }
+    if (!sl_delta_strategy_writes(p->strategy) || p->delta == NULL ||
+        hash == NULL || hash[0] == '\0' || dr.id == NULL) {
+        source = NULL; /* not tracked */
     }
-    if (p->job != NULL) {
-        rc = local_push(p, in, r, &err);
-    } else {
-        char *text = NULL;
-
-        rc = spool_attachments(p, r, &err);
-        if (rc == 0) {
-            if (in->meta != NULL) {
-                text = json_dumps(in->meta, JSON_COMPACT);
-            } else {
-                text = sl_malloc(in->len + 1);
-                memcpy(text, in->text, in->len);
-                text[in->len] = '\0';
-            }
-            rc = remote_send(p, text, NULL);
-            sl_free(text);
-        }
-        spool_clear(p);
+    res = gate(p, in, r, &dr, source, &go);
+    if (res != SL_WORKER_OK || !go) {
+        return res;
     }
+    rc = send_record(p, in, r, &err);
     if (rc == SL_EINVAL) {
         SL_WARN("updatePusher: %s: refused: %s", dr.id, err.message);
         sl_task_counter_add(p->ctx, "records.invalid", 1);
@@ -480,18 +659,8 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
                                 p->pushed, in->text, in->len, in->head)) == 0) {
         (void)sl_bulk_writer_record_end(p->pushed);
     }
-    if (track) {
-        p->metas[p->n] = json_incref(in->meta);
-        p->heads[p->n] = NULL;
-        if (in->meta == NULL) { /* the head's strings, kept till the mark */
-            p->heads[p->n] = sl_record_head_dup(in->head);
-            (void)sl__wk_delta_fields(NULL, p->heads[p->n], &dr);
-        }
-        p->recs[p->n] = dr;
-        p->n++;
-        if (p->n == MARK_BATCH && flush_marks(p) != 0) {
-            return SL_WORKER_RECOVERABLE;
-        }
+    if (source != NULL && pushed_mark(p, in) != 0) {
+        return SL_WORKER_RECOVERABLE;
     }
     return SL_WORKER_OK;
 }
@@ -508,6 +677,9 @@ push_inputs(struct push *p)
         struct sl_err err;
         struct in_rec in;
         int rc = sl_task_input_open(p->ctx, "recordsToPush", b, &r);
+
+        p->bulk = b;
+        p->idx = 0;
 
         sl_err_clear(&err);
         if (rc != 0) {
@@ -533,14 +705,16 @@ push_inputs(struct push *p)
                 res = push_record(p, &in, r);
             }
             json_decref(in.meta);
+            p->idx++;
         }
+        sl__wk_elem_check_end(p->elems);
         sl_task_input_close(p->ctx, r);
         if (res == SL_WORKER_OK && rc != 0) {
             sl_task_set_message(p->ctx, "input %zu: %s", b, err.message);
             res = SL_WORKER_FATAL;
         }
     }
-    if (res == SL_WORKER_OK && flush_marks(p) != 0) {
+    if (res == SL_WORKER_OK && (held_release(p) != 0 || flush_marks(p) != 0)) {
         res = SL_WORKER_RECOVERABLE;
     }
     return res;
@@ -709,10 +883,21 @@ pusher_perform(struct sl_task_ctx *ctx)
         if (sl_task_output_writer(ctx, "pushedRecords", &p->pushed) != 0) {
             p->pushed = NULL;
         }
+        if (sl_delta_strategy_reads(p->strategy) &&
+            sl__wk_elem_check_new(ctx,
+                                  p->delta,
+                                  "recordsToPush",
+                                  p->run_id,
+                                  p->param_source,
+                                  &p->elems) != 0) {
+            p->elems = NULL;
+        }
         res = push_inputs(p);
     }
 out:
+    held_drop(p); /* a failed task: pushed again by the retry */
     (void)flush_marks(p);
+    sl__wk_elem_check_free(p->elems);
     if (p->h != NULL) {
         curl_easy_cleanup(p->h);
     }

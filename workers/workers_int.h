@@ -263,6 +263,52 @@ const char *sl__wk_delta_fields(const json_t *meta,
                                 const struct sl_record_head *head,
                                 struct sl_delta_rec *dr);
 
+/* ------------------------------------------------------------------------
+ * Element checks (element_check.c): the updatePusher pushes an element of
+ * a changed compound (`_compoundRecordId`, `_deltaHash`) only when the
+ * delta service finds it new or changed (docs/workers.md "updatePusher").
+ * Records are checked in windows of 1000 read ahead by a second reader of
+ * the same input bulk; up-to-date ones are marked visited by the check.
+ * One task thread uses an instance.
+ * --------------------------------------------------------------------- */
+struct sl__wk_elem_check;
+struct sl_delta;
+
+/**
+ * @brief Element checks for the records of input slot @p slot of @p ctx
+ * in job run @p run_id; @p param_source is the source of records without
+ * `_source` (NULL: none).  All borrowed, valid for the task.
+ * @return 0 and *out, a new object the caller frees with
+ * sl__wk_elem_check_free; SL_EINVAL without @p delta or @p run_id.
+ */
+int sl__wk_elem_check_new(struct sl_task_ctx *ctx,
+                          struct sl_delta *delta,
+                          const char *slot,
+                          const char *run_id,
+                          const char *param_source,
+                          struct sl__wk_elem_check **out);
+/**
+ * @brief The delta verdict of record @p idx (counting from 0) of input
+ * @p bulk, whose metadata @p meta or, when NULL, head @p head (borrowed)
+ * the caller has read: 0 when it is no element to check (no compound id,
+ * hash or source), else SL_DELTA_NEW, _CHANGED or _UPTODATE (marked
+ * visited in this run), or the service's SL_E* refusal of the record.
+ * Call it for the records of a bulk in order; the window that holds
+ * @p idx is read and checked at its first element.
+ * @return 0, or an SL_E* input or delta service error (task message set;
+ * SL_ECORRUPT and SL_ETRUNCATED mean a corrupt input).
+ */
+int sl__wk_elem_check_verdict(struct sl__wk_elem_check *c,
+                              size_t bulk,
+                              size_t idx,
+                              const json_t *meta,
+                              const struct sl_record_head *head,
+                              int *verdict);
+/** @brief The current input bulk is done: close the look-ahead reader. */
+void sl__wk_elem_check_end(struct sl__wk_elem_check *c);
+/** @brief Free @p c; NULL-safe. */
+void sl__wk_elem_check_free(struct sl__wk_elem_check *c);
+
 /*
  * The textExtractor's HTML text (text_extractor.c), also run by the
  * webCrawler in the parse that finds a page's links (extractText), so
