@@ -253,6 +253,14 @@ int sl_delta_obsolete_scan(struct sl_delta *d,
  */
 int sl_delta_clear(struct sl_delta *d, const char *source, struct sl_err *err);
 
+/**
+ * @brief Forget @p source: remove every entry (bounded transactions), as
+ * a purge of the source does once its documents are to leave the index.
+ * The run sequence is kept.
+ * @return 0, SL_EINVAL, SL_EIO.
+ */
+int sl_delta_forget(struct sl_delta *d, const char *source, struct sl_err *err);
+
 /** @brief Remove every entry of every source. 0 or SL_EIO. */
 int sl_delta_clear_all(struct sl_delta *d, struct sl_err *err);
 

@@ -1619,6 +1619,20 @@ sl_jm_source_in_use(struct sl_jm *jm,
     return used;
 }
 
+json_t *
+sl_jm_active_jobs(struct sl_jm *jm)
+{
+    json_t *out = json_array();
+    struct run *r = NULL;
+
+    (void)pthread_mutex_lock(&jm->mu);
+    for (r = jm->runs; r != NULL; r = r->next) {
+        (void)json_array_append_new(out, json_string(r->job));
+    }
+    (void)pthread_mutex_unlock(&jm->mu);
+    return out;
+}
+
 /* ------------------------------------------------------------------------
  * Events.
  * --------------------------------------------------------------------- */

@@ -233,6 +233,12 @@ int sl_jm_source_in_use(struct sl_jm *jm,
                         const char *source,
                         char job[SL_NAME_MAX + 1]);
 
+/**
+ * @brief The names of the jobs with an active run, as a new JSON array
+ * (caller decrefs), in no particular order.
+ */
+json_t *sl_jm_active_jobs(struct sl_jm *jm);
+
 /* ------------------------------------------------------------------------
  * Tasks (the protocol of /smila/tasks/, also used by internal workers).
  * --------------------------------------------------------------------- */
