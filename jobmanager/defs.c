@@ -1,7 +1,8 @@
 /*
  * The definitions registry of the jobmanager (docs/jobmanager-definitions.md):
  * worker descriptions, the data object types, buckets, workflows and jobs,
- * their validation, parameter resolution and the predefined files.
+ * their validation and bucket resolution (task parameters and declarations:
+ * params.c; the predefined files: defs_files.c).
  *
  * Storage: one jansson object per kind maps name -> stored definition.  A
  * stored definition is never changed in place; an update replaces it, and
@@ -14,13 +15,10 @@
  * unlocked helpers (find_worker, bucket_resolve_locked ...), never the
  * public getters, which take the lock themselves.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "deltaservice/deltaservice.h"
 #include "jobmanager/jobmanager_int.h"
@@ -727,79 +725,8 @@ transient_type(const struct sl__jm_defs *d, const json_t *wf, const char *b)
 }
 
 /* ------------------------------------------------------------------------
- * Parameter resolution.
+ * Bucket stores (task parameters: params.c).
  * --------------------------------------------------------------------- */
-
-/*
- * The worker of @p wf that a job parameter key is meant for: the longest
- * worker name W used in the workflow such that the key is "W.<something>".
- * Longest match keeps worker names that contain dots unambiguous.
- */
-const char *
-sl__jm_key_owner(const json_t *wf, const char *key)
-{
-    const char *best = NULL;
-    size_t bestlen = 0;
-    size_t i = 0;
-    size_t n = action_count(wf);
-
-    for (i = 0; wf != NULL && i < n; i++) {
-        const char *w = str_member(action_at(wf, i), "worker");
-        size_t len = w != NULL ? strlen(w) : 0;
-
-        if (len > bestlen && strncmp(key, w, len) == 0 && key[len] == '.' &&
-            key[len + 1] != '\0') {
-            best = w;
-            bestlen = len;
-        }
-    }
-    return best;
-}
-
-static void
-merge_params(json_t *out, const json_t *params)
-{
-    const char *key = NULL;
-    const json_t *v = NULL;
-
-    json_object_foreach((json_t *)params, key, v)
-    {
-        (void)json_object_set_new(out, key, json_deep_copy(v));
-    }
-}
-
-json_t *
-sl__jm_task_params(const json_t *job,
-                   const json_t *workflow,
-                   const json_t *action)
-{
-    json_t *out = json_object();
-    const json_t *jp = json_object_get(job, "parameters");
-    const char *worker = str_member(action, "worker");
-    const char *key = NULL;
-    const json_t *v = NULL;
-
-    /* Plain job parameters; keys meant for some worker are held back. */
-    json_object_foreach((json_t *)jp, key, v)
-    {
-        if (sl__jm_key_owner(workflow, key) == NULL) {
-            (void)json_object_set_new(out, key, json_deep_copy(v));
-        }
-    }
-    /* "<worker>.<param>" for this worker, prefix stripped. */
-    json_object_foreach((json_t *)jp, key, v)
-    {
-        const char *owner = sl__jm_key_owner(workflow, key);
-
-        if (owner != NULL && worker != NULL && strcmp(owner, worker) == 0) {
-            (void)json_object_set_new(
-                out, key + strlen(owner) + 1, json_deep_copy(v));
-        }
-    }
-    merge_params(out, json_object_get(workflow, "parameters"));
-    merge_params(out, json_object_get(action, "parameters"));
-    return out;
-}
 
 static int
 append(char *out, size_t cap, size_t *len, const char *s, size_t n)
@@ -1591,10 +1518,11 @@ template_vars(const char *tmpl, json_t *known)
  * the variables of the data object types' store templates (store,
  * tempStore: whether the workflow's buckets need them changes with bucket
  * definitions, so all are fine), @p wf's own parameter names and the
- * jobmanager's keys.  A new object.
+ * jobmanager's keys.  @p with_wf: also @p wf's own parameter names (for
+ * jobs of it).  A new object.
  */
 static json_t *
-known_names(const struct sl__jm_defs *d, const json_t *wf)
+known_names(const struct sl__jm_defs *d, const json_t *wf, int with_wf)
 {
     static const char *const kinds[] = {"persistent", "transient"};
     json_t *known = json_object();
@@ -1612,7 +1540,9 @@ known_names(const struct sl__jm_defs *d, const json_t *wf)
             template_vars(str_member(t, "object"), known);
         }
     }
-    json_object_foreach(json_object_get(wf, "parameters"), key, v)
+    json_object_foreach(json_object_get(with_wf ? wf : NULL, "parameters"),
+                        key,
+                        v)
     {
         (void)json_object_set_new(known, key, json_true());
     }
@@ -1705,7 +1635,7 @@ workflow_mistakes(const struct sl__jm_defs *d,
 {
     size_t n = 0;
     const struct sl__jm_worker **ws = workers_of(d, wf, &n);
-    json_t *known = known_names(d, wf);
+    json_t *known = known_names(d, wf, 0);
     int rc = 0;
 
     rc = check_unwritten(wf, err);
@@ -2075,7 +2005,7 @@ job_mistakes(const struct sl__jm_defs *d,
 {
     size_t n = 0;
     const struct sl__jm_worker **ws = workers_of(d, wf, &n);
-    json_t *known = known_names(d, wf);
+    json_t *known = known_names(d, wf, 1);
     size_t i = 0;
     int rc = 0;
 
@@ -2481,203 +2411,4 @@ out:
     json_decref(old);
     unlock(d);
     return rc;
-}
-
-/* ------------------------------------------------------------------------
- * Predefined definitions from files.
- * --------------------------------------------------------------------- */
-
-/*
- * Load one predefined definition; @p quiet (an early pass over jobs, which
- * may name jobs later in the file) does not log a failure.  1 if it failed.
- */
-static int
-load_one(struct sl__jm_defs *d,
-         const char *file,
-         enum sl__jm_kind kind,
-         const json_t *def,
-         int quiet)
-{
-    struct sl_err e;
-    const char *name = str_member(def, "name");
-
-    sl_err_clear(&e);
-    if (sl__jm_defs_put(d, kind, def, SL__JM_PUT_READONLY, NULL, &e) == 0) {
-        return 0;
-    }
-    if (quiet) {
-        return 1;
-    }
-    SL_WARN("%s: %s '%s': %s (field %s)",
-            file,
-            kind_names[kind],
-            name != NULL ? name : "?",
-            e.message,
-            e.field[0] != '\0' ? e.field : "-");
-    return 1;
-}
-
-/*
- * The definitions of one file's array.  A job may name another job (the
- * updatePusher's jobToPushTo) that comes later in the file, so the jobs
- * that fail are tried again while a pass loads any; only the last try of
- * each is logged.
- */
-static int
-load_list(struct sl__jm_defs *d,
-          const char *path,
-          enum sl__jm_kind kind,
-          const json_t *list)
-{
-    size_t n = json_array_size(list);
-    char *pending = sl_calloc(n + 1, 1);
-    const json_t *v = NULL;
-    size_t i = 0;
-    int failures = 0;
-    int again = kind == SL__JM_JOB;
-
-    json_array_foreach(list, i, v)
-    {
-        pending[i] = (char)load_one(d, path, kind, v, again);
-    }
-    while (again) {
-        int loaded = 0;
-
-        json_array_foreach(list, i, v)
-        {
-            if (pending[i] && load_one(d, path, kind, v, 1) == 0) {
-                pending[i] = 0;
-                loaded = 1;
-            }
-        }
-        again = loaded;
-    }
-    json_array_foreach(list, i, v)
-    {
-        if (pending[i] && kind == SL__JM_JOB) {
-            (void)load_one(d, path, kind, v, 0);
-        }
-        failures += pending[i];
-    }
-    sl_free(pending);
-    return failures;
-}
-
-/*
- * One file of definitions: {"<key>": [...]} or, when @p single_ok (the
- * workflow files), one definition object.  A missing file is fine; a file
- * that is not JSON or has the wrong shape counts as one failure.
- */
-static int
-load_file(struct sl__jm_defs *d,
-          const char *path,
-          enum sl__jm_kind kind,
-          const char *key,
-          int single_ok)
-{
-    int failures = 0;
-    json_t *root = NULL;
-    const json_t *list = NULL;
-    json_error_t jerr;
-    struct stat st;
-
-    if (stat(path, &st) != 0 && errno == ENOENT) {
-        return 0;
-    }
-    root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (root == NULL) {
-        SL_WARN("%s: not valid JSON at line %d, column %d: %s",
-                path,
-                jerr.line,
-                jerr.column,
-                jerr.text);
-        return 1;
-    }
-    list = json_object_get(root, key);
-    if (json_is_array(list)) {
-        failures = load_list(d, path, kind, list);
-    } else if (single_ok && list == NULL && json_is_object(root)) {
-        failures += load_one(d, path, kind, root, 0);
-    } else {
-        SL_WARN("%s: expected an object with a \"%s\" array", path, key);
-        failures = 1;
-    }
-    json_decref(root);
-    return failures;
-}
-
-/* Every "*.json" file of @p dir in name order, so loading is repeatable. */
-static int
-load_workflows_dir(struct sl__jm_defs *d, const char *dir)
-{
-    int failures = 0;
-    DIR *dh = NULL;
-    const struct dirent *de = NULL;
-    char **names = NULL;
-    char *path = NULL;
-    size_t n = 0;
-    size_t i = 0;
-    int errnum = 0;
-
-    dh = opendir(dir);
-    if (dh == NULL) {
-        errnum = errno;
-        if (errnum == ENOENT) {
-            return 0;
-        }
-        SL_WARN(
-            "%s: cannot open workflows directory: %s", dir, strerror(errnum));
-        return 1;
-    }
-    for (;;) {
-        size_t len = 0;
-
-        de = readdir(dh);
-        if (de == NULL) {
-            break;
-        }
-        len = strlen(de->d_name);
-        if (de->d_name[0] == '.' || len < 6 ||
-            strcmp(de->d_name + len - 5, ".json") != 0) {
-            continue;
-        }
-        names = sl_realloc(names, (n + 1) * sizeof(*names));
-        names[n++] = sl_strdup(de->d_name);
-    }
-    (void)closedir(dh);
-    if (n > 0) {
-        qsort(names, n, sizeof(*names), cmp_str);
-    }
-    for (i = 0; i < n; i++) {
-        path = sl_asprintf("%s/%s", dir, names[i]);
-        failures += load_file(d, path, SL__JM_WORKFLOW, "workflows", 1);
-        SL_FREE(path);
-        sl_free(names[i]);
-    }
-    sl_free(names);
-    return failures;
-}
-
-int
-sl__jm_defs_load_files(struct sl__jm_defs *d,
-                       const char *config_dir,
-                       const char *workflows_dir)
-{
-    int failures = 0;
-    char *path = NULL;
-
-    if (config_dir != NULL) {
-        path = sl_asprintf("%s/buckets.json", config_dir);
-        failures += load_file(d, path, SL__JM_BUCKET, "buckets", 0);
-        SL_FREE(path);
-    }
-    if (workflows_dir != NULL) {
-        failures += load_workflows_dir(d, workflows_dir);
-    }
-    if (config_dir != NULL) {
-        path = sl_asprintf("%s/jobs.json", config_dir);
-        failures += load_file(d, path, SL__JM_JOB, "jobs", 0);
-        SL_FREE(path);
-    }
-    return failures;
 }

@@ -767,6 +767,21 @@ check_value(const struct decls *ds,
  * Top-level keys of jobs and workflows.
  * --------------------------------------------------------------------- */
 
+/* The jobmanager reads these from every action's resolved parameters, so
+ * they count with a worker prefix too. */
+static int
+is_engine_key(const char *name)
+{
+    size_t i = 0;
+
+    for (i = 0; i < NELEMS(engine_keys); i++) {
+        if (strcmp(name, engine_keys[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void
 sl__jm_params_add_engine_keys(json_t *known)
 {
@@ -829,7 +844,8 @@ check_key(const char *key,
         }
     }
     if (ds.n == 0 && !ds.open &&
-        (only != NULL || json_object_get(known, name) == NULL)) {
+        (only != NULL ? !is_engine_key(name)
+                      : json_object_get(known, name) == NULL)) {
         for (i = 0; i < nact; i++) {
             if (ws[i] != NULL &&
                 (only == NULL || strcmp(ws[i]->name, only) == 0)) {
@@ -931,15 +947,17 @@ sl__jm_params_check_workflow(const json_t *wf,
             fmt_text(base, sizeof(base), "startAction.parameters");
             fmt_text(who,
                      sizeof(who),
-                     "workflow '%s': start action",
-                     json_string_value(json_object_get(wf, "name")));
+                     "workflow '%s': start action (%s)",
+                     json_string_value(json_object_get(wf, "name")),
+                     json_string_value(json_object_get(act, "worker")));
         } else {
             fmt_text(base, sizeof(base), "actions[%zu].parameters", i - 1);
             fmt_text(who,
                      sizeof(who),
-                     "workflow '%s': action %zu",
+                     "workflow '%s': action %zu (%s)",
                      json_string_value(json_object_get(wf, "name")),
-                     i);
+                     i,
+                     json_string_value(json_object_get(act, "worker")));
         }
         json_object_foreach(json_object_get(act, "parameters"), key, v)
         {
@@ -954,3 +972,90 @@ out:
     json_decref(engine);
     return rc;
 }
+
+/* ------------------------------------------------------------------------
+ * Task parameters (docs/jobmanager-definitions.md "Parameter resolution").
+ * --------------------------------------------------------------------- */
+
+/* Action @p i of @p wf: 0 is the start action, then actions[i - 1]. */
+static const json_t *
+action_of(const json_t *wf, size_t i)
+{
+    if (i == 0) {
+        return json_object_get(wf, "startAction");
+    }
+    return json_array_get(json_object_get(wf, "actions"), i - 1);
+}
+
+/*
+ * The worker of @p wf that a job parameter key is meant for: the longest
+ * worker name W used in the workflow such that the key is "W.<something>".
+ * Longest match keeps worker names that contain dots unambiguous.
+ */
+const char *
+sl__jm_key_owner(const json_t *wf, const char *key)
+{
+    const char *best = NULL;
+    size_t bestlen = 0;
+    size_t i = 0;
+    size_t n = wf != NULL ? 1 + json_array_size(json_object_get(wf, "actions")) : 0;
+
+    for (i = 0; wf != NULL && i < n; i++) {
+        const char *w = json_string_value(
+            json_object_get(action_of(wf, i), "worker"));
+        size_t len = w != NULL ? strlen(w) : 0;
+
+        if (len > bestlen && strncmp(key, w, len) == 0 && key[len] == '.' &&
+            key[len + 1] != '\0') {
+            best = w;
+            bestlen = len;
+        }
+    }
+    return best;
+}
+
+static void
+merge_params(json_t *out, const json_t *params)
+{
+    const char *key = NULL;
+    const json_t *v = NULL;
+
+    json_object_foreach((json_t *)params, key, v)
+    {
+        (void)json_object_set_new(out, key, json_deep_copy(v));
+    }
+}
+
+json_t *
+sl__jm_task_params(const json_t *job,
+                   const json_t *workflow,
+                   const json_t *action)
+{
+    json_t *out = json_object();
+    const json_t *jp = json_object_get(job, "parameters");
+    const char *worker = json_string_value(json_object_get(action, "worker"));
+    const char *key = NULL;
+    const json_t *v = NULL;
+
+    /* Plain job parameters; keys meant for some worker are held back. */
+    json_object_foreach((json_t *)jp, key, v)
+    {
+        if (sl__jm_key_owner(workflow, key) == NULL) {
+            (void)json_object_set_new(out, key, json_deep_copy(v));
+        }
+    }
+    /* "<worker>.<param>" for this worker, prefix stripped. */
+    json_object_foreach((json_t *)jp, key, v)
+    {
+        const char *owner = sl__jm_key_owner(workflow, key);
+
+        if (owner != NULL && worker != NULL && strcmp(owner, worker) == 0) {
+            (void)json_object_set_new(
+                out, key + strlen(owner) + 1, json_deep_copy(v));
+        }
+    }
+    merge_params(out, json_object_get(workflow, "parameters"));
+    merge_params(out, json_object_get(action, "parameters"));
+    return out;
+}
+
