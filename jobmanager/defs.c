@@ -1089,7 +1089,8 @@ check_action_params(const struct actx *a, struct sl_err *err)
     }
     json_object_foreach((json_t *)params, key, v)
     {
-        const struct sl__jm_param_decl *p = sl__jm_param_find(a->w->params, a->w->nparams, key);
+        const struct sl__jm_param_decl *p =
+            sl__jm_param_find(a->w->params, a->w->nparams, key);
 
         if (p != NULL && !sl__jm_param_shape_ok(p, v)) {
             return act_err(a,
@@ -1540,9 +1541,8 @@ known_names(const struct sl__jm_defs *d, const json_t *wf, int with_wf)
             template_vars(str_member(t, "object"), known);
         }
     }
-    json_object_foreach(json_object_get(with_wf ? wf : NULL, "parameters"),
-                        key,
-                        v)
+    json_object_foreach(
+        json_object_get(with_wf ? wf : NULL, "parameters"), key, v)
     {
         (void)json_object_set_new(known, key, json_true());
     }
@@ -1594,8 +1594,8 @@ check_unwritten(const json_t *wf, struct sl_err *err)
 
             json_object_foreach((json_t *)start_in, sk, sv)
             {
-                from_start |= json_is_string(sv) &&
-                              strcmp(json_string_value(sv), b) == 0;
+                from_start |=
+                    json_is_string(sv) && strcmp(json_string_value(sv), b) == 0;
             }
             if (!from_start && !written(wf, b)) {
                 return act_err(&a,

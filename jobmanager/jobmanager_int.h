@@ -57,8 +57,8 @@ enum sl__jm_ptype {
 };
 
 struct sl__jm_param_decl {
-    char *name;     /* "<...>" declares "any further parameters" */
-    int optional;   /* 1 if it need not be set */
+    char *name;   /* "<...>" declares "any further parameters" */
+    int optional; /* 1 if it need not be set */
     enum sl__jm_ptype type;
     json_t *values; /* "values": the allowed strings, or NULL (any) */
     int references; /* "references": a kind (enum sl__jm_kind) or -1 */
@@ -119,8 +119,8 @@ int sl__jm_params_parse(const json_t *arr,
 void sl__jm_params_free(struct sl__jm_param_decl *p, size_t n);
 /** @brief Declaration @p name of @p p (not a "<...>" one) or NULL;
  * borrowed. */
-const struct sl__jm_param_decl *
-sl__jm_param_find(const struct sl__jm_param_decl *p, size_t n, const char *name);
+const struct sl__jm_param_decl *sl__jm_param_find(
+    const struct sl__jm_param_decl *p, size_t n, const char *name);
 /** @brief The "<...>" declaration of @p p ("any further parameters") or
  * NULL; borrowed. */
 const struct sl__jm_param_decl *

@@ -24,8 +24,14 @@
  * deltaImportStrategy (one strategy per job, defs.c). */
 static const char *const engine_keys[] = {"dataSource", "deltaImportStrategy"};
 
-static const char *const type_names[] = {
-    "string", "integer", "number", "boolean", "regex", "object", "array", "any"};
+static const char *const type_names[] = {"string",
+                                         "integer",
+                                         "number",
+                                         "boolean",
+                                         "regex",
+                                         "object",
+                                         "array",
+                                         "any"};
 
 static const char *const type_texts[] = {
     "a string, number or boolean",
@@ -480,8 +486,8 @@ sl__jm_param_shape_ok(const struct sl__jm_param_decl *p, const json_t *v)
     case SL__JM_PT_NUMBER:
         return json_is_number(v) || json_is_string(v);
     case SL__JM_PT_BOOLEAN:
-        return json_is_boolean(v) ||
-               (s != NULL && (strcmp(s, "true") == 0 || strcmp(s, "false") == 0));
+        return json_is_boolean(v) || (s != NULL && (strcmp(s, "true") == 0 ||
+                                                    strcmp(s, "false") == 0));
     case SL__JM_PT_REGEX:
         return json_is_string(v);
     case SL__JM_PT_OBJECT:
@@ -546,9 +552,9 @@ sl__jm_param_value_refused(const struct sl__jm_param_decl *p,
 
 /* Where a value is: the message prefix and the field path so far. */
 struct where {
-    const char *who;          /* "job 'j'" or "workflow 'w'" */
-    const char *base;         /* "parameters" or "actions[0].parameters" */
-    char path[FIELD_MAX];     /* relative: "filters.filePatterns" */
+    const char *who;      /* "job 'j'" or "workflow 'w'" */
+    const char *base;     /* "parameters" or "actions[0].parameters" */
+    char path[FIELD_MAX]; /* relative: "filters.filePatterns" */
 };
 
 /* Room for the declarations of one value; a workflow has few actions. */
@@ -832,20 +838,21 @@ check_key(const char *key,
     for (i = 0; i < nact; i++) {
         const struct sl__jm_param_decl *p = NULL;
 
-        if (ws[i] == NULL ||
-            (only != NULL && strcmp(ws[i]->name, only) != 0)) {
+        if (ws[i] == NULL || (only != NULL && strcmp(ws[i]->name, only) != 0)) {
             continue;
         }
         p = sl__jm_param_find(ws[i]->params, ws[i]->nparams, name);
+        if (p == NULL) {
+            /* "any further parameters": the value is checked against
+             * the wildcard's type ("any": not looked into) */
+            p = sl__jm_param_wildcard(ws[i]->params, ws[i]->nparams);
+        }
         if (p != NULL) {
             decls_add(&ds, p);
-        } else if (sl__jm_param_wildcard(ws[i]->params, ws[i]->nparams)) {
-            ds.open = 1;
         }
     }
-    if (ds.n == 0 && !ds.open &&
-        (only != NULL ? !is_engine_key(name)
-                      : json_object_get(known, name) == NULL)) {
+    if (ds.n == 0 && (only != NULL ? !is_engine_key(name)
+                                   : json_object_get(known, name) == NULL)) {
         for (i = 0; i < nact; i++) {
             if (ws[i] != NULL &&
                 (only == NULL || strcmp(ws[i]->name, only) == 0)) {
@@ -998,11 +1005,12 @@ sl__jm_key_owner(const json_t *wf, const char *key)
     const char *best = NULL;
     size_t bestlen = 0;
     size_t i = 0;
-    size_t n = wf != NULL ? 1 + json_array_size(json_object_get(wf, "actions")) : 0;
+    size_t n =
+        wf != NULL ? 1 + json_array_size(json_object_get(wf, "actions")) : 0;
 
     for (i = 0; wf != NULL && i < n; i++) {
-        const char *w = json_string_value(
-            json_object_get(action_of(wf, i), "worker"));
+        const char *w =
+            json_string_value(json_object_get(action_of(wf, i), "worker"));
         size_t len = w != NULL ? strlen(w) : 0;
 
         if (len > bestlen && strncmp(key, w, len) == 0 && key[len] == '.' &&
@@ -1058,4 +1066,3 @@ sl__jm_task_params(const json_t *job,
     merge_params(out, json_object_get(action, "parameters"));
     return out;
 }
-

@@ -160,11 +160,8 @@ check_members(const json_t *decls,
         if (d == NULL) {
             continue;
         }
-        (void)snprintf(path + len,
-                       PATH_MAX_LEN - len,
-                       "%s%s",
-                       len > 0 ? "." : "",
-                       key);
+        (void)snprintf(
+            path + len, PATH_MAX_LEN - len, "%s%s", len > 0 ? "." : "", key);
         rc = check_value(d, m, path, err);
         path[len] = '\0';
         if (rc != 0) {

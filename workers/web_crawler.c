@@ -3029,28 +3029,29 @@ out:
  * (docs/workers.md); the bounds are crawl_init's.
  */
 #define WEB_DECL_COMMON                                                        \
-    "{\"name\": \"timeoutMs\", \"optional\": true, \"type\": \"integer\","          \
-    " \"minimum\": 1, \"maximum\": 3600000},"                                    \
-    "{\"name\": \"connectTimeoutMs\", \"optional\": true, \"type\": \"integer\","   \
-    " \"minimum\": 1, \"maximum\": 3600000},"                                    \
-    "{\"name\": \"caFile\", \"optional\": true},"                                \
-    "{\"name\": \"filters\", \"optional\": true, \"type\": \"object\","           \
-    " \"members\": [{\"name\": \"maxCrawlDepth\", \"type\": \"integer\"},"         \
-    "  {\"name\": \"urlPatterns\", \"type\": \"object\","                        \
-    "   \"members\": " SL__WK_DECL_PATTERNS "},"                                 \
-    "  {\"name\": \"followRedirects\", \"type\": \"boolean\"},"                   \
-    "  {\"name\": \"maxRedirects\", \"type\": \"integer\"},"                      \
-    "  {\"name\": \"maxSize\", \"type\": \"integer\", \"minimum\": 1},"            \
-    "  {\"name\": \"contentTypes\", \"type\": \"array\","                        \
-    "   \"items\": {\"type\": \"string\"}}]},"                                    \
-    "{\"name\": \"politeness\", \"optional\": true, \"type\": \"object\","        \
-    " \"members\": [{\"name\": \"delayMs\", \"type\": \"integer\","                \
-    "   \"maximum\": 3600000},"                                                 \
-    "  {\"name\": \"maxConnectionsPerHost\", \"type\": \"integer\","              \
-    "   \"minimum\": 1, \"maximum\": 64},"                                       \
-    "  {\"name\": \"respectRobots\", \"type\": \"boolean\"},"                     \
+    "{\"name\": \"timeoutMs\", \"optional\": true, \"type\": \"integer\","     \
+    " \"minimum\": 1, \"maximum\": 3600000},"                                  \
+    "{\"name\": \"connectTimeoutMs\", \"optional\": true, \"type\": "          \
+    "\"integer\","                                                             \
+    " \"minimum\": 1, \"maximum\": 3600000},"                                  \
+    "{\"name\": \"caFile\", \"optional\": true},"                              \
+    "{\"name\": \"filters\", \"optional\": true, \"type\": \"object\","        \
+    " \"members\": [{\"name\": \"maxCrawlDepth\", \"type\": \"integer\"},"     \
+    "  {\"name\": \"urlPatterns\", \"type\": \"object\","                      \
+    "   \"members\": " SL__WK_DECL_PATTERNS "},"                               \
+    "  {\"name\": \"followRedirects\", \"type\": \"boolean\"},"                \
+    "  {\"name\": \"maxRedirects\", \"type\": \"integer\"},"                   \
+    "  {\"name\": \"maxSize\", \"type\": \"integer\", \"minimum\": 1},"        \
+    "  {\"name\": \"contentTypes\", \"type\": \"array\","                      \
+    "   \"items\": {\"type\": \"string\"}}]},"                                 \
+    "{\"name\": \"politeness\", \"optional\": true, \"type\": \"object\","     \
+    " \"members\": [{\"name\": \"delayMs\", \"type\": \"integer\","            \
+    "   \"maximum\": 3600000},"                                                \
+    "  {\"name\": \"maxConnectionsPerHost\", \"type\": \"integer\","           \
+    "   \"minimum\": 1, \"maximum\": 64},"                                     \
+    "  {\"name\": \"respectRobots\", \"type\": \"boolean\"},"                  \
     "  {\"name\": \"userAgent\"},"                                             \
-    "  {\"name\": \"parallelTransfers\", \"type\": \"integer\","                  \
+    "  {\"name\": \"parallelTransfers\", \"type\": \"integer\","               \
     "   \"minimum\": 1, \"maximum\": 64}]}," SL__WK_DECL_MAPPING
 
 const struct sl_worker_type sl_worker_webCrawler = {

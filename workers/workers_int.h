@@ -164,10 +164,12 @@ void sl__wk_set_delta_shards(unsigned n);
     "  \"items\": {\"type\": \"regex\"}}]"
 /* The archive limits of the fileExtractor and the webExtractor. */
 #define SL__WK_DECL_EXTRACT_LIMITS                                             \
-    "{\"name\": \"maxNestingDepth\", \"optional\": true, \"type\": \"integer\"},"  \
-    "{\"name\": \"maxEntries\", \"optional\": true, \"type\": \"integer\"},"       \
-    "{\"name\": \"maxTotalBytes\", \"optional\": true, \"type\": \"integer\"},"    \
-    "{\"name\": \"maxRatio\", \"optional\": true, \"type\": \"integer\"},"         \
+    "{\"name\": \"maxNestingDepth\", \"optional\": true, \"type\": "           \
+    "\"integer\"},"                                                            \
+    "{\"name\": \"maxEntries\", \"optional\": true, \"type\": \"integer\"},"   \
+    "{\"name\": \"maxTotalBytes\", \"optional\": true, \"type\": "             \
+    "\"integer\"},"                                                            \
+    "{\"name\": \"maxRatio\", \"optional\": true, \"type\": \"integer\"},"     \
     "{\"name\": \"maxEntrySize\", \"optional\": true, \"type\": \"integer\"}"
 #define SL__WK_DECL_MAPPING                                                    \
     "{\"name\": \"mapping\", \"optional\": true, \"type\": \"object\","        \

@@ -1041,7 +1041,7 @@ test_revalidate_dependents(void **state)
     /* A compatible update goes through. */
     put_ok(f->d,
            SL__JM_WORKFLOW,
-           "{'name':'crawlp','parameters':{'rootFolder':'/x','pipeline':'q'},"
+           "{'name':'crawlp','parameters':{'rootFolder':'/x'},"
            "'startAction':{'worker':'crawler',"
            "'output':{'crawledRecords':'crawled'}}}",
            0);
