@@ -34,8 +34,10 @@ static const char *const slot_names[NSLOTS] = {"insertedRecords",
 static const char bb_description[] =
     "{\"name\": \"" SL_BB_WORKER "\","
     " \"modes\": [\"bulkSource\", \"autoCommit\"],"
-    " \"parameters\": [{\"name\": \"bulkLimitSize\", \"optional\": true},"
-    "  {\"name\": \"bulkLimitTime\", \"optional\": true}],"
+    " \"parameters\": [{\"name\": \"bulkLimitSize\", \"optional\": true,"
+    "   \"type\": \"integer\"},"
+    "  {\"name\": \"bulkLimitTime\", \"optional\": true, \"type\": "
+    "\"integer\"}],"
     " \"output\": [{\"name\": \"insertedRecords\", \"type\": \"recordBulks\","
     "  \"modes\": [\"optional\"]},"
     "  {\"name\": \"deletedRecords\", \"type\": \"recordBulks\","

@@ -1850,6 +1850,19 @@ sl_jm_set_start_check(struct sl_jm *jm,
 }
 
 void
+sl_jm_set_def_check(struct sl_jm *jm,
+                    int (*check)(void *arg,
+                                 const char *job,
+                                 const char *worker,
+                                 const json_t *desc,
+                                 const json_t *params,
+                                 struct sl_err *err),
+                    void *arg)
+{
+    sl__jm_defs_set_check(jm->defs, check, arg);
+}
+
+void
 sl_jm_set_run_end_hook(struct sl_jm *jm,
                        void (*hook)(void *arg,
                                     const char *job,

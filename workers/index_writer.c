@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "index/index.h"
-#include "workers/workers.h"
+#include "workers/workers_int.h"
 
 #define BATCH 256u /* ops of one shard transaction, at most */
 #define HELD  512u /* ops held over all shards, about */
@@ -463,8 +463,8 @@ const struct sl_worker_type sl_worker_indexWriter = {
     "indexWriter",
     "{\"name\": \"indexWriter\","
     " \"parameters\": [{\"name\": \"index\", \"optional\": true},"
-    "  {\"name\": \"maxTextBytes\", \"optional\": true},"
-    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"maxTextBytes\", \"optional\": true, \"type\": \"integer\","
+    "   \"minimum\": 1}," SL__WK_DECL_MAPPING ","
     "  {\"name\": \"operation\", \"optional\": true,"
     "   \"values\": [\"upsert\", \"delete\"]}],"
     " \"input\": [{\"name\": \"records\", \"type\": \"recordBulks\"}]}",

@@ -26,7 +26,6 @@
 
 #include "bulkbuilder/bulkbuilder.h"
 #include "deltaservice/deltaservice.h"
-#include "workers/workers.h"
 #include "workers/workers_int.h"
 
 #define MARK_BATCH 500u
@@ -1009,8 +1008,13 @@ const struct sl_worker_type sl_worker_updatePusher = {
     "updatePusher",
     "{\"name\": \"updatePusher\","
     " \"modes\": [\"requestsCompletion\"],"
-    " \"parameters\": [{\"name\": \"jobToPushTo\", \"optional\": true},"
-    "  {\"name\": \"remote\", \"optional\": true, \"type\": \"any\"},"
+    " \"parameters\": [{\"name\": \"jobToPushTo\", \"optional\": true,"
+    "   \"references\": \"jobs\"},"
+    "  {\"name\": \"remote\", \"optional\": true, \"type\": \"object\","
+    "   \"members\": [{\"name\": \"endpoints\", \"type\": \"array\","
+    "     \"optional\": false, \"items\": {\"type\": \"string\"}},"
+    "    {\"name\": \"urlPath\", \"optional\": false},"
+    "    {\"name\": \"token\"}]},"
     "  {\"name\": \"dataSource\", \"optional\": true},"
     "  {\"name\": \"deltaImportStrategy\", \"optional\": true,"
     "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"]}],"
