@@ -83,6 +83,12 @@ struct sl_delta_obsolete {
     int is_compound;         /* 1: the entry is a compound */
 };
 
+/**
+ * @brief Is @p source a usable source id (see SL_DELTA_SOURCE_MAX)?
+ * @return 0 or SL_EINVAL with the reason in @p err.
+ */
+int sl_delta_source_check(const char *source, struct sl_err *err);
+
 /* ------------------------------------------------------------------------
  * Open and close
  * --------------------------------------------------------------------- */

@@ -2021,6 +2021,32 @@ job_mistakes(const struct sl__jm_defs *d,
     return lenient(flags, rc, "job", err);
 }
 
+/* The job's dataSource names a delta source: refused now, not at the
+ * run's first delta call. */
+static int
+check_source(const json_t *job, struct sl_err *err)
+{
+    const json_t *v =
+        json_object_get(json_object_get(job, "parameters"), "dataSource");
+    struct sl_err why;
+
+    if (v == NULL) {
+        return 0;
+    }
+    sl_err_clear(&why);
+    if (!json_is_string(v) ||
+        sl_delta_source_check(json_string_value(v), &why) != 0) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          "parameters.dataSource",
+                          "job '%s': %s",
+                          str_member(job, "name"),
+                          json_is_string(v) ? why.message
+                                            : "dataSource must be a string");
+    }
+    return 0;
+}
+
 /*
  * A job against the registry as it is now: its workflow exists, and the
  * parameters it resolves to satisfy every worker and every bucket.
@@ -2082,6 +2108,9 @@ validate_job(const struct sl__jm_defs *d,
         }
     }
     rc = check_job_buckets(d, job, wf, err);
+    if (rc == 0) {
+        rc = check_source(job, err);
+    }
     if (rc == 0) {
         rc = job_mistakes(d, job, wf, flags, err);
     }

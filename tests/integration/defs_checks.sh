@@ -43,6 +43,11 @@ crawl_job '{"filters": {"filePatterns": {"exclud": ["\\.gz$"]}}}'
 expect_jq '.error.field == "parameters.filters.filePatterns.exclud" and (.error.message | contains("filters.filePatterns.exclude"))' \
     "third level: filters.filePatterns.exclud"
 
+# A dataSource the delta service would refuse at the run's first call.
+crawl_job '{"dataSource": "sites/docs"}'
+expect_error 400 INVALID_DEFINITION "a dataSource with '/' is refused"
+expect_jq '.error.field == "parameters.dataSource"' "field parameters.dataSource"
+
 # 2. Top-level typos.
 crawl_job '{"deltaImportStrategie": "full"}'
 expect_error 400 INVALID_DEFINITION "deltaImportStrategie is refused"
