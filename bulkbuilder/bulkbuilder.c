@@ -588,6 +588,26 @@ record_started(struct sl_bb_rec *rec,
     return 0;
 }
 
+/* Remove the named spool files sl_bb_spool_open's fallback left in @dir
+ * when the process died between mkostemp and unlink. */
+static void
+sweep_spools(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e = NULL;
+
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "spool.", 6) == 0 &&
+            unlinkat(dirfd(d), e->d_name, 0) == 0) {
+            SL_INFO(
+                "bulkbuilder: removed %s/%s left by a crash", dir, e->d_name);
+        }
+    }
+    if (d != NULL) {
+        (void)closedir(d);
+    }
+}
+
 int
 sl_bb_spool_open(struct sl_bb *bb, struct sl_err *err)
 {
@@ -1360,6 +1380,7 @@ sl_bb_open(const struct sl_bb_config *cfg,
     }
     bb->jm = jm;
     bb->store = store;
+    sweep_spools(bb->dir);
     (void)pthread_mutex_init(&bb->mu, NULL);
     (void)pthread_mutex_init(&bb->vmu, NULL);
     (void)pthread_cond_init(&bb->cv, NULL);

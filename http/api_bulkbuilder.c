@@ -306,23 +306,14 @@ parse_line(
 static int
 write_all(int fd, const char *data, size_t len, struct sl_err *err)
 {
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
+    int rc = sl_write_all(fd, data, len);
 
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return sl_err_set(err,
-                              sl_err_from_errno(errno),
-                              "body",
-                              "cannot spool the bulk: %s",
-                              strerror(errno));
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return rc == 0 ? 0
+                   : sl_err_set(err,
+                                rc,
+                                "body",
+                                "cannot spool the bulk: %s",
+                                sl_strerror(rc));
 }
 
 static int

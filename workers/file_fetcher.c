@@ -7,7 +7,9 @@
  * size.  See docs/workers.md "fileFetcher".
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,7 +24,61 @@ struct fetch {
     struct sl_bulk_writer *w; /* output `files`, borrowed */
     uint64_t max_size;        /* maxFileSize */
     char *buf;                /* READ_BUF bytes */
+    char root[PATH_MAX];      /* rootFolder resolved, "" when files may be
+                                 anywhere (filters.linksOutsideRoot) */
 };
+
+/*
+ * Is the file open on @fd still inside f->root?  The crawler checked the
+ * path when it listed it; a link or a directory on the path changed
+ * since would take the fetch elsewhere (to /etc, say), so the file
+ * actually opened is checked again.
+ */
+static int
+opened_inside_root(const struct fetch *f, int fd, const char *raw)
+{
+    char proc[64];
+    char target[PATH_MAX];
+    size_t n = strlen(f->root);
+    ssize_t len = 0;
+
+    if (n == 0) {
+        return 1;
+    }
+    (void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    len = readlink(proc, target, sizeof(target) - 1);
+    if (len > 0) {
+        target[len] = '\0';
+        if (strncmp(target, f->root, n) == 0 &&
+            (target[n] == '/' || (n == 1 && f->root[0] == '/'))) {
+            return 1;
+        }
+    }
+    SL_WARN("fileFetcher: %s now leads out of rootFolder %s (to %s); "
+            "skipped",
+            raw,
+            f->root,
+            len > 0 ? target : "?");
+    sl_task_counter_add(f->ctx, "files.skipped.outsideRoot", 1);
+    return 0;
+}
+
+/* f->root from rootFolder, unless filters.linksOutsideRoot allows any
+ * place. */
+static void
+root_init(struct fetch *f)
+{
+    const json_t *v =
+        json_object_get(sl_task_param(f->ctx, "filters"), "linksOutsideRoot");
+    const char *root = sl_task_param_str(f->ctx, "rootFolder");
+
+    f->root[0] = '\0';
+    if (json_is_true(v) ||
+        (json_is_string(v) && strcmp(json_string_value(v), "true") == 0) ||
+        root == NULL || realpath(root, f->root) == NULL) {
+        f->root[0] = '\0';
+    }
+}
 
 /* Open @raw read-only without blocking on FIFOs or following into a
  * terminal; on failure count and log why.  Returns the fd or -1. */
@@ -48,6 +104,10 @@ open_file(struct fetch *f, const char *raw, struct stat *st)
     }
     if (!S_ISREG(st->st_mode)) {
         sl_task_counter_add(f->ctx, "files.skipped.special", 1);
+        (void)close(fd);
+        return -1;
+    }
+    if (!opened_inside_root(f, fd, raw)) {
         (void)close(fd);
         return -1;
     }
@@ -183,6 +243,7 @@ fetcher_perform(struct sl_task_ctx *ctx)
 
     memset(&f, 0, sizeof(f));
     f.ctx = ctx;
+    root_init(&f);
     rc = sl_task_param_u64(
         ctx, "maxFileSize", SL_WORKER_FILE_MAX_SIZE, &f.max_size);
     if (rc != 0) {

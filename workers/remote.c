@@ -220,8 +220,12 @@ tmpfile_open(struct sl_err *err)
                    dir != NULL && dir[0] != '\0' ? dir : "/tmp");
     fd = mkstemp(name);
     if (fd < 0) {
+        /* this host's $TMPDIR, not the server's disk: an ordinary error
+         * (retried), never the NO_SPACE pause of every worker */
+        int code = sl_err_from_errno(errno);
+
         (void)sl_err_set(err,
-                         sl_err_from_errno(errno),
+                         sl_err_nospace(code) ? SL_EIO : code,
                          NULL,
                          "cannot create a temporary file in %s: %s",
                          dir != NULL ? dir : "/tmp",
@@ -429,6 +433,26 @@ remote_input_close(void *handle)
     tmpobj_free(handle);
 }
 
+/*
+ * The sink of an output's temporary file.  A full $TMPDIR on this worker
+ * host is not the server's full disk: an I/O error (the task is retried
+ * as usual), not SL_ENOSPC, which would pause every worker of the server.
+ */
+static int
+tmp_write(void *arg, const void *data, size_t len)
+{
+    struct tmpobj *t = arg;
+    int rc = sl_write_all(t->fd, data, len);
+
+    if (sl_err_nospace(rc)) {
+        SL_WARN("worker: temporary file in %s: %s; the task is retried",
+                getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp",
+                sl_strerror(rc));
+        rc = SL_EIO;
+    }
+    return rc;
+}
+
 static int
 remote_output_open(void *conn,
                    const char *store,
@@ -447,7 +471,8 @@ remote_output_open(void *conn,
     t->c = conn;
     t->store = sl_strdup(store);
     t->id = sl_strdup(id);
-    sl_sink_fd(sink, &t->fd);
+    sink->write = tmp_write;
+    sink->ctx = t;
     *handle = t;
     return 0;
 }

@@ -9,7 +9,8 @@
 # run data ("completion": {"skipped": ...}) and in `sluice job status`;
 # the next complete run then deletes the removed file's document and
 # indexes the changed file's newest content.  A rootFolder that is a file
-# fails the run.  As root, the server runs without CAP_DAC_OVERRIDE and
+# fails the run; a file swapped for a link out of rootFolder before its
+# fetch is skipped.  As root, the server runs without CAP_DAC_OVERRIDE and
 # CAP_DAC_READ_SEARCH (setpriv) so that a mode 000 directory is unreadable.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
@@ -187,6 +188,24 @@ broken 5 SUCCEEDED "could not read all (its|their) input .*sub"
 [ "$(counter directories.unreadable)" -ge 1 ] && ok "case 5: directories.unreadable counted" ||
     fail "case 5: directories.unreadable $(counter directories.unreadable)"
 verify 5
+
+# A file replaced by a link out of rootFolder between the crawl and the
+# fetch: the fetcher checks the file it opened, skips and counts it.
+echo "lima swap" >"$T/swap.txt"
+start_run crawlC
+for i in $(seq 1 600); do
+    curl -sS "$BASE/smila/tasks/fileFetcher/" | jq -e '.todo.count > 0' >/dev/null && break
+    sleep 0.05
+done
+rm "$T/swap.txt"
+ln -s /etc/passwd "$T/swap.txt"
+fetcher_start
+wait_run crawlC "$RUN" || fail "the swap run: $(jq -c '{state, errors}' "$RUNJSON")"
+fetcher_stop
+[ "$(counter files.skipped.outsideRoot)" = 1 ] && ok "a file turned into a link out of rootFolder is skipped by the fetcher" ||
+    fail "files.skipped.outsideRoot $(counter files.skipped.outsideRoot)"
+indexed swap.txt && fail "swap.txt (now /etc/passwd) is indexed" || ok "/etc/passwd is not indexed"
+rm "$T/swap.txt"
 
 # A rootFolder that is a file fails the run, like a missing one.
 define_crawl crawlFile "$T/keep.txt" srcFile
