@@ -4,6 +4,7 @@
  * own is left out and the rest of its group commits, and the store keeps
  * taking changes afterwards.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +28,7 @@ test_store_bad_key_alone(void **state)
     struct sl_err err;
     json_t *j = NULL;
     uint64_t seq = 0;
+    pthread_mutex_t swap = PTHREAD_MUTEX_INITIALIZER;
 
     (void)state;
     (void)snprintf(tmpl,
@@ -39,11 +41,16 @@ test_store_bad_key_alone(void **state)
     assert_int_equal(sl__jm_store_open(dir, SL_DURABILITY_PROCESS, &st, &err),
                      0);
 
-    /* One group: a good put, a key over LMDB's 511 bytes, a good put. */
+    /* One group: a good put, a key over LMDB's 511 bytes, a good put.
+     * The writer takes a group only with the swap lock, which is held
+     * while the three are queued, so they are one group. */
+    sl__jm_store_set_swap_lock(st, &swap);
     memset(key, 'k', sizeof(key));
+    (void)pthread_mutex_lock(&swap);
     (void)sl__jm_store_put(st, SL__JM_DB_EVENTS, "before", 6, "[1]", 3);
     (void)sl__jm_store_put(st, SL__JM_DB_EVENTS, key, sizeof(key), "[1]", 3);
     seq = sl__jm_store_put(st, SL__JM_DB_EVENTS, "after", 5, "[2]", 3);
+    (void)pthread_mutex_unlock(&swap);
     assert_int_equal(sl__jm_store_wait(st, seq, &err), 0);
     assert_int_equal(
         sl__jm_store_get_json(st, SL__JM_DB_EVENTS, "before", 6, &j), 0);
