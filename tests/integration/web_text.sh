@@ -98,7 +98,7 @@ n=$(wc -l <"$TMP/plain.ids")
 # data source
 doc() {
     curl -sS "$BASE/smila/index/default/$(jq -rn --arg id "$1$2" '$id | @uri')" |
-        jq -S 'del(._recordid, .httpUrl, ._source, .source, .path, .url, .id, .version, ._version)
+        jq -S 'del(._recordid, .httpUrl, ._source, ._sources, .source, .path, .url, .id, .version, ._version)
                | if .meta then .meta |= del(._recordid, .httpUrl, ._source, .source, ._version) else . end'
 }
 # ("/" too: the document route drops the trailing '/' of an id and then
