@@ -34,8 +34,10 @@ static const char *const slot_names[NSLOTS] = {"insertedRecords",
 static const char bb_description[] =
     "{\"name\": \"" SL_BB_WORKER "\","
     " \"modes\": [\"bulkSource\", \"autoCommit\"],"
-    " \"parameters\": [{\"name\": \"bulkLimitSize\", \"optional\": true},"
-    "  {\"name\": \"bulkLimitTime\", \"optional\": true}],"
+    " \"parameters\": [{\"name\": \"bulkLimitSize\", \"optional\": true,"
+    "   \"type\": \"integer\"},"
+    "  {\"name\": \"bulkLimitTime\", \"optional\": true, \"type\": "
+    "\"integer\"}],"
     " \"output\": [{\"name\": \"insertedRecords\", \"type\": \"recordBulks\","
     "  \"modes\": [\"optional\"]},"
     "  {\"name\": \"deletedRecords\", \"type\": \"recordBulks\","
@@ -670,6 +672,21 @@ sl_bb_record_begin(struct sl_bb *bb,
         uint64_t v = next_version(bb);
         json_t *m = is_delete ? json_pack("{s:O}", "_recordid", id)
                               : json_copy((json_t *)meta);
+
+        if (is_delete) {
+            /* what a delete keeps: the source it comes from (the index
+             * leaves the document to other sources) or a source to purge */
+            static const char *const keep[] = {"_source", "_purgeSource"};
+            size_t i = 0;
+
+            for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+                const json_t *kv = json_object_get(meta, keep[i]);
+
+                if (json_is_string(kv)) {
+                    (void)json_object_set(m, keep[i], (json_t *)kv);
+                }
+            }
+        }
 
         (void)json_object_set_new(m, "_version", json_integer((json_int_t)v));
         /* the webCrawler's mark of a link it visited itself: never taken

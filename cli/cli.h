@@ -42,6 +42,8 @@ int sl_cli_worker_main(int argc, char **argv);
 /** @brief `sluice search`: query an index of a running server and print
  * the hits. */
 int sl_cli_search_main(int argc, char **argv);
+/** `sluice source`: purge a data source, or show its delta entries. */
+int sl_cli_source_main(int argc, char **argv);
 
 /** @brief `sluice job`: start a job and follow its run, or show its
  * state. */

@@ -58,6 +58,8 @@ usage(FILE *out)
             "(sluice job --help)\n"
             "  search       query an index of a running server (sluice "
             "search --help)\n"
+            "  source       purge a data source from the index (sluice "
+            "source --help)\n"
             "\n"
             "options:\n"
             "  -h, --help     this help\n"
@@ -95,6 +97,9 @@ sl_cli_main(int argc, char **argv)
     }
     if (strcmp(argv[1], "search") == 0) {
         return sl_cli_search_main(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "source") == 0) {
+        return sl_cli_source_main(argc - 1, argv + 1);
     }
     fprintf(stderr, "sluice: unknown command '%s' (sluice --help)\n", argv[1]);
     return 2;

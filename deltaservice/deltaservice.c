@@ -83,6 +83,12 @@ sl__delta_commit(const struct sl_delta *d, MDB_env *env, MDB_txn *txn)
 }
 
 int
+sl_delta_source_check(const char *source, struct sl_err *err)
+{
+    return sl__delta_check_source(source, err);
+}
+
+int
 sl__delta_check_source(const char *source, struct sl_err *err)
 {
     size_t len = source != NULL ? strlen(source) : 0;

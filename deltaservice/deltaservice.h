@@ -83,6 +83,12 @@ struct sl_delta_obsolete {
     int is_compound;         /* 1: the entry is a compound */
 };
 
+/**
+ * @brief Is @p source a usable source id (see SL_DELTA_SOURCE_MAX)?
+ * @return 0 or SL_EINVAL with the reason in @p err.
+ */
+int sl_delta_source_check(const char *source, struct sl_err *err);
+
 /* ------------------------------------------------------------------------
  * Open and close
  * --------------------------------------------------------------------- */
@@ -252,6 +258,14 @@ int sl_delta_obsolete_scan(struct sl_delta *d,
  * @return 0, SL_EINVAL, SL_EIO.
  */
 int sl_delta_clear(struct sl_delta *d, const char *source, struct sl_err *err);
+
+/**
+ * @brief Forget @p source: remove every entry (bounded transactions), as
+ * a purge of the source does once its documents are to leave the index.
+ * The run sequence is kept.
+ * @return 0, SL_EINVAL, SL_EIO.
+ */
+int sl_delta_forget(struct sl_delta *d, const char *source, struct sl_err *err);
 
 /** @brief Remove every entry of every source. 0 or SL_EIO. */
 int sl_delta_clear_all(struct sl_delta *d, struct sl_err *err);

@@ -484,6 +484,14 @@ sl_delta_clear(struct sl_delta *d, const char *source, struct sl_err *err)
 }
 
 int
+sl_delta_forget(struct sl_delta *d, const char *source, struct sl_err *err)
+{
+    int rc = sl__delta_check_source(source, err);
+
+    return rc != 0 ? rc : clear_source(d, &entries_kind, source, err);
+}
+
+int
 sl_delta_clear_all(struct sl_delta *d, struct sl_err *err)
 {
     return clear_all(d, &entries_kind, err);

@@ -205,6 +205,7 @@ sl_api_bb_record_delete(struct sl_req *req)
 {
     const char *job = sl_req_param(req, "job");
     const char *id = sl_req_query(req, "_recordid");
+    const char *source = sl_req_query(req, "_source");
     struct sl_err err = {0};
     json_t *meta = NULL;
     int rc = check_job(req, job);
@@ -222,6 +223,10 @@ sl_api_bb_record_delete(struct sl_req *req)
     if (meta == NULL) {
         return sl_reply_error(
             req, SL_EINVAL, "_recordid", "_recordid is not valid UTF-8");
+    }
+    if (source != NULL && source[0] != '\0') {
+        /* a delete from that source only (docs/index.md "Sources") */
+        (void)json_object_set_new(meta, "_source", json_string(source));
     }
     rc = sl_bb_add(req->svc->bulkbuilder, job, meta, 1, &err);
     rc = rc != 0 ? sl_reply_err(req, &err) : reply_accepted(req, meta);

@@ -224,9 +224,14 @@ source_delete(struct sl_req *req, const struct kind *k)
     const char *source = sl_req_param(req, "source");
     char job[SL_NAME_MAX + 1];
     struct sl_err err;
+    json_t *out = NULL;
+    int purge = 0;
     int rc = 0;
 
     sl_err_clear(&err);
+    if (k == &delta_kind && (rc = sl__api_purge_flag(req, &purge)) != 0) {
+        return rc;
+    }
     if (sl_jm_source_in_use(req->svc->jm, source, job)) {
         return sl_reply_error(req,
                               SL_ECONFLICT,
@@ -235,6 +240,10 @@ source_delete(struct sl_req *req, const struct kind *k)
                               "of job '%s'",
                               source,
                               job);
+    }
+    if (purge) {
+        rc = sl__api_purge_source(req, source, &out, &err);
+        return rc != 0 ? sl_reply_err(req, &err) : sl_reply_json(req, 200, out);
     }
     rc = k->invalidate != NULL ? k->invalidate(req->svc->delta, source, &err)
                                : k->clear(req->svc->delta, source, &err);

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "deltaservice/deltaservice.h"
 #include "http/http_int.h"
 
 /* How long a finish waits for the bulkbuilder to hand over the records it
@@ -259,6 +260,89 @@ sl_api_jm_def_get(struct sl_req *req)
     return sl_reply_json(req, 200, def);
 }
 
+/* The dataSource parameter of job definition @name (a new string), or
+ * NULL. */
+static char *
+job_source(struct sl_jm *jm, const char *name)
+{
+    json_t *def = sl_jm_defs_get(jm, "jobs", name);
+    const char *s = json_string_value(
+        json_object_get(json_object_get(def, "parameters"), "dataSource"));
+    char *out = s != NULL ? sl_strdup(s) : NULL;
+
+    json_decref(def);
+    return out;
+}
+
+/*
+ * DELETE .../jobs/<job>/?purge=true: the job's source is purged (its
+ * documents leave the index) before the job goes.  Without it the
+ * documents stay, and the reply says so and how to remove them.
+ */
+static int
+job_delete(struct sl_req *req, const char *name)
+{
+    char *source = job_source(req->svc->jm, name);
+    json_t *reply = NULL;
+    json_t *purged = NULL;
+    uint64_t entries = 0;
+    struct sl_err err;
+    int purge = 0;
+    int rc = sl__api_purge_flag(req, &purge);
+
+    sl_err_clear(&err);
+    if (rc != 0) {
+        sl_free(source);
+        return rc;
+    }
+    if (purge && source == NULL) {
+        json_t *def = sl_jm_defs_get(req->svc->jm, "jobs", name);
+
+        rc = sl_err_set(&err,
+                        def != NULL ? SL_EINVAL : SL_ENOENT,
+                        def != NULL ? "purge" : "name",
+                        def != NULL ? "job '%s' has no dataSource parameter "
+                                      "to purge"
+                                    : "no job '%s'",
+                        name);
+        json_decref(def);
+    } else if (purge && sl_jm_source_in_use(req->svc->jm, source, NULL)) {
+        rc = sl_err_set(&err,
+                        SL_ECONFLICT,
+                        "purge",
+                        "source '%s' is being crawled by an active run",
+                        source);
+    } else if (purge) {
+        rc = sl__api_purge_source(req, source, &purged, &err);
+    }
+    if (rc == 0) {
+        rc = sl_jm_defs_delete(req->svc->jm, "jobs", name, &err);
+    }
+    if (rc == 0) {
+        reply = json_pack("{s:s, s:b}", "name", name, "deleted", 1);
+        if (purged != NULL) {
+            (void)json_object_set(reply, "purge", purged);
+        } else if (source != NULL &&
+                   sl_delta_count(
+                       req->svc->delta, source, &entries, NULL, NULL) == 0 &&
+                   entries > 0) {
+            (void)json_object_set_new(
+                reply,
+                "documents",
+                json_sprintf("kept: source '%s' keeps its %llu delta entries "
+                             "and its documents in the index; DELETE "
+                             "/smila/importing/delta/%s/?purge=true removes "
+                             "them",
+                             source,
+                             (unsigned long long)entries,
+                             source));
+        }
+    }
+    json_decref(purged);
+    sl_free(source);
+    return reply_or_error(req, rc, &err, 200, reply);
+}
+
 int
 sl_api_jm_def_delete(struct sl_req *req)
 {
@@ -267,6 +351,9 @@ sl_api_jm_def_delete(struct sl_req *req)
     struct sl_err err;
     int rc = 0;
 
+    if (strcmp(kind, "jobs") == 0) {
+        return job_delete(req, name);
+    }
     sl_err_clear(&err);
     rc = sl_jm_defs_delete(req->svc->jm, kind, name, &err);
     return reply_or_error(req,

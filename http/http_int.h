@@ -133,6 +133,13 @@ int sl_api_delta_list(struct sl_req *req);
 int sl_api_delta_clear_all(struct sl_req *req);
 int sl_api_delta_source_get(struct sl_req *req);
 int sl_api_delta_source_delete(struct sl_req *req);
+/* api_purge.c: the ?purge= query argument into *purge (0 or a 400 sent),
+ * and the purge of a source (reply body in *out). */
+int sl__api_purge_flag(struct sl_req *req, int *purge);
+int sl__api_purge_source(struct sl_req *req,
+                         const char *source,
+                         json_t **out,
+                         struct sl_err *err);
 int sl_api_visited_list(struct sl_req *req);
 int sl_api_visited_clear_all(struct sl_req *req);
 int sl_api_visited_source_get(struct sl_req *req);

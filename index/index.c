@@ -20,7 +20,7 @@
 #include "index/index_int.h"
 
 #define BUSY_TIMEOUT_MS 5000
-#define SCHEMA_VERSION  3
+#define SCHEMA_VERSION  4
 #define PRUNE_EVERY_MS  60000
 
 static const char schema_sql[] =
@@ -53,7 +53,22 @@ static const char schema_sql[] =
     "DROP TRIGGER IF EXISTS documents_au;"
     "CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY,"
     " value INTEGER NOT NULL) WITHOUT ROWID;"
-    "PRAGMA user_version=3;";
+    /* Schema 4: the sources that hold each document (docs/index.md
+     * "Sources"); a delete from one source leaves it to the others. */
+    "CREATE TABLE IF NOT EXISTS sources("
+    " _recordid TEXT NOT NULL COLLATE BINARY,"
+    " source TEXT NOT NULL COLLATE BINARY,"
+    " PRIMARY KEY(_recordid, source)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS sources_by_source"
+    " ON sources(source, _recordid);"
+    "PRAGMA user_version=4;";
+
+/* Schema 3 (and before) to 4: a document's source column names the one
+ * source known to hold it. */
+static const char migrate3_sql[] =
+    "INSERT OR IGNORE INTO sources(_recordid, source)"
+    " SELECT _recordid, source FROM documents"
+    " WHERE typeof(source) = 'text' AND source != '';";
 
 /* Schema 1 (before versions) to 2. */
 static const char migrate1_sql[] =
@@ -102,6 +117,16 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
         " version = max(version, excluded.version), at = excluded.at",
     [SL__IX_TOMB_DEL] = "DELETE FROM tombstones WHERE _recordid = ?1",
     [SL__IX_TOMB_PRUNE] = "DELETE FROM tombstones WHERE at < ?1",
+    [SL__IX_SRC_ADD] =
+        "INSERT OR IGNORE INTO sources(_recordid, source) VALUES (?1, ?2)",
+    [SL__IX_SRC_DEL] = "DELETE FROM sources WHERE _recordid = ?1"
+                       " AND source = ?2",
+    [SL__IX_SRC_ANY] = "SELECT 1 FROM sources WHERE _recordid = ?1 LIMIT 1",
+    [SL__IX_SRC_DROP] = "DELETE FROM sources WHERE _recordid = ?1",
+    [SL__IX_SRC_PAGE] = "SELECT _recordid FROM sources WHERE source = ?1"
+                        " AND _recordid > ?2 ORDER BY _recordid LIMIT ?3",
+    [SL__IX_SRC_LIST] = "SELECT source FROM sources WHERE _recordid = ?1"
+                        " ORDER BY source",
 };
 
 /* Where the columns of an upsert come from: the first key present wins. */
@@ -233,7 +258,7 @@ read_stmt(int which)
 {
     return which == SL__IX_GET || which == SL__IX_COUNT ||
            which == SL__IX_SEARCH || which == SL__IX_TOTAL ||
-           which == SL__IX_RECORDS;
+           which == SL__IX_RECORDS || which == SL__IX_SRC_LIST;
 }
 
 /* Prepare stmt_sql into @st on @db: every statement, or with @reads only
@@ -464,6 +489,9 @@ index_open(struct sl_index_set *set,
     }
     if (src == SQLITE_OK) {
         src = sqlite3_exec(ix->db, schema_sql, NULL, NULL, NULL);
+    }
+    if (src == SQLITE_OK && version > 0 && version < 4) {
+        src = sqlite3_exec(ix->db, migrate3_sql, NULL, NULL, NULL);
     }
     if (src == SQLITE_OK && version == 0) {
         /* Merge FTS5 segments in bigger steps: about 25% less time per
@@ -1009,6 +1037,28 @@ old_equals(struct sl__index *ix,
            (tlen == 0 || memcmp(json_string_value(text), t, tlen) == 0);
 }
 
+/* The source of upsert @op (op->source, else the document's _source)
+ * holds its document. */
+static int
+src_add(struct sl__index *ix, const struct sl_index_op *op, struct sl_err *err)
+{
+    const char *source =
+        op->source != NULL
+            ? op->source
+            : json_string_value(json_object_get(op->doc, "_source"));
+
+    if (source == NULL || source[0] == '\0') {
+        return 0;
+    }
+    return sl__index_src_step(
+        ix,
+        SL__IX_SRC_ADD,
+        json_string_value(json_object_get(op->doc, "_recordid")),
+        source,
+        NULL,
+        err);
+}
+
 /*
  * Upsert one document inside the open transaction.  The stored metadata is
  * the document without "text" (compact, sorted keys, so an unchanged
@@ -1044,7 +1094,9 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
         goto out;
     }
     if (op->version > 0 && known > op->version) {
-        op->skipped = 1;
+        op->skipped = 1; /* a newer version won; the source still holds
+                            the document when it is stored */
+        rc = found ? src_add(ix, op, err) : 0;
         goto out;
     }
     for (i = 0; i < sizeof(fields) / sizeof(fields[0]) && rc == 0; i++) {
@@ -1077,6 +1129,7 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     }
     if (found) {
         if (old_equals(ix, jtext, meta_text, op->version)) {
+            rc = src_add(ix, op, err);
             goto out; /* stored as it is: no tombstone either */
         }
         rowid = sqlite3_column_int64(ix->st[SL__IX_OLD], 0);
@@ -1092,6 +1145,9 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     }
     if (rc == 0 && tomb) {
         rc = tombstone(ix, SL__IX_TOMB_DEL, json_string_value(jid), 0, 0, err);
+    }
+    if (rc == 0) {
+        rc = src_add(ix, op, err);
     }
 
 out:
@@ -1121,6 +1177,24 @@ delete_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
         old_done(ix);
         op->skipped = 1;
         return 0;
+    }
+    if (rc == 0 && op->source != NULL && op->source[0] != '\0') {
+        /* a delete from one source: the document stays while another
+         * holds it */
+        int others = 0;
+
+        rc = sl__index_src_step(ix, SL__IX_SRC_DEL, id, op->source, NULL, err);
+        if (rc == 0) {
+            rc = sl__index_src_step(ix, SL__IX_SRC_ANY, id, NULL, &others, err);
+        }
+        if (rc != 0 || others) {
+            old_done(ix);
+            op->kept = rc == 0;
+            return rc;
+        }
+    }
+    if (rc == 0) {
+        rc = sl__index_src_step(ix, SL__IX_SRC_DROP, id, NULL, NULL, err);
     }
     if (rc == 0 && found) {
         sqlite3_int64 rowid = sqlite3_column_int64(ix->st[SL__IX_OLD], 0);
@@ -1245,6 +1319,15 @@ apply_shard(struct sl__index *ix,
         (void)step_done(ix, SL__IX_ROLLBACK, NULL);
     }
     return rc;
+}
+
+int
+sl__index_apply_locked(struct sl__index *ix,
+                       struct sl_index_op *ops,
+                       size_t n,
+                       struct sl_err *err)
+{
+    return apply_shard(ix, ops, NULL, n, err);
 }
 
 int
@@ -1400,7 +1483,7 @@ sl_index_upsert(struct sl_index_set *set,
                 const json_t *doc,
                 struct sl_err *err)
 {
-    struct sl_index_op op = {doc, NULL, 0, 0};
+    struct sl_index_op op = {doc, NULL, 0, 0, NULL, 0};
 
     return apply(set, index, &op, 1, 1, err);
 }
@@ -1411,7 +1494,7 @@ sl_index_delete(struct sl_index_set *set,
                 const char *id,
                 struct sl_err *err)
 {
-    struct sl_index_op op = {NULL, id, 0, 0};
+    struct sl_index_op op = {NULL, id, 0, 0, NULL, 0};
 
     return apply(set, index, &op, 1, 0, err);
 }

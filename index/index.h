@@ -49,9 +49,18 @@
 struct sl_index_set;
 
 #define SL_INDEX_TOMBSTONE_SECONDS 86400 /* how long deletes are remembered */
+/* A delete record with this string field purges that source from the
+ * index (sl_index_purge_source) instead of deleting its _recordid. */
+#define SL_INDEX_PURGE_FIELD "_purgeSource"
 
 /**
  * One write of a batch: an upsert of @p doc, or a delete of @p id.
+ *
+ * Sources (docs/index.md "Sources"): each document keeps the set of
+ * sources that hold it.  An upsert adds its source (op->source, else the
+ * document's "_source"); a delete from a source removes that source, and
+ * the document only when no other source holds it; a delete without a
+ * source removes the document outright.
  *
  * @p version orders writes that may arrive out of order (the bulkbuilder
  * stamps every record it accepts with a growing `_version`): a write is
@@ -60,10 +69,15 @@ struct sl_index_set;
  * unversioned: always applied.
  */
 struct sl_index_op {
-    const json_t *doc; /* borrowed; upsert when not NULL */
-    const char *id;    /* borrowed; delete when doc is NULL */
-    uint64_t version;  /* 0: unversioned */
-    int skipped;       /* out: 1 when a newer version won */
+    const json_t *doc;  /* borrowed; upsert when not NULL */
+    const char *id;     /* borrowed; delete when doc is NULL */
+    uint64_t version;   /* 0: unversioned */
+    int skipped;        /* out: 1 when a newer version won */
+    const char *source; /* borrowed: the source the write comes from;
+                           NULL: an upsert's _source, a delete of the
+                           document whatever holds it */
+    int kept;           /* out: a delete from @source left the document to
+                           the other sources that hold it */
 };
 
 /**
@@ -146,6 +160,23 @@ int sl_index_apply_shard(struct sl_index_set *set,
                          size_t n,
                          int try,
                          struct sl_err *err);
+
+/**
+ * @brief Purge source @p source from @p index: a delete from that source
+ * (version @p version, 0: unversioned) of every document it holds, in
+ * bounded transactions; documents other sources hold stay.  Idempotent;
+ * a missing index is no error.
+ * @param[out] deleted, kept documents deleted and left to other sources
+ * (either may be NULL).
+ * @return 0, SL_EBADNAME, SL_EIO and the errors of sl_index_apply.
+ */
+int sl_index_purge_source(struct sl_index_set *set,
+                          const char *index,
+                          const char *source,
+                          uint64_t version,
+                          uint64_t *deleted,
+                          uint64_t *kept,
+                          struct sl_err *err);
 
 /**
  * @brief Delete index @p index: every shard's database with its -wal,

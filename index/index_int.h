@@ -31,6 +31,12 @@ enum {
     SL__IX_OLD,
     SL__IX_FTS_ADD,
     SL__IX_FTS_DEL,
+    SL__IX_SRC_ADD,  /* (id, source) holds the document */
+    SL__IX_SRC_DEL,  /* (id, source) no longer */
+    SL__IX_SRC_ANY,  /* does any source hold id? */
+    SL__IX_SRC_DROP, /* no source holds id */
+    SL__IX_SRC_PAGE, /* ids a source holds, after id, in id order */
+    SL__IX_SRC_LIST, /* the sources of id (read) */
     SL__IX_NSTMT
 };
 
@@ -111,6 +117,22 @@ int sl__index_db_err(struct sl__index *ix,
                      int src,
                      const char *what,
                      struct sl_err *err);
+/** Apply @p ops (all of @p ix's shard) in one transaction; @p ix held. */
+int sl__index_apply_locked(struct sl__index *ix,
+                           struct sl_index_op *ops,
+                           size_t n,
+                           struct sl_err *err);
+/**
+ * Run source statement @p which (SL__IX_SRC_*) of @p ix's writer for
+ * @p id and, unless NULL, @p source; *row (unless NULL) says whether it
+ * gave a row.  Leaves the statement reset.
+ */
+int sl__index_src_step(struct sl__index *ix,
+                       int which,
+                       const char *id,
+                       const char *source,
+                       int *row,
+                       struct sl_err *err);
 /** Directory of the set (borrowed). */
 const char *sl__index_dir(const struct sl_index_set *set);
 /* A name sl_index_drop is dropping (drop.c); list of the set. */

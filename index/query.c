@@ -418,6 +418,27 @@ sl_index_records(struct sl_index_set *set,
     return rc;
 }
 
+/* "_sources": the sources that hold document @id (read side of @ix). */
+static int
+get_sources(struct sl__index *ix,
+            const char *id,
+            json_t *meta,
+            struct sl_err *err)
+{
+    sqlite3_stmt *st = ix->rd.st[SL__IX_SRC_LIST];
+    json_t *list = json_array();
+    int src = SQLITE_OK;
+
+    (void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        (void)json_array_append_new(list, col_json(st, 0));
+    }
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    (void)json_object_set_new(meta, "_sources", list);
+    return src == SQLITE_DONE ? 0 : sl__index_rd_err(ix, src, "sources", err);
+}
+
 int
 sl_index_get(struct sl_index_set *set,
              const char *index,
@@ -470,6 +491,10 @@ sl_index_get(struct sl_index_set *set,
     }
     if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
         (void)json_object_set_new(meta, "text", col_json(st, 1));
+    }
+    rc = get_sources(ix, id, meta, err);
+    if (rc != 0) {
+        goto out;
     }
     *doc = meta;
     meta = NULL;

@@ -1,7 +1,8 @@
 /*
  * The definitions registry of the jobmanager (docs/jobmanager-definitions.md):
  * worker descriptions, the data object types, buckets, workflows and jobs,
- * their validation, parameter resolution and the predefined files.
+ * their validation and bucket resolution (task parameters and declarations:
+ * params.c; the predefined files: defs_files.c).
  *
  * Storage: one jansson object per kind maps name -> stored definition.  A
  * stored definition is never changed in place; an update replaces it, and
@@ -14,13 +15,10 @@
  * unlocked helpers (find_worker, bucket_resolve_locked ...), never the
  * public getters, which take the lock themselves.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "deltaservice/deltaservice.h"
 #include "jobmanager/jobmanager_int.h"
@@ -53,6 +51,8 @@ struct sl__jm_defs {
     json_t *dots;                   /* array of the data object types */
     struct sl__jm_worker **workers; /* sorted by name, never removed */
     size_t nworkers;
+    sl__jm_def_check_fn check; /* the workers' definition check or NULL */
+    void *check_arg;
 };
 
 /* One action of a workflow, as validation sees it. */
@@ -124,20 +124,6 @@ is_known_dot(const char *type)
         }
     }
     return 0;
-}
-
-static int
-is_wildcard(const char *name)
-{
-    size_t n = strlen(name);
-
-    return n >= 3 && name[0] == '<' && name[n - 1] == '>';
-}
-
-static int
-is_scalar(const json_t *v)
-{
-    return json_is_string(v) || json_is_number(v) || json_is_boolean(v);
 }
 
 /* ------------------------------------------------------------------------
@@ -328,192 +314,6 @@ parse_slots(const json_t *arr,
     return 0;
 }
 
-/*
- * "values": an optional non-empty array of the strings a parameter may
- * take (for example deltaImportStrategy); checked at job creation.
- */
-static int
-parse_values(const json_t *j,
-             const char *path,
-             const char *wname,
-             struct sl__jm_param_decl *p,
-             struct sl_err *err)
-{
-    const json_t *values = json_object_get(j, "values");
-    char f[FIELD_MAX];
-    size_t i = 0;
-    const json_t *v = NULL;
-
-    if (values == NULL) {
-        return 0;
-    }
-    fmt_text(f, sizeof(f), "%s.values", path);
-    if (!json_is_array(values) || json_array_size(values) == 0) {
-        return sl_err_set(err,
-                          SL_EINVALDEF,
-                          f,
-                          "worker '%s': 'values' of parameter '%s' must be a "
-                          "non-empty array of strings",
-                          wname,
-                          p->name);
-    }
-    json_array_foreach(values, i, v)
-    {
-        if (!json_is_string(v)) {
-            return sl_err_set(err,
-                              SL_EINVALDEF,
-                              f,
-                              "worker '%s': 'values' of parameter '%s' must "
-                              "be strings",
-                              wname,
-                              p->name);
-        }
-    }
-    p->values = json_deep_copy(values);
-    return 0;
-}
-
-/*
- * A value outside a declared "values" list: returns 1 and writes the
- * allowed values, comma-separated, into @p allowed.
- */
-static int
-value_not_allowed(const struct sl__jm_param_decl *p,
-                  const json_t *v,
-                  char *allowed,
-                  size_t cap)
-{
-    size_t i = 0;
-    const json_t *a = NULL;
-    size_t used = 0;
-
-    if (p->values == NULL) {
-        return 0;
-    }
-    json_array_foreach(p->values, i, a)
-    {
-        if (json_is_string(v) &&
-            strcmp(json_string_value(v), json_string_value(a)) == 0) {
-            return 0;
-        }
-    }
-    allowed[0] = '\0';
-    json_array_foreach(p->values, i, a)
-    {
-        if (used < cap) {
-            fmt_text(allowed + used,
-                     cap - used,
-                     "%s%s",
-                     i ? ", " : "",
-                     json_string_value(a));
-            used += strlen(allowed + used);
-        }
-    }
-    return 1;
-}
-
-/* One parameter declaration {"name","optional","type","values"}. */
-static int
-parse_param(const json_t *j,
-            const char *path,
-            const char *wname,
-            struct sl__jm_param_decl *p,
-            struct sl_err *err)
-{
-    const char *name = str_member(j, "name");
-    const json_t *opt = json_object_get(j, "optional");
-    const json_t *type = json_object_get(j, "type");
-    char f[FIELD_MAX];
-    struct sl_err nerr;
-
-    fmt_text(f, sizeof(f), "%s.name", path);
-    if (!json_is_object(j) || name == NULL) {
-        return sl_err_set(
-            err, SL_EINVALDEF, f, "worker '%s': parameter has no name", wname);
-    }
-    if (!is_wildcard(name) && sl_name_check_entity(name, &nerr) != 0) {
-        return sl_err_set(err,
-                          SL_EINVALDEF,
-                          f,
-                          "worker '%s': parameter %s",
-                          wname,
-                          nerr.message);
-    }
-    p->name = sl_strdup(name);
-    if (opt != NULL && !json_is_boolean(opt)) {
-        fmt_text(f, sizeof(f), "%s.optional", path);
-        return sl_err_set(err,
-                          SL_EINVALDEF,
-                          f,
-                          "worker '%s': 'optional' of parameter '%s' must be "
-                          "a boolean",
-                          wname,
-                          name);
-    }
-    p->optional = json_is_true(opt);
-    if (type != NULL) {
-        const char *t = json_string_value(type);
-
-        if (t == NULL || (strcmp(t, "any") != 0 && strcmp(t, "string") != 0)) {
-            fmt_text(f, sizeof(f), "%s.type", path);
-            return sl_err_set(err,
-                              SL_EINVALDEF,
-                              f,
-                              "worker '%s': parameter '%s' has unknown type "
-                              "'%s' (allowed: any, string)",
-                              wname,
-                              name,
-                              t != NULL ? t : "(not a string)");
-        }
-        p->any_type = strcmp(t, "any") == 0;
-    }
-    return parse_values(j, path, wname, p, err);
-}
-
-/* The "parameters" array; names are unique, "<...>" names are wildcards. */
-static int
-parse_params(const json_t *arr, struct sl__jm_worker *w, struct sl_err *err)
-{
-    int rc = 0;
-    size_t i = 0;
-    size_t k = 0;
-    const json_t *v = NULL;
-    char path[FIELD_MAX];
-
-    if (arr == NULL) {
-        return 0;
-    }
-    if (!json_is_array(arr)) {
-        return sl_err_set(err,
-                          SL_EINVALDEF,
-                          "parameters",
-                          "worker '%s': parameters must be an array",
-                          w->name);
-    }
-    w->params = sl_calloc(json_array_size(arr) + 1, sizeof(*w->params));
-    w->nparams = json_array_size(arr);
-    json_array_foreach(arr, i, v)
-    {
-        fmt_text(path, sizeof(path), "parameters[%zu]", i);
-        rc = parse_param(v, path, w->name, &w->params[i], err);
-        if (rc != 0) {
-            return rc;
-        }
-        for (k = 0; k < i; k++) {
-            if (strcmp(w->params[k].name, w->params[i].name) == 0) {
-                fmt_text(path, sizeof(path), "parameters[%zu].name", i);
-                return sl_err_set(err,
-                                  SL_EINVALDEF,
-                                  path,
-                                  "worker '%s': duplicate parameter '%s'",
-                                  w->name,
-                                  w->params[i].name);
-            }
-        }
-    }
-    return 0;
-}
-
 static int
 parse_generator(const json_t *desc, struct sl__jm_worker *w, struct sl_err *err)
 {
@@ -579,7 +379,12 @@ sl__jm_worker_parse(const json_t *desc,
     if (rc != 0) {
         goto fail;
     }
-    rc = parse_params(json_object_get(desc, "parameters"), w, err);
+    rc = sl__jm_params_parse(json_object_get(desc, "parameters"),
+                             "parameters",
+                             name,
+                             &w->params,
+                             &w->nparams,
+                             err);
     if (rc != 0) {
         goto fail;
     }
@@ -638,16 +443,10 @@ slots_free(struct sl__jm_slot *slots, size_t n)
 void
 sl__jm_worker_free(struct sl__jm_worker *w)
 {
-    size_t i = 0;
-
     if (w == NULL) {
         return;
     }
-    for (i = 0; w->params != NULL && i < w->nparams; i++) {
-        sl_free(w->params[i].name);
-        json_decref(w->params[i].values);
-    }
-    sl_free(w->params);
+    sl__jm_params_free(w->params, w->nparams);
     slots_free(w->input, w->ninput);
     slots_free(w->output, w->noutput);
     json_decref(w->json);
@@ -663,19 +462,6 @@ find_slot(const struct sl__jm_slot *slots, size_t n, const char *name)
     for (i = 0; i < n; i++) {
         if (strcmp(slots[i].name, name) == 0) {
             return &slots[i];
-        }
-    }
-    return NULL;
-}
-
-static const struct sl__jm_param_decl *
-find_param(const struct sl__jm_worker *w, const char *name)
-{
-    size_t i = 0;
-
-    for (i = 0; i < w->nparams; i++) {
-        if (strcmp(w->params[i].name, name) == 0) {
-            return &w->params[i];
         }
     }
     return NULL;
@@ -781,6 +567,17 @@ out:
     unlock(d);
     sl__jm_worker_free(w);
     return rc;
+}
+
+void
+sl__jm_defs_set_check(struct sl__jm_defs *d,
+                      sl__jm_def_check_fn check,
+                      void *arg)
+{
+    wrlock(d);
+    d->check = check;
+    d->check_arg = arg;
+    unlock(d);
 }
 
 const struct sl__jm_worker *
@@ -928,79 +725,8 @@ transient_type(const struct sl__jm_defs *d, const json_t *wf, const char *b)
 }
 
 /* ------------------------------------------------------------------------
- * Parameter resolution.
+ * Bucket stores (task parameters: params.c).
  * --------------------------------------------------------------------- */
-
-/*
- * The worker of @p wf that a job parameter key is meant for: the longest
- * worker name W used in the workflow such that the key is "W.<something>".
- * Longest match keeps worker names that contain dots unambiguous.
- */
-static const char *
-key_owner(const json_t *wf, const char *key)
-{
-    const char *best = NULL;
-    size_t bestlen = 0;
-    size_t i = 0;
-    size_t n = action_count(wf);
-
-    for (i = 0; wf != NULL && i < n; i++) {
-        const char *w = str_member(action_at(wf, i), "worker");
-        size_t len = w != NULL ? strlen(w) : 0;
-
-        if (len > bestlen && strncmp(key, w, len) == 0 && key[len] == '.' &&
-            key[len + 1] != '\0') {
-            best = w;
-            bestlen = len;
-        }
-    }
-    return best;
-}
-
-static void
-merge_params(json_t *out, const json_t *params)
-{
-    const char *key = NULL;
-    const json_t *v = NULL;
-
-    json_object_foreach((json_t *)params, key, v)
-    {
-        (void)json_object_set_new(out, key, json_deep_copy(v));
-    }
-}
-
-json_t *
-sl__jm_task_params(const json_t *job,
-                   const json_t *workflow,
-                   const json_t *action)
-{
-    json_t *out = json_object();
-    const json_t *jp = json_object_get(job, "parameters");
-    const char *worker = str_member(action, "worker");
-    const char *key = NULL;
-    const json_t *v = NULL;
-
-    /* Plain job parameters; keys meant for some worker are held back. */
-    json_object_foreach((json_t *)jp, key, v)
-    {
-        if (key_owner(workflow, key) == NULL) {
-            (void)json_object_set_new(out, key, json_deep_copy(v));
-        }
-    }
-    /* "<worker>.<param>" for this worker, prefix stripped. */
-    json_object_foreach((json_t *)jp, key, v)
-    {
-        const char *owner = key_owner(workflow, key);
-
-        if (owner != NULL && worker != NULL && strcmp(owner, worker) == 0) {
-            (void)json_object_set_new(
-                out, key + strlen(owner) + 1, json_deep_copy(v));
-        }
-    }
-    merge_params(out, json_object_get(workflow, "parameters"));
-    merge_params(out, json_object_get(action, "parameters"));
-    return out;
-}
 
 static int
 append(char *out, size_t cap, size_t *len, const char *s, size_t n)
@@ -1363,16 +1089,17 @@ check_action_params(const struct actx *a, struct sl_err *err)
     }
     json_object_foreach((json_t *)params, key, v)
     {
-        const struct sl__jm_param_decl *p = find_param(a->w, key);
+        const struct sl__jm_param_decl *p =
+            sl__jm_param_find(a->w->params, a->w->nparams, key);
 
-        if (p != NULL && !p->any_type && !is_scalar(v)) {
+        if (p != NULL && !sl__jm_param_shape_ok(p, v)) {
             return act_err(a,
                            err,
                            "parameters",
                            key,
-                           "parameter '%s' must be a string, number or "
-                           "boolean",
-                           key);
+                           "parameter '%s' must be %s",
+                           key,
+                           sl__jm_param_type_text(p));
         }
     }
     return 0;
@@ -1743,10 +1470,188 @@ check_runonce_start(const struct sl__jm_defs *d,
     return 0;
 }
 
+/* ------------------------------------------------------------------------
+ * Checks that catch mistakes (docs/jobmanager-definitions.md): unknown
+ * parameters, nested shapes, the workers' own check, references to other
+ * definitions, and input buckets nothing writes.  A stored user definition
+ * reloaded at start (SL__JM_PUT_LENIENT) only gets a warning for them.
+ * --------------------------------------------------------------------- */
+
+/* The worker of every action (NULL for unknown ones); caller sl_free's. */
+static const struct sl__jm_worker **
+workers_of(const struct sl__jm_defs *d, const json_t *wf, size_t *n)
+{
+    const struct sl__jm_worker **ws = NULL;
+    size_t i = 0;
+
+    *n = action_count(wf);
+    ws = sl_calloc(*n, sizeof(*ws));
+    for (i = 0; i < *n; i++) {
+        ws[i] = find_worker(d, str_member(action_at(wf, i), "worker"));
+    }
+    return ws;
+}
+
+/* Add the "${var}" names of template @p tmpl to @p known ("_..." ones are
+ * the engine's). */
+static void
+template_vars(const char *tmpl, json_t *known)
+{
+    const char *p = tmpl;
+    char name[SL_NAME_MAX + 1];
+
+    while (p != NULL && (p = strstr(p, "${")) != NULL) {
+        const char *end = strchr(p, '}');
+
+        if (end == NULL) {
+            break;
+        }
+        fmt_text(name, sizeof(name), "%.*s", (int)(end - p - 2), p + 2);
+        if (name[0] != '_' && name[0] != '\0') {
+            (void)json_object_set_new(known, name, json_true());
+        }
+        p = end + 1;
+    }
+}
+
+/*
+ * The names a job or workflow may set although no worker declares them:
+ * the variables of the data object types' store templates (store,
+ * tempStore: whether the workflow's buckets need them changes with bucket
+ * definitions, so all are fine), @p wf's own parameter names and the
+ * jobmanager's keys.  @p with_wf: also @p wf's own parameter names (for
+ * jobs of it).  A new object.
+ */
+static json_t *
+known_names(const struct sl__jm_defs *d, const json_t *wf, int with_wf)
+{
+    static const char *const kinds[] = {"persistent", "transient"};
+    json_t *known = json_object();
+    const char *key = NULL;
+    const json_t *v = NULL;
+    size_t i = 0;
+    size_t k = 0;
+
+    json_array_foreach(d->dots, i, v)
+    {
+        for (k = 0; k < NELEMS(kinds); k++) {
+            const json_t *t = json_object_get(v, kinds[k]);
+
+            template_vars(str_member(t, "store"), known);
+            template_vars(str_member(t, "object"), known);
+        }
+    }
+    json_object_foreach(
+        json_object_get(with_wf ? wf : NULL, "parameters"), key, v)
+    {
+        (void)json_object_set_new(known, key, json_true());
+    }
+    sl__jm_params_add_engine_keys(known);
+    return known;
+}
+
+/* 1 if some action of @p wf writes bucket @p b. */
+static int
+written(const json_t *wf, const char *b)
+{
+    size_t i = 0;
+    const char *key = NULL;
+    const json_t *v = NULL;
+
+    for (i = 0; i < action_count(wf); i++) {
+        json_object_foreach(json_object_get(action_at(wf, i), "output"), key, v)
+        {
+            if (json_is_string(v) && strcmp(json_string_value(v), b) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
+ * W18: an action's input bucket is written by some action, or is an input
+ * bucket of the start action (filled from outside: a runOnce start bucket,
+ * or the standard trigger); else the action would never get a task.
+ */
+static int
+check_unwritten(const json_t *wf, struct sl_err *err)
+{
+    const json_t *start_in = json_object_get(action_at(wf, 0), "input");
+    size_t i = 0;
+    const char *key = NULL;
+    const json_t *v = NULL;
+    struct actx a;
+
+    for (i = 1; i < action_count(wf); i++) {
+        actx_init(&a, wf, i);
+        json_object_foreach(json_object_get(a.act, "input"), key, v)
+        {
+            const char *b = json_string_value(v);
+            const char *sk = NULL;
+            const json_t *sv = NULL;
+            int from_start = 0;
+
+            json_object_foreach((json_t *)start_in, sk, sv)
+            {
+                from_start |=
+                    json_is_string(sv) && strcmp(json_string_value(sv), b) == 0;
+            }
+            if (!from_start && !written(wf, b)) {
+                return act_err(&a,
+                               err,
+                               "input",
+                               key,
+                               "input bucket '%s' of slot '%s' is written by "
+                               "no action and is not an input bucket of the "
+                               "start action, so the action would never run",
+                               b,
+                               key);
+            }
+        }
+    }
+    return 0;
+}
+
+/* A mistake found on a lenient put: logged, not refused. */
+static int
+lenient(unsigned flags, int rc, const char *kind, const struct sl_err *e)
+{
+    if (rc == 0 || (flags & SL__JM_PUT_LENIENT) == 0) {
+        return rc;
+    }
+    SL_WARN("jobmanager: stored %s kept despite: %s (field %s)",
+            kind,
+            e->message,
+            e->field[0] != '\0' ? e->field : "-");
+    return 0;
+}
+
+static int
+workflow_mistakes(const struct sl__jm_defs *d,
+                  const json_t *wf,
+                  unsigned flags,
+                  struct sl_err *err)
+{
+    size_t n = 0;
+    const struct sl__jm_worker **ws = workers_of(d, wf, &n);
+    json_t *known = known_names(d, wf, 0);
+    int rc = 0;
+
+    rc = check_unwritten(wf, err);
+    if (rc == 0) {
+        rc = sl__jm_params_check_workflow(wf, ws, n, known, err);
+    }
+    json_decref(known);
+    sl_free(ws);
+    return lenient(flags, rc, "workflow", err);
+}
+
 /* A workflow against the workers and buckets registered now. */
 static int
 validate_workflow(const struct sl__jm_defs *d,
                   const json_t *wf,
+                  unsigned flags,
                   struct sl_err *err)
 {
     int rc = 0;
@@ -1769,6 +1674,9 @@ validate_workflow(const struct sl__jm_defs *d,
     rc = check_bucket_types(d, wf, err);
     if (rc == 0) {
         rc = check_runonce_start(d, wf, err);
+    }
+    if (rc == 0) {
+        rc = workflow_mistakes(d, wf, flags, err);
     }
     return rc;
 }
@@ -1823,7 +1731,7 @@ check_job_action(const struct sl__jm_defs *d,
         const struct sl__jm_param_decl *p = &w->params[k];
         const json_t *v = json_object_get(params, p->name);
 
-        if (is_wildcard(p->name)) {
+        if (sl__jm_param_is_wildcard(p->name)) {
             continue;
         }
         job_param_field(job, w->name, p->name, field, sizeof(field));
@@ -1838,19 +1746,21 @@ check_job_action(const struct sl__jm_defs *d,
                             p->name);
             goto out;
         }
-        if (v != NULL && !p->any_type && !is_scalar(v)) {
+        if (v != NULL && !sl__jm_param_shape_ok(p, v)) {
             rc = sl_err_set(err,
                             SL_EINVALDEF,
                             field,
                             "job '%s': parameter '%s' of worker '%s' (%s) "
-                            "must be a string, number or boolean",
+                            "must be %s",
                             jname,
                             p->name,
                             w->name,
-                            label);
+                            label,
+                            sl__jm_param_type_text(p));
             goto out;
         }
-        if (v != NULL && value_not_allowed(p, v, allowed, sizeof(allowed))) {
+        if (v != NULL &&
+            sl__jm_param_value_refused(p, v, allowed, sizeof(allowed))) {
             rc = sl_err_set(err,
                             SL_EINVALDEF,
                             field,
@@ -1959,12 +1869,193 @@ check_strategy(const json_t *job,
     return rc;
 }
 
+/* The closest name of a definition of @p kind to @p name, or NULL. */
+static const char *
+closest_def(const struct sl__jm_defs *d, int kind, const char *name)
+{
+    size_t n = json_object_size(d->defs[kind]);
+    const char **cands = sl_calloc(n + 1, sizeof(*cands));
+    const char *key = NULL;
+    const json_t *v = NULL;
+    const char *best = NULL;
+    size_t i = 0;
+
+    json_object_foreach(d->defs[kind], key, v)
+    {
+        cands[i++] = key;
+    }
+    best = sl__jm_suggest(name, cands, i);
+    sl_free(cands);
+    return best;
+}
+
+/*
+ * A parameter declared with "references" (the updatePusher's jobToPushTo:
+ * "jobs") names a definition of that kind that exists now.
+ */
+static int
+check_job_refs(const struct sl__jm_defs *d,
+               const json_t *job,
+               const json_t *wf,
+               size_t i,
+               struct sl_err *err)
+{
+    const json_t *act = action_at(wf, i);
+    const struct sl__jm_worker *w = find_worker(d, str_member(act, "worker"));
+    json_t *params = sl__jm_task_params(job, wf, act);
+    char path[32];
+    char label[32];
+    char field[FIELD_MAX];
+    size_t k = 0;
+    int rc = 0;
+
+    action_names(i, path, sizeof(path), label, sizeof(label));
+    for (k = 0; w != NULL && rc == 0 && k < w->nparams; k++) {
+        const struct sl__jm_param_decl *p = &w->params[k];
+        const char *v = str_member(params, p->name);
+        const char *best = NULL;
+
+        if (p->references < 0 || v == NULL ||
+            json_object_get(d->defs[p->references], v) != NULL) {
+            continue;
+        }
+        best = closest_def(d, p->references, v);
+        job_param_field(job, w->name, p->name, field, sizeof(field));
+        rc = sl_err_set(err,
+                        SL_EINVALDEF,
+                        field,
+                        "job '%s': parameter '%s' of worker '%s' (%s) names "
+                        "%s '%s', which is not defined%s%s%s",
+                        str_member(job, "name"),
+                        p->name,
+                        w->name,
+                        label,
+                        kind_names[p->references],
+                        v,
+                        best != NULL ? " (did you mean '" : "",
+                        best != NULL ? best : "",
+                        best != NULL ? "'?)" : "");
+    }
+    json_decref(params);
+    return rc;
+}
+
+/*
+ * The workers' definition check (sl_jm_set_def_check) on the resolved
+ * parameters of action @p i.  Its field "parameters.<p>..." is turned
+ * into "parameters.<worker>.<p>..." when the job set <p> that way.
+ */
+static int
+check_job_hook(const struct sl__jm_defs *d,
+               const json_t *job,
+               const json_t *wf,
+               size_t i,
+               struct sl_err *err)
+{
+    const json_t *act = action_at(wf, i);
+    const struct sl__jm_worker *w = find_worker(d, str_member(act, "worker"));
+    json_t *params = NULL;
+    char path[32];
+    char label[32];
+    char field[FIELD_MAX];
+    char first[FIELD_MAX];
+    struct sl_err e;
+    int rc = 0;
+
+    if (d->check == NULL || w == NULL) {
+        return 0;
+    }
+    action_names(i, path, sizeof(path), label, sizeof(label));
+    params = sl__jm_task_params(job, wf, act);
+    sl_err_clear(&e);
+    rc = d->check(
+        d->check_arg, str_member(job, "name"), w->name, w->json, params, &e);
+    json_decref(params);
+    if (rc == 0) {
+        return 0;
+    }
+    fmt_text(field, sizeof(field), "%s", e.field);
+    if (strncmp(e.field, "parameters.", 11) == 0) {
+        const char *rest = e.field + 11;
+        size_t n = strcspn(rest, ".[");
+
+        fmt_text(first, sizeof(first), "%.*s", (int)n, rest);
+        job_param_field(job, w->name, first, field, sizeof(field));
+        fmt_text(field + strlen(field),
+                 sizeof(field) - strlen(field),
+                 "%s",
+                 rest + n);
+    }
+    return sl_err_set(err,
+                      SL_EINVALDEF,
+                      field,
+                      "job '%s': worker '%s' (%s): %s",
+                      str_member(job, "name"),
+                      w->name,
+                      label,
+                      e.message);
+}
+
+static int
+job_mistakes(const struct sl__jm_defs *d,
+             const json_t *job,
+             const json_t *wf,
+             unsigned flags,
+             struct sl_err *err)
+{
+    size_t n = 0;
+    const struct sl__jm_worker **ws = workers_of(d, wf, &n);
+    json_t *known = known_names(d, wf, 1);
+    size_t i = 0;
+    int rc = 0;
+
+    rc = sl__jm_params_check_job(job, wf, ws, n, known, err);
+    for (i = 0; rc == 0 && i < n; i++) {
+        rc = check_job_refs(d, job, wf, i, err);
+    }
+    for (i = 0; rc == 0 && i < n; i++) {
+        rc = check_job_hook(d, job, wf, i, err);
+    }
+    json_decref(known);
+    sl_free(ws);
+    return lenient(flags, rc, "job", err);
+}
+
+/* The job's dataSource names a delta source: refused now, not at the
+ * run's first delta call. */
+static int
+check_source(const json_t *job, struct sl_err *err)
+{
+    const json_t *v =
+        json_object_get(json_object_get(job, "parameters"), "dataSource");
+    struct sl_err why;
+
+    if (v == NULL) {
+        return 0;
+    }
+    sl_err_clear(&why);
+    if (!json_is_string(v) ||
+        sl_delta_source_check(json_string_value(v), &why) != 0) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          "parameters.dataSource",
+                          "job '%s': %s",
+                          str_member(job, "name"),
+                          json_is_string(v) ? why.message
+                                            : "dataSource must be a string");
+    }
+    return 0;
+}
+
 /*
  * A job against the registry as it is now: its workflow exists, and the
  * parameters it resolves to satisfy every worker and every bucket.
  */
 static int
-validate_job(const struct sl__jm_defs *d, const json_t *job, struct sl_err *err)
+validate_job(const struct sl__jm_defs *d,
+             const json_t *job,
+             unsigned flags,
+             struct sl_err *err)
 {
     int rc = 0;
     const char *name = str_member(job, "name");
@@ -2016,22 +2107,30 @@ validate_job(const struct sl__jm_defs *d, const json_t *job, struct sl_err *err)
             return rc;
         }
     }
-    return check_job_buckets(d, job, wf, err);
+    rc = check_job_buckets(d, job, wf, err);
+    if (rc == 0) {
+        rc = check_source(job, err);
+    }
+    if (rc == 0) {
+        rc = job_mistakes(d, job, wf, flags, err);
+    }
+    return rc;
 }
 
 static int
 validate(const struct sl__jm_defs *d,
          enum sl__jm_kind kind,
          const json_t *def,
+         unsigned flags,
          struct sl_err *err)
 {
     switch (kind) {
     case SL__JM_BUCKET:
         return validate_bucket(d, def, err);
     case SL__JM_WORKFLOW:
-        return validate_workflow(d, def, err);
+        return validate_workflow(d, def, flags, err);
     case SL__JM_JOB:
-        return validate_job(d, def, err);
+        return validate_job(d, def, flags, err);
     }
     return sl_err_set(err, SL_EINVAL, NULL, "unknown definition kind");
 }
@@ -2059,7 +2158,7 @@ check_dependents(const struct sl__jm_defs *d,
     json_object_foreach(d->defs[SL__JM_WORKFLOW], key, v)
     {
         if (kind == SL__JM_BUCKET && uses_bucket(v, name) &&
-            validate_workflow(d, v, &nerr) != 0) {
+            validate_workflow(d, v, 0, &nerr) != 0) {
             return sl_err_set(err,
                               code,
                               NULL,
@@ -2079,7 +2178,7 @@ check_dependents(const struct sl__jm_defs *d,
                        ? wname != NULL && strcmp(wname, name) == 0
                        : wf != NULL && uses_bucket(wf, name);
 
-        if (uses && validate_job(d, v, &nerr) != 0) {
+        if (uses && validate_job(d, v, 0, &nerr) != 0) {
             return sl_err_set(err,
                               code,
                               NULL,
@@ -2150,10 +2249,11 @@ int
 sl__jm_defs_put(struct sl__jm_defs *d,
                 enum sl__jm_kind kind,
                 const json_t *def,
-                int readonly,
+                int flags,
                 json_t **stored,
                 struct sl_err *err)
 {
+    int readonly = (flags & SL__JM_PUT_READONLY) != 0;
     int rc = 0;
     json_t *copy = NULL;
     json_t *old = NULL;
@@ -2185,7 +2285,7 @@ sl__jm_defs_put(struct sl__jm_defs *d,
         goto out;
     }
     old = json_incref(old);
-    rc = validate(d, kind, copy, err);
+    rc = validate(d, kind, copy, (unsigned)flags, err);
     if (rc != 0) {
         goto out;
     }
@@ -2340,154 +2440,4 @@ out:
     json_decref(old);
     unlock(d);
     return rc;
-}
-
-/* ------------------------------------------------------------------------
- * Predefined definitions from files.
- * --------------------------------------------------------------------- */
-
-static int
-load_one(struct sl__jm_defs *d,
-         const char *file,
-         enum sl__jm_kind kind,
-         const json_t *def)
-{
-    struct sl_err e;
-    const char *name = str_member(def, "name");
-
-    sl_err_clear(&e);
-    if (sl__jm_defs_put(d, kind, def, 1, NULL, &e) == 0) {
-        return 0;
-    }
-    SL_WARN("%s: %s '%s': %s (field %s)",
-            file,
-            kind_names[kind],
-            name != NULL ? name : "?",
-            e.message,
-            e.field[0] != '\0' ? e.field : "-");
-    return 1;
-}
-
-/*
- * One file of definitions: {"<key>": [...]} or, when @p single_ok (the
- * workflow files), one definition object.  A missing file is fine; a file
- * that is not JSON or has the wrong shape counts as one failure.
- */
-static int
-load_file(struct sl__jm_defs *d,
-          const char *path,
-          enum sl__jm_kind kind,
-          const char *key,
-          int single_ok)
-{
-    int failures = 0;
-    json_t *root = NULL;
-    const json_t *list = NULL;
-    const json_t *v = NULL;
-    json_error_t jerr;
-    struct stat st;
-    size_t i = 0;
-
-    if (stat(path, &st) != 0 && errno == ENOENT) {
-        return 0;
-    }
-    root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (root == NULL) {
-        SL_WARN("%s: not valid JSON at line %d, column %d: %s",
-                path,
-                jerr.line,
-                jerr.column,
-                jerr.text);
-        return 1;
-    }
-    list = json_object_get(root, key);
-    if (json_is_array(list)) {
-        json_array_foreach(list, i, v)
-        {
-            failures += load_one(d, path, kind, v);
-        }
-    } else if (single_ok && list == NULL && json_is_object(root)) {
-        failures += load_one(d, path, kind, root);
-    } else {
-        SL_WARN("%s: expected an object with a \"%s\" array", path, key);
-        failures = 1;
-    }
-    json_decref(root);
-    return failures;
-}
-
-/* Every "*.json" file of @p dir in name order, so loading is repeatable. */
-static int
-load_workflows_dir(struct sl__jm_defs *d, const char *dir)
-{
-    int failures = 0;
-    DIR *dh = NULL;
-    const struct dirent *de = NULL;
-    char **names = NULL;
-    char *path = NULL;
-    size_t n = 0;
-    size_t i = 0;
-    int errnum = 0;
-
-    dh = opendir(dir);
-    if (dh == NULL) {
-        errnum = errno;
-        if (errnum == ENOENT) {
-            return 0;
-        }
-        SL_WARN(
-            "%s: cannot open workflows directory: %s", dir, strerror(errnum));
-        return 1;
-    }
-    for (;;) {
-        size_t len = 0;
-
-        de = readdir(dh);
-        if (de == NULL) {
-            break;
-        }
-        len = strlen(de->d_name);
-        if (de->d_name[0] == '.' || len < 6 ||
-            strcmp(de->d_name + len - 5, ".json") != 0) {
-            continue;
-        }
-        names = sl_realloc(names, (n + 1) * sizeof(*names));
-        names[n++] = sl_strdup(de->d_name);
-    }
-    (void)closedir(dh);
-    if (n > 0) {
-        qsort(names, n, sizeof(*names), cmp_str);
-    }
-    for (i = 0; i < n; i++) {
-        path = sl_asprintf("%s/%s", dir, names[i]);
-        failures += load_file(d, path, SL__JM_WORKFLOW, "workflows", 1);
-        SL_FREE(path);
-        sl_free(names[i]);
-    }
-    sl_free(names);
-    return failures;
-}
-
-int
-sl__jm_defs_load_files(struct sl__jm_defs *d,
-                       const char *config_dir,
-                       const char *workflows_dir)
-{
-    int failures = 0;
-    char *path = NULL;
-
-    if (config_dir != NULL) {
-        path = sl_asprintf("%s/buckets.json", config_dir);
-        failures += load_file(d, path, SL__JM_BUCKET, "buckets", 0);
-        SL_FREE(path);
-    }
-    if (workflows_dir != NULL) {
-        failures += load_workflows_dir(d, workflows_dir);
-    }
-    if (config_dir != NULL) {
-        path = sl_asprintf("%s/jobs.json", config_dir);
-        failures += load_file(d, path, SL__JM_JOB, "jobs", 0);
-        SL_FREE(path);
-    }
-    return failures;
 }

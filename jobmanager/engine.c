@@ -1619,6 +1619,20 @@ sl_jm_source_in_use(struct sl_jm *jm,
     return used;
 }
 
+json_t *
+sl_jm_active_jobs(struct sl_jm *jm)
+{
+    json_t *out = json_array();
+    struct run *r = NULL;
+
+    (void)pthread_mutex_lock(&jm->mu);
+    for (r = jm->runs; r != NULL; r = r->next) {
+        (void)json_array_append_new(out, json_string(r->job));
+    }
+    (void)pthread_mutex_unlock(&jm->mu);
+    return out;
+}
+
 /* ------------------------------------------------------------------------
  * Events.
  * --------------------------------------------------------------------- */
@@ -1833,6 +1847,19 @@ sl_jm_set_start_check(struct sl_jm *jm,
 {
     jm->start_check = check;
     jm->start_check_arg = arg;
+}
+
+void
+sl_jm_set_def_check(struct sl_jm *jm,
+                    int (*check)(void *arg,
+                                 const char *job,
+                                 const char *worker,
+                                 const json_t *desc,
+                                 const json_t *params,
+                                 struct sl_err *err),
+                    void *arg)
+{
+    sl__jm_defs_set_check(jm->defs, check, arg);
 }
 
 void

@@ -82,6 +82,26 @@ void sl_jm_set_start_check(struct sl_jm *jm,
                                         struct sl_err *err),
                            void *arg);
 /**
+ * @brief Install the definition check: when a job is defined (REST, the
+ * predefined jobs.json), it is called for every action with the worker's
+ * description and the action's resolved parameters (both borrowed), after
+ * the jobmanager's own checks.  A non-zero SL_E* code refuses the
+ * definition (400) with @p err, whose field ("parameters.filters.x") is
+ * relative to the parameters the worker got; the jobmanager turns it into
+ * the job's field.  It checks what only the worker knows (a regex
+ * compiles, "10k" is not an integer), with the worker's own parsing.
+ * Called with the definitions' write lock held: it must not call into
+ * the jobmanager.  Set before sl_jm_start; NULL: none.
+ */
+void sl_jm_set_def_check(struct sl_jm *jm,
+                         int (*check)(void *arg,
+                                      const char *job,
+                                      const char *worker,
+                                      const json_t *desc,
+                                      const json_t *params,
+                                      struct sl_err *err),
+                         void *arg);
+/**
  * @brief Install a hook run for every action of a job when a run of it
  * takes no more tasks (it enters CLEANINGUP: after its completion phase,
  * or failed or canceled; again when such a run is resumed at start), with
@@ -232,6 +252,12 @@ int sl_jm_store_in_use(struct sl_jm *jm,
 int sl_jm_source_in_use(struct sl_jm *jm,
                         const char *source,
                         char job[SL_NAME_MAX + 1]);
+
+/**
+ * @brief The names of the jobs with an active run, as a new JSON array
+ * (caller decrefs), in no particular order.
+ */
+json_t *sl_jm_active_jobs(struct sl_jm *jm);
 
 /**
  * @brief Does an active run have an action of worker @p worker whose

@@ -39,11 +39,36 @@ struct sl__jm_slot {
     char *group;    /* slot group label or NULL */
 };
 
+/*
+ * Parameter types ("type" of a declaration, docs/jobmanager-definitions.md
+ * "Parameter declarations").  The jobmanager checks the JSON shape; what a
+ * string means (a number, a regex) is the worker's, through the definition
+ * check hook (sl_jm_set_def_check).
+ */
+enum sl__jm_ptype {
+    SL__JM_PT_STRING = 0, /* "string" (default): string, number or boolean */
+    SL__JM_PT_INTEGER,    /* "integer": a JSON integer or a string */
+    SL__JM_PT_NUMBER,     /* "number": a JSON number or a string */
+    SL__JM_PT_BOOLEAN,    /* "boolean": true/false or "true"/"false" */
+    SL__JM_PT_REGEX,      /* "regex": a string (compiled by the worker) */
+    SL__JM_PT_OBJECT,     /* "object": members as declared */
+    SL__JM_PT_ARRAY,      /* "array": elements as "items" declares */
+    SL__JM_PT_ANY         /* "any": anything, not looked into */
+};
+
 struct sl__jm_param_decl {
-    char *name;     /* "<...>" declares "any further parameters" */
-    int optional;   /* 1 if it need not be set */
-    int any_type;   /* "type": "any" (objects and arrays allowed) */
+    char *name;   /* "<...>" declares "any further parameters" */
+    int optional; /* 1 if it need not be set */
+    enum sl__jm_ptype type;
     json_t *values; /* "values": the allowed strings, or NULL (any) */
+    int references; /* "references": a kind (enum sl__jm_kind) or -1 */
+    /* "object": the declared members (a "<...>" member lets further
+     * members through, checked against its type); no "members" list at
+     * all means any members. */
+    struct sl__jm_param_decl *members;
+    size_t nmembers;
+    int has_members;                 /* a "members" list was given */
+    struct sl__jm_param_decl *items; /* "array": the elements, or NULL */
 };
 
 struct sl__jm_worker {
@@ -70,6 +95,104 @@ int sl__jm_worker_parse(const json_t *desc,
                         struct sl__jm_worker **out,
                         struct sl_err *err);
 void sl__jm_worker_free(struct sl__jm_worker *w);
+
+/* ------------------------------------------------------------------------
+ * Parameter declarations and the parameter checks of definitions
+ * (params.c, docs/jobmanager-definitions.md "Parameter declarations").
+ * Pure functions of their arguments; the registry calls them under its
+ * lock.
+ * --------------------------------------------------------------------- */
+
+/**
+ * @brief Parse the "parameters" declarations of worker @p wname (a JSON
+ * array, or NULL for none) at field @p path ("parameters").
+ * @return 0 with a new array in *out (free with sl__jm_params_free), or
+ *   SL_EINVALDEF naming the field ("parameters[2].members[0].type").
+ */
+int sl__jm_params_parse(const json_t *arr,
+                        const char *path,
+                        const char *wname,
+                        struct sl__jm_param_decl **out,
+                        size_t *n,
+                        struct sl_err *err);
+/** @brief Free what sl__jm_params_parse made; NULL-safe. */
+void sl__jm_params_free(struct sl__jm_param_decl *p, size_t n);
+/** @brief Declaration @p name of @p p (not a "<...>" one) or NULL;
+ * borrowed. */
+const struct sl__jm_param_decl *sl__jm_param_find(
+    const struct sl__jm_param_decl *p, size_t n, const char *name);
+/** @brief The "<...>" declaration of @p p ("any further parameters") or
+ * NULL; borrowed. */
+const struct sl__jm_param_decl *
+sl__jm_param_wildcard(const struct sl__jm_param_decl *p, size_t n);
+/** @brief 1 if @p name is a "<...>" wildcard name. */
+int sl__jm_param_is_wildcard(const char *name);
+/** @brief 1 if @p v has the JSON shape of @p p's type (not looked into). */
+int sl__jm_param_shape_ok(const struct sl__jm_param_decl *p, const json_t *v);
+/** @brief What @p p's type allows, for messages ("an integer (...)"). */
+const char *sl__jm_param_type_text(const struct sl__jm_param_decl *p);
+/**
+ * @brief A value outside @p p's "values" list: returns 1 and writes the
+ * allowed values, comma-separated, into @p allowed; else 0.
+ */
+int sl__jm_param_value_refused(const struct sl__jm_param_decl *p,
+                               const json_t *v,
+                               char *allowed,
+                               size_t cap);
+
+/**
+ * @brief Edit distance of @p a and @p b: insertions, deletions,
+ * substitutions and swaps of two neighbouring characters count 1 each
+ * (optimal string alignment).  Bytes, not characters; names are ASCII.
+ */
+size_t sl__jm_edit_distance(const char *a, const char *b);
+/**
+ * @brief The candidate closest to @p name, if it is close enough to be a
+ * likely typo (distance at most 1 for names up to 4 bytes, 2 up to 8, 3
+ * beyond; ties go to the first), else NULL.  Borrowed from @p cands.
+ */
+const char *
+sl__jm_suggest(const char *name, const char *const *cands, size_t n);
+
+/**
+ * @brief The job keys that are not parameters of any worker but still
+ * mean something: @p known (borrowed JSON object used as a set: the
+ * template variables of the workflow's buckets and the workflow's own
+ * parameter names) gets the jobmanager's own keys added.
+ */
+void sl__jm_params_add_engine_keys(json_t *known);
+/**
+ * @brief Check the keys and values of job @p job's own "parameters"
+ * against the declarations of the workers of @p wf (@p ws: the worker of
+ * each action, start action first, @p nact of them): every key is declared
+ * by a worker that receives it (a "<worker>.<param>" key by that worker),
+ * a worker with a "<...>" declaration takes any key, and plain keys may
+ * also be in @p known; values have their declared shapes, nested members
+ * included.
+ * @return 0 or SL_EINVALDEF naming "parameters.<path>", with the closest
+ *   declared name when one is close.
+ */
+int sl__jm_params_check_job(const json_t *job,
+                            const json_t *wf,
+                            const struct sl__jm_worker *const *ws,
+                            size_t nact,
+                            const json_t *known,
+                            struct sl_err *err);
+/**
+ * @brief The same for workflow @p wf's own "parameters" (every worker of
+ * it receives them; @p known as for jobs) and each action's "parameters"
+ * (its worker only, plus the jobmanager's keys).
+ */
+int sl__jm_params_check_workflow(const json_t *wf,
+                                 const struct sl__jm_worker *const *ws,
+                                 size_t nact,
+                                 const json_t *known,
+                                 struct sl_err *err);
+/**
+ * @brief The worker of @p wf that job key @p key is meant for ("W.<p>",
+ * the longest such worker name W of the workflow), or NULL; borrowed.
+ */
+const char *sl__jm_key_owner(const json_t *wf, const char *key);
 
 /* ------------------------------------------------------------------------
  * The definitions registry.  Thread-safe (an internal rwlock).  Getters
@@ -108,7 +231,12 @@ json_t *sl__jm_defs_dots_json(void);
  * @param[in] def the definition; borrowed (a normalized copy is stored:
  *   "readOnly" set from @p readonly, "timestamp" set for user definitions,
  *   unknown extra fields kept).
- * @param[in] readonly 1 for predefined (files), 0 for REST/LMDB ones.
+ * @param[in] flags 1 (SL__JM_PUT_READONLY) for predefined (files), 0
+ *   for REST/LMDB ones; SL__JM_PUT_LENIENT may be or'ed in for a stored
+ *   user definition reloaded at start: the checks that catch mistakes
+ *   (unknown parameters, nested shapes, the worker check, references,
+ *   buckets nothing writes) then only log a warning, so a definition
+ *   stored before they existed is not lost.
  * @param[out] stored if not NULL, a new reference to the stored copy (what
  *   the caller persists for user definitions).
  * @return 0, SL_EBADNAME / SL_EINVALDEF (err names the entity and field,
@@ -118,9 +246,29 @@ json_t *sl__jm_defs_dots_json(void);
 int sl__jm_defs_put(struct sl__jm_defs *d,
                     enum sl__jm_kind kind,
                     const json_t *def,
-                    int readonly,
+                    int flags,
                     json_t **stored,
                     struct sl_err *err);
+#define SL__JM_PUT_READONLY 0x1
+#define SL__JM_PUT_LENIENT  0x2
+
+/**
+ * @brief The definition check (sl_jm_set_def_check): called for every
+ * action of a job being defined with the worker's description and the
+ * action's resolved parameters (both borrowed), under the registry's write
+ * lock, so it must not call back into the jobmanager.
+ */
+typedef int (*sl__jm_def_check_fn)(void *arg,
+                                   const char *job,
+                                   const char *worker,
+                                   const json_t *desc,
+                                   const json_t *params,
+                                   struct sl_err *err);
+/** @brief Install the definition check (NULL: none); before any put. */
+void sl__jm_defs_set_check(struct sl__jm_defs *d,
+                           sl__jm_def_check_fn check,
+                           void *arg);
+
 /** @brief New reference to a definition, or NULL. */
 json_t *sl__jm_defs_get(const struct sl__jm_defs *d,
                         enum sl__jm_kind kind,

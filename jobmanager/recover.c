@@ -230,8 +230,12 @@ load_def(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
     }
     sl_err_clear(&err);
     (void)json_object_del(def, "readOnly");
-    rc = sl__jm_defs_put(
-        c->jm->defs, (enum sl__jm_kind)c->pass, def, 0, NULL, &err);
+    rc = sl__jm_defs_put(c->jm->defs,
+                         (enum sl__jm_kind)c->pass,
+                         def,
+                         SL__JM_PUT_LENIENT,
+                         NULL,
+                         &err);
     if (rc != 0) {
         SL_WARN("jobmanager: stored %s '%.*s' no longer loads: %s (field %s)",
                 kind_names[c->pass],

@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "deltaservice/deltaservice.h"
-#include "workers/workers.h"
 #include "workers/workers_int.h"
 
 #define BATCH    1000u

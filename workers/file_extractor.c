@@ -913,12 +913,7 @@ const struct sl_worker_type sl_worker_fileExtractor = {
     SL_WORKER_ABI_VERSION,
     "fileExtractor",
     "{\"name\": \"fileExtractor\","
-    " \"parameters\": [{\"name\": \"maxNestingDepth\", \"optional\": true},"
-    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
-    "                  {\"name\": \"maxEntries\", \"optional\": true},"
-    "                  {\"name\": \"maxTotalBytes\", \"optional\": true},"
-    "                  {\"name\": \"maxRatio\", \"optional\": true},"
-    "                  {\"name\": \"maxEntrySize\", \"optional\": true}],"
+    " \"parameters\": [" SL__WK_DECL_MAPPING "," SL__WK_DECL_EXTRACT_LIMITS "],"
     " \"input\": [{\"name\": \"compounds\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     extractor_perform,

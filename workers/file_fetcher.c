@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "workers/workers.h"
+#include "workers/workers_int.h"
 
 #define READ_BUF (64u * 1024u)
 
@@ -204,8 +204,8 @@ const struct sl_worker_type sl_worker_fileFetcher = {
     SL_WORKER_ABI_VERSION,
     "fileFetcher",
     "{\"name\": \"fileFetcher\","
-    " \"parameters\": [{\"name\": \"maxFileSize\", \"optional\": true},"
-    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"}],"
+    " \"parameters\": [{\"name\": \"maxFileSize\", \"optional\": true,"
+    "   \"type\": \"integer\"}," SL__WK_DECL_MAPPING "],"
     " \"input\": [{\"name\": \"filesToFetch\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     fetcher_perform,

@@ -24,6 +24,12 @@ sl__wk_json_u64(const json_t *v, uint64_t def, uint64_t *out)
     return SL_EINVAL;
 }
 
+int
+sl__wk_regex_compile(regex_t *re, const char *pattern)
+{
+    return regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+}
+
 void
 sl__wk_patterns_free(struct sl__wk_patterns *p)
 {
@@ -69,7 +75,7 @@ compile_list(struct sl_task_ctx *ctx,
             sl_task_set_message(ctx, "filters.%s.%s: not a string", what, key);
             return SL_EINVAL;
         }
-        rc = regcomp(&re[*n], json_string_value(v), REG_EXTENDED | REG_NOSUB);
+        rc = sl__wk_regex_compile(&re[*n], json_string_value(v));
         if (rc != 0) {
             sl_task_set_message(ctx,
                                 "filters.%s.%s[%zu]: bad regex '%s'",

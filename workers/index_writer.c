@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "index/index.h"
-#include "workers/workers.h"
+#include "workers/workers_int.h"
 
 #define BATCH 256u /* ops of one shard transaction, at most */
 #define HELD  512u /* ops held over all shards, about */
@@ -69,6 +69,7 @@ flush_shard(struct writer *w, unsigned s, int try)
     struct shard_buf *b = &w->buf[s];
     struct sl_err err;
     size_t stale = 0;
+    size_t kept = 0;
     size_t i = 0;
     int rc = 0;
 
@@ -87,11 +88,16 @@ flush_shard(struct writer *w, unsigned s, int try)
     }
     for (i = 0; i < b->n; i++) {
         stale += b->ops[i].skipped ? 1 : 0;
+        kept += b->ops[i].kept ? 1 : 0;
         json_decref(b->docs[i]);
     }
     sl_task_counter_add(w->ctx,
                         w->deletes ? "records.deleted" : "records.indexed",
-                        (double)(b->n - stale));
+                        (double)(b->n - stale - kept));
+    if (kept > 0) {
+        sl_task_counter_add(
+            w->ctx, "records.keptForOtherSources", (double)kept);
+    }
     sl_task_counter_add(w->ctx, "transactions", 1);
     if (stale > 0) {
         sl_task_counter_add(w->ctx, "records.stale", (double)stale);
@@ -254,6 +260,54 @@ skip_invalid(struct writer *w, const char *id, const struct sl_err *err)
     }
 }
 
+/*
+ * A purge record (_purgeSource: a source was purged): what was read
+ * before it is written first, then every document of that source leaves
+ * the index unless another source holds it (records.purged,
+ * records.keptForOtherSources).  Idempotent, so a retried task does it
+ * again harmlessly.
+ */
+static int
+purge(struct writer *w, const json_t *meta)
+{
+    const char *source =
+        json_string_value(json_object_get(meta, SL_INDEX_PURGE_FIELD));
+    const json_t *v = json_object_get(meta, "_version");
+    uint64_t deleted = 0;
+    uint64_t kept = 0;
+    struct sl_err err;
+    int rc = 0;
+
+    if (drain(w, 1) != 0) {
+        return SL_WORKER_RECOVERABLE;
+    }
+    sl_err_clear(&err);
+    rc = sl_index_purge_source(w->index,
+                               w->name,
+                               source,
+                               json_is_integer(v) && json_integer_value(v) > 0
+                                   ? (uint64_t)json_integer_value(v)
+                                   : 0,
+                               &deleted,
+                               &kept,
+                               &err);
+    if (rc != 0) {
+        sl_task_note_error(w->ctx, rc);
+        sl_task_set_message(
+            w->ctx, "index %s: purge %s: %s", w->name, source, err.message);
+        return SL_WORKER_RECOVERABLE;
+    }
+    SL_INFO("indexWriter: index %s: source %s purged: %llu documents "
+            "deleted, %llu kept for other sources",
+            w->name,
+            source,
+            (unsigned long long)deleted,
+            (unsigned long long)kept);
+    sl_task_counter_add(w->ctx, "records.purged", (double)deleted);
+    sl_task_counter_add(w->ctx, "records.keptForOtherSources", (double)kept);
+    return SL_WORKER_OK;
+}
+
 static int
 write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
 {
@@ -287,6 +341,10 @@ write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         sl_task_counter_add(w->ctx, "records.invalid", 1);
         return SL_WORKER_OK;
     }
+    if (w->deletes &&
+        json_is_string(json_object_get(meta, SL_INDEX_PURGE_FIELD))) {
+        return purge(w, meta);
+    }
     b = &w->buf[sl_index_shard_of(id, w->nshards)];
     memset(&b->ops[b->n], 0, sizeof(b->ops[b->n]));
     b->docs[b->n] = json_incref(meta);
@@ -298,6 +356,10 @@ write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
     if (w->deletes) {
         b->ops[b->n].doc = NULL;
         b->ops[b->n].id = id;
+        /* a delete from one source leaves the document to the others; a
+         * delete without _source removes it outright */
+        b->ops[b->n].source =
+            json_string_value(json_object_get(meta, "_source"));
     } else {
         map_field(meta, sl_task_mapped(w->ctx, "fileName"), "title");
         map_field(meta, sl_task_mapped(w->ctx, "filePath"), "path");
@@ -401,8 +463,8 @@ const struct sl_worker_type sl_worker_indexWriter = {
     "indexWriter",
     "{\"name\": \"indexWriter\","
     " \"parameters\": [{\"name\": \"index\", \"optional\": true},"
-    "  {\"name\": \"maxTextBytes\", \"optional\": true},"
-    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"maxTextBytes\", \"optional\": true, \"type\": \"integer\","
+    "   \"minimum\": 1}," SL__WK_DECL_MAPPING ","
     "  {\"name\": \"operation\", \"optional\": true,"
     "   \"values\": [\"upsert\", \"delete\"]}],"
     " \"input\": [{\"name\": \"records\", \"type\": \"recordBulks\"}]}",

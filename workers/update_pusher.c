@@ -26,7 +26,6 @@
 
 #include "bulkbuilder/bulkbuilder.h"
 #include "deltaservice/deltaservice.h"
-#include "workers/workers.h"
 #include "workers/workers_int.h"
 
 #define MARK_BATCH 500u
@@ -303,9 +302,12 @@ remote_send(struct push *p, const char *meta_text, const char *delete_id)
         (void)curl_easy_setopt(p->h, CURLOPT_HTTPHEADER, hdr);
         if (delete_id != NULL) {
             char *esc = curl_easy_escape(p->h, delete_id, 0);
-            char *full = sl_asprintf("%s?_recordid=%s", url, esc);
+            char *src = curl_easy_escape(p->h, p->param_source, 0);
+            char *full =
+                sl_asprintf("%s?_recordid=%s&_source=%s", url, esc, src);
 
             curl_free(esc);
+            curl_free(src);
             (void)curl_easy_setopt(p->h, CURLOPT_URL, full);
             (void)curl_easy_setopt(p->h, CURLOPT_CUSTOMREQUEST, "DELETE");
             cc = curl_easy_perform(p->h);
@@ -739,7 +741,10 @@ send_deletes(void *arg, const struct sl_delta_obsolete *e, size_t n)
             return SL_ECANCELED;
         }
         if (p->job != NULL) {
-            json_t *meta = json_pack("{s:s}", "_recordid", e[i].id);
+            /* from this source: the index keeps a document another source
+             * still holds */
+            json_t *meta = json_pack(
+                "{s:s, s:s}", "_recordid", e[i].id, "_source", p->param_source);
 
             rc = sl_bb_add(p->bb, p->job, meta, 1, &err);
             json_decref(meta);
@@ -1003,8 +1008,13 @@ const struct sl_worker_type sl_worker_updatePusher = {
     "updatePusher",
     "{\"name\": \"updatePusher\","
     " \"modes\": [\"requestsCompletion\"],"
-    " \"parameters\": [{\"name\": \"jobToPushTo\", \"optional\": true},"
-    "  {\"name\": \"remote\", \"optional\": true, \"type\": \"any\"},"
+    " \"parameters\": [{\"name\": \"jobToPushTo\", \"optional\": true,"
+    "   \"references\": \"jobs\"},"
+    "  {\"name\": \"remote\", \"optional\": true, \"type\": \"object\","
+    "   \"members\": [{\"name\": \"endpoints\", \"type\": \"array\","
+    "     \"optional\": false, \"items\": {\"type\": \"string\"}},"
+    "    {\"name\": \"urlPath\", \"optional\": false},"
+    "    {\"name\": \"token\"}]},"
     "  {\"name\": \"dataSource\", \"optional\": true},"
     "  {\"name\": \"deltaImportStrategy\", \"optional\": true,"
     "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"]}],"

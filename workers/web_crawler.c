@@ -3028,22 +3028,50 @@ out:
     return res;
 }
 
+/*
+ * The parameters crawl_init reads for all three web workers, declared once
+ * (docs/workers.md); the bounds are crawl_init's.
+ */
+#define WEB_DECL_COMMON                                                        \
+    "{\"name\": \"timeoutMs\", \"optional\": true, \"type\": \"integer\","     \
+    " \"minimum\": 1, \"maximum\": 3600000},"                                  \
+    "{\"name\": \"connectTimeoutMs\", \"optional\": true, \"type\": "          \
+    "\"integer\","                                                             \
+    " \"minimum\": 1, \"maximum\": 3600000},"                                  \
+    "{\"name\": \"caFile\", \"optional\": true},"                              \
+    "{\"name\": \"filters\", \"optional\": true, \"type\": \"object\","        \
+    " \"members\": [{\"name\": \"maxCrawlDepth\", \"type\": \"integer\"},"     \
+    "  {\"name\": \"urlPatterns\", \"type\": \"object\","                      \
+    "   \"members\": " SL__WK_DECL_PATTERNS "},"                               \
+    "  {\"name\": \"followRedirects\", \"type\": \"boolean\"},"                \
+    "  {\"name\": \"maxRedirects\", \"type\": \"integer\"},"                   \
+    "  {\"name\": \"maxSize\", \"type\": \"integer\", \"minimum\": 1},"        \
+    "  {\"name\": \"contentTypes\", \"type\": \"array\","                      \
+    "   \"items\": {\"type\": \"string\"}}]},"                                 \
+    "{\"name\": \"politeness\", \"optional\": true, \"type\": \"object\","     \
+    " \"members\": [{\"name\": \"delayMs\", \"type\": \"integer\","            \
+    "   \"maximum\": 3600000},"                                                \
+    "  {\"name\": \"maxConnectionsPerHost\", \"type\": \"integer\","           \
+    "   \"minimum\": 1, \"maximum\": 64},"                                     \
+    "  {\"name\": \"respectRobots\", \"type\": \"boolean\"},"                  \
+    "  {\"name\": \"userAgent\"},"                                             \
+    "  {\"name\": \"parallelTransfers\", \"type\": \"integer\","               \
+    "   \"minimum\": 1, \"maximum\": 64}]}," SL__WK_DECL_MAPPING
+
 const struct sl_worker_type sl_worker_webCrawler = {
     SL_WORKER_ABI_VERSION,
     "webCrawler",
     "{\"name\": \"webCrawler\", \"taskGenerator\": \"runOnceTrigger\","
     " \"parameters\": [{\"name\": \"dataSource\"},"
     "  {\"name\": \"startUrl\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"linksPerBulk\", \"optional\": true},"
-    "  {\"name\": \"timeoutMs\", \"optional\": true},"
-    "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
-    "  {\"name\": \"caFile\", \"optional\": true},"
-    "  {\"name\": \"followSitemaps\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"extractText\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"maxTextBytes\", \"optional\": true},"
-    "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
+    "  {\"name\": \"linksPerBulk\", \"optional\": true, \"type\": \"integer\","
+    "   \"minimum\": 1},"
+    "  {\"name\": \"followSitemaps\", \"optional\": true,"
+    "   \"type\": \"boolean\"},"
+    "  {\"name\": \"extractText\", \"optional\": true, \"type\": \"boolean\"},"
+    "  {\"name\": \"maxTextBytes\", \"optional\": true, \"type\": \"integer\","
+    "   \"maximum\": 16777216},"
+    "  " WEB_DECL_COMMON ","
     "  {\"name\": \"deltaImportStrategy\", \"optional\": true}],"
     " \"input\": [{\"name\": \"linksToCrawl\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"linksToCrawl\", \"type\": \"recordBulks\","
@@ -3190,12 +3218,7 @@ const struct sl_worker_type sl_worker_webFetcher = {
     "webFetcher",
     "{\"name\": \"webFetcher\","
     " \"parameters\": [{\"name\": \"dataSource\"},"
-    "  {\"name\": \"timeoutMs\", \"optional\": true},"
-    "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
-    "  {\"name\": \"caFile\", \"optional\": true},"
-    "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"}],"
+    "  " WEB_DECL_COMMON "],"
     " \"input\": [{\"name\": \"linksToFetch\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"fetchedLinks\", \"type\": \"recordBulks\"}]}",
     web_fetch_perform,
@@ -3338,17 +3361,8 @@ const struct sl_worker_type sl_worker_webExtractor = {
     "webExtractor",
     "{\"name\": \"webExtractor\","
     " \"parameters\": [{\"name\": \"dataSource\"},"
-    "  {\"name\": \"timeoutMs\", \"optional\": true},"
-    "  {\"name\": \"connectTimeoutMs\", \"optional\": true},"
-    "  {\"name\": \"caFile\", \"optional\": true},"
-    "  {\"name\": \"filters\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"politeness\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"mapping\", \"optional\": true, \"type\": \"any\"},"
-    "  {\"name\": \"maxNestingDepth\", \"optional\": true},"
-    "  {\"name\": \"maxEntries\", \"optional\": true},"
-    "  {\"name\": \"maxTotalBytes\", \"optional\": true},"
-    "  {\"name\": \"maxRatio\", \"optional\": true},"
-    "  {\"name\": \"maxEntrySize\", \"optional\": true}],"
+    "  " WEB_DECL_COMMON ","
+    "  " SL__WK_DECL_EXTRACT_LIMITS "],"
     " \"input\": [{\"name\": \"compounds\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     web_extract_perform,

@@ -98,6 +98,24 @@ int sl_worker_start_check(void *jm,
                           const json_t *params,
                           struct sl_err *err);
 /**
+ * @brief The definition check of the workers, for sl_jm_set_def_check
+ * (@p arg unused): the parameters a job gives a worker (@p params, the
+ * resolved ones of one action) are read with the workers' own parsers,
+ * as the worker's description (@p desc) declares them: "integer" values
+ * must parse as unsigned integers ("10k" does not) within "minimum" and
+ * "maximum", "regex" values must compile, arrays have at most "maxItems"
+ * elements.  Also fine for external workers described in workers.json.
+ * @return 0, or SL_EINVALDEF with the field "parameters.<path>".
+ * @note Called under the jobmanager's definitions lock: calls nothing of
+ * the jobmanager.
+ */
+int sl_worker_def_check(void *arg,
+                        const char *job,
+                        const char *worker,
+                        const json_t *desc,
+                        const json_t *params,
+                        struct sl_err *err);
+/**
  * @brief The run end hook of the built-in workers, for
  * sl_jm_set_run_end_hook with @p bb (the in-process struct sl_bb *, may
  * be NULL) as argument: when a run of a job with an updatePusher ends,

@@ -149,6 +149,39 @@ void sl__wk_set_delta_shards(unsigned n);
  * --------------------------------------------------------------------- */
 #define SL__WK_MAX_PATTERNS 64u
 
+/*
+ * Parameter declarations several worker descriptions share
+ * (docs/jobmanager-definitions.md "Parameter declarations"): an
+ * include/exclude pair of regex lists (at most SL__WK_MAX_PATTERNS each),
+ * and `mapping`, whose members are the standard properties a worker
+ * reads through sl_task_mapped (SMILA.md 7.3), the same list everywhere
+ * so one mapping fits the crawl and the processing job.
+ */
+#define SL__WK_DECL_PATTERNS                                                   \
+    "[{\"name\": \"include\", \"type\": \"array\", \"maxItems\": 64,"          \
+    "  \"items\": {\"type\": \"regex\"}},"                                     \
+    " {\"name\": \"exclude\", \"type\": \"array\", \"maxItems\": 64,"          \
+    "  \"items\": {\"type\": \"regex\"}}]"
+/* The archive limits of the fileExtractor and the webExtractor. */
+#define SL__WK_DECL_EXTRACT_LIMITS                                             \
+    "{\"name\": \"maxNestingDepth\", \"optional\": true, \"type\": "           \
+    "\"integer\"},"                                                            \
+    "{\"name\": \"maxEntries\", \"optional\": true, \"type\": \"integer\"},"   \
+    "{\"name\": \"maxTotalBytes\", \"optional\": true, \"type\": "             \
+    "\"integer\"},"                                                            \
+    "{\"name\": \"maxRatio\", \"optional\": true, \"type\": \"integer\"},"     \
+    "{\"name\": \"maxEntrySize\", \"optional\": true, \"type\": \"integer\"}"
+#define SL__WK_DECL_MAPPING                                                    \
+    "{\"name\": \"mapping\", \"optional\": true, \"type\": \"object\","        \
+    " \"members\": [{\"name\": \"filePath\"}, {\"name\": \"fileFolder\"},"     \
+    "  {\"name\": \"fileName\"}, {\"name\": \"fileExtension\"},"               \
+    "  {\"name\": \"fileSize\"}, {\"name\": \"fileLastModified\"},"            \
+    "  {\"name\": \"fileContent\"}, {\"name\": \"httpUrl\"},"                  \
+    "  {\"name\": \"httpDepth\"}, {\"name\": \"httpStatus\"},"                 \
+    "  {\"name\": \"httpMimetype\"}, {\"name\": \"httpSize\"},"                \
+    "  {\"name\": \"httpCharset\"}, {\"name\": \"httpLastModified\"},"         \
+    "  {\"name\": \"httpContent\"}]}"
+
 /* An include and an exclude list of compiled regexes. */
 struct sl__wk_patterns {
     regex_t include[SL__WK_MAX_PATTERNS];
@@ -170,6 +203,12 @@ int sl__wk_patterns_init(struct sl_task_ctx *ctx,
 void sl__wk_patterns_free(struct sl__wk_patterns *p);
 /** 1 when @p s passes: an include matches (or there is none), no exclude. */
 int sl__wk_patterns_pass(const struct sl__wk_patterns *p, const char *s);
+/**
+ * Compile @p pattern as every regex parameter is compiled (POSIX extended,
+ * no sub-matches): regcomp's result, 0 or a REG_* code for regerror.  The
+ * filters and the definition check (params.c) both use it.
+ */
+int sl__wk_regex_compile(regex_t *re, const char *pattern);
 /** A count from @p v: absent or null -> @p def; integer >= 0 or a numeric
  * string.  0 or SL_EINVAL. */
 int sl__wk_json_u64(const json_t *v, uint64_t def, uint64_t *out);

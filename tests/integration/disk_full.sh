@@ -182,7 +182,7 @@ wait_paused || fail "SIGTERM: no pause for want of space"
 cat /dev/zero >"$DISK/filler" 2>/dev/null || true
 # A definition of 1 MiB needs new pages, which LMDB's free ones do not
 # hold: its commit fails for sure (the request waits for it).
-python3 -c 'import json; print(json.dumps({"name": "big", "workflow": "fileCrawling", "parameters": {"dataSource": "b", "rootFolder": "/tmp", "jobToPushTo": "indexUpdate", "pad": "x" * 1048576}}))' >"$TMP/big.json"
+python3 -c 'import json; print(json.dumps({"name": "big", "workflow": "fileCrawling", "parameters": {"dataSource": "b", "rootFolder": "/tmp", "jobToPushTo": "indexUpdate", "mapping": {"fileName": "x" * 1048576}}}))' >"$TMP/big.json"
 failed0=$(grep -c "jobmanager state: commit failed" "$TMP/server.log" || true)
 curl -sS -o /dev/null -w '%{http_code}' --max-time 60 -H 'Content-Type: application/json' \
     --data-binary @"$TMP/big.json" "$BASE/smila/jobmanager/jobs/" >"$TMP/big.status" 2>&1 &

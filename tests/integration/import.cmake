@@ -2,7 +2,7 @@
 # of tags only does not stay whole in the textExtractor (text_tags); a
 # full crawl deletes only after a complete run (completion).
 foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder bulk_intake
-    text_tags completion)
+    text_tags completion sources)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")

@@ -207,8 +207,10 @@ define_crawl c-fatal "$F" src-fatal
 crawl c-fatal || fail "fatal: first run failed"
 rm "$F/k2.txt"
 echo "keep one, changed" >"$F/k1.txt"
-# The fetcher's maxFileSize is not a number: its tasks fail fatally.
-define_crawl c-fatal "$F" src-fatal '{"maxFileSize": "lots"}'
+# The root is gone: the crawler's task fails fatally.  (A maxFileSize that
+# is not a number, used here before, is now refused when the job is
+# defined.)
+define_crawl c-fatal "$F/gone" src-fatal
 if crawl c-fatal; then fail "fatal: the run should fail"; else ok "fatal: the run FAILED"; fi
 jq -e '.state == "FAILED"' "$RUNJSON" >/dev/null && ok "fatal: state FAILED" || fail "fatal: state $(jq -r .state "$RUNJSON")"
 [ "$(counter records.deleted)" = 0 ] && in_index "$F/k2.txt" &&

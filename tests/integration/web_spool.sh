@@ -36,7 +36,11 @@ req POST /smila/jobmanager/workflows/ -H 'Content-Type: application/json' -d '{
     "output": {"linksToCrawl": "linksToCrawlBucket", "crawledRecords": "crawledOnlyBucket"}}}'
 expect_status 200 "a workflow with the webCrawler only"
 define() { # NAME WORKFLOW SOURCE: 16 connections and transfers at once
-    define_job "$1" "$2" "$(web_params "$SITE" "$3" '.politeness += {maxConnectionsPerHost: 16, parallelTransfers: 16}')"
+    # (the crawler alone has no updatePusher: no jobToPushTo, an unknown
+    # parameter there)
+    local drop=.
+    [ "$2" = webCrawlOnly ] && drop='del(.jobToPushTo)'
+    define_job "$1" "$2" "$(web_params "$SITE" "$3" '.politeness += {maxConnectionsPerHost: 16, parallelTransfers: 16} | '"$drop")"
     [ "$STATUS" = 200 ] || { fail "define $1: $STATUS $(cat "$BODY")"; return 1; }
 }
 define webBigOnly webCrawlOnly bigonly

@@ -88,6 +88,112 @@ count(struct sl_index_set *set, const char *index)
     return n;
 }
 
+/* The sources of document @id joined by ",", "-" when it is absent (a
+ * static buffer). */
+static const char *
+sources_of(struct sl_index_set *set, const char *index, const char *id)
+{
+    static char out[256];
+    json_t *doc = NULL;
+    json_t *v = NULL;
+    size_t i = 0;
+
+    out[0] = '\0';
+    if (sl_index_get(set, index, id, &doc, NULL) != 0) {
+        return "-";
+    }
+    json_array_foreach(json_object_get(doc, "_sources"), i, v)
+    {
+        (void)snprintf(out + strlen(out),
+                       sizeof(out) - strlen(out),
+                       "%s%s",
+                       i > 0 ? "," : "",
+                       json_string_value(v));
+    }
+    json_decref(doc);
+    return out;
+}
+
+/* A versioned delete of @id from @source (NULL: outright); *kept set. */
+static void
+del_from(struct sl_index_set *set,
+         const char *id,
+         const char *source,
+         uint64_t version,
+         int *kept)
+{
+    struct sl_index_op op;
+    struct sl_err err;
+
+    memset(&op, 0, sizeof(op));
+    op.id = id;
+    op.source = source;
+    op.version = version;
+    sl_err_clear(&err);
+    if (sl_index_apply(set, "s", &op, 1, &err) != 0) {
+        fail_msg("delete %s: %s", id, err.message);
+    }
+    *kept = op.kept;
+}
+
+/*
+ * Sources: a document two sources pushed stays while one of them holds
+ * it; a delete without a source removes it outright; a purge removes a
+ * source's documents unless another holds them, and skips documents
+ * newer than the purge.
+ */
+static void
+test_index_sources(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t deleted = 0;
+    uint64_t kept_n = 0;
+    struct sl_err err;
+    int kept = 0;
+
+    put(f->set, "s", "{\"_recordid\":\"d\",\"_source\":\"A\"}");
+    put(f->set, "s", "{\"_recordid\":\"d\",\"_source\":\"B\"}");
+    put(f->set, "s", "{\"_recordid\":\"a1\",\"_source\":\"A\"}");
+    put(f->set, "s", "{\"_recordid\":\"a2\",\"_source\":\"A\"}");
+    put(f->set, "s", "{\"_recordid\":\"n\"}");
+    assert_string_equal(sources_of(f->set, "s", "d"), "A,B");
+    assert_string_equal(sources_of(f->set, "s", "n"), "");
+    del_from(f->set, "d", "A", 0, &kept);
+    assert_true(kept);
+    assert_string_equal(sources_of(f->set, "s", "d"), "B");
+    del_from(f->set, "d", "A", 0, &kept); /* again: idempotent */
+    assert_string_equal(sources_of(f->set, "s", "d"), "B");
+    put(f->set, "s", "{\"_recordid\":\"d\",\"_source\":\"A\"}");
+    del_from(f->set, "n", "A", 0, &kept); /* no source held it */
+    assert_false(kept);
+    assert_string_equal(sources_of(f->set, "s", "n"), "-");
+    /* a2 is newer than the purge: it stays */
+    put(f->set, "s", "{\"_recordid\":\"a2\",\"_source\":\"A\",\"x\":1}");
+    {
+        json_t *doc = json_pack(
+            "{s:s, s:s, s:i}", "_recordid", "a2", "_source", "A", "y", 2);
+        struct sl_index_op op = {doc, NULL, 50, 0, NULL, 0};
+
+        sl_err_clear(&err);
+        assert_int_equal(sl_index_apply(f->set, "s", &op, 1, &err), 0);
+        json_decref(doc);
+    }
+    sl_err_clear(&err);
+    assert_int_equal(
+        sl_index_purge_source(f->set, "s", "A", 40, &deleted, &kept_n, &err),
+        0);
+    assert_int_equal(deleted, 1); /* a1 */
+    assert_int_equal(kept_n, 1);  /* d, held by B */
+    assert_string_equal(sources_of(f->set, "s", "a1"), "-");
+    assert_string_equal(sources_of(f->set, "s", "a2"), "A");
+    assert_string_equal(sources_of(f->set, "s", "d"), "B");
+    del_from(f->set, "d", NULL, 0, &kept); /* outright */
+    assert_string_equal(sources_of(f->set, "s", "d"), "-");
+    /* a purge of an index that does not exist is no error */
+    assert_int_equal(
+        sl_index_purge_source(f->set, "none", "A", 0, NULL, NULL, &err), 0);
+}
+
 static json_t *
 search(struct sl_index_set *set, const char *index, const char *q)
 {
@@ -717,8 +823,9 @@ test_index_migrate_schema2(void **state)
             " INSERT INTO documents_fts(documents_fts, rowid, title, text,"
             " path) VALUES ('delete', old.id, old.title, old.text, old.path);"
             " END;"
-            "INSERT INTO documents(_recordid, title, text, text_sha256, meta)"
-            " VALUES ('old1', 'Old', 'legacy words', 'x', '{}');"
+            "INSERT INTO documents(_recordid, title, text, source,"
+            " text_sha256, meta)"
+            " VALUES ('old1', 'Old', 'legacy words', 'srcOld', 'x', '{}');"
             "PRAGMA user_version=2;",
             NULL,
             NULL,
@@ -726,6 +833,8 @@ test_index_migrate_schema2(void **state)
         SQLITE_OK);
     (void)sqlite3_close(db);
     assert_int_equal(total(f->set, "old", "legacy"), 1);
+    /* schema 4: the source column became the document's one source */
+    assert_string_equal(sources_of(f->set, "old", "old1"), "srcOld");
     put(f->set, "old", "{\"_recordid\":\"old1\",\"text\":\"renewed\"}");
     assert_int_equal(total(f->set, "old", "legacy"), 0);
     assert_int_equal(total(f->set, "old", "renewed"), 1);
@@ -744,7 +853,7 @@ test_index_migrate_schema2(void **state)
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(st, 0), 0);
-    assert_int_equal(sqlite3_column_int(st, 1), 3);
+    assert_int_equal(sqlite3_column_int(st, 1), 4);
     (void)sqlite3_finalize(st);
     (void)sqlite3_close(db);
 }
@@ -1102,6 +1211,7 @@ main(void)
             test_index_upsert_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_index_sources, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_index_search_ranking, setup, teardown),

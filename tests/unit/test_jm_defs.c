@@ -360,7 +360,7 @@ test_worker_parse_valid(void **state)
                          SL__JM_WORKER_REQUESTS_COMPLETION |
                          SL__JM_WORKER_AUTO_COMMIT);
     assert_int_equal(w->generator, SL__JM_GEN_DEFAULT);
-    assert_true(w->params[0].any_type);
+    assert_int_equal(w->params[0].type, SL__JM_PT_ANY);
     assert_string_equal(w->output[0].group, "g");
     assert_string_equal(
         json_string_value(json_object_get(w->json, "taskGenerator")),
@@ -1041,7 +1041,7 @@ test_revalidate_dependents(void **state)
     /* A compatible update goes through. */
     put_ok(f->d,
            SL__JM_WORKFLOW,
-           "{'name':'crawlp','parameters':{'rootFolder':'/x','pipeline':'q'},"
+           "{'name':'crawlp','parameters':{'rootFolder':'/x'},"
            "'startAction':{'worker':'crawler',"
            "'output':{'crawledRecords':'crawled'}}}",
            0);

@@ -37,7 +37,8 @@ static const char *const workers[] = {
     "{\"name\":\"split\",\"taskGenerator\":\"runOnceTrigger\","
     "\"output\":[{\"name\":\"out\",\"type\":\"recordBulks\","
     "\"modes\":[\"multiple\"]}]}",
-    "{\"name\":\"copy\",\"input\":[{\"name\":\"in\",\"type\":\"recordBulks\"}],"
+    "{\"name\":\"copy\",\"parameters\":[{\"name\":\"p\",\"optional\":true}],"
+    "\"input\":[{\"name\":\"in\",\"type\":\"recordBulks\"}],"
     "\"output\":[{\"name\":\"out\",\"type\":\"recordBulks\","
     "\"modes\":[\"optional\"]}]}",
     "{\"name\":\"done\",\"modes\":[\"requestsCompletion\"],"

@@ -1,0 +1,138 @@
+/*
+ * `sluice source purge SOURCE` and `sluice source status SOURCE`: purge a
+ * data source from a running server (DELETE
+ * /smila/importing/delta/<source>/?purge=true, docs/rest-api.md "Purge")
+ * or show its delta entries.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "cli/cli.h"
+
+#define EXIT_USAGE 2
+
+static const char prog[] = "sluice source";
+
+struct args {
+    const char *server;
+    const char *token;
+    const char *cmd;    /* "purge" or "status" */
+    const char *source; /* the data source */
+};
+
+static void
+usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: sluice source purge SOURCE [--server URL] [--token T]\n"
+        "       sluice source status SOURCE [--server URL] [--token T]\n"
+        "\n"
+        "purge   forgets the delta entries of data source SOURCE and "
+        "deletes its\n"
+        "        documents from the index of every running processing "
+        "job\n"
+        "        (documents another source also holds stay)\n"
+        "status  prints the delta entries SOURCE has\n"
+        "\n"
+        "options:\n"
+        "  -s, --server URL   server base URL (default " SL_CLI_DEFAULT_SERVER
+        ")\n"
+        "      --token TOKEN  API token (Authorization: Bearer)\n"
+        "  -h, --help         this help\n"
+        "\n"
+        "Exit status: 0 success, 1 failure, 2 usage error.\n");
+}
+
+/* Parse argv into @a; returns -1 to go on, else the exit status. */
+static int
+parse_args(int argc, char **argv, struct args *a)
+{
+    static const struct option opts[] = {
+        {"server", required_argument, NULL, 's'},
+        {"token", required_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c = 0;
+
+    memset(a, 0, sizeof(*a));
+    a->server = SL_CLI_DEFAULT_SERVER;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            a->server = optarg;
+            break;
+        case 'T':
+            a->token = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 2 || (strcmp(argv[optind], "purge") != 0 &&
+                               strcmp(argv[optind], "status") != 0)) {
+        fprintf(stderr,
+                "sluice source: expected 'purge SOURCE' or 'status SOURCE' "
+                "(sluice source --help)\n");
+        return EXIT_USAGE;
+    }
+    a->cmd = argv[optind];
+    a->source = argv[optind + 1];
+    return -1;
+}
+
+int
+sl_cli_source_main(int argc, char **argv)
+{
+    struct args a;
+    json_t *reply = NULL;
+    char *esc = NULL;
+    char *path = NULL;
+    char *url = NULL;
+    long status = 0;
+    int purge = 0;
+    int rc = parse_args(argc, argv, &a);
+
+    if (rc >= 0) {
+        return rc;
+    }
+    purge = strcmp(a.cmd, "purge") == 0;
+    esc = curl_easy_escape(NULL, a.source, 0);
+    path = sl_asprintf(
+        "/smila/importing/delta/%s/%s", esc, purge ? "?purge=true" : "");
+    url = sl_cli_url(a.server, path);
+    reply = sl_cli_http_json(
+        prog, purge ? "DELETE" : "GET", url, a.token, NULL, &status);
+    rc = 1;
+    if (reply != NULL && status == 200 && purge) {
+        printf("source %s purged: %lld delta entries forgotten; its "
+               "documents leave the indexes of %zu processing job(s)\n",
+               a.source,
+               (long long)json_integer_value(
+                   json_object_get(reply, "deltaEntries")),
+               json_array_size(json_object_get(reply, "processingJobs")));
+        rc = 0;
+    } else if (reply != NULL && status == 200) {
+        printf("source %s: %lld delta entries\n",
+               a.source,
+               (long long)json_integer_value(
+                   json_object_get(reply, "entryCount")));
+        rc = 0;
+    } else if (reply != NULL) {
+        sl_cli_print_error(prog, status, reply);
+    }
+    json_decref(reply);
+    curl_free(esc);
+    sl_free(path);
+    sl_free(url);
+    return rc;
+}
