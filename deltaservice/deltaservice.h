@@ -271,6 +271,30 @@ int sl_delta_forget(struct sl_delta *d, const char *source, struct sl_err *err);
 int sl_delta_clear_all(struct sl_delta *d, struct sl_err *err);
 
 /**
+ * @brief Mark every entry of @p source (NULL: of every source) for
+ * re-push: its hash is emptied, which no record's hash equals, so the next
+ * sl_delta_check of the record answers CHANGED (and
+ * sl_delta_was_pushed_in_run 0) and the record is pushed again.  Id,
+ * flags, compound link and visited sequence are kept: an entry the next
+ * run does not visit is obsolete for its delta-delete, as before.
+ * Bounded write transactions; idempotent (a call that failed half-way is
+ * completed by the next one).  Visited links are not touched.
+ * @return 0, SL_EINVAL (bad source), SL_ENOSPC, SL_ECORRUPT, SL_EIO.
+ */
+int
+sl_delta_invalidate(struct sl_delta *d, const char *source, struct sl_err *err);
+
+/**
+ * @brief Count the entries of @p source that sl_delta_invalidate marked
+ * and no push has stored again since (a cursor pass per shard).
+ * @return 0, SL_EINVAL, SL_ECORRUPT or SL_EIO.
+ */
+int sl_delta_invalidated_count(struct sl_delta *d,
+                               const char *source,
+                               uint64_t *total,
+                               struct sl_err *err);
+
+/**
  * @brief Count the entries of @p source (exact; a cursor pass per shard).
  * @param[out] total sum, or NULL.
  * @param[out] per_shard array of sl_delta_shards(d) counts, or NULL.

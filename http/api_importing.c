@@ -6,7 +6,10 @@
  * handlers only pick the kind.  Clearing a source that an active run
  * crawls answers 409: its crawl would otherwise see every record (or link)
  * as new half-way through and delta-delete would remove what it had not
- * visited.
+ * visited.  Clearing delta entries invalidates them (the next crawl
+ * pushes every record again and still deletes what disappeared,
+ * docs/deltaservice.md "Re-indexing a source"); clearing visited links
+ * removes them.
  */
 #include <string.h>
 
@@ -28,6 +31,15 @@ struct kind {
                    struct sl_err *err);
     int (*clear)(struct sl_delta *d, const char *source, struct sl_err *err);
     int (*clear_all)(struct sl_delta *d, struct sl_err *err);
+    /* What DELETE does instead of clear and clear_all (source NULL: every
+     * source), and the count of what it did for GET; NULL: clear. */
+    int (*invalidate)(struct sl_delta *d,
+                      const char *source,
+                      struct sl_err *err);
+    int (*invalidated)(struct sl_delta *d,
+                       const char *source,
+                       uint64_t *total,
+                       struct sl_err *err);
 };
 
 static int
@@ -42,7 +54,9 @@ static const struct kind delta_kind = {"delta",
                                        sl_delta_count,
                                        sl_delta_sources,
                                        sl_delta_clear,
-                                       sl_delta_clear_all};
+                                       sl_delta_clear_all,
+                                       sl_delta_invalidate,
+                                       sl_delta_invalidated_count};
 
 static const struct kind visited_kind = {"visitedlinks",
                                          "visited links",
@@ -50,7 +64,9 @@ static const struct kind visited_kind = {"visitedlinks",
                                          sl_delta_visited_count,
                                          sl_delta_visited_sources,
                                          sl_delta_visited_clear,
-                                         visited_clear_all};
+                                         visited_clear_all,
+                                         NULL,
+                                         NULL};
 
 static const struct kind *const kinds[] = {&delta_kind, &visited_kind};
 
@@ -142,7 +158,8 @@ clear_all(struct sl_req *req, const struct kind *k)
                               job,
                               k->store);
     }
-    rc = k->clear_all(req->svc->delta, &err);
+    rc = k->invalidate != NULL ? k->invalidate(req->svc->delta, NULL, &err)
+                               : k->clear_all(req->svc->delta, &err);
     if (rc != 0) {
         return sl_reply_err(req, &err);
     }
@@ -156,7 +173,9 @@ source_get(struct sl_req *req, const struct kind *k)
     unsigned n = sl_delta_shards(req->svc->delta);
     uint64_t *per = sl_calloc(n, sizeof(*per));
     uint64_t total = 0;
+    uint64_t invalidated = 0; /* delta entries only */
     json_t *shards = NULL;
+    json_t *body = NULL;
     struct sl_err err;
     unsigned i = 0;
     int rc = 0;
@@ -172,6 +191,13 @@ source_get(struct sl_req *req, const struct kind *k)
         return sl_reply_error(
             req, SL_ENOENT, "source", "no %s for source '%s'", k->what, source);
     }
+    if (k->invalidated != NULL) {
+        rc = k->invalidated(req->svc->delta, source, &invalidated, &err);
+    }
+    if (rc != 0) {
+        sl_free(per);
+        return sl_reply_err(req, &err);
+    }
     shards = json_array();
     for (i = 0; i < n; i++) {
         (void)json_array_append_new(shards,
@@ -182,15 +208,14 @@ source_get(struct sl_req *req, const struct kind *k)
                                               (json_int_t)per[i]));
     }
     sl_free(per);
-    return sl_reply_json(req,
-                         200,
-                         json_pack("{s:s, s:I, s:o}",
-                                   "source",
-                                   source,
-                                   "entryCount",
-                                   (json_int_t)total,
-                                   "shards",
-                                   shards));
+    body = json_pack(
+        "{s:s, s:I}", "source", source, "entryCount", (json_int_t)total);
+    if (k->invalidated != NULL) {
+        (void)json_object_set_new(
+            body, "invalidatedCount", json_integer((json_int_t)invalidated));
+    }
+    (void)json_object_set_new(body, "shards", shards);
+    return sl_reply_json(req, 200, body);
 }
 
 static int
@@ -220,7 +245,8 @@ source_delete(struct sl_req *req, const struct kind *k)
         rc = sl__api_purge_source(req, source, &out, &err);
         return rc != 0 ? sl_reply_err(req, &err) : sl_reply_json(req, 200, out);
     }
-    rc = k->clear(req->svc->delta, source, &err);
+    rc = k->invalidate != NULL ? k->invalidate(req->svc->delta, source, &err)
+                               : k->clear(req->svc->delta, source, &err);
     if (rc != 0) {
         return sl_reply_err(req, &err);
     }

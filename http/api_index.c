@@ -1,7 +1,8 @@
 /*
  * Embedded index REST API (docs/index.md): the indexes with their document
- * counts, full-text search, paging through record ids and fetching one
- * stored document.  Writes come from the indexWriter worker, not from here.
+ * counts, full-text search, paging through record ids, fetching one
+ * stored document and deleting an index.  Writes come from the indexWriter
+ * worker, not from here.
  */
 #include <string.h>
 
@@ -9,6 +10,13 @@
 
 #define SEARCH_DEFAULT_LIMIT  10
 #define RECORDS_DEFAULT_LIMIT 100
+
+/* The worker that writes indexes and its parameter naming the index, with
+ * the parameter's default (workers/index_writer.c, docs/workers.md): an
+ * index is in use while an active run has such an action writing it. */
+#define WRITER_WORKER "indexWriter"
+#define WRITER_PARAM  "index"
+#define WRITER_INDEX  "default"
 
 /* The index service may be absent (servers built without it): 503. */
 static int
@@ -98,6 +106,44 @@ sl_api_index_get(struct sl_req *req)
         200,
         json_pack(
             "{s:s, s:I}", "name", name, "documentCount", (json_int_t)count));
+}
+
+int
+sl_api_index_delete(struct sl_req *req)
+{
+    const char *name = sl_req_param(req, "name");
+    char job[SL_NAME_MAX + 1];
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (no_index(req)) {
+        return 0;
+    }
+    rc = sl_name_check_entity(name, &err);
+    if (rc != 0) {
+        return sl_reply_err(req, &err);
+    }
+    if (req->svc->jm != NULL && sl_jm_param_in_use(req->svc->jm,
+                                                   WRITER_WORKER,
+                                                   WRITER_PARAM,
+                                                   WRITER_INDEX,
+                                                   name,
+                                                   job)) {
+        return sl_reply_error(req,
+                              SL_ECONFLICT,
+                              "index",
+                              "index '%s' is written by the active run of job "
+                              "'%s'; delete it after that run",
+                              name,
+                              job);
+    }
+    rc = sl_index_drop(req->svc->index, name, &err);
+    if (rc != 0) {
+        return sl_reply_err(req, &err);
+    }
+    return sl_reply_json(
+        req, 200, json_pack("{s:s, s:b}", "name", name, "deleted", 1));
 }
 
 int

@@ -156,6 +156,7 @@ void sl_api_bb_bulk_cleanup(struct sl_req *req);
 int sl_api_bb_status(struct sl_req *req);
 int sl_api_index_list(struct sl_req *req);
 int sl_api_index_get(struct sl_req *req);
+int sl_api_index_delete(struct sl_req *req);
 int sl_api_index_search(struct sl_req *req);
 int sl_api_index_records(struct sl_req *req);
 int sl_api_index_doc_get(struct sl_req *req);

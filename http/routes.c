@@ -90,6 +90,7 @@ const struct sl_route sl__routes[] = {
     R("GET", "/smila/bulkbuilder", sl_api_bb_status),
     R("GET", "/smila/index", sl_api_index_list),
     R("GET", "/smila/index/:name", sl_api_index_get),
+    R("DELETE", "/smila/index/:name", sl_api_index_delete),
     /* Before the document route, which would take these ids too. */
     R("GET", "/smila/index/:name/search", sl_api_index_search),
     R("GET", "/smila/index/:name/records", sl_api_index_records),

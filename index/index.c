@@ -23,13 +23,6 @@
 #define SCHEMA_VERSION  4
 #define PRUNE_EVERY_MS  60000
 
-struct sl_index_set {
-    char *dir;
-    unsigned shards;        /* for new indexes */
-    pthread_mutex_t mu;     /* guards the list */
-    struct sl__index *head; /* open indexes */
-};
-
 static const char schema_sql[] =
     /* 16 KiB pages for a new database (an existing one keeps its size):
      * a document row of a few KiB fits one page instead of spilling to
@@ -254,6 +247,7 @@ sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err)
     set->dir = sl_strdup(dir);
     set->shards = SL_INDEX_DEFAULT_SHARDS;
     (void)pthread_mutex_init(&set->mu, NULL);
+    (void)pthread_cond_init(&set->cv, NULL);
     *out = set;
     return 0;
 }
@@ -327,6 +321,12 @@ index_free(struct sl__index *ix)
     sl_free(ix);
 }
 
+void
+sl__index_free(struct sl__index *ix)
+{
+    index_free(ix);
+}
+
 int
 sl_index_set_shards(struct sl_index_set *set, unsigned shards)
 {
@@ -365,6 +365,7 @@ sl_index_close(struct sl_index_set *set)
         set->head = ix->next;
         index_free(ix);
     }
+    (void)pthread_cond_destroy(&set->cv);
     (void)pthread_mutex_destroy(&set->mu);
     sl_free(set->dir);
     sl_free(set);
@@ -445,6 +446,7 @@ index_open(struct sl_index_set *set,
     int rc = 0;
 
     (void)snprintf(ix->name, sizeof(ix->name), "%s", name);
+    ix->set = set;
     ix->shard = shard;
     (void)pthread_mutex_init(&ix->mu, NULL);
     (void)pthread_mutex_init(&ix->rd.mu, NULL);
@@ -525,10 +527,63 @@ fail:
     return rc;
 }
 
+int
+sl__index_dropping(const struct sl_index_set *set, const char *name)
+{
+    const struct sl__index_dropping *d = NULL;
+
+    for (d = set->dropping; d != NULL; d = d->next) {
+        if (strcmp(d->name, name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+struct sl__index *
+sl__index_find_open(const struct sl_index_set *set,
+                    const char *name,
+                    unsigned shard)
+{
+    struct sl__index *ix = NULL;
+
+    for (ix = set->head; ix != NULL; ix = ix->next) {
+        if (ix->shard == shard && strcmp(ix->name, name) == 0) {
+            break;
+        }
+    }
+    return ix;
+}
+
+/* Open shard @shard of @name and put it on the list.  set->mu held. */
+static int
+list_open(struct sl_index_set *set,
+          const char *name,
+          unsigned shard,
+          int create,
+          struct sl__index **out,
+          struct sl_err *err)
+{
+    int rc = index_open(set, name, shard, create, out, err);
+
+    if (rc == 0) {
+        (*out)->next = set->head;
+        set->head = *out;
+    }
+    return rc;
+}
+
 /*
  * The open shard @shard of index @name (opened, or with @create created,
- * on first use); no lock taken.  An open shard stays open until the set
- * closes, and its nshards never changes.
+ * on first use), counted as a user until unref() (sl_index_drop waits for
+ * the users of an index before it frees its shards); no lock taken.  Its
+ * nshards never changes.  While the index is being dropped a call with
+ * @create waits for the drop to end (the write creates the index again),
+ * one without is SL_ENOENT (it must not wait: a reader may hold other
+ * shards of the index, and the drop waits for those).  Shard 0 tells
+ * whether the index exists, so it is opened before any other: a writer
+ * that read the shard count before a drop recreates shard 0 and does not
+ * leave a lone shard file behind.
  */
 static int
 find_shard(struct sl_index_set *set,
@@ -547,22 +602,44 @@ find_shard(struct sl_index_set *set,
         return rc;
     }
     (void)pthread_mutex_lock(&set->mu);
-    for (ix = set->head; ix != NULL; ix = ix->next) {
-        if (ix->shard == shard && strcmp(ix->name, name) == 0) {
-            break;
-        }
+    while (sl__index_dropping(set, name) && create) {
+        (void)pthread_cond_wait(&set->cv, &set->mu);
     }
-    if (ix == NULL) {
-        /* shard 0 tells whether the index exists; the others follow it */
-        rc = index_open(set, name, shard, create || shard > 0, &ix, err);
-        if (rc == 0) {
-            ix->next = set->head;
-            set->head = ix;
-        }
+    if (sl__index_dropping(set, name)) {
+        rc = sl_err_set(err, SL_ENOENT, "index", "no index '%s'", name);
+    }
+    if (rc == 0) {
+        ix = sl__index_find_open(set, name, shard);
+    }
+    if (rc == 0 && ix == NULL && shard > 0 &&
+        sl__index_find_open(set, name, 0) == NULL) {
+        rc = list_open(set, name, 0, create, &ix, err);
+        ix = NULL;
+    }
+    if (rc == 0 && ix == NULL) {
+        /* shard 0 is open: the index exists; a missing shard file of
+         * it is created empty */
+        rc = list_open(set, name, shard, create || shard > 0, &ix, err);
+    }
+    if (rc == 0) {
+        ix->users++;
     }
     (void)pthread_mutex_unlock(&set->mu);
     *out = ix;
     return rc;
+}
+
+/* The caller is done with @ix (find_shard counted it as a user). */
+static void
+unref(struct sl__index *ix)
+{
+    struct sl_index_set *set = ix->set;
+
+    (void)pthread_mutex_lock(&set->mu);
+    if (--ix->users == 0 && set->dropping != NULL) {
+        (void)pthread_cond_broadcast(&set->cv);
+    }
+    (void)pthread_mutex_unlock(&set->mu);
 }
 
 int
@@ -583,6 +660,7 @@ sl__index_acquire(struct sl_index_set *set,
     }
     if (try) {
         if (pthread_mutex_trylock(&ix->mu) != 0) {
+            unref(ix);
             return 1;
         }
     } else {
@@ -602,7 +680,11 @@ sl__index_nshards(struct sl_index_set *set,
     struct sl__index *ix = NULL;
     int rc = find_shard(set, name, 0, create, &ix, err);
 
-    *n = rc == 0 ? ix->nshards : 0; /* fixed at open: no lock needed */
+    *n = 0;
+    if (rc == 0) {
+        *n = ix->nshards; /* fixed at open: no lock needed */
+        unref(ix);
+    }
     return rc;
 }
 
@@ -611,6 +693,7 @@ sl__index_release(struct sl__index *ix)
 {
     reset_stmts(ix->st);
     (void)pthread_mutex_unlock(&ix->mu);
+    unref(ix);
 }
 
 /* Open @ix's reader; rd.mu held. */
@@ -664,6 +747,7 @@ sl__index_acquire_read(struct sl_index_set *set,
     }
     if (rc != 0) {
         (void)pthread_mutex_unlock(&ix->rd.mu);
+        unref(ix);
         return rc;
     }
     *out = ix;
@@ -681,6 +765,7 @@ sl__index_release_read(struct sl__index *ix)
         (void)sqlite3_exec(ix->rd.db, "ROLLBACK", NULL, NULL, NULL);
     }
     (void)pthread_mutex_unlock(&ix->rd.mu);
+    unref(ix);
 }
 
 /* Run a statement without result rows (BEGIN, COMMIT, a write). */

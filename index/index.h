@@ -17,6 +17,8 @@
  *   statistics, as sharded search engines do).
  * - Databases are opened lazily on first use.  Writes create an index;
  *   reads of an index that does not exist answer SL_ENOENT.
+ *   sl_index_drop deletes an index: its connections are closed once no
+ *   call uses them and its files removed; a later write creates it again.
  *
  * Durability: WAL mode with synchronous=NORMAL.  A write that returned 0
  * is committed and survives a crash of the process; after a power loss the
@@ -25,7 +27,9 @@
  * Threading: a struct sl_index_set may be used from any number of threads
  * at once (except sl_index_close).  Each shard has one SQLite connection
  * guarded by a mutex: writers of one index work in parallel on different
- * shards.  No lock is held between calls.
+ * shards.  No lock is held between calls.  A call counts itself as a user
+ * of the shards it works on, so sl_index_drop closes no connection a
+ * call may still touch.
  */
 #ifndef SL_INDEX_H_INCLUDED
 #define SL_INDEX_H_INCLUDED
@@ -173,6 +177,20 @@ int sl_index_purge_source(struct sl_index_set *set,
                           uint64_t *deleted,
                           uint64_t *kept,
                           struct sl_err *err);
+
+/**
+ * @brief Delete index @p index: every shard's database with its -wal,
+ * -shm and -journal files.  Waits until no call uses its shards, then
+ * closes their connections; meanwhile reads of it answer SL_ENOENT and
+ * writes wait for the drop to end, then create it again, empty.
+ * @return 0, SL_ENOENT (no such index), SL_EBADNAME, SL_EIO or another
+ * errno code (a file that cannot be removed: the index is then still
+ * there, possibly with fewer documents; dropping it again finishes).
+ * @note The caller makes sure nothing writes to the index any more (no
+ * running job): a write after the drop creates it again.
+ */
+int
+sl_index_drop(struct sl_index_set *set, const char *index, struct sl_err *err);
 
 /**
  * @brief Full-text search with FTS5 MATCH, best first (bm25).

@@ -56,9 +56,11 @@ struct sl__index_reader {
 /* One shard of an index: a database file (docs/index.md "Shards"). */
 struct sl__index {
     char name[SL_NAME_MAX + 1];
-    char *path;       /* of the database file */
-    unsigned shard;   /* 0: <name>.db, k: <name>~k.db */
-    unsigned nshards; /* shards of the index, read from shard 0 */
+    struct sl_index_set *set; /* the set it is open in */
+    unsigned users;           /* found and not yet released (set->mu) */
+    char *path;               /* of the database file */
+    unsigned shard;           /* 0: <name>.db, k: <name>~k.db */
+    unsigned nshards;         /* shards of the index, read from shard 0 */
     sqlite3 *db;
     pthread_mutex_t mu; /* guards db and every statement */
     sqlite3_stmt *st[SL__IX_NSTMT];
@@ -133,5 +135,34 @@ int sl__index_src_step(struct sl__index *ix,
                        struct sl_err *err);
 /** Directory of the set (borrowed). */
 const char *sl__index_dir(const struct sl_index_set *set);
+/* A name sl_index_drop is dropping (drop.c); list of the set. */
+struct sl__index_dropping {
+    char name[SL_NAME_MAX + 1];
+    struct sl__index_dropping *next;
+};
+
+/*
+ * The set: the open shards of every index (opened on first use, closed by
+ * sl_index_close or when sl_index_drop drops their index).  A shard found
+ * by a call is counted in its users until the call releases it, so a drop
+ * frees no shard a call may still touch.
+ */
+struct sl_index_set {
+    char *dir;
+    unsigned shards;        /* for new indexes */
+    pthread_mutex_t mu;     /* guards head, every users, dropping */
+    pthread_cond_t cv;      /* a drop ended, or a shard's users fell to 0 */
+    struct sl__index *head; /* open shards */
+    struct sl__index_dropping *dropping; /* names being dropped */
+};
+
+/** Is index @p name being dropped?  set->mu held. */
+int sl__index_dropping(const struct sl_index_set *set, const char *name);
+/** The open shard @p shard of index @p name, or NULL.  set->mu held. */
+struct sl__index *sl__index_find_open(const struct sl_index_set *set,
+                                      const char *name,
+                                      unsigned shard);
+/** Close the connections of @p ix and free it; nobody may use it. */
+void sl__index_free(struct sl__index *ix);
 
 #endif /* SL_INDEX_INT_H_INCLUDED */

@@ -319,6 +319,11 @@ sl_index_list(struct sl_index_set *set, json_t **out, struct sl_err *err)
     list = json_array();
     for (i = 0; i < n && rc == 0; i++) {
         rc = sl_index_count(set, names[i], &count, err);
+        if (rc == SL_ENOENT) { /* dropped meanwhile */
+            sl_err_clear(err);
+            rc = 0;
+            continue;
+        }
         if (rc == 0) {
             (void)json_array_append_new(list,
                                         json_pack("{s:s, s:I}",

@@ -148,6 +148,10 @@ sl_index_purge_source(struct sl_index_set *set,
     for (s = 0; s < n && rc == 0; s++) {
         rc = purge_shard(set, index, s, source, version, counts, err);
     }
+    if (rc == SL_ENOENT) { /* the index was deleted meanwhile: all gone */
+        sl_err_clear(err);
+        rc = 0;
+    }
     if (deleted != NULL) {
         *deleted = counts[0];
     }

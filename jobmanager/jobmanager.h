@@ -259,6 +259,21 @@ int sl_jm_source_in_use(struct sl_jm *jm,
  */
 json_t *sl_jm_active_jobs(struct sl_jm *jm);
 
+/**
+ * @brief Does an active run have an action of worker @p worker whose
+ * parameter @p param resolves (job, "<worker>.<param>", workflow and
+ * action parameters, as its tasks get them) to the string @p value?  The
+ * jobmanager knows no worker: the caller says which, and what an unset
+ * parameter means (@p dflt; NULL: an unset parameter never matches).
+ * @return 1 and the job's name in @p job (if not NULL), or 0.
+ */
+int sl_jm_param_in_use(struct sl_jm *jm,
+                       const char *worker,
+                       const char *param,
+                       const char *dflt,
+                       const char *value,
+                       char job[SL_NAME_MAX + 1]);
+
 /* ------------------------------------------------------------------------
  * Tasks (the protocol of /smila/tasks/, also used by internal workers).
  * --------------------------------------------------------------------- */

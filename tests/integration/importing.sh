@@ -1,6 +1,7 @@
 #!/bin/bash
 # The importing REST API of the delta service: sources with entry counts
-# per shard, clearing one source or all, 409 while a run crawls the source,
+# per shard, clearing one source or all (which invalidates the entries:
+# they stay, counted in invalidatedCount), 409 while a run crawls the source,
 # and a refused restart with another shard count.  Entries are written with
 # the test-only `sluice-test delta-seed` (the import workers come later).
 # The same for the visited links (/smila/importing/visitedlinks/), seeded
@@ -53,12 +54,14 @@ req GET /smila/importing/delta/src1/
 expect_jq '.entryCount == 50 and (.shards | length) == 16 and ([.shards[].entryCount] | add) == 50' "one source, per-shard counts"
 req GET /smila/importing/delta/nosuch/
 expect_error 404 NOT_FOUND "unknown source"
+req GET /smila/importing/delta/src2/
+expect_jq '.entryCount == 10 and .invalidatedCount == 0' "seeded entries are valid"
 req DELETE /smila/importing/delta/src2/
 expect_status 200 "clear one source"
 req GET /smila/importing/delta/src2
-expect_status 404 "cleared source is gone"
+expect_jq '.entryCount == 10 and .invalidatedCount == 10' "cleared source keeps its entries, all invalidated"
 req GET /smila/importing/delta/src1
-expect_jq '.entryCount == 50' "other sources untouched"
+expect_jq '.entryCount == 50 and .invalidatedCount == 0' "other sources untouched"
 
 req GET /smila/importing/visitedlinks/
 expect_status 200 "list visited-link sources"
@@ -123,7 +126,11 @@ done
 req DELETE /smila/importing/delta/
 expect_status 200 "clear all after the run"
 req GET /smila/importing/delta/
-expect_jq '.sources == []' "no sources left"
+expect_jq '[.sources[] | [.source, .entryCount]] == [["files1",5],["src1",50],["src2",10]]' "clear all keeps the entries"
+for s in files1 src1 src2; do
+    req GET "/smila/importing/delta/$s/"
+    expect_jq '.invalidatedCount == .entryCount' "clear all invalidated every entry of $s"
+done
 req GET /smila/importing/visitedlinks/
 expect_jq '[.sources[].source] == ["files1", "src1"]' "clearing all delta entries keeps the visited links"
 req DELETE /smila/importing/visitedlinks/

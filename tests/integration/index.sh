@@ -33,9 +33,13 @@ req GET /smila/index/nosuch/
 expect_error 404 NOT_FOUND "unknown index"
 req GET '/smila/index/bad%20name/'
 expect_error 400 INVALID_NAME "invalid index name"
-req DELETE /smila/index/docs/
-expect_status 405 "DELETE an index is not allowed"
-if grep -qi '^Allow: GET' "$HEADERS"; then ok "405 has Allow"; else fail "405 without Allow"; fi
+req PUT /smila/index/docs/
+expect_status 405 "PUT an index is not allowed"
+if grep -i '^Allow:' "$HEADERS" | grep -q GET && grep -i '^Allow:' "$HEADERS" | grep -q DELETE; then
+    ok "405 has Allow (GET, DELETE)"
+else
+    fail "405 Allow: $(grep -i '^Allow:' "$HEADERS")"
+fi
 req POST /smila/index/docs/search
 expect_status 405 "POST search"
 

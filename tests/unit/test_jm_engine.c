@@ -543,6 +543,58 @@ test_engine_run_end_hook(void **state)
     sl_free(all);
 }
 
+/* sl_jm_param_in_use: a worker's parameter as its tasks resolve it
+ * (job parameters, "<worker>.<param>", the default for an unset one), in
+ * active runs only. */
+static void
+test_engine_param_in_use(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    char id2[SL_JM_RUN_ID_MAX];
+    char job[SL_NAME_MAX + 1] = "";
+    struct sl_err err;
+
+    put_def(f->jm,
+            "jobs",
+            "{\"name\":\"paramJob\",\"workflow\":\"frombucket\","
+            "\"parameters\":{\"p\":\"v1\"}}");
+    put_def(f->jm,
+            "jobs",
+            "{\"name\":\"paramJob2\",\"workflow\":\"chain\","
+            "\"parameters\":{\"copy.p\":\"v3\"}}");
+    assert_int_equal(sl_jm_param_in_use(f->jm, "copy", "p", NULL, "v1", job),
+                     0);
+    assert_int_equal(sl_jm_run_start(f->jm, "paramJob", "standard", id, &err),
+                     0);
+    assert_int_equal(sl_jm_param_in_use(f->jm, "copy", "p", NULL, "v1", job),
+                     1);
+    assert_string_equal(job, "paramJob");
+    assert_int_equal(sl_jm_param_in_use(f->jm, "copy", "p", NULL, "v2", NULL),
+                     0);
+    assert_int_equal(sl_jm_param_in_use(f->jm, "split", "p", NULL, "v1", NULL),
+                     0);
+    /* unset: the caller's default, or nothing */
+    assert_int_equal(sl_jm_param_in_use(f->jm, "copy", "q", "dq", "dq", NULL),
+                     1);
+    assert_int_equal(sl_jm_param_in_use(f->jm, "copy", "q", NULL, "dq", NULL),
+                     0);
+    /* "<worker>.<param>" reaches that worker only */
+    assert_int_equal(sl_jm_run_start(f->jm, "paramJob2", NULL, id2, &err), 0);
+    assert_int_equal(sl_jm_param_in_use(f->jm, "copy", "p", NULL, "v3", job),
+                     1);
+    assert_string_equal(job, "paramJob2");
+    assert_int_equal(sl_jm_param_in_use(f->jm, "split", "p", NULL, "v3", NULL),
+                     0);
+    assert_int_equal(sl_jm_run_cancel(f->jm, "paramJob2", id2, &err), 0);
+    assert_int_equal(sl_jm_run_finish(f->jm, "paramJob", id, &err), 0);
+    assert_string_equal(state_of(f, "paramJob", id), "SUCCEEDED");
+    assert_int_equal(sl_jm_param_in_use(f->jm, "copy", "p", NULL, "v1", NULL),
+                     0);
+    assert_int_equal(sl_jm_param_in_use(f->jm, "copy", "p", NULL, "v3", NULL),
+                     0);
+}
+
 /* Recoverable errors retry under a new id until maxRetries; then the run
  * fails and nothing is left. */
 static void
@@ -1039,6 +1091,8 @@ main(void)
             test_engine_state_machine, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_run_end_hook, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_param_in_use, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_events, setup, teardown),
         cmocka_unit_test_setup_teardown(
