@@ -543,6 +543,7 @@ on_access(void *cls,
         *upload_data_size = 0;
         return MHD_YES;
     }
+    sl_test_delay("http.handler"); /* a handler that works for long */
     if (!req->replied && req->pending.code != 0) {
         (void)sl_reply_err(req, &req->pending);
     }

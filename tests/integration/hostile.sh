@@ -189,4 +189,11 @@ grep -q "opened" "$TMP/idle.out" && ok "$(grep opened "$TMP/idle.out") (connects
 req GET /smila/
 expect_status 200 "the server is alive at the end"
 stop_server
+
+# ---- F: a handler that works longer than requestTimeoutSeconds (2 s)
+# still sends its reply: the idle timeout is for clients, not for us
+SLUICE_TEST_DELAY=http.handler=3000 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+req GET /smila/
+expect_status 200 "a reply that took 3 s with requestTimeoutSeconds 2"
+stop_server
 finish

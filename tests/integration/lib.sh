@@ -14,6 +14,12 @@ FAILS=0
 PASSES=0
 
 cleanup() {
+    local rc=$?
+    if [ "$rc" -ne 0 ] && [ -s "$TMP/server.log" ]; then
+        # what the server said last, before the evidence is removed
+        echo "# exit status $rc; the last lines of the server's log:" >&2
+        tail -n 40 "$TMP/server.log" | sed 's/^/#   /' >&2
+    fi
     if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill -KILL "$SERVER_PID" 2>/dev/null || true
     fi
