@@ -1,7 +1,8 @@
 /*
  * Bulkbuilder (docs/bulkbuilder.md): the bulkSource worker that feeds
  * records pushed over /smila/job/<job>/record|bulk (and by the updatePusher
- * in-process) into a running standard job, SMILA.md 7.9.
+ * in-process) into a running standard job, as SMILA's BulkBuilder does
+ * (docs/bulkbuilder.md).
  *
  * Model:
  * - Per job, one open journal per output slot (`insertedRecords` for adds

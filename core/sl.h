@@ -207,7 +207,7 @@ void sl_buf_reset(struct sl_buf *b);
 void sl_buf_free(struct sl_buf *b);
 
 /* ------------------------------------------------------------------------
- * Names (API.md).
+ * Names (docs/rest-api.md "Conventions").
  * --------------------------------------------------------------------- */
 #define SL_NAME_MAX           256  /* entity and store names */
 #define SL_OBJECT_ID_MAX      1024 /* whole object id */

@@ -1,5 +1,5 @@
 /*
- * Bulkbuilder REST API (API.md "Bulkbuilder", docs/bulkbuilder.md): push
+ * Bulkbuilder REST API (docs/bulkbuilder.md): push
  * records into a running standard job.  A 202 is answered only after the
  * record is in the job's journal, so it survives kill -9.
  *

@@ -1,6 +1,7 @@
 /*
  * HTTP server: libmicrohttpd with a thread pool, a static route table for
- * the REST API under /smila/, JSON replies and the error body of API.md.
+ * the REST API under /smila/, JSON replies and the error body of
+ * docs/rest-api.md.
  *
  * Threading: sl_http_start and sl_http_stop are called from one thread
  * (the main thread).  Handlers run on the server's pool threads and reach

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Fails when the C sources call a banned function (shared STYLE.md 10, 19):
+# Fails when the C sources call a banned function (docs/development.md
+# "Code style"):
 # unbounded string functions, atoi-style parsing and raw allocation outside
 # core/alloc.c.  Prints every offending line.
 set -u
@@ -22,7 +23,7 @@ for f in $files; do
     fi
 done
 if [ "$bad" -ne 0 ]; then
-    echo "check-banned: banned calls found (see shared STYLE.md item 19)" >&2
+    echo "check-banned: banned calls found (see docs/development.md, Code style)" >&2
     exit 1
 fi
 echo "check-banned: no banned calls in $(echo "$files" | wc -w) files"

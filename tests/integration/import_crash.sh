@@ -1,6 +1,6 @@
 #!/bin/bash
 # kill -9 of the server during a file import, then a restart (issue 5,
-# ARCHITECTURE.md 11): the run continues and the final index equals that
+# docs/operations.md "Crashes and durability"): the run continues and the final index equals that
 # of an uninterrupted import.  Kill points: early and late in the crawl
 # phase, in the completion phase (delta-delete of an incremental run),
 # right after the crawl run ended while the processing job still indexes,

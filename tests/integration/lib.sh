@@ -109,7 +109,7 @@ expect_jq() {
     fi
 }
 
-# expect_error STATUS CODE DESCRIPTION: API.md error body with that code.
+# expect_error STATUS CODE DESCRIPTION: the error body of docs/rest-api.md with that code.
 expect_error() {
     expect_status "$1" "$3"
     expect_jq ".error.code == \"$2\" and (.error.message | length > 0)" \

@@ -5,7 +5,7 @@
 #   body TEXT             inline request body (optional)
 #   header NAME: VALUE    extra request header (optional, repeatable)
 #   status N              expected status
-#   error CODE            the API.md error body with this code
+#   error CODE            the error body of docs/rest-api.md with this code
 #   jq FILTER             must print true for the response body
 #   allow TEXT            the Allow header must contain TEXT
 # A line "config FILTER" before the first block is a jq filter applied to

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Web import with several start URLs (issue 6, SMILA.md 7.5): a crawl job
+# Web import with several start URLs (issue 6, as SMILA's web crawl in standard mode): a crawl job
 # of the workflow webCrawlingStandard runs in standard mode; its start
 # action is the bulkbuilder, whose records (start URLs, by _recordid or
 # httpUrl) feed the webCrawler's linksToCrawl.  Two generated sites on
