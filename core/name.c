@@ -1,6 +1,6 @@
 /*
- * Name validation (docs/rest-api.md "Conventions"): entity names, store names and
- * object ids.  Every failure is SL_EBADNAME with a message that says what
+ * Name validation (docs/rest-api.md "Conventions"): entity names, store names
+ * and object ids.  Every failure is SL_EBADNAME with a message that says what
  * is wrong and where (byte offsets are 0-based, segments 1-based).  The
  * checks never echo the offending bytes, which may be control characters
  * or invalid UTF-8.

@@ -1,8 +1,8 @@
 /*
  * Jobmanager REST API (docs/jobmanager.md): definitions, job runs,
  * workflow runs, the task protocol and events.  Handlers check the request
- * shape and map SL_E* codes to the error body of docs/rest-api.md; the jobmanager does
- * the rest.
+ * shape and map SL_E* codes to the error body of docs/rest-api.md; the
+ * jobmanager does the rest.
  */
 #include <string.h>
 

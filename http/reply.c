@@ -1,6 +1,7 @@
 /*
  * Replies and request helpers.  Every reply goes through sl_reply_*, so
- * the error body of docs/rest-api.md and the JSON content type are set in one place.
+ * the error body of docs/rest-api.md and the JSON content type are set in one
+ * place.
  */
 #include <stdio.h>
 #include <string.h>

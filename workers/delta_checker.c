@@ -1,7 +1,7 @@
 /*
- * deltaChecker (SMILA.md 7.7): asks the delta service whether each record
- * of `recordsToCheck` is new, changed or up to date in this job run, and
- * writes new and changed ones (changed with `_update: true`) to
+ * deltaChecker (SMILA's DeltaChecker, docs/workers.md): asks the delta service
+ * whether each record of `recordsToCheck` is new, changed or up to date in this
+ * job run, and writes new and changed ones (changed with `_update: true`) to
  * `updatedRecords`, compounds to `updatedCompounds` when that slot is
  * connected.  Up-to-date records are dropped (the service has marked them,
  * and for compounds their elements, visited).  Records without a

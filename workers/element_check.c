@@ -1,8 +1,8 @@
 /*
- * Delta checks of compound elements ahead of their push (SMILA.md 7.10,
- * docs/workers.md "updatePusher"): an element of a changed compound (a
- * record with `_compoundRecordId` and `_deltaHash`) is pushed only when
- * the delta service finds it new or changed; an up-to-date one is marked
+ * Delta checks of compound elements ahead of their push (as SMILA's
+ * UpdatePusher, docs/workers.md "updatePusher"): an element of a changed
+ * compound (a record with `_compoundRecordId` and `_deltaHash`) is pushed only
+ * when the delta service finds it new or changed; an up-to-date one is marked
  * visited by the check itself, so the delta-delete keeps it.
  *
  * The checks run in batches (one delta transaction per shard per batch,

@@ -1,5 +1,5 @@
 /*
- * fileCrawler (SMILA.md 7.4, ARCHITECTURE.md 7): lists one directory per
+ * fileCrawler (SMILA's FileCrawler, docs/workers.md): lists one directory per
  * directory record.  Sub-directories go to the multiple output
  * `directoriesToCrawl` (follow-up tasks, in parallel), regular files become
  * metadata records in the multiple output `filesToCrawl`, at most
@@ -22,7 +22,7 @@
 
 #define DEFAULT_MAX_FILES_PER_BULK 1000u
 /* Entries one task may list before its remaining sub-directories become
- * follow-up tasks (ARCHITECTURE.md 10: small directories make tiny tasks). */
+ * follow-up tasks (small directories make tiny tasks). */
 #define DEFAULT_ENTRIES_PER_TASK 2000u
 /* The first sub-directories of a task get a bulk (a follow-up task) each;
  * after that they are grouped, so one task keeps few output bulks open. */

@@ -1,8 +1,8 @@
 /*
- * fileFetcher (SMILA.md 7.4): for each record of input `filesToFetch`,
- * opens the file its `filePath` (else `_recordid`) names, after undoing
- * the crawler's escaping (sl_worker_path_unescape), and writes the record
- * with the content streamed into attachment `fileContent` to output
+ * fileFetcher (SMILA's FileFetcher, docs/workers.md): for each record of input
+ * `filesToFetch`, opens the file its `filePath` (else `_recordid`) names, after
+ * undoing the crawler's escaping (sl_worker_path_unescape), and writes the
+ * record with the content streamed into attachment `fileContent` to output
  * `files`.  Memory is one fixed read buffer per task, whatever the file
  * size.  See docs/workers.md "fileFetcher".
  */

@@ -10,7 +10,7 @@
  * The built-in worker types, one `extern const struct sl_worker_type
  * sl_worker_<name>` per worker .c file.  The import workers (fileCrawler,
  * deltaChecker, fileFetcher, fileExtractor, updatePusher, bulkbuilder,
- * textExtractor, indexWriter; ARCHITECTURE.md 7 and 8) go here, before the
+ * textExtractor, indexWriter; docs/workers.md) go here, before the
  * NULL that keeps the array non-empty.
  */
 static const struct sl_worker_type *const builtin[] = {

@@ -1,8 +1,8 @@
 /*
- * updatePusher (SMILA.md 7.10): pushes every record of `recordsToPush`
- * (attachments streamed) into the processing job `jobToPushTo` of this
- * server through the bulkbuilder, or to `remote` endpoints over HTTP with
- * failover, and records it as updated in the delta service only after the
+ * updatePusher (SMILA's UpdatePusher, docs/workers.md): pushes every record of
+ * `recordsToPush` (attachments streamed) into the processing job `jobToPushTo`
+ * of this server through the bulkbuilder, or to `remote` endpoints over HTTP
+ * with failover, and records it as updated in the delta service only after the
  * push was accepted.  A record already pushed in this job run (a retried
  * task) is not pushed again.  In the completion phase of a `full` import,
  * task k of n (n = delta shards) sends deletes for the records of shard k

@@ -134,7 +134,7 @@ void sl_worker_run_end(void *bb,
  * borrowed and valid until perform returns unless a note says otherwise.
  * --------------------------------------------------------------------- */
 
-/** @brief The whole task JSON (API.md "Task JSON"); borrowed. */
+/** @brief The whole task JSON (docs/jobmanager.md, the task JSON); borrowed. */
 const json_t *sl_task_json(const struct sl_task_ctx *ctx);
 /** @brief The task's worker name; borrowed. */
 const char *sl_task_worker(const struct sl_task_ctx *ctx);
@@ -155,7 +155,7 @@ int sl_task_param_u64(const struct sl_task_ctx *ctx,
  * @brief The attribute name for standard file property @p name
  * (`filePath`, `fileFolder`, `fileName`, `fileExtension`, `fileSize`,
  * `fileLastModified`, `fileContent`) under the task's `mapping` parameter
- * (SMILA.md 7.3): `mapping[name]` when it is a non-empty string, else
+ * (SMILA's mapping): `mapping[name]` when it is a non-empty string, else
  * @p name.  Borrowed.
  */
 const char *sl_task_mapped(const struct sl_task_ctx *ctx, const char *name);

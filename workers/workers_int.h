@@ -117,7 +117,7 @@ struct sl_task_ctx *sl__task_ctx_new(const struct sl__wk_backend *b,
                                      const json_t *task);
 /**
  * @brief Run perform, then commit or discard the outputs and build the
- * finish request (API.md) with the runtime's counters.
+ * finish request (docs/jobmanager.md) with the runtime's counters.
  * @return new object, caller json_decref's it.
  */
 json_t *sl__task_ctx_run(struct sl_task_ctx *ctx);
@@ -154,7 +154,7 @@ void sl__wk_set_delta_shards(unsigned n);
  * (docs/jobmanager-definitions.md "Parameter declarations"): an
  * include/exclude pair of regex lists (at most SL__WK_MAX_PATTERNS each),
  * and `mapping`, whose members are the standard properties a worker
- * reads through sl_task_mapped (SMILA.md 7.3), the same list everywhere
+ * reads through sl_task_mapped (SMILA's mapping), the same list everywhere
  * so one mapping fits the crawl and the processing job.
  */
 #define SL__WK_DECL_PATTERNS                                                   \
