@@ -163,18 +163,18 @@ write_atomic(const struct sl_bb *bb,
     int rc = 0;
 
     if (fd < 0) {
-        rc = -errno;
+        rc = sl_err_from_errno(errno);
         goto out;
     }
     if (write(fd, text, len) != (ssize_t)len ||
         (bb->cfg.durability == SL_DURABILITY_FSYNC && fdatasync(fd) != 0)) {
-        rc = errno != 0 ? -errno : SL_EIO;
+        rc = errno != 0 ? sl_err_from_errno(errno) : SL_EIO;
         (void)close(fd);
         goto out;
     }
     (void)close(fd);
     if (rename(tmp, path) != 0) {
-        rc = -errno;
+        rc = sl_err_from_errno(errno);
         goto out;
     }
     rc = sync_dir(bb, j->dir);
@@ -300,8 +300,12 @@ journal_open(struct sl_bb *bb, struct job *j, int slot, struct sl_err *err)
     }
     jr->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (jr->fd < 0) {
-        rc = sl_err_set(
-            err, -errno, "job", "journal %s: %s", path, strerror(errno));
+        rc = sl_err_set(err,
+                        sl_err_from_errno(errno),
+                        "job",
+                        "journal %s: %s",
+                        path,
+                        strerror(errno));
         goto out;
     }
     sl_sink_fd(&jr->sink, &jr->fd);
@@ -357,7 +361,7 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
         src = sl_bulk_writer_finish(jr->w); /* flushes */
         if (src == 0 && bb->cfg.durability == SL_DURABILITY_FSYNC &&
             fdatasync(jr->fd) != 0) {
-            src = -errno;
+            src = sl_err_from_errno(errno);
         }
         /* Counted before the link makes the bulk visible: the committer
          * may take it and count it down at once. */
@@ -367,7 +371,7 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
         }
         /* link + unlink: never replace a bulk of the same number. */
         if (src == 0 && link(from, to) != 0) {
-            src = -errno;
+            src = sl_err_from_errno(errno);
         }
         if (src == 0) {
             sl_test_delay("bulkbuilder.sealed"); /* the committer may run */
@@ -854,7 +858,7 @@ sl_bb_record_end(struct sl_bb_rec *rec, struct sl_err *err)
     }
     if (rc == 0 && bb->cfg.durability == SL_DURABILITY_FSYNC &&
         fdatasync(jr->fd) != 0) {
-        rc = -errno;
+        rc = sl_err_from_errno(errno);
     }
     if (rc != 0) {
         (void)sl_err_set(err, rc, "record", "journal: %s", sl_strerror(rc));
@@ -936,7 +940,12 @@ copy_to_store(struct sl_bb *bb,
     int rc = 0;
 
     if (fd < 0) {
-        return sl_err_set(err, -errno, "bulk", "%s: %s", path, strerror(errno));
+        return sl_err_set(err,
+                          sl_err_from_errno(errno),
+                          "bulk",
+                          "%s: %s",
+                          path,
+                          strerror(errno));
     }
     rc = sl_obj_writer_open_file(bb->store, store, id, fd, &w, err);
     if (rc == 0) {
@@ -1513,8 +1522,12 @@ sl_bb_start(struct sl_bb *bb, struct sl_err *err)
     d = opendir(bb->dir);
 
     if (d == NULL) {
-        return sl_err_set(
-            err, -errno, "dir", "%s: %s", bb->dir, strerror(errno));
+        return sl_err_set(err,
+                          sl_err_from_errno(errno),
+                          "dir",
+                          "%s: %s",
+                          bb->dir,
+                          strerror(errno));
     }
     while ((e = readdir(d)) != NULL) {
         if (strncmp(e->d_name, "j.", 2) != 0 || e->d_name[2] == '\0' ||

@@ -408,8 +408,12 @@ spool_attachments(struct push *p, struct sl_bulk_reader *r, struct sl_err *err)
                            tmpdir != NULL && tmpdir[0] ? tmpdir : "/tmp");
         s->fd = mkstemp(path);
         if (s->fd < 0) {
-            rc = sl_err_set(
-                err, -errno, "spool", "%s: %s", path, strerror(errno));
+            rc = sl_err_set(err,
+                            sl_err_from_errno(errno),
+                            "spool",
+                            "%s: %s",
+                            path,
+                            strerror(errno));
             sl_free(path);
             return rc;
         }
