@@ -42,24 +42,34 @@ sl_cli_worker_types(size_t *n)
     return all_types;
 }
 
+/* The commands: one row each, for dispatch and for the usage text. */
+static const struct command {
+    const char *name;
+    int (*main)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"serve", sl_cli_serve_main, "run the server"},
+    {"bulk", sl_cli_bulk_main, "inspect and build record bulks"},
+    {"worker", sl_cli_worker_main, "run a worker against a server"},
+    {"job", sl_cli_job_main, "start a job and follow it, or show its state"},
+    {"search", sl_cli_search_main, "query an index of a running server"},
+    {"source", sl_cli_source_main, "purge a data source from the index"},
+};
+
 static void
 usage(FILE *out)
 {
+    size_t i = 0;
+
+    fprintf(out, "usage: sluice <command> [options]\n\ncommands:\n");
+    for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        fprintf(out,
+                "  %-12s %s (sluice %s --help)\n",
+                commands[i].name,
+                commands[i].summary,
+                commands[i].name);
+    }
     fprintf(out,
-            "usage: sluice <command> [options]\n"
-            "\n"
-            "commands:\n"
-            "  serve        run the server (sluice serve --help)\n"
-            "  bulk         inspect and build record bulks (sluice bulk "
-            "--help)\n"
-            "  worker       run a worker against a server (sluice worker "
-            "--help)\n"
-            "  job          start a job and follow it, or show its state "
-            "(sluice job --help)\n"
-            "  search       query an index of a running server (sluice "
-            "search --help)\n"
-            "  source       purge a data source from the index (sluice "
-            "source --help)\n"
             "\n"
             "options:\n"
             "  -h, --help     this help\n"
@@ -69,6 +79,8 @@ usage(FILE *out)
 int
 sl_cli_main(int argc, char **argv)
 {
+    size_t i = 0;
+
     json_set_alloc_funcs(sl_malloc, sl_free);
     if (argc < 2) {
         usage(stderr);
@@ -83,23 +95,10 @@ sl_cli_main(int argc, char **argv)
         printf("sluice %s\n", SL_VERSION);
         return 0;
     }
-    if (strcmp(argv[1], "serve") == 0) {
-        return sl_cli_serve_main(argc - 1, argv + 1);
-    }
-    if (strcmp(argv[1], "bulk") == 0) {
-        return sl_cli_bulk_main(argc - 1, argv + 1);
-    }
-    if (strcmp(argv[1], "worker") == 0) {
-        return sl_cli_worker_main(argc - 1, argv + 1);
-    }
-    if (strcmp(argv[1], "job") == 0) {
-        return sl_cli_job_main(argc - 1, argv + 1);
-    }
-    if (strcmp(argv[1], "search") == 0) {
-        return sl_cli_search_main(argc - 1, argv + 1);
-    }
-    if (strcmp(argv[1], "source") == 0) {
-        return sl_cli_source_main(argc - 1, argv + 1);
+    for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            return commands[i].main(argc - 1, argv + 1);
+        }
     }
     fprintf(stderr, "sluice: unknown command '%s' (sluice --help)\n", argv[1]);
     return 2;

@@ -23,18 +23,18 @@
 
 /* 404 for an unknown job; 0 otherwise. */
 static int
-check_job(struct sl_req *req, const char *job)
+check_job(struct sl__req *req, const char *job)
 {
     json_t *def = NULL;
 
     if (req->svc->bulkbuilder == NULL) {
-        (void)sl_reply_error(
+        (void)sl__reply_error(
             req, SL_ENOTREADY, NULL, "the bulkbuilder is not running");
         return SL_ENOTREADY;
     }
     def = sl_jm_defs_get(req->svc->jm, "jobs", job);
     if (def == NULL) {
-        (void)sl_reply_error(req, SL_ENOENT, "job", "no job '%s'", job);
+        (void)sl__reply_error(req, SL_ENOENT, "job", "no job '%s'", job);
         return SL_ENOENT;
     }
     json_decref(def);
@@ -101,7 +101,7 @@ multipart_free(struct multipart *m)
 
 /* Append @meta with the attachments parts[1..] of @m (may be NULL). */
 static int
-append(struct sl_req *req,
+append(struct sl__req *req,
        const char *job,
        const json_t *meta,
        const struct multipart *m,
@@ -127,19 +127,19 @@ append(struct sl_req *req,
 }
 
 static int
-reply_accepted(struct sl_req *req, const json_t *meta)
+reply_accepted(struct sl__req *req, const json_t *meta)
 {
-    return sl_reply_json(
+    return sl__reply_json(
         req,
         202,
         json_pack("{s:O}", "_recordid", json_object_get(meta, "_recordid")));
 }
 
 int
-sl_api_bb_record_post(struct sl_req *req)
+sl__api_bb_record_post(struct sl__req *req)
 {
-    const char *job = sl_req_param(req, "job");
-    const char *ctype = sl_req_header(req, "Content-Type");
+    const char *job = sl__req_param(req, "job");
+    const char *ctype = sl__req_header(req, "Content-Type");
     struct multipart m;
     struct sl_err err = {0};
     json_error_t jerr;
@@ -156,21 +156,21 @@ sl_api_bb_record_post(struct sl_req *req)
             MHD_create_post_processor(req->conn, 64 * 1024, part_iter, &m);
 
         if (pp == NULL) {
-            return sl_reply_error(req,
-                                  SL_EINVAL,
-                                  "Content-Type",
-                                  "multipart body without a boundary");
+            return sl__reply_error(req,
+                                   SL_EINVAL,
+                                   "Content-Type",
+                                   "multipart body without a boundary");
         }
         if (MHD_post_process(pp, req->body.data, req->body.len) != MHD_YES ||
             m.overflow || m.n == 0) {
             (void)MHD_destroy_post_processor(pp);
-            rc = sl_reply_error(req,
-                                SL_EINVAL,
-                                "body",
-                                m.overflow ? "more than %d parts"
-                                           : "malformed multipart body (%d "
-                                             "parts at most)",
-                                MAX_PARTS);
+            rc = sl__reply_error(req,
+                                 SL_EINVAL,
+                                 "body",
+                                 m.overflow ? "more than %d parts"
+                                            : "malformed multipart body (%d "
+                                              "parts at most)",
+                                 MAX_PARTS);
             goto out;
         }
         (void)MHD_destroy_post_processor(pp);
@@ -179,21 +179,21 @@ sl_api_bb_record_post(struct sl_req *req)
                           JSON_REJECT_DUPLICATES,
                           &jerr);
         if (meta == NULL) {
-            rc = sl_reply_error(req,
-                                SL_EBADJSON,
-                                m.parts[0].name,
-                                "first part: malformed JSON at line %d, "
-                                "column %d: %s",
-                                jerr.line,
-                                jerr.column,
-                                jerr.text);
+            rc = sl__reply_error(req,
+                                 SL_EBADJSON,
+                                 m.parts[0].name,
+                                 "first part: malformed JSON at line %d, "
+                                 "column %d: %s",
+                                 jerr.line,
+                                 jerr.column,
+                                 jerr.text);
             goto out;
         }
-    } else if (sl_req_body_json(req, &meta) != 0) {
+    } else if (sl__req_body_json(req, &meta) != 0) {
         goto out; /* replied */
     }
     rc = append(req, job, meta, &m, &err);
-    rc = rc != 0 ? sl_reply_err(req, &err) : reply_accepted(req, meta);
+    rc = rc != 0 ? sl__reply_err(req, &err) : reply_accepted(req, meta);
 out:
     json_decref(meta);
     multipart_free(&m);
@@ -201,11 +201,11 @@ out:
 }
 
 int
-sl_api_bb_record_delete(struct sl_req *req)
+sl__api_bb_record_delete(struct sl__req *req)
 {
-    const char *job = sl_req_param(req, "job");
-    const char *id = sl_req_query(req, "_recordid");
-    const char *source = sl_req_query(req, "_source");
+    const char *job = sl__req_param(req, "job");
+    const char *id = sl__req_query(req, "_recordid");
+    const char *source = sl__req_query(req, "_source");
     struct sl_err err = {0};
     json_t *meta = NULL;
     int rc = check_job(req, job);
@@ -214,14 +214,14 @@ sl_api_bb_record_delete(struct sl_req *req)
         return rc;
     }
     if (id == NULL || id[0] == '\0') {
-        return sl_reply_error(req,
-                              SL_EINVAL,
-                              "_recordid",
-                              "the query parameter _recordid is required");
+        return sl__reply_error(req,
+                               SL_EINVAL,
+                               "_recordid",
+                               "the query parameter _recordid is required");
     }
     meta = json_pack("{s:s}", "_recordid", id);
     if (meta == NULL) {
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_EINVAL, "_recordid", "_recordid is not valid UTF-8");
     }
     if (source != NULL && source[0] != '\0') {
@@ -229,7 +229,7 @@ sl_api_bb_record_delete(struct sl_req *req)
         (void)json_object_set_new(meta, "_source", json_string(source));
     }
     rc = sl_bb_add(req->svc->bulkbuilder, job, meta, 1, &err);
-    rc = rc != 0 ? sl_reply_err(req, &err) : reply_accepted(req, meta);
+    rc = rc != 0 ? sl__reply_err(req, &err) : reply_accepted(req, meta);
     json_decref(meta);
     return rc;
 }
@@ -366,11 +366,11 @@ intake_line(struct intake *in, struct sl_err *err)
 }
 
 int
-sl_api_bb_bulk_begin(struct sl_req *req)
+sl__api_bb_bulk_begin(struct sl__req *req)
 {
     struct intake *in = NULL;
     struct sl_err err = {0};
-    int rc = check_job(req, sl_req_param(req, "job"));
+    int rc = check_job(req, sl__req_param(req, "job"));
     int fd = -1;
 
     if (rc != 0) {
@@ -378,7 +378,7 @@ sl_api_bb_bulk_begin(struct sl_req *req)
     }
     fd = sl_bb_spool_open(req->svc->bulkbuilder, &err);
     if (fd < 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     in = sl_calloc(1, sizeof(*in));
     in->fd = fd;
@@ -389,10 +389,10 @@ sl_api_bb_bulk_begin(struct sl_req *req)
 }
 
 int
-sl_api_bb_bulk_body(struct sl_req *req,
-                    const char *data,
-                    size_t len,
-                    struct sl_err *err)
+sl__api_bb_bulk_body(struct sl__req *req,
+                     const char *data,
+                     size_t len,
+                     struct sl_err *err)
 {
     struct intake *in = req->ctx;
 
@@ -420,7 +420,7 @@ sl_api_bb_bulk_body(struct sl_req *req,
 }
 
 void
-sl_api_bb_bulk_cleanup(struct sl_req *req)
+sl__api_bb_bulk_cleanup(struct sl__req *req)
 {
     struct intake *in = req->ctx;
 
@@ -441,7 +441,7 @@ sl_api_bb_bulk_cleanup(struct sl_req *req)
  * record that failed.
  */
 static int
-replay(struct sl_req *req,
+replay(struct sl__req *req,
        struct intake *in,
        const char *job,
        size_t *done,
@@ -511,7 +511,7 @@ replay(struct sl_req *req,
 }
 
 int
-sl_api_bb_bulk_post(struct sl_req *req)
+sl__api_bb_bulk_post(struct sl__req *req)
 {
     struct intake *in = req->ctx;
     struct sl_err err = {0};
@@ -519,36 +519,36 @@ sl_api_bb_bulk_post(struct sl_req *req)
     int rc = 0;
 
     if (in->line.len > 0 && intake_line(in, &err) != 0) {
-        return sl_reply_err(req, &err); /* a last line without newline */
+        return sl__reply_err(req, &err); /* a last line without newline */
     }
     if (in->records == 0) {
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_EINVAL, "body", "the bulk has no record (JSON lines)");
     }
     rc = spool_flush(in, &err);
     if (rc == 0) {
-        rc = replay(req, in, sl_req_param(req, "job"), &done, &err);
+        rc = replay(req, in, sl__req_param(req, "job"), &done, &err);
     }
     if (rc != 0) {
         /* Records before the failing one are accepted (and durable). */
-        return sl_reply_error(req,
-                              err.code,
-                              err.field[0] ? err.field : NULL,
-                              "%s (the %zu record(s) before it were "
-                              "accepted)",
-                              err.message,
-                              done);
+        return sl__reply_error(req,
+                               err.code,
+                               err.field[0] ? err.field : NULL,
+                               "%s (the %zu record(s) before it were "
+                               "accepted)",
+                               err.message,
+                               done);
     }
-    return sl_reply_json(
+    return sl__reply_json(
         req, 202, json_pack("{s:I}", "accepted", (json_int_t)done));
 }
 
 int
-sl_api_bb_status(struct sl_req *req)
+sl__api_bb_status(struct sl__req *req)
 {
     if (req->svc->bulkbuilder == NULL) {
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_ENOTREADY, NULL, "the bulkbuilder is not running");
     }
-    return sl_reply_json(req, 200, sl_bb_status(req->svc->bulkbuilder, NULL));
+    return sl__reply_json(req, 200, sl_bb_status(req->svc->bulkbuilder, NULL));
 }

@@ -71,25 +71,25 @@ static const struct kind visited_kind = {"visitedlinks",
 static const struct kind *const kinds[] = {&delta_kind, &visited_kind};
 
 int
-sl_api_importing_get(struct sl_req *req)
+sl__api_importing_get(struct sl__req *req)
 {
     json_t *links = json_array();
     size_t i = 0;
 
     for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
         char *path = sl_asprintf("/smila/importing/%s/", kinds[i]->name);
-        char *url = sl_req_url(req, path);
+        char *url = sl__req_url(req, path);
 
         (void)json_array_append_new(
             links, json_pack("{s:s, s:s}", "name", kinds[i]->name, "url", url));
         sl_free(url);
         sl_free(path);
     }
-    return sl_reply_json(req, 200, json_pack("{s:o}", "links", links));
+    return sl__reply_json(req, 200, json_pack("{s:o}", "links", links));
 }
 
 struct sources_ctx {
-    struct sl_req *req;
+    struct sl__req *req;
     const struct kind *kind;
     json_t *list;
     int rc;
@@ -109,7 +109,7 @@ add_source(void *ctx, const char *source)
         return 1;
     }
     path = sl_asprintf("/smila/importing/%s/%s/", c->kind->name, source);
-    url = sl_req_url(c->req, path);
+    url = sl__req_url(c->req, path);
     (void)json_array_append_new(c->list,
                                 json_pack("{s:s, s:I, s:s}",
                                           "source",
@@ -124,7 +124,7 @@ add_source(void *ctx, const char *source)
 }
 
 static int
-list(struct sl_req *req, const struct kind *k)
+list(struct sl__req *req, const struct kind *k)
 {
     struct sources_ctx c;
     int rc = 0;
@@ -136,13 +136,13 @@ list(struct sl_req *req, const struct kind *k)
     rc = k->sources(req->svc->delta, add_source, &c, &c.err);
     if (rc != 0) {
         json_decref(c.list);
-        return sl_reply_err(req, &c.err);
+        return sl__reply_err(req, &c.err);
     }
-    return sl_reply_json(req, 200, json_pack("{s:o}", "sources", c.list));
+    return sl__reply_json(req, 200, json_pack("{s:o}", "sources", c.list));
 }
 
 static int
-clear_all(struct sl_req *req, const struct kind *k)
+clear_all(struct sl__req *req, const struct kind *k)
 {
     char job[SL_NAME_MAX + 1];
     struct sl_err err;
@@ -150,26 +150,26 @@ clear_all(struct sl_req *req, const struct kind *k)
 
     sl_err_clear(&err);
     if (sl_jm_source_in_use(req->svc->jm, NULL, job)) {
-        return sl_reply_error(req,
-                              SL_ECONFLICT,
-                              "source",
-                              "job '%s' is crawling a data source; clear the "
-                              "%s after its run",
-                              job,
-                              k->store);
+        return sl__reply_error(req,
+                               SL_ECONFLICT,
+                               "source",
+                               "job '%s' is crawling a data source; clear the "
+                               "%s after its run",
+                               job,
+                               k->store);
     }
     rc = k->invalidate != NULL ? k->invalidate(req->svc->delta, NULL, &err)
                                : k->clear_all(req->svc->delta, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(req, 200, json_pack("{s:b}", "cleared", 1));
+    return sl__reply_json(req, 200, json_pack("{s:b}", "cleared", 1));
 }
 
 static int
-source_get(struct sl_req *req, const struct kind *k)
+source_get(struct sl__req *req, const struct kind *k)
 {
-    const char *source = sl_req_param(req, "source");
+    const char *source = sl__req_param(req, "source");
     unsigned n = sl_delta_shards(req->svc->delta);
     uint64_t *per = sl_calloc(n, sizeof(*per));
     uint64_t total = 0;
@@ -184,11 +184,11 @@ source_get(struct sl_req *req, const struct kind *k)
     rc = k->count(req->svc->delta, source, &total, per, &err);
     if (rc != 0) {
         sl_free(per);
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     if (total == 0) {
         sl_free(per);
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_ENOENT, "source", "no %s for source '%s'", k->what, source);
     }
     if (k->invalidated != NULL) {
@@ -196,7 +196,7 @@ source_get(struct sl_req *req, const struct kind *k)
     }
     if (rc != 0) {
         sl_free(per);
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     shards = json_array();
     for (i = 0; i < n; i++) {
@@ -215,13 +215,13 @@ source_get(struct sl_req *req, const struct kind *k)
             body, "invalidatedCount", json_integer((json_int_t)invalidated));
     }
     (void)json_object_set_new(body, "shards", shards);
-    return sl_reply_json(req, 200, body);
+    return sl__reply_json(req, 200, body);
 }
 
 static int
-source_delete(struct sl_req *req, const struct kind *k)
+source_delete(struct sl__req *req, const struct kind *k)
 {
-    const char *source = sl_req_param(req, "source");
+    const char *source = sl__req_param(req, "source");
     char job[SL_NAME_MAX + 1];
     struct sl_err err;
     json_t *out = NULL;
@@ -233,24 +233,25 @@ source_delete(struct sl_req *req, const struct kind *k)
         return rc;
     }
     if (sl_jm_source_in_use(req->svc->jm, source, job)) {
-        return sl_reply_error(req,
-                              SL_ECONFLICT,
-                              "source",
-                              "source '%s' is being crawled by the active run "
-                              "of job '%s'",
-                              source,
-                              job);
+        return sl__reply_error(req,
+                               SL_ECONFLICT,
+                               "source",
+                               "source '%s' is being crawled by the active run "
+                               "of job '%s'",
+                               source,
+                               job);
     }
     if (purge) {
         rc = sl__api_purge_source(req, source, &out, &err);
-        return rc != 0 ? sl_reply_err(req, &err) : sl_reply_json(req, 200, out);
+        return rc != 0 ? sl__reply_err(req, &err)
+                       : sl__reply_json(req, 200, out);
     }
     rc = k->invalidate != NULL ? k->invalidate(req->svc->delta, source, &err)
                                : k->clear(req->svc->delta, source, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(
+    return sl__reply_json(
         req, 200, json_pack("{s:s, s:b}", "source", source, "cleared", 1));
 }
 
@@ -259,49 +260,49 @@ source_delete(struct sl_req *req, const struct kind *k)
  * --------------------------------------------------------------------- */
 
 int
-sl_api_delta_list(struct sl_req *req)
+sl__api_delta_list(struct sl__req *req)
 {
     return list(req, &delta_kind);
 }
 
 int
-sl_api_delta_clear_all(struct sl_req *req)
+sl__api_delta_clear_all(struct sl__req *req)
 {
     return clear_all(req, &delta_kind);
 }
 
 int
-sl_api_delta_source_get(struct sl_req *req)
+sl__api_delta_source_get(struct sl__req *req)
 {
     return source_get(req, &delta_kind);
 }
 
 int
-sl_api_delta_source_delete(struct sl_req *req)
+sl__api_delta_source_delete(struct sl__req *req)
 {
     return source_delete(req, &delta_kind);
 }
 
 int
-sl_api_visited_list(struct sl_req *req)
+sl__api_visited_list(struct sl__req *req)
 {
     return list(req, &visited_kind);
 }
 
 int
-sl_api_visited_clear_all(struct sl_req *req)
+sl__api_visited_clear_all(struct sl__req *req)
 {
     return clear_all(req, &visited_kind);
 }
 
 int
-sl_api_visited_source_get(struct sl_req *req)
+sl__api_visited_source_get(struct sl__req *req)
 {
     return source_get(req, &visited_kind);
 }
 
 int
-sl_api_visited_source_delete(struct sl_req *req)
+sl__api_visited_source_delete(struct sl__req *req)
 {
     return source_delete(req, &visited_kind);
 }

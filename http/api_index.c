@@ -20,12 +20,12 @@
 
 /* The index service may be absent (servers built without it): 503. */
 static int
-no_index(struct sl_req *req)
+no_index(struct sl__req *req)
 {
     if (req->svc->index != NULL) {
         return 0;
     }
-    (void)sl_reply_error(
+    (void)sl__reply_error(
         req, SL_ENOTREADY, NULL, "the index service is not available");
     return 1;
 }
@@ -35,27 +35,27 @@ no_index(struct sl_req *req)
  * returns SL_EINVAL otherwise.
  */
 static int
-query_limit(struct sl_req *req, uint64_t def, uint64_t *out)
+query_limit(struct sl__req *req, uint64_t def, uint64_t *out)
 {
-    int rc = sl_req_query_u64(req, "limit", def, SL_INDEX_MAX_LIMIT, out);
+    int rc = sl__req_query_u64(req, "limit", def, SL_INDEX_MAX_LIMIT, out);
 
     if (rc != 0) {
         return rc;
     }
     if (*out == 0) {
-        (void)sl_reply_error(req,
-                             SL_EINVAL,
-                             "limit",
-                             "query argument 'limit' must be a whole number "
-                             "from 1 to %u, not '0'",
-                             SL_INDEX_MAX_LIMIT);
+        (void)sl__reply_error(req,
+                              SL_EINVAL,
+                              "limit",
+                              "query argument 'limit' must be a whole number "
+                              "from 1 to %u, not '0'",
+                              SL_INDEX_MAX_LIMIT);
         return SL_EINVAL;
     }
     return 0;
 }
 
 int
-sl_api_index_list(struct sl_req *req)
+sl__api_index_list(struct sl__req *req)
 {
     json_t *list = NULL;
     json_t *item = NULL;
@@ -69,26 +69,26 @@ sl_api_index_list(struct sl_req *req)
     }
     rc = sl_index_list(req->svc->index, &list, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     json_array_foreach(list, i, item)
     {
         char *path =
             sl_asprintf("/smila/index/%s/",
                         json_string_value(json_object_get(item, "name")));
-        char *url = sl_req_url(req, path);
+        char *url = sl__req_url(req, path);
 
         (void)json_object_set_new(item, "url", json_string(url));
         sl_free(url);
         sl_free(path);
     }
-    return sl_reply_json(req, 200, json_pack("{s:o}", "indexes", list));
+    return sl__reply_json(req, 200, json_pack("{s:o}", "indexes", list));
 }
 
 int
-sl_api_index_get(struct sl_req *req)
+sl__api_index_get(struct sl__req *req)
 {
-    const char *name = sl_req_param(req, "name");
+    const char *name = sl__req_param(req, "name");
     struct sl_err err;
     uint64_t count = 0;
     int rc = 0;
@@ -99,9 +99,9 @@ sl_api_index_get(struct sl_req *req)
     }
     rc = sl_index_count(req->svc->index, name, &count, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(
+    return sl__reply_json(
         req,
         200,
         json_pack(
@@ -109,9 +109,9 @@ sl_api_index_get(struct sl_req *req)
 }
 
 int
-sl_api_index_delete(struct sl_req *req)
+sl__api_index_delete(struct sl__req *req)
 {
-    const char *name = sl_req_param(req, "name");
+    const char *name = sl__req_param(req, "name");
     char job[SL_NAME_MAX + 1];
     struct sl_err err;
     int rc = 0;
@@ -122,7 +122,7 @@ sl_api_index_delete(struct sl_req *req)
     }
     rc = sl_name_check_entity(name, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     if (req->svc->jm != NULL && sl_jm_param_in_use(req->svc->jm,
                                                    WRITER_WORKER,
@@ -130,27 +130,27 @@ sl_api_index_delete(struct sl_req *req)
                                                    WRITER_INDEX,
                                                    name,
                                                    job)) {
-        return sl_reply_error(req,
-                              SL_ECONFLICT,
-                              "index",
-                              "index '%s' is written by the active run of job "
-                              "'%s'; delete it after that run",
-                              name,
-                              job);
+        return sl__reply_error(req,
+                               SL_ECONFLICT,
+                               "index",
+                               "index '%s' is written by the active run of job "
+                               "'%s'; delete it after that run",
+                               name,
+                               job);
     }
     rc = sl_index_drop(req->svc->index, name, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(
+    return sl__reply_json(
         req, 200, json_pack("{s:s, s:b}", "name", name, "deleted", 1));
 }
 
 int
-sl_api_index_search(struct sl_req *req)
+sl__api_index_search(struct sl__req *req)
 {
-    const char *name = sl_req_param(req, "name");
-    const char *q = sl_req_query(req, "q");
+    const char *name = sl__req_param(req, "name");
+    const char *q = sl__req_query(req, "q");
     json_t *result = NULL;
     struct sl_err err;
     uint64_t limit = 0;
@@ -162,14 +162,14 @@ sl_api_index_search(struct sl_req *req)
         return 0;
     }
     if (q == NULL || q[0] == '\0') {
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_EINVAL, "q", "query argument 'q' (the query) is required");
     }
     rc = query_limit(req, SEARCH_DEFAULT_LIMIT, &limit);
     if (rc != 0) {
         return 0;
     }
-    rc = sl_req_query_u64(req, "offset", 0, SL_INDEX_MAX_OFFSET, &offset);
+    rc = sl__req_query_u64(req, "offset", 0, SL_INDEX_MAX_OFFSET, &offset);
     if (rc != 0) {
         return 0;
     }
@@ -181,16 +181,16 @@ sl_api_index_search(struct sl_req *req)
                          &result,
                          &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(req, 200, result);
+    return sl__reply_json(req, 200, result);
 }
 
 int
-sl_api_index_records(struct sl_req *req)
+sl__api_index_records(struct sl__req *req)
 {
-    const char *name = sl_req_param(req, "name");
-    const char *after = sl_req_query(req, "after");
+    const char *name = sl__req_param(req, "name");
+    const char *after = sl__req_query(req, "after");
     json_t *result = NULL;
     struct sl_err err;
     uint64_t limit = 0;
@@ -207,16 +207,16 @@ sl_api_index_records(struct sl_req *req)
     rc = sl_index_records(
         req->svc->index, name, after, (unsigned)limit, &result, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(req, 200, result);
+    return sl__reply_json(req, 200, result);
 }
 
 int
-sl_api_index_doc_get(struct sl_req *req)
+sl__api_index_doc_get(struct sl__req *req)
 {
-    const char *name = sl_req_param(req, "name");
-    const char *id = sl_req_param(req, "id");
+    const char *name = sl__req_param(req, "name");
+    const char *id = sl__req_param(req, "id");
     json_t *doc = NULL;
     struct sl_err err;
     int rc = 0;
@@ -240,7 +240,7 @@ sl_api_index_doc_get(struct sl_req *req)
         sl_free(slashed);
     }
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(req, 200, doc);
+    return sl__reply_json(req, 200, doc);
 }

@@ -15,7 +15,7 @@
 
 /* The optional body of a POST: empty is fine, else a JSON object. */
 static int
-optional_object(struct sl_req *req, json_t **out)
+optional_object(struct sl__req *req, json_t **out)
 {
     int rc = 0;
 
@@ -23,21 +23,21 @@ optional_object(struct sl_req *req, json_t **out)
     if (req->body.len == 0) {
         return 0;
     }
-    rc = sl_req_body_json(req, out);
+    rc = sl__req_body_json(req, out);
     if (rc != 0) {
         return rc;
     }
     if (!json_is_object(*out)) {
         json_decref(*out);
         *out = NULL;
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_EINVAL, "body", "the body must be a JSON object");
     }
     return 0;
 }
 
 static int
-reply_or_error(struct sl_req *req,
+reply_or_error(struct sl__req *req,
                int rc,
                const struct sl_err *err,
                unsigned status,
@@ -45,16 +45,16 @@ reply_or_error(struct sl_req *req,
 {
     if (rc != 0) {
         json_decref(body);
-        return sl_reply_err(req, err);
+        return sl__reply_err(req, err);
     }
-    return sl_reply_json(req, status, body);
+    return sl__reply_json(req, status, body);
 }
 
 /* "returnDetails" query flag: true/false, default @def. */
 static int
-details_flag(struct sl_req *req, int def)
+details_flag(struct sl__req *req, int def)
 {
-    const char *v = sl_req_query(req, "returnDetails");
+    const char *v = sl__req_query(req, "returnDetails");
 
     if (v == NULL) {
         return def;
@@ -67,7 +67,7 @@ details_flag(struct sl_req *req, int def)
  * --------------------------------------------------------------------- */
 
 int
-sl_api_jm_get(struct sl_req *req)
+sl__api_jm_get(struct sl__req *req)
 {
     static const char *const subs[] = {
         "dataobjecttypes", "workers", "buckets", "workflows", "jobs"};
@@ -76,19 +76,19 @@ sl_api_jm_get(struct sl_req *req)
 
     for (i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
         char *path = sl_asprintf("/smila/jobmanager/%s/", subs[i]);
-        char *url = sl_req_url(req, path);
+        char *url = sl__req_url(req, path);
 
         (void)json_array_append_new(
             links, json_pack("{s:s, s:s}", "name", subs[i], "url", url));
         sl_free(url);
         sl_free(path);
     }
-    return sl_reply_json(req, 200, json_pack("{s:o}", "links", links));
+    return sl__reply_json(req, 200, json_pack("{s:o}", "links", links));
 }
 
 /* Add "url" to every named item of @list under @base ("/smila/.../"). */
 static void
-add_urls(struct sl_req *req, json_t *list, const char *base)
+add_urls(struct sl__req *req, json_t *list, const char *base)
 {
     size_t i = 0;
     json_t *v = NULL;
@@ -97,7 +97,7 @@ add_urls(struct sl_req *req, json_t *list, const char *base)
     {
         const char *name = json_string_value(json_object_get(v, "name"));
         char *path = sl_asprintf("%s%s/", base, name ? name : "");
-        char *url = sl_req_url(req, path);
+        char *url = sl__req_url(req, path);
 
         (void)json_object_set_new(v, "url", json_string(url));
         sl_free(url);
@@ -106,36 +106,36 @@ add_urls(struct sl_req *req, json_t *list, const char *base)
 }
 
 int
-sl_api_jm_dots_get(struct sl_req *req)
+sl__api_jm_dots_get(struct sl__req *req)
 {
-    const char *name = sl_req_param(req, "name");
+    const char *name = sl__req_param(req, "name");
     json_t *j = sl_jm_dots(req->svc->jm, name);
 
     if (j == NULL) {
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_ENOENT, "name", "no data object type '%s'", name);
     }
     if (name != NULL) {
-        return sl_reply_json(req, 200, j);
+        return sl__reply_json(req, 200, j);
     }
     add_urls(req, j, "/smila/jobmanager/dataobjecttypes/");
-    return sl_reply_json(req, 200, json_pack("{s:o}", "dataObjectTypes", j));
+    return sl__reply_json(req, 200, json_pack("{s:o}", "dataObjectTypes", j));
 }
 
 int
-sl_api_jm_workers_get(struct sl_req *req)
+sl__api_jm_workers_get(struct sl__req *req)
 {
-    const char *name = sl_req_param(req, "name");
+    const char *name = sl__req_param(req, "name");
     json_t *j = sl_jm_workers(req->svc->jm, name);
 
     if (j == NULL) {
-        return sl_reply_error(req, SL_ENOENT, "name", "no worker '%s'", name);
+        return sl__reply_error(req, SL_ENOENT, "name", "no worker '%s'", name);
     }
     if (name != NULL) {
-        return sl_reply_json(req, 200, j);
+        return sl__reply_json(req, 200, j);
     }
     add_urls(req, j, "/smila/jobmanager/workers/");
-    return sl_reply_json(req, 200, json_pack("{s:o}", "workers", j));
+    return sl__reply_json(req, 200, json_pack("{s:o}", "workers", j));
 }
 
 /* ------------------------------------------------------------------------
@@ -144,7 +144,7 @@ sl_api_jm_workers_get(struct sl_req *req)
 
 /* "buckets" from "/smila/jobmanager/buckets/..." (the route's 3rd part). */
 static const char *
-kind_of(const struct sl_req *req)
+kind_of(const struct sl__req *req)
 {
     if (strncmp(req->path, "/smila/jobmanager/buckets", 25) == 0) {
         return "buckets";
@@ -156,7 +156,7 @@ kind_of(const struct sl_req *req)
 }
 
 int
-sl_api_jm_defs_list(struct sl_req *req)
+sl__api_jm_defs_list(struct sl__req *req)
 {
     const char *kind = kind_of(req);
     json_t *list = sl_jm_defs_list(req->svc->jm, kind);
@@ -187,11 +187,11 @@ sl_api_jm_defs_list(struct sl_req *req)
     json_decref(list);
     add_urls(req, items, base);
     sl_free(base);
-    return sl_reply_json(req, 200, json_pack("{s:o}", kind, items));
+    return sl__reply_json(req, 200, json_pack("{s:o}", kind, items));
 }
 
 int
-sl_api_jm_defs_post(struct sl_req *req)
+sl__api_jm_defs_post(struct sl__req *req)
 {
     const char *kind = kind_of(req);
     json_t *def = NULL;
@@ -202,33 +202,33 @@ sl_api_jm_defs_post(struct sl_req *req)
     int rc = 0;
 
     sl_err_clear(&err);
-    rc = sl_req_body_json(req, &def);
+    rc = sl__req_body_json(req, &def);
     if (rc != 0) {
         return rc;
     }
     if (!json_is_object(def)) {
         json_decref(def);
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_EINVALDEF, "body", "a definition must be a JSON object");
     }
     rc = sl_jm_defs_put(req->svc->jm, kind, def, &stored, &err);
     json_decref(def);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     path = sl_asprintf("/smila/jobmanager/%s/%s/",
                        kind,
                        json_string_value(json_object_get(stored, "name")));
-    url = sl_req_url(req, path);
-    rc = sl_reply_json(req,
-                       200,
-                       json_pack("{s:O, s:O, s:s}",
-                                 "name",
-                                 json_object_get(stored, "name"),
-                                 "timestamp",
-                                 json_object_get(stored, "timestamp"),
-                                 "url",
-                                 url));
+    url = sl__req_url(req, path);
+    rc = sl__reply_json(req,
+                        200,
+                        json_pack("{s:O, s:O, s:s}",
+                                  "name",
+                                  json_object_get(stored, "name"),
+                                  "timestamp",
+                                  json_object_get(stored, "timestamp"),
+                                  "url",
+                                  url));
     json_decref(stored);
     sl_free(url);
     sl_free(path);
@@ -236,28 +236,28 @@ sl_api_jm_defs_post(struct sl_req *req)
 }
 
 int
-sl_api_jm_def_get(struct sl_req *req)
+sl__api_jm_def_get(struct sl__req *req)
 {
     const char *kind = kind_of(req);
-    const char *name = sl_req_param(req, "name");
+    const char *name = sl__req_param(req, "name");
     json_t *def = sl_jm_defs_get(req->svc->jm, kind, name);
     json_t *info = NULL;
 
     if (def == NULL) {
-        return sl_reply_error(req,
-                              SL_ENOENT,
-                              "name",
-                              "no %.*s '%s'",
-                              (int)strlen(kind) - 1,
-                              kind,
-                              name);
+        return sl__reply_error(req,
+                               SL_ENOENT,
+                               "name",
+                               "no %.*s '%s'",
+                               (int)strlen(kind) - 1,
+                               kind,
+                               name);
     }
     if (strcmp(kind, "jobs") == 0 &&
         sl_jm_job_info(req->svc->jm, name, 0, &info, NULL) == 0) {
         (void)json_object_set(def, "runs", json_object_get(info, "runs"));
         json_decref(info);
     }
-    return sl_reply_json(req, 200, def);
+    return sl__reply_json(req, 200, def);
 }
 
 /* The dataSource parameter of job definition @name (a new string), or
@@ -280,7 +280,7 @@ job_source(struct sl_jm *jm, const char *name)
  * documents stay, and the reply says so and how to remove them.
  */
 static int
-job_delete(struct sl_req *req, const char *name)
+job_delete(struct sl__req *req, const char *name)
 {
     char *source = job_source(req->svc->jm, name);
     json_t *reply = NULL;
@@ -344,10 +344,10 @@ job_delete(struct sl_req *req, const char *name)
 }
 
 int
-sl_api_jm_def_delete(struct sl_req *req)
+sl__api_jm_def_delete(struct sl__req *req)
 {
     const char *kind = kind_of(req);
-    const char *name = sl_req_param(req, "name");
+    const char *name = sl__req_param(req, "name");
     struct sl_err err;
     int rc = 0;
 
@@ -368,9 +368,9 @@ sl_api_jm_def_delete(struct sl_req *req)
  * --------------------------------------------------------------------- */
 
 int
-sl_api_jm_job_start(struct sl_req *req)
+sl__api_jm_job_start(struct sl__req *req)
 {
-    const char *job = sl_req_param(req, "name");
+    const char *job = sl__req_param(req, "name");
     json_t *body = NULL;
     json_t *mode = NULL;
     char run_id[SL_JM_RUN_ID_MAX];
@@ -387,18 +387,18 @@ sl_api_jm_job_start(struct sl_req *req)
     mode = json_object_get(body, "mode");
     if (mode != NULL && !json_is_string(mode)) {
         json_decref(body);
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_EINVAL, "mode", "mode must be \"runOnce\" or \"standard\"");
     }
     rc = sl_jm_run_start(
         req->svc->jm, job, json_string_value(mode), run_id, &err);
     json_decref(body);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     path = sl_asprintf("/smila/jobmanager/jobs/%s/%s/", job, run_id);
-    url = sl_req_url(req, path);
-    rc = sl_reply_json(
+    url = sl__req_url(req, path);
+    rc = sl__reply_json(
         req, 200, json_pack("{s:s, s:s}", "jobId", run_id, "url", url));
     sl_free(url);
     sl_free(path);
@@ -406,7 +406,7 @@ sl_api_jm_job_start(struct sl_req *req)
 }
 
 int
-sl_api_jm_run_get(struct sl_req *req)
+sl__api_jm_run_get(struct sl__req *req)
 {
     json_t *out = NULL;
     struct sl_err err;
@@ -414,8 +414,8 @@ sl_api_jm_run_get(struct sl_req *req)
 
     sl_err_clear(&err);
     rc = sl_jm_run_get(req->svc->jm,
-                       sl_req_param(req, "name"),
-                       sl_req_param(req, "run"),
+                       sl__req_param(req, "name"),
+                       sl__req_param(req, "run"),
                        details_flag(req, 0),
                        &out,
                        &err);
@@ -423,15 +423,15 @@ sl_api_jm_run_get(struct sl_req *req)
 }
 
 int
-sl_api_jm_run_delete(struct sl_req *req)
+sl__api_jm_run_delete(struct sl__req *req)
 {
     struct sl_err err;
     int rc = 0;
 
     sl_err_clear(&err);
     rc = sl_jm_run_delete(req->svc->jm,
-                          sl_req_param(req, "name"),
-                          sl_req_param(req, "run"),
+                          sl__req_param(req, "name"),
+                          sl__req_param(req, "run"),
                           &err);
     return reply_or_error(
         req,
@@ -439,14 +439,14 @@ sl_api_jm_run_delete(struct sl_req *req)
         &err,
         200,
         json_pack(
-            "{s:s, s:b}", "jobId", sl_req_param(req, "run"), "deleted", 1));
+            "{s:s, s:b}", "jobId", sl__req_param(req, "run"), "deleted", 1));
 }
 
 static int
-run_action(struct sl_req *req, int cancel)
+run_action(struct sl__req *req, int cancel)
 {
-    const char *job = sl_req_param(req, "name");
-    const char *run = sl_req_param(req, "run");
+    const char *job = sl__req_param(req, "name");
+    const char *run = sl__req_param(req, "run");
     struct sl_err err;
     int rc = 0;
 
@@ -472,19 +472,19 @@ run_action(struct sl_req *req, int cancel)
 }
 
 int
-sl_api_jm_run_finish(struct sl_req *req)
+sl__api_jm_run_finish(struct sl__req *req)
 {
     return run_action(req, 0);
 }
 
 int
-sl_api_jm_run_cancel(struct sl_req *req)
+sl__api_jm_run_cancel(struct sl__req *req)
 {
     return run_action(req, 1);
 }
 
 int
-sl_api_jm_wfrun_get(struct sl_req *req)
+sl__api_jm_wfrun_get(struct sl__req *req)
 {
     json_t *out = NULL;
     struct sl_err err;
@@ -492,25 +492,25 @@ sl_api_jm_wfrun_get(struct sl_req *req)
 
     sl_err_clear(&err);
     rc = sl_jm_wfrun_get(req->svc->jm,
-                         sl_req_param(req, "name"),
-                         sl_req_param(req, "run"),
-                         sl_req_param(req, "wf"),
+                         sl__req_param(req, "name"),
+                         sl__req_param(req, "run"),
+                         sl__req_param(req, "wf"),
                          &out,
                          &err);
     return reply_or_error(req, rc, &err, 200, out);
 }
 
 int
-sl_api_jm_wfrun_cancel(struct sl_req *req)
+sl__api_jm_wfrun_cancel(struct sl__req *req)
 {
     struct sl_err err;
     int rc = 0;
 
     sl_err_clear(&err);
     rc = sl_jm_wfrun_cancel(req->svc->jm,
-                            sl_req_param(req, "name"),
-                            sl_req_param(req, "run"),
-                            sl_req_param(req, "wf"),
+                            sl__req_param(req, "name"),
+                            sl__req_param(req, "run"),
+                            sl__req_param(req, "wf"),
                             &err);
     return reply_or_error(req,
                           rc,
@@ -518,7 +518,7 @@ sl_api_jm_wfrun_cancel(struct sl_req *req)
                           200,
                           json_pack("{s:s, s:s}",
                                     "workflowRunId",
-                                    sl_req_param(req, "wf"),
+                                    sl__req_param(req, "wf"),
                                     "state",
                                     "CANCELED"));
 }
@@ -528,13 +528,13 @@ sl_api_jm_wfrun_cancel(struct sl_req *req)
  * --------------------------------------------------------------------- */
 
 int
-sl_api_tasks_get(struct sl_req *req)
+sl__api_tasks_get(struct sl__req *req)
 {
-    const char *worker = sl_req_param(req, "worker");
+    const char *worker = sl__req_param(req, "worker");
     json_t *j = sl_jm_task_counts(req->svc->jm, worker);
 
     if (j == NULL) {
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_ENOENT, "worker", "no worker '%s'", worker);
     }
     if (worker == NULL) {
@@ -546,18 +546,18 @@ sl_api_tasks_get(struct sl_req *req)
             char *path =
                 sl_asprintf("/smila/tasks/%s/",
                             json_string_value(json_object_get(w, "name")));
-            char *url = sl_req_url(req, path);
+            char *url = sl__req_url(req, path);
 
             (void)json_object_set_new(w, "url", json_string(url));
             sl_free(url);
             sl_free(path);
         }
     }
-    return sl_reply_json(req, 200, j);
+    return sl__reply_json(req, 200, j);
 }
 
 int
-sl_api_tasks_take(struct sl_req *req)
+sl__api_tasks_take(struct sl__req *req)
 {
     json_t *body = NULL;
     json_t *host = NULL;
@@ -576,36 +576,36 @@ sl_api_tasks_take(struct sl_req *req)
     if ((host != NULL && !json_is_string(host)) ||
         (quals != NULL && !json_is_array(quals))) {
         json_decref(body);
-        return sl_reply_error(req,
-                              SL_EINVAL,
-                              host && !json_is_string(host) ? "host"
-                                                            : "qualifiers",
-                              "host must be a string and qualifiers an array "
-                              "of strings");
+        return sl__reply_error(req,
+                               SL_EINVAL,
+                               host && !json_is_string(host) ? "host"
+                                                             : "qualifiers",
+                               "host must be a string and qualifiers an array "
+                               "of strings");
     }
     rc = sl_jm_task_take(req->svc->jm,
-                         sl_req_param(req, "worker"),
+                         sl__req_param(req, "worker"),
                          json_string_value(host),
                          quals,
                          &task,
                          &err);
     json_decref(body);
     if (rc == SL_ENOENT && strcmp(err.field, "worker") != 0) {
-        return sl_reply_empty(req, 204);
+        return sl__reply_empty(req, 204);
     }
     return reply_or_error(req, rc, &err, 200, task);
 }
 
 int
-sl_api_tasks_keepalive(struct sl_req *req)
+sl__api_tasks_keepalive(struct sl__req *req)
 {
     struct sl_err err;
     int rc = 0;
 
     sl_err_clear(&err);
     rc = sl_jm_task_keepalive(req->svc->jm,
-                              sl_req_param(req, "worker"),
-                              sl_req_param(req, "task"),
+                              sl__req_param(req, "worker"),
+                              sl__req_param(req, "task"),
                               &err);
     return reply_or_error(
         req,
@@ -613,24 +613,24 @@ sl_api_tasks_keepalive(struct sl_req *req)
         &err,
         200,
         json_pack(
-            "{s:s, s:b}", "taskId", sl_req_param(req, "task"), "alive", 1));
+            "{s:s, s:b}", "taskId", sl__req_param(req, "task"), "alive", 1));
 }
 
 int
-sl_api_tasks_finish(struct sl_req *req)
+sl__api_tasks_finish(struct sl__req *req)
 {
     json_t *body = NULL;
     struct sl_err err;
     int rc = 0;
 
     sl_err_clear(&err);
-    rc = sl_req_body_json(req, &body);
+    rc = sl__req_body_json(req, &body);
     if (rc != 0) {
         return rc;
     }
     rc = sl_jm_task_finish(req->svc->jm,
-                           sl_req_param(req, "worker"),
-                           sl_req_param(req, "task"),
+                           sl__req_param(req, "worker"),
+                           sl__req_param(req, "task"),
                            body,
                            &err);
     json_decref(body);
@@ -640,7 +640,7 @@ sl_api_tasks_finish(struct sl_req *req)
         &err,
         200,
         json_pack(
-            "{s:s, s:b}", "taskId", sl_req_param(req, "task"), "finished", 1));
+            "{s:s, s:b}", "taskId", sl__req_param(req, "task"), "finished", 1));
 }
 
 /* ------------------------------------------------------------------------
@@ -648,36 +648,38 @@ sl_api_tasks_finish(struct sl_req *req)
  * --------------------------------------------------------------------- */
 
 int
-sl_api_jm_event_begin(struct sl_req *req)
+sl__api_jm_event_begin(struct sl__req *req)
 {
     struct sl_err err;
     int rc = 0;
 
     sl_err_clear(&err);
-    rc = sl_jm_event_begin(req->svc->jm, sl_req_param(req, "event"), &err);
+    rc = sl_jm_event_begin(req->svc->jm, sl__req_param(req, "event"), &err);
     if (rc < 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(
+    return sl__reply_json(
         req,
         200,
         json_pack(
-            "{s:s, s:b}", "event", sl_req_param(req, "event"), "began", rc));
+            "{s:s, s:b}", "event", sl__req_param(req, "event"), "began", rc));
 }
 
 int
-sl_api_jm_event_complete(struct sl_req *req)
+sl__api_jm_event_complete(struct sl__req *req)
 {
     struct sl_err err;
     int rc = 0;
 
     sl_err_clear(&err);
-    rc = sl_jm_event_complete(req->svc->jm, sl_req_param(req, "event"), &err);
-    return reply_or_error(
-        req,
-        rc,
-        &err,
-        200,
-        json_pack(
-            "{s:s, s:b}", "event", sl_req_param(req, "event"), "completed", 1));
+    rc = sl_jm_event_complete(req->svc->jm, sl__req_param(req, "event"), &err);
+    return reply_or_error(req,
+                          rc,
+                          &err,
+                          200,
+                          json_pack("{s:s, s:b}",
+                                    "event",
+                                    sl__req_param(req, "event"),
+                                    "completed",
+                                    1));
 }

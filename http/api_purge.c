@@ -18,9 +18,9 @@
 #include "jobmanager/jobmanager.h"
 
 int
-sl__api_purge_flag(struct sl_req *req, int *purge)
+sl__api_purge_flag(struct sl__req *req, int *purge)
 {
-    const char *v = sl_req_query(req, "purge");
+    const char *v = sl__req_query(req, "purge");
 
     *purge = 0;
     if (v == NULL || strcmp(v, "false") == 0) {
@@ -30,7 +30,7 @@ sl__api_purge_flag(struct sl_req *req, int *purge)
         *purge = 1;
         return 0;
     }
-    return sl_reply_error(
+    return sl__reply_error(
         req, SL_EINVAL, "purge", "purge must be true or false, not '%s'", v);
 }
 
@@ -72,7 +72,7 @@ push_purge(struct sl_bb *bb,
 }
 
 int
-sl__api_purge_source(struct sl_req *req,
+sl__api_purge_source(struct sl__req *req,
                      const char *source,
                      json_t **out,
                      struct sl_err *err)

@@ -14,11 +14,11 @@
 #define LIST_MAX_LIMIT     100000
 
 static char *
-object_url(const struct sl_req *req, const char *store, const char *id)
+object_url(const struct sl__req *req, const char *store, const char *id)
 {
     char *eid = sl_url_escape(id, 1);
     char *path = sl_asprintf("/smila/store/%s/%s", store, eid);
-    char *url = sl_req_url(req, path);
+    char *url = sl__req_url(req, path);
 
     sl_free(eid);
     sl_free(path);
@@ -26,10 +26,10 @@ object_url(const struct sl_req *req, const char *store, const char *id)
 }
 
 static char *
-store_url(const struct sl_req *req, const char *store)
+store_url(const struct sl__req *req, const char *store)
 {
     char *path = sl_asprintf("/smila/store/%s/", store);
-    char *url = sl_req_url(req, path);
+    char *url = sl__req_url(req, path);
 
     sl_free(path);
     return url;
@@ -40,7 +40,7 @@ store_url(const struct sl_req *req, const char *store)
  * --------------------------------------------------------------------- */
 
 struct store_list_ctx {
-    struct sl_req *req;
+    struct sl__req *req;
     json_t *stores;
 };
 
@@ -57,7 +57,7 @@ add_store(void *ctx, const char *store)
 }
 
 int
-sl_api_stores_get(struct sl_req *req)
+sl__api_stores_get(struct sl__req *req)
 {
     struct store_list_ctx c = {req, json_array()};
     struct sl_err err;
@@ -67,15 +67,15 @@ sl_api_stores_get(struct sl_req *req)
     rc = sl_obj_store_list(req->svc->store, add_store, &c, &err);
     if (rc != 0) {
         json_decref(c.stores);
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(req, 200, json_pack("{s:o}", "stores", c.stores));
+    return sl__reply_json(req, 200, json_pack("{s:o}", "stores", c.stores));
 }
 
 int
-sl_api_store_put(struct sl_req *req)
+sl__api_store_put(struct sl__req *req)
 {
-    const char *store = sl_req_param(req, "store");
+    const char *store = sl__req_param(req, "store");
     struct sl_err err;
     int created = 0;
     int rc = 0;
@@ -84,24 +84,24 @@ sl_api_store_put(struct sl_req *req)
     sl_err_clear(&err);
     rc = sl_obj_store_create(req->svc->store, store, &created, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     url = store_url(req, store);
-    rc = sl_reply_json(req,
-                       created ? 201 : 200,
-                       json_pack("{s:s, s:s, s:b}",
-                                 "storeName",
-                                 store,
-                                 "url",
-                                 url,
-                                 "created",
-                                 created));
+    rc = sl__reply_json(req,
+                        created ? 201 : 200,
+                        json_pack("{s:s, s:s, s:b}",
+                                  "storeName",
+                                  store,
+                                  "url",
+                                  url,
+                                  "created",
+                                  created));
     sl_free(url);
     return rc;
 }
 
 struct object_list_ctx {
-    struct sl_req *req;
+    struct sl__req *req;
     const char *store;
     json_t *objects;
     uint64_t limit;
@@ -138,18 +138,18 @@ add_object(void *ctx, const struct sl_obj_info *info)
 }
 
 int
-sl_api_store_get(struct sl_req *req)
+sl__api_store_get(struct sl__req *req)
 {
     struct object_list_ctx c;
     struct sl_err err;
-    const char *prefix = sl_req_query(req, "prefix");
+    const char *prefix = sl__req_query(req, "prefix");
     int rc = 0;
 
     memset(&c, 0, sizeof(c));
     sl_err_clear(&err);
     c.req = req;
-    c.store = sl_req_param(req, "store");
-    rc = sl_req_query_u64(
+    c.store = sl__req_param(req, "store");
+    rc = sl__req_query_u64(
         req, "limit", LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, &c.limit);
     if (rc != 0) {
         return rc;
@@ -158,46 +158,46 @@ sl_api_store_get(struct sl_req *req)
     rc = sl_obj_list(req->svc->store, c.store, prefix, add_object, &c, &err);
     if (rc != 0) {
         json_decref(c.objects);
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(req,
-                         200,
-                         json_pack("{s:s, s:I, s:I, s:o, s:b}",
-                                   "storeName",
-                                   c.store,
-                                   "objectCount",
-                                   (json_int_t)c.count,
-                                   "size",
-                                   (json_int_t)c.size,
-                                   "objects",
-                                   c.objects,
-                                   "truncated",
-                                   c.count > json_array_size(c.objects)));
+    return sl__reply_json(req,
+                          200,
+                          json_pack("{s:s, s:I, s:I, s:o, s:b}",
+                                    "storeName",
+                                    c.store,
+                                    "objectCount",
+                                    (json_int_t)c.count,
+                                    "size",
+                                    (json_int_t)c.size,
+                                    "objects",
+                                    c.objects,
+                                    "truncated",
+                                    c.count > json_array_size(c.objects)));
 }
 
 int
-sl_api_store_delete(struct sl_req *req)
+sl__api_store_delete(struct sl__req *req)
 {
-    const char *store = sl_req_param(req, "store");
+    const char *store = sl__req_param(req, "store");
     char job[SL_NAME_MAX + 1];
     struct sl_err err;
     int rc = 0;
 
     sl_err_clear(&err);
     if (req->svc->jm != NULL && sl_jm_store_in_use(req->svc->jm, store, job)) {
-        return sl_reply_error(req,
-                              SL_ECONFLICT,
-                              "store",
-                              "store '%s' is used by the active run of job "
-                              "'%s'",
-                              store,
-                              job);
+        return sl__reply_error(req,
+                               SL_ECONFLICT,
+                               "store",
+                               "store '%s' is used by the active run of job "
+                               "'%s'",
+                               store,
+                               job);
     }
     rc = sl_obj_store_delete(req->svc->store, store, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(
+    return sl__reply_json(
         req, 200, json_pack("{s:s, s:b}", "storeName", store, "deleted", 1));
 }
 
@@ -231,7 +231,7 @@ put_first(struct put *p, struct sl_err *err)
 }
 
 int
-sl_api_object_put_begin(struct sl_req *req)
+sl__api_object_put_begin(struct sl__req *req)
 {
     struct sl_obj_writer *w = NULL;
     struct put *p = NULL;
@@ -240,12 +240,12 @@ sl_api_object_put_begin(struct sl_req *req)
 
     sl_err_clear(&err);
     rc = sl_obj_writer_open(req->svc->store,
-                            sl_req_param(req, "store"),
-                            sl_req_param(req, "id"),
+                            sl__req_param(req, "store"),
+                            sl__req_param(req, "id"),
                             &w,
                             &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     p = sl_calloc(1, sizeof(*p));
     p->w = w;
@@ -254,10 +254,10 @@ sl_api_object_put_begin(struct sl_req *req)
 }
 
 int
-sl_api_object_put_body(struct sl_req *req,
-                       const char *data,
-                       size_t len,
-                       struct sl_err *err)
+sl__api_object_put_body(struct sl__req *req,
+                        const char *data,
+                        size_t len,
+                        struct sl_err *err)
 {
     struct put *p = req->ctx;
     int rc = 0;
@@ -276,10 +276,10 @@ sl_api_object_put_body(struct sl_req *req,
 }
 
 int
-sl_api_object_put(struct sl_req *req)
+sl__api_object_put(struct sl__req *req)
 {
-    const char *store = sl_req_param(req, "store");
-    const char *id = sl_req_param(req, "id");
+    const char *store = sl__req_param(req, "store");
+    const char *id = sl__req_param(req, "id");
     struct put *p = req->ctx;
     struct sl_err err;
     int replaced = 0;
@@ -296,26 +296,26 @@ sl_api_object_put(struct sl_req *req)
         rc = sl_obj_writer_commit(p->w, &replaced, &err);
     }
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
     url = object_url(req, store, id);
-    rc = sl_reply_json(req,
-                       replaced ? 200 : 201,
-                       json_pack("{s:s, s:s, s:I, s:s}",
-                                 "storeName",
-                                 store,
-                                 "id",
-                                 id,
-                                 "size",
-                                 (json_int_t)size,
-                                 "url",
-                                 url));
+    rc = sl__reply_json(req,
+                        replaced ? 200 : 201,
+                        json_pack("{s:s, s:s, s:I, s:s}",
+                                  "storeName",
+                                  store,
+                                  "id",
+                                  id,
+                                  "size",
+                                  (json_int_t)size,
+                                  "url",
+                                  url));
     sl_free(url);
     return rc;
 }
 
 void
-sl_api_object_put_cleanup(struct sl_req *req)
+sl__api_object_put_cleanup(struct sl__req *req)
 {
     struct put *p = req->ctx;
 
@@ -350,7 +350,7 @@ free_reader(void *ctx)
 }
 
 int
-sl_api_object_get(struct sl_req *req)
+sl__api_object_get(struct sl__req *req)
 {
     struct sl_obj_reader *r = NULL;
     struct sl_err err;
@@ -358,36 +358,36 @@ sl_api_object_get(struct sl_req *req)
 
     sl_err_clear(&err);
     rc = sl_obj_reader_open(req->svc->store,
-                            sl_req_param(req, "store"),
-                            sl_req_param(req, "id"),
+                            sl__req_param(req, "store"),
+                            sl__req_param(req, "id"),
                             &r,
                             &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_stream(req,
-                           200,
-                           "application/octet-stream",
-                           sl_obj_reader_size(r),
-                           read_object,
-                           r,
-                           free_reader);
+    return sl__reply_stream(req,
+                            200,
+                            "application/octet-stream",
+                            sl_obj_reader_size(r),
+                            read_object,
+                            r,
+                            free_reader);
 }
 
 int
-sl_api_object_delete(struct sl_req *req)
+sl__api_object_delete(struct sl__req *req)
 {
-    const char *store = sl_req_param(req, "store");
-    const char *id = sl_req_param(req, "id");
+    const char *store = sl__req_param(req, "store");
+    const char *id = sl__req_param(req, "id");
     struct sl_err err;
     int rc = 0;
 
     sl_err_clear(&err);
     rc = sl_obj_delete(req->svc->store, store, id, &err);
     if (rc != 0) {
-        return sl_reply_err(req, &err);
+        return sl__reply_err(req, &err);
     }
-    return sl_reply_json(
+    return sl__reply_json(
         req,
         200,
         json_pack(

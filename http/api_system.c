@@ -4,7 +4,7 @@
 #include "http/http_int.h"
 
 int
-sl_api_system_get(struct sl_req *req)
+sl__api_system_get(struct sl__req *req)
 {
     json_t *links = json_array();
     static const char *const subs[] = {
@@ -13,20 +13,20 @@ sl_api_system_get(struct sl_req *req)
 
     for (i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
         char *path = sl_asprintf("/smila/%s/", subs[i]);
-        char *url = sl_req_url(req, path);
+        char *url = sl__req_url(req, path);
 
         (void)json_array_append_new(
             links, json_pack("{s:s, s:s}", "name", subs[i], "url", url));
         sl_free(url);
         sl_free(path);
     }
-    return sl_reply_json(req,
-                         200,
-                         json_pack("{s:s, s:s, s:o}",
-                                   "name",
-                                   "sluice",
-                                   "version",
-                                   SL_VERSION,
-                                   "links",
-                                   links));
+    return sl__reply_json(req,
+                          200,
+                          json_pack("{s:s, s:s, s:o}",
+                                    "name",
+                                    "sluice",
+                                    "version",
+                                    SL_VERSION,
+                                    "links",
+                                    links));
 }

@@ -1,8 +1,8 @@
 /*
  * Private to http/: the request object handed to handlers, the route
  * table and the reply API.  Every handler has the signature
- * `int sl_api_<resource>_<verb>(struct sl_req *req)` and answers only
- * through sl_reply_*; its return value is 0 once it has replied.
+ * `int sl__api_<resource>_<verb>(struct sl__req *req)` and answers only
+ * through sl__reply_*; its return value is 0 once it has replied.
  */
 #ifndef SL_HTTP_INT_H_INCLUDED
 #define SL_HTTP_INT_H_INCLUDED
@@ -11,42 +11,42 @@
 
 #include "http/http.h"
 
-#define SL_ROUTE_MAX_PARAMS 4
+#define SL__ROUTE_MAX_PARAMS 4
 
-struct sl_req;
+struct sl__req;
 
 /* Route flags. */
-#define SL_ROUTE_STREAM_BODY 0x1 /* body goes to on_body, not a buffer */
-#define SL_ROUTE_JSON_LIMIT  0x2 /* streamed, but http.maxBodyBytes at most */
+#define SL__ROUTE_STREAM_BODY 0x1 /* body goes to on_body, not a buffer */
+#define SL__ROUTE_JSON_LIMIT  0x2 /* streamed, but http.maxBodyBytes at most */
 
-struct sl_route {
+struct sl__route {
     const char *method;  /* "GET", "PUT", "POST", "DELETE" */
     const char *pattern; /* e.g. "/smila/store/:store/<star>id" */
-    int (*handler)(struct sl_req *req);
+    int (*handler)(struct sl__req *req);
     /* Streaming routes only: called before the body (may reply early),
      * for each body chunk, and always at the end of the request. */
-    int (*on_begin)(struct sl_req *req);
-    int (*on_body)(struct sl_req *req,
+    int (*on_begin)(struct sl__req *req);
+    int (*on_body)(struct sl__req *req,
                    const char *data,
                    size_t len,
                    struct sl_err *err);
-    void (*on_cleanup)(struct sl_req *req);
+    void (*on_cleanup)(struct sl__req *req);
     unsigned flags;
 };
 
 /** The route table (routes.c), terminated by an entry with method NULL. */
-extern const struct sl_route sl__routes[];
+extern const struct sl__route sl__routes[];
 
-struct sl_req {
+struct sl__req {
     struct sl_http_server *server;
     struct MHD_Connection *conn;
-    const struct sl_route *route;
+    const struct sl__route *route;
     const struct sl_http_services *svc;
     const struct sl_http_config *cfg;
     char *method;
     char *path; /* decoded, without trailing '/' */
-    const char *param_names[SL_ROUTE_MAX_PARAMS];
-    char *params[SL_ROUTE_MAX_PARAMS]; /* decoded captures */
+    const char *param_names[SL__ROUTE_MAX_PARAMS];
+    char *params[SL__ROUTE_MAX_PARAMS]; /* decoded captures */
     size_t nparams;
     struct sl_buf body;    /* buffered body (non-stream routes) */
     uint64_t body_bytes;   /* bytes received so far */
@@ -58,125 +58,125 @@ struct sl_req {
 };
 
 /** @brief Path parameter @p name (borrowed) or NULL. */
-const char *sl_req_param(const struct sl_req *req, const char *name);
+const char *sl__req_param(const struct sl__req *req, const char *name);
 /** @brief Query argument (borrowed, valid during the request) or NULL. */
-const char *sl_req_query(const struct sl_req *req, const char *name);
+const char *sl__req_query(const struct sl__req *req, const char *name);
 /** @brief Request header (borrowed) or NULL. */
-const char *sl_req_header(const struct sl_req *req, const char *name);
+const char *sl__req_header(const struct sl__req *req, const char *name);
 /**
  * @brief Parse the buffered body as JSON.
  * @return 0 with a new reference in *out (caller decrefs), or replies 400
  * with line and column and returns SL_EBADJSON.
  */
-int sl_req_body_json(struct sl_req *req, json_t **out);
+int sl__req_body_json(struct sl__req *req, json_t **out);
 /** @brief Absolute URL for @p path ("/smila/...") built from Host; new
  * string, caller frees with sl_free. */
-char *sl_req_url(const struct sl_req *req, const char *path);
+char *sl__req_url(const struct sl__req *req, const char *path);
 /**
  * @brief Parse an unsigned query argument; absent -> @p def.
  * @return 0, or replies 400 naming the argument and returns SL_EINVAL.
  */
-int sl_req_query_u64(struct sl_req *req,
-                     const char *name,
-                     uint64_t def,
-                     uint64_t max,
-                     uint64_t *out);
+int sl__req_query_u64(struct sl__req *req,
+                      const char *name,
+                      uint64_t def,
+                      uint64_t max,
+                      uint64_t *out);
 
 /** @brief Reply @p status with JSON @p body (reference stolen). */
-int sl_reply_json(struct sl_req *req, unsigned status, json_t *body);
+int sl__reply_json(struct sl__req *req, unsigned status, json_t *body);
 /** @brief Reply the API error body for @p code (status from the table). */
-int sl_reply_error(struct sl_req *req,
-                   int code,
-                   const char *field,
-                   const char *fmt,
-                   ...) __attribute__((format(printf, 4, 5)));
+int sl__reply_error(struct sl__req *req,
+                    int code,
+                    const char *field,
+                    const char *fmt,
+                    ...) __attribute__((format(printf, 4, 5)));
 /** @brief Reply the API error body from @p err. */
-int sl_reply_err(struct sl_req *req, const struct sl_err *err);
+int sl__reply_err(struct sl__req *req, const struct sl_err *err);
 /** @brief Reply 405 with an Allow header. */
-int sl_reply_method_not_allowed(struct sl_req *req, const char *allow);
+int sl__reply_method_not_allowed(struct sl__req *req, const char *allow);
 /**
  * @brief Reply @p status with a streamed body of @p size bytes produced by
  * @p read (MHD content-reader semantics: bytes written, or -1 on error).
  * @p free_ctx is called exactly once, also if this call fails.
  */
-int
-sl_reply_stream(struct sl_req *req,
-                unsigned status,
-                const char *content_type,
-                uint64_t size,
-                ssize_t (*read)(void *ctx, uint64_t pos, char *buf, size_t max),
-                void *ctx,
-                void (*free_ctx)(void *ctx));
+int sl__reply_stream(
+    struct sl__req *req,
+    unsigned status,
+    const char *content_type,
+    uint64_t size,
+    ssize_t (*read)(void *ctx, uint64_t pos, char *buf, size_t max),
+    void *ctx,
+    void (*free_ctx)(void *ctx));
 
 /** @brief Reply @p status (e.g. 204) without a body. */
-int sl_reply_empty(struct sl_req *req, unsigned status);
+int sl__reply_empty(struct sl__req *req, unsigned status);
 
 /* Handlers (api_*.c). */
-int sl_api_jm_get(struct sl_req *req);
-int sl_api_jm_dots_get(struct sl_req *req);
-int sl_api_jm_workers_get(struct sl_req *req);
-int sl_api_jm_defs_list(struct sl_req *req);
-int sl_api_jm_defs_post(struct sl_req *req);
-int sl_api_jm_def_get(struct sl_req *req);
-int sl_api_jm_def_delete(struct sl_req *req);
-int sl_api_jm_job_start(struct sl_req *req);
-int sl_api_jm_run_get(struct sl_req *req);
-int sl_api_jm_run_delete(struct sl_req *req);
-int sl_api_jm_run_finish(struct sl_req *req);
-int sl_api_jm_run_cancel(struct sl_req *req);
-int sl_api_jm_wfrun_get(struct sl_req *req);
-int sl_api_jm_wfrun_cancel(struct sl_req *req);
-int sl_api_jm_event_begin(struct sl_req *req);
-int sl_api_jm_event_complete(struct sl_req *req);
-int sl_api_importing_get(struct sl_req *req);
-int sl_api_delta_list(struct sl_req *req);
-int sl_api_delta_clear_all(struct sl_req *req);
-int sl_api_delta_source_get(struct sl_req *req);
-int sl_api_delta_source_delete(struct sl_req *req);
+int sl__api_jm_get(struct sl__req *req);
+int sl__api_jm_dots_get(struct sl__req *req);
+int sl__api_jm_workers_get(struct sl__req *req);
+int sl__api_jm_defs_list(struct sl__req *req);
+int sl__api_jm_defs_post(struct sl__req *req);
+int sl__api_jm_def_get(struct sl__req *req);
+int sl__api_jm_def_delete(struct sl__req *req);
+int sl__api_jm_job_start(struct sl__req *req);
+int sl__api_jm_run_get(struct sl__req *req);
+int sl__api_jm_run_delete(struct sl__req *req);
+int sl__api_jm_run_finish(struct sl__req *req);
+int sl__api_jm_run_cancel(struct sl__req *req);
+int sl__api_jm_wfrun_get(struct sl__req *req);
+int sl__api_jm_wfrun_cancel(struct sl__req *req);
+int sl__api_jm_event_begin(struct sl__req *req);
+int sl__api_jm_event_complete(struct sl__req *req);
+int sl__api_importing_get(struct sl__req *req);
+int sl__api_delta_list(struct sl__req *req);
+int sl__api_delta_clear_all(struct sl__req *req);
+int sl__api_delta_source_get(struct sl__req *req);
+int sl__api_delta_source_delete(struct sl__req *req);
 /* api_purge.c: the ?purge= query argument into *purge (0 or a 400 sent),
  * and the purge of a source (reply body in *out). */
-int sl__api_purge_flag(struct sl_req *req, int *purge);
-int sl__api_purge_source(struct sl_req *req,
+int sl__api_purge_flag(struct sl__req *req, int *purge);
+int sl__api_purge_source(struct sl__req *req,
                          const char *source,
                          json_t **out,
                          struct sl_err *err);
-int sl_api_visited_list(struct sl_req *req);
-int sl_api_visited_clear_all(struct sl_req *req);
-int sl_api_visited_source_get(struct sl_req *req);
-int sl_api_visited_source_delete(struct sl_req *req);
-int sl_api_bb_record_post(struct sl_req *req);
-int sl_api_bb_record_delete(struct sl_req *req);
-int sl_api_bb_bulk_post(struct sl_req *req);
-int sl_api_bb_bulk_begin(struct sl_req *req);
-int sl_api_bb_bulk_body(struct sl_req *req,
-                        const char *data,
-                        size_t len,
-                        struct sl_err *err);
-void sl_api_bb_bulk_cleanup(struct sl_req *req);
-int sl_api_bb_status(struct sl_req *req);
-int sl_api_index_list(struct sl_req *req);
-int sl_api_index_get(struct sl_req *req);
-int sl_api_index_delete(struct sl_req *req);
-int sl_api_index_search(struct sl_req *req);
-int sl_api_index_records(struct sl_req *req);
-int sl_api_index_doc_get(struct sl_req *req);
-int sl_api_tasks_get(struct sl_req *req);
-int sl_api_tasks_take(struct sl_req *req);
-int sl_api_tasks_keepalive(struct sl_req *req);
-int sl_api_tasks_finish(struct sl_req *req);
-int sl_api_system_get(struct sl_req *req);
-int sl_api_stores_get(struct sl_req *req);
-int sl_api_store_put(struct sl_req *req);
-int sl_api_store_get(struct sl_req *req);
-int sl_api_store_delete(struct sl_req *req);
-int sl_api_object_put(struct sl_req *req);
-int sl_api_object_put_begin(struct sl_req *req);
-int sl_api_object_put_body(struct sl_req *req,
-                           const char *data,
-                           size_t len,
-                           struct sl_err *err);
-void sl_api_object_put_cleanup(struct sl_req *req);
-int sl_api_object_get(struct sl_req *req);
-int sl_api_object_delete(struct sl_req *req);
+int sl__api_visited_list(struct sl__req *req);
+int sl__api_visited_clear_all(struct sl__req *req);
+int sl__api_visited_source_get(struct sl__req *req);
+int sl__api_visited_source_delete(struct sl__req *req);
+int sl__api_bb_record_post(struct sl__req *req);
+int sl__api_bb_record_delete(struct sl__req *req);
+int sl__api_bb_bulk_post(struct sl__req *req);
+int sl__api_bb_bulk_begin(struct sl__req *req);
+int sl__api_bb_bulk_body(struct sl__req *req,
+                         const char *data,
+                         size_t len,
+                         struct sl_err *err);
+void sl__api_bb_bulk_cleanup(struct sl__req *req);
+int sl__api_bb_status(struct sl__req *req);
+int sl__api_index_list(struct sl__req *req);
+int sl__api_index_get(struct sl__req *req);
+int sl__api_index_delete(struct sl__req *req);
+int sl__api_index_search(struct sl__req *req);
+int sl__api_index_records(struct sl__req *req);
+int sl__api_index_doc_get(struct sl__req *req);
+int sl__api_tasks_get(struct sl__req *req);
+int sl__api_tasks_take(struct sl__req *req);
+int sl__api_tasks_keepalive(struct sl__req *req);
+int sl__api_tasks_finish(struct sl__req *req);
+int sl__api_system_get(struct sl__req *req);
+int sl__api_stores_get(struct sl__req *req);
+int sl__api_store_put(struct sl__req *req);
+int sl__api_store_get(struct sl__req *req);
+int sl__api_store_delete(struct sl__req *req);
+int sl__api_object_put(struct sl__req *req);
+int sl__api_object_put_begin(struct sl__req *req);
+int sl__api_object_put_body(struct sl__req *req,
+                            const char *data,
+                            size_t len,
+                            struct sl_err *err);
+void sl__api_object_put_cleanup(struct sl__req *req);
+int sl__api_object_get(struct sl__req *req);
+int sl__api_object_delete(struct sl__req *req);
 
 #endif /* SL_HTTP_INT_H_INCLUDED */

@@ -1,5 +1,5 @@
 /*
- * Replies and request helpers.  Every reply goes through sl_reply_*, so
+ * Replies and request helpers.  Every reply goes through sl__reply_*, so
  * the error body of docs/rest-api.md and the JSON content type are set in one
  * place.
  */
@@ -12,7 +12,7 @@
 #include "http/http_int.h"
 
 const char *
-sl_req_param(const struct sl_req *req, const char *name)
+sl__req_param(const struct sl__req *req, const char *name)
 {
     size_t i = 0;
     size_t nlen = strlen(name);
@@ -29,25 +29,25 @@ sl_req_param(const struct sl_req *req, const char *name)
 }
 
 const char *
-sl_req_query(const struct sl_req *req, const char *name)
+sl__req_query(const struct sl__req *req, const char *name)
 {
     return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
 const char *
-sl_req_header(const struct sl_req *req, const char *name)
+sl__req_header(const struct sl__req *req, const char *name)
 {
     return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
 int
-sl_req_query_u64(struct sl_req *req,
-                 const char *name,
-                 uint64_t def,
-                 uint64_t max,
-                 uint64_t *out)
+sl__req_query_u64(struct sl__req *req,
+                  const char *name,
+                  uint64_t def,
+                  uint64_t max,
+                  uint64_t *out)
 {
-    const char *v = sl_req_query(req, name);
+    const char *v = sl__req_query(req, name);
     uint64_t n = 0;
 
     if (v == NULL) {
@@ -55,14 +55,14 @@ sl_req_query_u64(struct sl_req *req,
         return 0;
     }
     if (sl_parse_u64(v, &n) != 0 || n > max) {
-        (void)sl_reply_error(req,
-                             SL_EINVAL,
-                             name,
-                             "query argument '%s' must be a whole number "
-                             "from 0 to %llu, not '%s'",
-                             name,
-                             (unsigned long long)max,
-                             v);
+        (void)sl__reply_error(req,
+                              SL_EINVAL,
+                              name,
+                              "query argument '%s' must be a whole number "
+                              "from 0 to %llu, not '%s'",
+                              name,
+                              (unsigned long long)max,
+                              v);
         return SL_EINVAL;
     }
     *out = n;
@@ -70,7 +70,7 @@ sl_req_query_u64(struct sl_req *req,
 }
 
 int
-sl_req_body_json(struct sl_req *req, json_t **out)
+sl__req_body_json(struct sl__req *req, json_t **out)
 {
     json_error_t jerr;
     json_t *j = NULL;
@@ -78,7 +78,7 @@ sl_req_body_json(struct sl_req *req, json_t **out)
 
     *out = NULL;
     if (req->body.len == 0) {
-        return sl_reply_error(
+        return sl__reply_error(
             req, SL_EBADJSON, "body", "the request needs a JSON body");
     }
     j = json_loadb(
@@ -86,13 +86,13 @@ sl_req_body_json(struct sl_req *req, json_t **out)
     if (j == NULL) {
         (void)snprintf(
             field, sizeof(field), "body:%d:%d", jerr.line, jerr.column);
-        (void)sl_reply_error(req,
-                             SL_EBADJSON,
-                             field,
-                             "malformed JSON at line %d, column %d: %s",
-                             jerr.line,
-                             jerr.column,
-                             jerr.text);
+        (void)sl__reply_error(req,
+                              SL_EBADJSON,
+                              field,
+                              "malformed JSON at line %d, column %d: %s",
+                              jerr.line,
+                              jerr.column,
+                              jerr.text);
         return SL_EBADJSON;
     }
     *out = j;
@@ -111,9 +111,9 @@ has_control(const char *s)
 }
 
 char *
-sl_req_url(const struct sl_req *req, const char *path)
+sl__req_url(const struct sl__req *req, const char *path)
 {
-    const char *host = sl_req_header(req, "Host");
+    const char *host = sl__req_header(req, "Host");
 
     if (host == NULL || host[0] == '\0' || strpbrk(host, " \"<>\\") != NULL ||
         !sl_utf8_valid(host, strlen(host)) || has_control(host)) {
@@ -128,7 +128,7 @@ static const char fallback_body[] =
     "could not build its reply\"}}\n";
 
 static int
-queue(struct sl_req *req, unsigned status, struct MHD_Response *resp)
+queue(struct sl__req *req, unsigned status, struct MHD_Response *resp)
 {
     enum MHD_Result r = MHD_NO;
 
@@ -186,7 +186,7 @@ json_response(json_t *body)
 }
 
 int
-sl_reply_json(struct sl_req *req, unsigned status, json_t *body)
+sl__reply_json(struct sl__req *req, unsigned status, json_t *body)
 {
     return queue(req, status, json_response(body));
 }
@@ -213,8 +213,8 @@ error_body(int code, const char *field, const char *message)
 }
 
 int
-sl_reply_error(
-    struct sl_req *req, int code, const char *field, const char *fmt, ...)
+sl__reply_error(
+    struct sl__req *req, int code, const char *field, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -236,19 +236,19 @@ sl_reply_error(
 }
 
 int
-sl_reply_err(struct sl_req *req, const struct sl_err *err)
+sl__reply_err(struct sl__req *req, const struct sl_err *err)
 {
     int code = err->code ? err->code : SL_EINTERNAL;
 
-    return sl_reply_error(req,
-                          code,
-                          err->field,
-                          "%s",
-                          err->message[0] ? err->message : sl_strerror(code));
+    return sl__reply_error(req,
+                           code,
+                           err->field,
+                           "%s",
+                           err->message[0] ? err->message : sl_strerror(code));
 }
 
 int
-sl_reply_method_not_allowed(struct sl_req *req, const char *allow)
+sl__reply_method_not_allowed(struct sl__req *req, const char *allow)
 {
     char msg[256];
     struct MHD_Response *resp = NULL;
@@ -268,13 +268,14 @@ sl_reply_method_not_allowed(struct sl_req *req, const char *allow)
 }
 
 int
-sl_reply_stream(struct sl_req *req,
-                unsigned status,
-                const char *content_type,
-                uint64_t size,
-                ssize_t (*read)(void *ctx, uint64_t pos, char *buf, size_t max),
-                void *ctx,
-                void (*free_ctx)(void *ctx))
+sl__reply_stream(
+    struct sl__req *req,
+    unsigned status,
+    const char *content_type,
+    uint64_t size,
+    ssize_t (*read)(void *ctx, uint64_t pos, char *buf, size_t max),
+    void *ctx,
+    void (*free_ctx)(void *ctx))
 {
     struct MHD_Response *resp = NULL;
 
@@ -289,7 +290,7 @@ sl_reply_stream(struct sl_req *req,
 }
 
 int
-sl_reply_empty(struct sl_req *req, unsigned status)
+sl__reply_empty(struct sl__req *req, unsigned status)
 {
     return queue(
         req,

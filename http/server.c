@@ -131,7 +131,7 @@ is_loopback(const struct sockaddr_storage *ss)
 static int
 match_pattern(const char *pattern,
               const char *path,
-              struct sl_req *req,
+              struct sl__req *req,
               int capture)
 {
     const char *p = pattern;
@@ -155,7 +155,7 @@ match_pattern(const char *pattern,
             if (*s == '\0') {
                 return 0;
             }
-            if (capture && n < SL_ROUTE_MAX_PARAMS) {
+            if (capture && n < SL__ROUTE_MAX_PARAMS) {
                 req->param_names[n] = p + 1;
                 req->params[n++] = sl_strdup(s);
             }
@@ -166,7 +166,7 @@ match_pattern(const char *pattern,
             if (se == s) {
                 return 0;
             }
-            if (capture && n < SL_ROUTE_MAX_PARAMS) {
+            if (capture && n < SL__ROUTE_MAX_PARAMS) {
                 req->param_names[n] = p + 1;
                 req->params[n++] = sl_strndup(s, (size_t)(se - s));
             }
@@ -187,7 +187,7 @@ match_pattern(const char *pattern,
 }
 
 static void
-clear_params(struct sl_req *req)
+clear_params(struct sl__req *req)
 {
     size_t i = 0;
 
@@ -202,10 +202,10 @@ clear_params(struct sl_req *req)
  * @allow filled (comma-separated methods) when the path exists under other
  * methods, or NULL with an empty @allow when the path is unknown.
  */
-static const struct sl_route *
-route_find(struct sl_req *req, char *allow, size_t allow_cap)
+static const struct sl__route *
+route_find(struct sl__req *req, char *allow, size_t allow_cap)
 {
-    const struct sl_route *r = NULL;
+    const struct sl__route *r = NULL;
     const char *method = req->method;
 
     allow[0] = '\0';
@@ -270,7 +270,7 @@ normalize_path(const char *url)
 }
 
 static void
-req_free(struct sl_req *req)
+req_free(struct sl__req *req)
 {
     if (req == NULL) {
         return;
@@ -309,7 +309,7 @@ find_bad_arg(void *cls,
  * with a 400 that names the parameter, so no handler meets them.
  */
 static int
-check_request_text(struct sl_req *req)
+check_request_text(struct sl__req *req)
 {
     const char *bad = NULL;
     size_t i = 0;
@@ -324,24 +324,24 @@ check_request_text(struct sl_req *req)
                            "%.*s",
                            (int)strcspn(req->param_names[i], "/"),
                            req->param_names[i]);
-            return sl_reply_error(req,
-                                  SL_EBADNAME,
-                                  name,
-                                  "path parameter '%s' is not valid UTF-8 "
-                                  "once percent-decoded: '%s'",
-                                  name,
-                                  req->params[i]);
+            return sl__reply_error(req,
+                                   SL_EBADNAME,
+                                   name,
+                                   "path parameter '%s' is not valid UTF-8 "
+                                   "once percent-decoded: '%s'",
+                                   name,
+                                   req->params[i]);
         }
     }
     (void)MHD_get_connection_values(
         req->conn, MHD_GET_ARGUMENT_KIND, find_bad_arg, &bad);
     if (bad != NULL) {
-        return sl_reply_error(req,
-                              SL_EINVAL,
-                              bad,
-                              "query argument '%s' is not valid UTF-8 once "
-                              "percent-decoded",
-                              bad);
+        return sl__reply_error(req,
+                               SL_EINVAL,
+                               bad,
+                               "query argument '%s' is not valid UTF-8 once "
+                               "percent-decoded",
+                               bad);
     }
     return 0;
 }
@@ -363,7 +363,7 @@ add_size(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
  * is larger than the limit, see pool_bytes, so these are answered here.)
  */
 static int
-check_head(struct sl_req *req)
+check_head(struct sl__req *req)
 {
     uint64_t limit = req->server->cfg.max_header_bytes;
     uint64_t target = strlen(req->path);
@@ -372,24 +372,24 @@ check_head(struct sl_req *req)
     (void)MHD_get_connection_values(
         req->conn, MHD_GET_ARGUMENT_KIND, add_size, &target);
     if (target > limit) {
-        return sl_reply_error(req,
-                              SL_EURITOOLONG,
-                              "path",
-                              "the request path and query have about %llu "
-                              "bytes, more than http.maxHeaderBytes (%llu)",
-                              (unsigned long long)target,
-                              (unsigned long long)limit);
+        return sl__reply_error(req,
+                               SL_EURITOOLONG,
+                               "path",
+                               "the request path and query have about %llu "
+                               "bytes, more than http.maxHeaderBytes (%llu)",
+                               (unsigned long long)target,
+                               (unsigned long long)limit);
     }
     (void)MHD_get_connection_values(
         req->conn, MHD_HEADER_KIND, add_size, &head);
     if (target + head > limit) {
-        return sl_reply_error(req,
-                              SL_EHEADERS,
-                              "headers",
-                              "the request line and headers have about %llu "
-                              "bytes, more than http.maxHeaderBytes (%llu)",
-                              (unsigned long long)(target + head),
-                              (unsigned long long)limit);
+        return sl__reply_error(req,
+                               SL_EHEADERS,
+                               "headers",
+                               "the request line and headers have about %llu "
+                               "bytes, more than http.maxHeaderBytes (%llu)",
+                               (unsigned long long)(target + head),
+                               (unsigned long long)limit);
     }
     return 0;
 }
@@ -400,7 +400,7 @@ check_head(struct sl_req *req)
  * Whatever fails is answered at once, and the body is then not read.
  */
 static void
-first_call(struct sl_req *req)
+first_call(struct sl__req *req)
 {
     struct sl_http_server *s = req->server;
     const char *clen = NULL;
@@ -412,19 +412,19 @@ first_call(struct sl_req *req)
         return;
     }
     if (s->need_token && !token_ok(s, req->conn)) {
-        (void)sl_reply_error(req,
-                             SL_EUNAUTH,
-                             "Authorization",
-                             "this server needs 'Authorization: Bearer "
-                             "<token>' on every request");
+        (void)sl__reply_error(req,
+                              SL_EUNAUTH,
+                              "Authorization",
+                              "this server needs 'Authorization: Bearer "
+                              "<token>' on every request");
         return;
     }
     req->route = route_find(req, allow, sizeof(allow));
     if (req->route == NULL) {
         if (allow[0] != '\0') {
-            (void)sl_reply_method_not_allowed(req, allow);
+            (void)sl__reply_method_not_allowed(req, allow);
         } else {
-            (void)sl_reply_error(
+            (void)sl__reply_error(
                 req, SL_ENOENT, "path", "no resource at '%s'", req->path);
         }
         return;
@@ -432,21 +432,21 @@ first_call(struct sl_req *req)
     if (check_request_text(req) != 0) {
         return;
     }
-    if ((req->route->flags & SL_ROUTE_STREAM_BODY) &&
-        !(req->route->flags & SL_ROUTE_JSON_LIMIT)) {
+    if ((req->route->flags & SL__ROUTE_STREAM_BODY) &&
+        !(req->route->flags & SL__ROUTE_JSON_LIMIT)) {
         limit = s->cfg.max_object_bytes;
     }
     clen = MHD_lookup_connection_value(
         req->conn, MHD_HEADER_KIND, "Content-Length");
     if (clen != NULL && sl_parse_u64(clen, &declared) == 0 &&
         declared > limit) {
-        (void)sl_reply_error(req,
-                             SL_ETOOLARGE,
-                             "Content-Length",
-                             "request body of %llu bytes exceeds the limit "
-                             "of %llu bytes",
-                             (unsigned long long)declared,
-                             (unsigned long long)limit);
+        (void)sl__reply_error(req,
+                              SL_ETOOLARGE,
+                              "Content-Length",
+                              "request body of %llu bytes exceeds the limit "
+                              "of %llu bytes",
+                              (unsigned long long)declared,
+                              (unsigned long long)limit);
         return;
     }
     if (req->route->on_begin != NULL) {
@@ -462,7 +462,7 @@ first_call(struct sl_req *req)
  * when the client keeps sending far past a failure.
  */
 static int
-body_chunk(struct sl_req *req, const char *data, size_t len)
+body_chunk(struct sl__req *req, const char *data, size_t len)
 {
     struct sl_http_server *s = req->server;
     uint64_t limit = s->cfg.max_body_bytes;
@@ -473,8 +473,8 @@ body_chunk(struct sl_req *req, const char *data, size_t len)
         return req->discarded > DISCARD_MAX ? -1 : 0;
     }
     req->body_bytes += len;
-    if ((req->route->flags & SL_ROUTE_STREAM_BODY) &&
-        !(req->route->flags & SL_ROUTE_JSON_LIMIT)) {
+    if ((req->route->flags & SL__ROUTE_STREAM_BODY) &&
+        !(req->route->flags & SL__ROUTE_JSON_LIMIT)) {
         limit = s->cfg.max_object_bytes;
     }
     if (req->body_bytes > limit) {
@@ -485,7 +485,7 @@ body_chunk(struct sl_req *req, const char *data, size_t len)
                          (unsigned long long)limit);
         return 0;
     }
-    if (req->route->flags & SL_ROUTE_STREAM_BODY) {
+    if (req->route->flags & SL__ROUTE_STREAM_BODY) {
         rc = req->route->on_body(req, data, len, &req->pending);
         if (rc != 0 && req->pending.code == 0) {
             (void)sl_err_set(&req->pending, rc, "body", "%s", sl_strerror(rc));
@@ -514,7 +514,7 @@ on_access(void *cls,
           void **con_cls)
 {
     struct sl_http_server *s = cls;
-    struct sl_req *req = *con_cls;
+    struct sl__req *req = *con_cls;
 
     (void)version;
     if (req == NULL) {
@@ -545,13 +545,13 @@ on_access(void *cls,
     }
     sl_test_delay("http.handler"); /* a handler that works for long */
     if (!req->replied && req->pending.code != 0) {
-        (void)sl_reply_err(req, &req->pending);
+        (void)sl__reply_err(req, &req->pending);
     }
     if (!req->replied && req->route != NULL) {
         (void)req->route->handler(req);
     }
     if (!req->replied) {
-        (void)sl_reply_error(req, SL_EINTERNAL, NULL, "handler gave no reply");
+        (void)sl__reply_error(req, SL_EINTERNAL, NULL, "handler gave no reply");
     }
     return MHD_YES;
 }
@@ -563,7 +563,7 @@ on_completed(void *cls,
              enum MHD_RequestTerminationCode toe)
 {
     struct sl_http_server *s = cls;
-    struct sl_req *req = *con_cls;
+    struct sl__req *req = *con_cls;
 
     (void)conn;
     if (req == NULL) {
