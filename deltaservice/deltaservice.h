@@ -39,7 +39,6 @@
 #include <stdint.h>
 
 #include "core/sl.h"
-#include "objectstore/objectstore.h" /* enum sl_durability only */
 
 #define SL_DELTA_DEFAULT_SHARDS   16u
 #define SL_DELTA_MAX_SHARDS       256u

@@ -20,7 +20,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "deltaservice/deltaservice.h"
 #include "jobmanager/jobmanager_int.h"
 
 /*
@@ -1818,57 +1817,6 @@ check_job_buckets(const struct sl__jm_defs *d,
     return 0;
 }
 
-/*
- * deltaImportStrategy is a job-wide switch of the delta service (SMILA.md
- * 7.11); whatever level sets it, the value every action resolves to must be
- * one of the strategies, so a typo fails at job creation rather than
- * silently meaning "full" in the middle of a crawl.
- */
-static int
-check_strategy(const json_t *job,
-               const json_t *wf,
-               size_t i,
-               enum sl_delta_strategy *first,
-               struct sl_err *err)
-{
-    json_t *params = sl__jm_task_params(job, wf, action_at(wf, i));
-    const json_t *v = json_object_get(params, "deltaImportStrategy");
-    enum sl_delta_strategy st = SL_DELTA_STRATEGY_FULL;
-    int rc = 0;
-
-    if (v != NULL &&
-        (!json_is_string(v) ||
-         sl_delta_strategy_parse(json_string_value(v), &st, NULL) != 0)) {
-        rc = sl_err_set(err,
-                        SL_EINVALDEF,
-                        "parameters.deltaImportStrategy",
-                        "job '%s': deltaImportStrategy must be disabled, "
-                        "initial, additive or full",
-                        str_member(job, "name"));
-    } else if (i > 0 && st != *first) {
-        /* The crawler's delta pre-check, the deltaChecker and the
-         * updatePusher must agree on what the run does. */
-        rc = sl_err_set(err,
-                        SL_EINVALDEF,
-                        "parameters.deltaImportStrategy",
-                        "job '%s': deltaImportStrategy is '%s' for action "
-                        "%zu (%s) but '%s' for the start action (%s): the "
-                        "strategy is one per job, set it in the job's "
-                        "parameters",
-                        str_member(job, "name"),
-                        sl_delta_strategy_name(st),
-                        i,
-                        str_member(action_at(wf, i), "worker"),
-                        sl_delta_strategy_name(*first),
-                        str_member(action_at(wf, 0), "worker"));
-    }
-    if (i == 0) {
-        *first = st;
-    }
-    json_decref(params);
-    return rc;
-}
-
 /* The closest name of a definition of @p kind to @p name, or NULL. */
 static const char *
 closest_def(const struct sl__jm_defs *d, int kind, const char *name)
@@ -2021,32 +1969,6 @@ job_mistakes(const struct sl__jm_defs *d,
     return lenient(flags, rc, "job", err);
 }
 
-/* The job's dataSource names a delta source: refused now, not at the
- * run's first delta call. */
-static int
-check_source(const json_t *job, struct sl_err *err)
-{
-    const json_t *v =
-        json_object_get(json_object_get(job, "parameters"), "dataSource");
-    struct sl_err why;
-
-    if (v == NULL) {
-        return 0;
-    }
-    sl_err_clear(&why);
-    if (!json_is_string(v) ||
-        sl_delta_source_check(json_string_value(v), &why) != 0) {
-        return sl_err_set(err,
-                          SL_EINVALDEF,
-                          "parameters.dataSource",
-                          "job '%s': %s",
-                          str_member(job, "name"),
-                          json_is_string(v) ? why.message
-                                            : "dataSource must be a string");
-    }
-    return 0;
-}
-
 /*
  * A job against the registry as it is now: its workflow exists, and the
  * parameters it resolves to satisfy every worker and every bucket.
@@ -2063,7 +1985,7 @@ validate_job(const struct sl__jm_defs *d,
     const json_t *wf = NULL;
     const json_t *params = json_object_get(job, "parameters");
     const json_t *auto_start = json_object_get(job, "autoStart");
-    enum sl_delta_strategy strategy = SL_DELTA_STRATEGY_FULL;
+    const struct sl__jm_worker **ws = NULL;
     size_t i = 0;
     size_t n = 0;
 
@@ -2098,18 +2020,16 @@ validate_job(const struct sl__jm_defs *d,
                           name);
     }
     n = action_count(wf);
-    for (i = 0; i < n; i++) {
+    for (i = 0; rc == 0 && i < n; i++) {
         rc = check_job_action(d, job, wf, i, err);
-        if (rc == 0) {
-            rc = check_strategy(job, wf, i, &strategy, err);
-        }
-        if (rc != 0) {
-            return rc;
-        }
     }
-    rc = check_job_buckets(d, job, wf, err);
     if (rc == 0) {
-        rc = check_source(job, err);
+        ws = workers_of(d, wf, &n);
+        rc = sl__jm_params_check_same(job, wf, ws, n, err);
+        sl_free(ws);
+    }
+    if (rc == 0) {
+        rc = check_job_buckets(d, job, wf, err);
     }
     if (rc == 0) {
         rc = job_mistakes(d, job, wf, flags, err);
