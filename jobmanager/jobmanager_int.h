@@ -1,6 +1,8 @@
 /*
- * Private to jobmanager/: the definitions registry (defs.c), the LMDB state
- * store with group commit (store.c) and the run engine (engine.c).
+ * Private to jobmanager/: the definitions registry (defs.c, defs_workers.c,
+ * defs_check.c, params.c, defs_files.c; its own helpers in defs_int.h),
+ * the LMDB state store with group commit (store.c) and the run engine
+ * (engine.c and the files engine_int.h names).
  *
  * Definitions are kept as JSON (jansson) because that is what the REST API
  * shows and stores; workers are also parsed into structs because the engine

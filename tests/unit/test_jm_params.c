@@ -1,6 +1,6 @@
 /*
  * Unit tests for the checks that catch mistakes in definitions
- * (jobmanager/params.c and their use in defs.c): the edit distance and
+ * (jobmanager/params.c and their use in defs_check.c): the edit distance and
  * the suggestion threshold, typed and nested parameter declarations,
  * unknown keys at every level with the field path and the suggestion,
  * worker-prefixed, template and jobmanager keys, "<...>" declarations,
