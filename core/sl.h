@@ -386,6 +386,15 @@ sl_le_get64(const unsigned char *p)
 }
 
 /* ------------------------------------------------------------------------
+ * Durability of the stores (objectstore, deltaservice, jobmanager): what a
+ * commit survives.
+ * --------------------------------------------------------------------- */
+enum sl_durability {
+    SL_DURABILITY_PROCESS = 0, /* survive kill -9: no fsync */
+    SL_DURABILITY_FSYNC = 1,   /* survive power loss: fsync on commit */
+};
+
+/* ------------------------------------------------------------------------
  * Records: JSON metadata (an object with a string "_recordid") plus named
  * binary attachments.
  * --------------------------------------------------------------------- */

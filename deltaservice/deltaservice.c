@@ -6,7 +6,7 @@
  *
  * Every environment is opened with MDB_NOSYNC | MDB_NOTLS: a committed
  * transaction is in the page cache and survives kill -9; in fsync mode
- * each commit is followed by mdb_env_sync (ARCHITECTURE.md section 10).
+ * each commit is followed by mdb_env_sync (docs/deltaservice.md).
  */
 #include <stdio.h>
 #include <string.h>
@@ -656,7 +656,7 @@ sl_delta_run_current(struct sl_delta *d,
 }
 
 /* ------------------------------------------------------------------------
- * Strategies: SMILA.md 7.11, in one table.
+ * Strategies (SMILA's deltaImportStrategy), in one table.
  * --------------------------------------------------------------------- */
 
 static const struct {

@@ -2,7 +2,7 @@
  * Delta service: remembers, per source and record id, the delta hash of the
  * last pushed version of a record and the run that last visited it, so an
  * import run pushes only new and changed records and deletes the records
- * that disappeared (SMILA.md 7.7-7.11, docs/deltaservice.md).
+ * that disappeared (SMILA's DeltaService, docs/deltaservice.md).
  *
  * Model:
  * - N shards (default 16), each its own LMDB environment under the
@@ -18,7 +18,7 @@
  * - Records without a delta hash are never looked up nor stored.
  * - Entries of different sources never interact.
  * - Visited links (the web crawler's "crawl each URL once per run",
- *   SMILA.md 7.12) live in the same shards, sharded by
+ *   SMILA's VisitedLinksService) live in the same shards, sharded by
  *   sl_delta_shard_of(url), with the same runs, durability and threading
  *   (sl_delta_visit and sl_delta_visited_*).
  *
@@ -39,7 +39,6 @@
 #include <stdint.h>
 
 #include "core/sl.h"
-#include "objectstore/objectstore.h" /* enum sl_durability only */
 
 #define SL_DELTA_DEFAULT_SHARDS   16u
 #define SL_DELTA_MAX_SHARDS       256u
@@ -318,8 +317,8 @@ int sl_delta_sources(struct sl_delta *d,
                      struct sl_err *err);
 
 /* ------------------------------------------------------------------------
- * Visited links (SMILA.md 7.12): which URLs a run of a source has already
- * visited, so a crawler follows each link once per run however often it
+ * Visited links (SMILA's VisitedLinksService): which URLs a run of a source has
+ * already visited, so a crawler follows each link once per run however often it
  * finds it.  A link is marked with the run sequence that visited it
  * (source and sequence as for the delta entries, from sl_delta_run_for);
  * a later run visits every link first again.  Separate from the delta
@@ -421,7 +420,7 @@ int sl_delta_visited_clear(struct sl_delta *d,
                            struct sl_err *err);
 
 /* ------------------------------------------------------------------------
- * deltaImportStrategy (SMILA.md 7.11).  Workers ask these functions and
+ * deltaImportStrategy (as in SMILA).  Workers ask these functions and
  * never hard-code the table.
  * --------------------------------------------------------------------- */
 enum sl_delta_strategy {

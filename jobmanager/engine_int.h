@@ -1,5 +1,6 @@
 /*
- * Private to the run engine (engine.c, tasks.c, recover.c): the in-memory
+ * Private to the run engine (engine.c, run_json.c, cleanup.c, run_start.c,
+ * run_query.c, events.c, tasks.c, recover.c, defs_api.c): the in-memory
  * state.  Everything here is guarded by jm->mu; changes are mirrored into
  * the state store (queued under the same lock, so commit order is memory
  * order) and the caller waits for the commit before it answers.
@@ -21,7 +22,7 @@ enum run_state {
     RS_CANCELED,
 };
 
-/* Task counters of a run (API.md "tasks"), in this order. */
+/* Task counters of a run (its "tasks", docs/jobmanager.md), in this order. */
 enum task_counter {
     TC_CREATED = 0,
     TC_SUCCESSFUL,
@@ -35,7 +36,8 @@ enum task_counter {
     TC_N
 };
 
-/* Workflow run counters (API.md "workflowRuns"), active is computed. */
+/* Workflow run counters ("workflowRuns", docs/jobmanager.md); active is
+ * computed. */
 enum wf_counter { WC_STARTED = 0, WC_SUCCESSFUL, WC_FAILED, WC_CANCELED, WC_N };
 
 struct run;
@@ -50,7 +52,7 @@ struct task {
     struct jobq *jq; /* its todo list (NULL while in progress) */
     unsigned wfrun;  /* workflow run number */
     int action;      /* 0 = start action, i + 1 = actions[i] */
-    json_t *json;    /* API.md task JSON (owned) */
+    json_t *json;    /* the task JSON of docs/jobmanager.md (owned) */
     json_t *events;  /* prerequisite event names, or NULL */
     int inprogress;
     int64_t lease_until;  /* monotonic ms */
@@ -176,30 +178,51 @@ struct sl_jm {
     struct cleanup *cleanups_tail;
 };
 
-/* engine.c */
+/* engine.c: runs and the run state machine, lease timer, life cycle */
 const char *sl__jm_state_name(enum run_state s);
 int sl__jm_state_parse(const char *name, enum run_state *out);
-void sl__jm_run_counters_load(struct run *r, const json_t *j);
 void sl__jm_run_requeue_cleanup(struct sl_jm *jm, struct run *r);
 void *sl__jm_lease_main(void *arg);
-void *sl__jm_cleanup_main(void *arg);
 struct run *sl__jm_run_find(struct sl_jm *jm, const char *job);
+struct wfrun *sl__jm_wfrun_new(struct run *r);
+struct wfrun *sl__jm_wfrun_find(struct run *r, unsigned id);
+/* Unlink workflow run @w from @r and free it. */
+void sl__jm_wfrun_unlink(struct run *r, struct wfrun *w);
+/* Free run @r (unlinked, or never linked) and its workflow runs. */
+void sl__jm_run_free(struct run *r);
+/* Unlink run @r from jm->runs and from the workers' queues. */
+void sl__jm_run_unlink(struct sl_jm *jm, struct run *r);
+/* Record that run @r, ending without a completion phase, deleted nothing
+ * and why (@why, owned): "completion": {"skipped": why} in its data. */
+void sl__jm_note_skipped(struct sl_jm *jm, struct run *r, json_t *why);
+void sl__jm_run_check_done(struct sl_jm *jm, struct run *r);
+void sl__jm_run_fail(struct sl_jm *jm, struct run *r);
+json_t *sl__jm_action(const struct run *r, int action);
+
+/* run_json.c: the run data JSON, also the persisted form */
+void sl__jm_run_counters_load(struct run *r, const json_t *j);
 void sl__jm_run_persist(struct sl_jm *jm, struct run *r);
+/* Key of a run in the runs database: "<job>\0<runId>"; its length. */
+size_t sl__jm_run_key(char *buf, size_t cap, const char *job, const char *id);
 /* The run's JSON (with @internal: its _internal part too); a new
  * reference that shares nothing that changes while the run goes on (the
  * worker counters and errors are copies), so it may be serialised after
  * jm->mu is released.  Call with jm->mu held. */
 json_t *sl__jm_run_json(const struct run *r, int internal);
-struct wfrun *sl__jm_wfrun_new(struct run *r);
-struct wfrun *sl__jm_wfrun_find(struct run *r, unsigned id);
-void sl__jm_run_check_done(struct sl_jm *jm, struct run *r);
-void sl__jm_run_fail(struct sl_jm *jm, struct run *r);
+
+/* cleanup.c: transient objects of ended runs */
+void *sl__jm_cleanup_main(void *arg);
 void sl__jm_cleanup_push(struct sl_jm *jm,
                          const char *store,
                          const char *id,
                          const char *prefix,
                          const struct run *finalize);
-json_t *sl__jm_action(const struct run *r, int action);
+/* Queue deletion of the transient objects of run @r (or of its workflow
+ * run @wfrun when > 0); @finalize: the run's own end. */
+void sl__jm_cleanup_transient(struct sl_jm *jm,
+                              struct run *r,
+                              unsigned wfrun,
+                              int finalize);
 
 /* tasks.c */
 void sl__jm_wake_queue(struct wqueue *q);

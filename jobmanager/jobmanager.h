@@ -188,7 +188,7 @@ int sl_jm_run_start(struct sl_jm *jm,
                     const char *mode,
                     char run_id[SL_JM_RUN_ID_MAX],
                     struct sl_err *err);
-/** @brief Run data (API.md); @p details adds the definitions used.
+/** @brief Run data (docs/jobmanager.md); @p details adds the definitions used.
  * 0 or SL_ENOENT. */
 int sl_jm_run_get(struct sl_jm *jm,
                   const char *job,
@@ -281,7 +281,7 @@ int sl_jm_param_in_use(struct sl_jm *jm,
 /**
  * @brief Take the next task for @p worker (todo -> in progress, leased).
  * @param[in] qualifiers array of strings or NULL (any).
- * @return 0 and the task JSON in *out (API.md "Task JSON"), SL_ENOENT when
+ * @return 0 and the task JSON in *out (docs/jobmanager.md), SL_ENOENT when
  *   none is available (or a limit is reached), SL_ENOENT for an unknown
  *   worker is told apart by err->field "worker".
  */

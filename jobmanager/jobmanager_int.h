@@ -1,6 +1,8 @@
 /*
- * Private to jobmanager/: the definitions registry (defs.c), the LMDB state
- * store with group commit (store.c) and the run engine (engine.c).
+ * Private to jobmanager/: the definitions registry (defs.c, defs_workers.c,
+ * defs_check.c, params.c, defs_files.c; its own helpers in defs_int.h),
+ * the LMDB state store with group commit (store.c) and the run engine
+ * (engine.c and the files engine_int.h names).
  *
  * Definitions are kept as JSON (jansson) because that is what the REST API
  * shows and stores; workers are also parsed into structs because the engine
@@ -60,8 +62,10 @@ struct sl__jm_param_decl {
     char *name;   /* "<...>" declares "any further parameters" */
     int optional; /* 1 if it need not be set */
     enum sl__jm_ptype type;
-    json_t *values; /* "values": the allowed strings, or NULL (any) */
-    int references; /* "references": a kind (enum sl__jm_kind) or -1 */
+    json_t *values;   /* "values": the allowed strings, or NULL (any) */
+    int references;   /* "references": a kind (enum sl__jm_kind) or -1 */
+    int same_for_job; /* "sameForJob": one value for every worker of a job */
+    json_t *dflt;     /* "default": the value when not set, or NULL */
     /* "object": the declared members (a "<...>" member lets further
      * members through, checked against its type); no "members" list at
      * all means any members. */
@@ -153,6 +157,20 @@ size_t sl__jm_edit_distance(const char *a, const char *b);
  */
 const char *
 sl__jm_suggest(const char *name, const char *const *cands, size_t n);
+
+/**
+ * @brief The rule of "sameForJob" declarations: every action of job @p job
+ * whose worker (@p ws, start action first, @p nact of them) declares a
+ * parameter with "sameForJob": true resolves it to the same value (its
+ * "default" when not set; unset without a default takes no part).
+ * @return 0, or SL_EINVALDEF with the field "parameters.<name>" naming
+ *   the two actions that differ.
+ */
+int sl__jm_params_check_same(const json_t *job,
+                             const json_t *wf,
+                             const struct sl__jm_worker *const *ws,
+                             size_t nact,
+                             struct sl_err *err);
 
 /**
  * @brief The job keys that are not parameters of any worker but still

@@ -20,9 +20,8 @@
 #define MAX_CANDS 256 /* names offered as suggestions at one level */
 
 /* Job parameters the jobmanager reads itself, whatever the workers:
- * dataSource (one runOnce crawl per source, engine.c) and
- * deltaImportStrategy (one strategy per job, defs.c). */
-static const char *const engine_keys[] = {"dataSource", "deltaImportStrategy"};
+ * dataSource (one runOnce crawl per source, engine.c). */
+static const char *const engine_keys[] = {"dataSource"};
 
 static const char *const type_names[] = {"string",
                                          "integer",
@@ -309,10 +308,68 @@ parse_references(const json_t *j,
 }
 
 /*
+ * "sameForJob": true asks every worker of a job that declares the
+ * parameter to get the same value (sl__jm_params_check_same); "default"
+ * is the value a worker takes when it is not set, one of "values" if
+ * those are given.  Both only at the top level.
+ */
+static int
+parse_same(const json_t *j,
+           const char *path,
+           const char *wname,
+           int member,
+           struct sl__jm_param_decl *p,
+           struct sl_err *err)
+{
+    const json_t *same = json_object_get(j, "sameForJob");
+    const json_t *dflt = json_object_get(j, "default");
+    char allowed[256];
+    char f[FIELD_MAX];
+
+    if (same != NULL && (!json_is_boolean(same) || member != 0)) {
+        fmt_text(f, sizeof(f), "%s.sameForJob", path);
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          f,
+                          "worker '%s': 'sameForJob' of parameter '%s' must "
+                          "be a boolean, and only on a top-level parameter",
+                          wname,
+                          p->name);
+    }
+    p->same_for_job = json_is_true(same);
+    if (dflt == NULL) {
+        return 0;
+    }
+    fmt_text(f, sizeof(f), "%s.default", path);
+    if (member != 0 || !sl__jm_param_shape_ok(p, dflt)) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          f,
+                          "worker '%s': 'default' of parameter '%s' must be "
+                          "%s, and only on a top-level parameter",
+                          wname,
+                          p->name,
+                          sl__jm_param_type_text(p));
+    }
+    if (sl__jm_param_value_refused(p, dflt, allowed, sizeof(allowed))) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          f,
+                          "worker '%s': 'default' of parameter '%s' must be "
+                          "one of %s",
+                          wname,
+                          p->name,
+                          allowed);
+    }
+    p->dflt = json_deep_copy(dflt);
+    return 0;
+}
+
+/*
  * One declaration {"name", "optional", "type", "values", "members",
- * "items", "references"}.  @p member: 0 at the top level (required unless
- * "optional": true), 1 for an object member (optional unless "optional":
- * false), 2 for "items" (no name).
+ * "items", "references", "sameForJob", "default"}.  @p member: 0 at the top
+ * level (required unless "optional": true), 1 for an object member (optional
+ * unless "optional": false), 2 for "items" (no name).
  */
 static int
 parse_decl(const json_t *j,
@@ -364,6 +421,9 @@ parse_decl(const json_t *j,
     }
     if (rc == 0) {
         rc = parse_references(j, path, wname, p, err);
+    }
+    if (rc == 0) {
+        rc = parse_same(j, path, wname, member, p, err);
     }
     return rc;
 }
@@ -428,6 +488,7 @@ decl_clear(struct sl__jm_param_decl *p)
 {
     sl_free(p->name);
     json_decref(p->values);
+    json_decref(p->dflt);
     sl__jm_params_free(p->members, p->nmembers);
     if (p->items != NULL) {
         decl_clear(p->items);
@@ -1065,4 +1126,130 @@ sl__jm_task_params(const json_t *job,
     merge_params(out, json_object_get(workflow, "parameters"));
     merge_params(out, json_object_get(action, "parameters"));
     return out;
+}
+
+/* ------------------------------------------------------------------------
+ * One value per job ("sameForJob" declarations).
+ * --------------------------------------------------------------------- */
+
+/* The action label of messages: "start action" or "action <i>". */
+static void
+action_label(size_t i, char *label, size_t cap)
+{
+    if (i == 0) {
+        fmt_text(label, cap, "the start action");
+    } else {
+        fmt_text(label, cap, "action %zu", i);
+    }
+}
+
+/* @p v for a message: a string as it is, anything else as JSON. */
+static void
+value_text(const json_t *v, char *out, size_t cap)
+{
+    char *dump = NULL;
+
+    if (json_is_string(v)) {
+        fmt_text(out, cap, "%s", json_string_value(v));
+        return;
+    }
+    dump = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    fmt_text(out, cap, "%s", dump != NULL ? dump : "?");
+    sl_free(dump);
+}
+
+/* The value action @p i resolves @p p to: set, else the default (new
+ * reference, or NULL when neither). */
+static json_t *
+same_value(const json_t *job,
+           const json_t *wf,
+           size_t i,
+           const struct sl__jm_param_decl *p)
+{
+    json_t *params = sl__jm_task_params(job, wf, action_of(wf, i));
+    json_t *v = json_incref(json_object_get(params, p->name));
+
+    json_decref(params);
+    if (v == NULL && p->dflt != NULL) {
+        v = json_incref(p->dflt);
+    }
+    return v;
+}
+
+/* Parameter @p p of action @p i against the first earlier action whose
+ * worker declares it sameForJob and resolves it to a value. */
+static int
+check_same_one(const json_t *job,
+               const json_t *wf,
+               const struct sl__jm_worker *const *ws,
+               size_t i,
+               const struct sl__jm_param_decl *p,
+               struct sl_err *err)
+{
+    json_t *v = same_value(job, wf, i, p);
+    json_t *first = NULL;
+    char vt[128];
+    char ft[128];
+    char l0[32];
+    char l1[32];
+    char field[FIELD_MAX];
+    size_t j = 0;
+    int rc = 0;
+
+    for (j = 0; v != NULL && j < i && first == NULL; j++) {
+        const struct sl__jm_param_decl *q =
+            ws[j] != NULL
+                ? sl__jm_param_find(ws[j]->params, ws[j]->nparams, p->name)
+                : NULL;
+
+        if (q != NULL && q->same_for_job) {
+            first = same_value(job, wf, j, q);
+        }
+    }
+    if (first != NULL && !json_equal(first, v)) {
+        j--;
+        value_text(v, vt, sizeof(vt));
+        value_text(first, ft, sizeof(ft));
+        action_label(i, l1, sizeof(l1));
+        action_label(j, l0, sizeof(l0));
+        fmt_text(field, sizeof(field), "parameters.%s", p->name);
+        rc = sl_err_set(err,
+                        SL_EINVALDEF,
+                        field,
+                        "job '%s': %s is '%s' for %s (%s) but '%s' for %s "
+                        "(%s): it is one value per job (sameForJob), set it "
+                        "in the job's parameters",
+                        json_string_value(json_object_get(job, "name")),
+                        p->name,
+                        vt,
+                        l1,
+                        ws[i]->name,
+                        ft,
+                        l0,
+                        ws[j]->name);
+    }
+    json_decref(first);
+    json_decref(v);
+    return rc;
+}
+
+int
+sl__jm_params_check_same(const json_t *job,
+                         const json_t *wf,
+                         const struct sl__jm_worker *const *ws,
+                         size_t nact,
+                         struct sl_err *err)
+{
+    size_t i = 0;
+    size_t k = 0;
+    int rc = 0;
+
+    for (i = 1; rc == 0 && i < nact; i++) {
+        for (k = 0; rc == 0 && ws[i] != NULL && k < ws[i]->nparams; k++) {
+            if (ws[i]->params[k].same_for_job) {
+                rc = check_same_one(job, wf, ws, i, &ws[i]->params[k], err);
+            }
+        }
+    }
+    return rc;
 }

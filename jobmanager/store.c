@@ -4,7 +4,7 @@
  * get a sequence number; one writer thread drains the queue into a single
  * write transaction, commits it, syncs in fsync mode, and wakes everyone
  * whose sequence number is now durable.  So a thousand task finishes cost
- * one commit, not a thousand (ARCHITECTURE.md section 10).
+ * one commit, not a thousand (docs/jobmanager.md).
  *
  * The environment is opened with MDB_NOSYNC: with durability "process" a
  * committed transaction is in the page cache and survives kill -9; with

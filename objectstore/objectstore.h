@@ -25,11 +25,6 @@
 
 #include "core/sl.h"
 
-enum sl_durability {
-    SL_DURABILITY_PROCESS = 0, /* survive kill -9: no fsync */
-    SL_DURABILITY_FSYNC = 1,   /* survive power loss: fsync on commit */
-};
-
 struct sl_obj;
 struct sl_obj_writer;
 struct sl_obj_reader;

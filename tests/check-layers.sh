@@ -13,11 +13,11 @@ allowed() {
     case "$1" in
     core) echo "" ;;
     objectstore) echo "core" ;;
-    deltaservice) echo "core objectstore" ;;
+    deltaservice) echo "core" ;;
     index) echo "core" ;;
     web) echo "core" ;;
     text) echo "core" ;;
-    jobmanager) echo "core objectstore deltaservice" ;;
+    jobmanager) echo "core objectstore" ;;
     bulkbuilder) echo "core objectstore jobmanager" ;;
     workers) echo "core objectstore deltaservice index web text jobmanager bulkbuilder" ;;
     http) echo "core objectstore deltaservice index jobmanager bulkbuilder" ;;

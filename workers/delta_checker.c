@@ -454,7 +454,8 @@ const struct sl_worker_type sl_worker_deltaChecker = {
     "deltaChecker",
     "{\"name\": \"deltaChecker\","
     " \"parameters\": [{\"name\": \"deltaImportStrategy\", \"optional\": true,"
-    "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"]},"
+    "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"],"
+    "   \"default\": \"full\", \"sameForJob\": true},"
     "  {\"name\": \"dataSource\", \"optional\": true}],"
     " \"input\": [{\"name\": \"recordsToCheck\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"updatedRecords\", \"type\": \"recordBulks\","

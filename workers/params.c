@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "deltaservice/deltaservice.h"
 #include "workers/workers_int.h"
 
 #define PATH_MAX_LEN 128 /* sizeof(struct sl_err.field) */
@@ -224,6 +225,34 @@ check_value(const json_t *decl, const json_t *v, char *path, struct sl_err *err)
     return 0;
 }
 
+/*
+ * The dataSource a job gives its workers names a delta source (what the
+ * crawlers, the deltaChecker and the updatePusher pass to the delta
+ * service): refused when the job is defined, not at the run's first delta
+ * call.
+ */
+static int
+check_source(const json_t *params, struct sl_err *err)
+{
+    const json_t *v = json_object_get(params, "dataSource");
+    struct sl_err why;
+
+    if (v == NULL) {
+        return 0;
+    }
+    sl_err_clear(&why);
+    if (!json_is_string(v) ||
+        sl_delta_source_check(json_string_value(v), &why) != 0) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          "parameters.dataSource",
+                          "%s",
+                          json_is_string(v) ? why.message
+                                            : "dataSource must be a string");
+    }
+    return 0;
+}
+
 int
 sl_worker_def_check(void *arg,
                     const char *job,
@@ -241,6 +270,10 @@ sl_worker_def_check(void *arg,
     (void)arg;
     (void)job;
     (void)worker;
+    rc = check_source(params, err);
+    if (rc != 0) {
+        return rc;
+    }
     json_array_foreach(decls, i, d)
     {
         const char *name = json_string_value(json_object_get(d, "name"));

@@ -1021,7 +1021,8 @@ const struct sl_worker_type sl_worker_updatePusher = {
     "    {\"name\": \"token\"}]},"
     "  {\"name\": \"dataSource\", \"optional\": true},"
     "  {\"name\": \"deltaImportStrategy\", \"optional\": true,"
-    "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"]}],"
+    "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"],"
+    "   \"default\": \"full\", \"sameForJob\": true}],"
     " \"input\": [{\"name\": \"recordsToPush\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"pushedRecords\", \"type\": \"recordBulks\","
     "   \"modes\": [\"optional\"]}]}",

@@ -104,7 +104,9 @@ int sl_worker_start_check(void *jm,
  * as the worker's description (@p desc) declares them: "integer" values
  * must parse as unsigned integers ("10k" does not) within "minimum" and
  * "maximum", "regex" values must compile, arrays have at most "maxItems"
- * elements.  Also fine for external workers described in workers.json.
+ * elements.  A "dataSource" must be a usable delta source id
+ * (sl_delta_source_check).  Also fine for external workers described in
+ * workers.json.
  * @return 0, or SL_EINVALDEF with the field "parameters.<path>".
  * @note Called under the jobmanager's definitions lock: calls nothing of
  * the jobmanager.

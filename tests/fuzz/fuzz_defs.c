@@ -1,5 +1,5 @@
 /*
- * The validation of jobmanager definitions (jobmanager/defs.c): worker
+ * The validation of jobmanager definitions (jobmanager/defs*.c): worker
  * descriptions, buckets, workflows and jobs, as REST PUTs them.  The input
  * is JSON: an object with any of "workers", "buckets", "workflows" and
  * "jobs" (arrays, put in that order; "predefined": true puts them as

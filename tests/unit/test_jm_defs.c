@@ -1,5 +1,5 @@
 /*
- * Unit tests for the jobmanager definitions registry (jobmanager/defs.c):
+ * Unit tests for the jobmanager definitions registry (jobmanager/defs*.c):
  * worker descriptions, buckets, workflow rules (each with its field path),
  * job rules, parameter and bucket resolution, read-only and user
  * definitions, delete conflicts and re-validation of dependents, the

@@ -1,6 +1,6 @@
 /*
  * Unit tests for the checks that catch mistakes in definitions
- * (jobmanager/params.c and their use in defs.c): the edit distance and
+ * (jobmanager/params.c and their use in defs_check.c): the edit distance and
  * the suggestion threshold, typed and nested parameter declarations,
  * unknown keys at every level with the field path and the suggestion,
  * worker-prefixed, template and jobmanager keys, "<...>" declarations,
@@ -228,6 +228,17 @@ test_decl_parse(void **state)
         {"{'name':'w','parameters':[{'name':'p','type':'object',"
          "'members':[{'optional':true}]}]}",
          "parameters[0].members[0].name"},
+        {"{'name':'w','parameters':[{'name':'p','sameForJob':1}]}",
+         "parameters[0].sameForJob"},
+        {"{'name':'w','parameters':[{'name':'p','type':'object',"
+         "'members':[{'name':'a','sameForJob':true}]}]}",
+         "parameters[0].members[0].sameForJob"},
+        {"{'name':'w','parameters':[{'name':'p','values':['a','b'],"
+         "'default':'c'}]}",
+         "parameters[0].default"},
+        {"{'name':'w','parameters':[{'name':'p','type':'integer',"
+         "'default':[1]}]}",
+         "parameters[0].default"},
     };
     struct sl__jm_worker *w = NULL;
     struct sl_err err;
@@ -284,7 +295,9 @@ static const char *const test_workers[] = {
     "    {'name':'include','type':'array','items':{'type':'regex'}},"
     "    {'name':'exclude','type':'array','items':{'type':'regex'}}]}]},"
     "  {'name':'mapping','optional':true,'type':'object','members':["
-    "   {'name':'<property>','type':'string'}]}],"
+    "   {'name':'<property>','type':'string'}]},"
+    "  {'name':'deltaImportStrategy','optional':true,"
+    "   'values':['full','initial'],'default':'full','sameForJob':true}],"
     " 'input':[{'name':'dirs','type':'recordBulks'}],"
     " 'output':[{'name':'dirs','type':'recordBulks',"
     "   'modes':['optional','multiple']},"
@@ -295,6 +308,8 @@ static const char *const test_workers[] = {
     " 'parameters':[{'name':'filters','optional':true,'type':'object',"
     "   'members':[{'name':'maxFileSize','type':'integer'},"
     "              {'name':'timeout','type':'integer'}]},"
+    "  {'name':'deltaImportStrategy','optional':true,"
+    "   'values':['full','initial'],'default':'full','sameForJob':true},"
     "  {'name':'remote','optional':true,'type':'object','members':["
     "   {'name':'url','optional':false},{'name':'token'}]}],"
     " 'input':[{'name':'in','type':'recordBulks'}],"
@@ -532,6 +547,37 @@ test_job_wildcard_worker(void **state)
     run_cases(f->d, SL__JM_JOB, cases, sizeof(cases) / sizeof(*cases));
 }
 
+/* A "sameForJob" parameter: one value for every worker that declares it,
+ * an unset one counting as its "default". */
+static void
+test_job_same_for_job(void **state)
+{
+    static const struct pcase cases[] = {
+        {JOB(",'deltaImportStrategy':'initial'"), 0, NULL, NULL, NULL},
+        {JOB(",'crawler.deltaImportStrategy':'full'"), 0, NULL, NULL, NULL},
+        {JOB(",'crawler.deltaImportStrategy':'initial',"
+             "'fetcher.deltaImportStrategy':'initial'"),
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {JOB(",'fetcher.deltaImportStrategy':'initial'"),
+         SL_EINVALDEF,
+         "parameters.deltaImportStrategy",
+         "job 'j': deltaImportStrategy is 'initial' for action 1 (fetcher) "
+         "but 'full' for the start action (crawler)",
+         NULL},
+        {JOB(",'deltaImportStrategy':'partial'"),
+         SL_EINVALDEF,
+         "parameters.deltaImportStrategy",
+         "must be one of full, initial",
+         NULL},
+    };
+    struct fixture *f = *state;
+
+    run_cases(f->d, SL__JM_JOB, cases, sizeof(cases) / sizeof(*cases));
+}
+
 static void
 test_job_references(void **state)
 {
@@ -712,6 +758,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_job_unknown_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_job_wildcard_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_same_for_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_references, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_def_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_workflow_checks, setup, teardown),
