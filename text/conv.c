@@ -233,7 +233,7 @@ conv_kill(struct sl__text_conv *c)
  * One round of I/O with the converter, at most @wait ms: write what its
  * stdin takes of *@p (*@n bytes, may be NULL), read what it wrote.  At
  * the deadline the child is killed (timed_out, reaped).  Returns 0 or
- * SL_ECANCELED (the task was canceled: the child is killed).
+ * SL_ECANCELED (the cancel callback said so: the child is killed).
  */
 static int
 conv_poll(struct sl_text *x,

@@ -191,7 +191,7 @@ mime_trust_given(const char *given, const char *magic)
 }
 
 /* libmagic's type of @len bytes @head into @out ("" when unavailable).
- * One magic_t per task, loaded on first use. */
+ * One magic_t per extractor, loaded on first use. */
 static void
 mime_magic(struct sl_text *x, const char *head, size_t len, char *out)
 {
