@@ -37,7 +37,7 @@ struct sl__text_buf {
     size_t plen;           /* its length */
 };
 
-/* An external converter process of one record. */
+/* An external converter process of one document. */
 struct sl__text_conv {
     char **argv;      /* NULL-terminated; strings borrowed */
     size_t file_arg;  /* index of "{file}" in argv, or SIZE_MAX */
@@ -54,12 +54,12 @@ struct sl__text_conv {
     int timed_out;    /* killed at the deadline */
 };
 
-/* One record being extracted. */
+/* One document being extracted. */
 struct sl_text_doc {
-    struct sl__text_buf text;          /* the `text` attribute */
+    struct sl__text_buf text;          /* its text */
     struct sl__text_buf title;         /* an HTML <title> */
-    char mime[SL_TEXT_MIME_MAX];       /* the `mimeType` attribute */
-    char charset[SL_TEXT_CHARSET_MAX]; /* the `charset` attribute, or "" */
+    char mime[SL_TEXT_MIME_MAX];       /* its MIME type */
+    char charset[SL_TEXT_CHARSET_MAX]; /* the charset read, or "" */
     const char *given;                 /* the HTTP header's charset, borrowed */
     int kind;                          /* enum sl_text_kind of mime */
     int conv_on;                       /* an external converter extracts */
