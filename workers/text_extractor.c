@@ -32,11 +32,7 @@
 #define DEFAULT_ATTACHMENT  "fileContent"
 #define WEB_ATTACHMENT      "httpContent" /* the webCrawler's */
 #define DEFAULT_MAX_CONTENT (64ull << 20)
-#define DEFAULT_MAX_TEXT    SL_TEXT_MAX_DEFAULT
-/* The text goes into the record metadata, which readers limit to
- * SL_BULK_DEFAULT_MAX_META (64 MiB); JSON escaping at most doubles it. */
-#define MAX_TEXT_LIMIT SL_TEXT_MAX_LIMIT
-#define MIME_MAX       SL_TEXT_MIME_MAX
+#define MIME_MAX            SL_TEXT_MIME_MAX
 
 /* One record being extracted. */
 struct doc {
@@ -595,23 +591,6 @@ text_perform(struct sl_task_ctx *ctx)
     sl_text_free(x.text);
     sl_free(x.buf);
     return res;
-}
-
-/* ------------------------------------------------------------------------
- * maxTextBytes (workers_int.h), the textExtractor's and the webCrawler's.
- * --------------------------------------------------------------------- */
-
-int
-sl__wk_max_text(struct sl_task_ctx *ctx, uint64_t *out)
-{
-    if (sl_task_param_u64(ctx, "maxTextBytes", DEFAULT_MAX_TEXT, out) != 0 ||
-        *out > MAX_TEXT_LIMIT) {
-        sl_task_set_message(ctx,
-                            "maxTextBytes: not a number up to %llu",
-                            (unsigned long long)MAX_TEXT_LIMIT);
-        return SL_EINVAL;
-    }
-    return 0;
 }
 
 const struct sl_worker_type sl_worker_textExtractor = {

@@ -333,7 +333,7 @@ void sl__wk_elem_check_free(struct sl__wk_elem_check *c);
 /**
  * @brief Task parameter `maxTextBytes` into *@p out: SL_TEXT_MAX_DEFAULT
  * when absent, at most SL_TEXT_MAX_LIMIT (the textExtractor's and, with
- * extractText, the webCrawler's; text_extractor.c).
+ * extractText, the webCrawler's; filters.c).
  * @return 0, or SL_EINVAL with the task message set.
  */
 int sl__wk_max_text(struct sl_task_ctx *ctx, uint64_t *out);
