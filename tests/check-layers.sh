@@ -16,7 +16,7 @@ allowed() {
     deltaservice) echo "core" ;;
     index) echo "core" ;;
     web) echo "core" ;;
-    text) echo "core" ;;
+    text) echo "core web" ;;
     jobmanager) echo "core objectstore" ;;
     bulkbuilder) echo "core objectstore jobmanager" ;;
     workers) echo "core objectstore deltaservice index web text jobmanager bulkbuilder" ;;

@@ -1,7 +1,8 @@
 /*
  * Parameter helpers shared by the crawlers (workers_int.h): include and
- * exclude regex lists of `filters` (POSIX extended regexes) and numbers
- * given as JSON numbers or strings.
+ * exclude regex lists of `filters` (POSIX extended regexes), numbers
+ * given as JSON numbers or strings, and `maxTextBytes` (the
+ * textExtractor's and the webCrawler's).
  */
 #include <string.h>
 
@@ -129,4 +130,20 @@ sl__wk_patterns_pass(const struct sl__wk_patterns *p, const char *s)
         in = regexec(&p->exclude[i], s, 0, NULL, 0) != 0;
     }
     return in;
+}
+
+int
+sl__wk_max_text(struct sl_task_ctx *ctx, uint64_t *out)
+{
+    /* The text goes into the record metadata, which readers limit to
+     * SL_BULK_DEFAULT_MAX_META (64 MiB); JSON escaping at most doubles
+     * it: SL_TEXT_MAX_LIMIT is well below. */
+    if (sl_task_param_u64(ctx, "maxTextBytes", SL_TEXT_MAX_DEFAULT, out) != 0 ||
+        *out > SL_TEXT_MAX_LIMIT) {
+        sl_task_set_message(ctx,
+                            "maxTextBytes: not a number up to %llu",
+                            (unsigned long long)SL_TEXT_MAX_LIMIT);
+        return SL_EINVAL;
+    }
+    return 0;
 }

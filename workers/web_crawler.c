@@ -1,5 +1,5 @@
 /*
- * webCrawler (SMILA.md 7.5, docs/workers.md "webCrawler"): crawls web
+ * webCrawler (SMILA's WebCrawler, docs/workers.md "webCrawler"): crawls web
  * pages with libcurl's multi interface.  The first task of a runOnce run
  * starts at `startUrl`; each task takes a bulk of links (input
  * `linksToCrawl`: the crawler's own, or in standard mode records pushed
@@ -413,9 +413,9 @@ struct xfer {
      * when the page is done (parse_page); the text, and whether it is
      * complete (the record then carries it instead of httpContent) */
     int parse_at_end;
-    struct sl__wk_html_text *ht;
+    struct sl_text_html *ht;
     int text_ok;
-    char text_mime[SL__WK_MIME_MAX];
+    char text_mime[SL_TEXT_MIME_MAX];
 };
 
 /* webExtractor: a downloaded compound waiting for its extraction */
@@ -954,7 +954,7 @@ write_page(struct crawl *c,
         const char *cs = NULL;
         size_t len = 0;
 
-        (void)sl__wk_html_text_end(x->ht, &text, &len, &title, &cs);
+        (void)sl_text_html_end(x->ht, &text, &len, &title, &cs);
         rc = sl_bulk_writer_attachment_begin(w, TEXT_ATT, len);
         if (rc == 0 && len > 0) {
             rc = sl_bulk_writer_attachment_write(w, text, len);
@@ -1087,7 +1087,7 @@ emit_record(struct crawl *c, struct xfer *x, long status)
         const char *slash = strrchr(x->lk->url, '/');
         size_t len = 0;
 
-        if (sl__wk_html_text_end(x->ht, &text, &len, &title, &tcs)) {
+        if (sl_text_html_end(x->ht, &text, &len, &title, &tcs)) {
             count(c, "records.textTruncated");
         }
         (void)json_object_set_new(meta, "mimeType", json_string(x->text_mime));
@@ -1487,7 +1487,7 @@ keep_body(struct xfer *x, const char *buf, size_t n)
         return sl_buf_append(&x->body, buf, n) == 0 ? n : 0;
     }
     if (x->spool < 0) {
-        x->spool = sl__wk_spool_open();
+        x->spool = sl_text_spool_open();
         if (x->spool < 0) {
             sl_task_set_message(
                 x->c->ctx, "temporary file: %s", strerror(errno));
@@ -1557,7 +1557,7 @@ xfer_new(struct crawl *c, struct link *lk)
     x->retry_after_ms = -1;
     x->spool = -1;
     if (lk->kind == K_FETCH && c->extract != NULL) {
-        x->spool = sl__wk_spool_open(); /* a compound: never in memory */
+        x->spool = sl_text_spool_open(); /* a compound: never in memory */
         if (x->spool < 0) {
             /* not a lost link: dropped, a `full` run would delete the
              * compound and its elements; the task is retried instead */
@@ -1624,7 +1624,7 @@ xfer_free(struct xfer *x)
         }
         sl_web_sitemap_free(x->sm);
         sl_web_links_free(x->lx);
-        sl__wk_html_text_free(x->ht);
+        sl_text_html_free(x->ht);
         sl_sha256_free(x->sha);
         sl_buf_free(&x->body);
         sl_buf_free(&x->links);
@@ -2035,7 +2035,7 @@ takes_text(struct crawl *c,
            size_t n)
 {
     return !(x->xrobots & SL_WEB_NOINDEX) &&
-           sl__wk_html_text_applies(mime, head, n, x->text_mime) &&
+           sl_text_html_applies(mime, head, n, x->text_mime) &&
            json_object_get(sl_task_services(c->ctx)->converters,
                            x->text_mime) == NULL;
 }
@@ -2043,7 +2043,7 @@ takes_text(struct crawl *c,
 /*
  * extractText: the links and the text of HTML page @x in one parse, now
  * that all of it is here (in memory or spooled).  The charset is chosen
- * from the first SL__WK_TEXT_CHUNK bytes as the textExtractor chooses it,
+ * from the first SL_TEXT_CHUNK bytes as the textExtractor chooses it,
  * so the text is what it would extract.  Leaves the extractor in x->lx
  * for page_done; without one (it failed to start) the page has no links
  * and keeps httpContent.  A spool file that cannot be read fails the task
@@ -2055,7 +2055,7 @@ parse_page(struct crawl *c, struct xfer *x)
     char mime[256];
     char cs[64];
     /* a buffer only for a spooled page; one in memory is fed in place */
-    char *buf = x->spool >= 0 ? sl_malloc(SL__WK_TEXT_CHUNK) : NULL;
+    char *buf = x->spool >= 0 ? sl_malloc(SL_TEXT_CHUNK) : NULL;
     const char *chunk = NULL;
     struct sl_web_tap tap;
     uint64_t off = 0;
@@ -2063,7 +2063,7 @@ parse_page(struct crawl *c, struct xfer *x)
     int text = 0;
 
     split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
-    n = body_piece(x, 0, buf, SL__WK_TEXT_CHUNK, &chunk);
+    n = body_piece(x, 0, buf, SL_TEXT_CHUNK, &chunk);
     text = n >= 0 && takes_text(c, x, mime, chunk, (size_t)n);
     /* without the text, the charset as without extractText */
     if (n < 0 || sl_web_links_begin(x->lk->url,
@@ -2077,14 +2077,14 @@ parse_page(struct crawl *c, struct xfer *x)
         sl_web_links_use_cache(x->lx, c->url_cache);
     }
     if (text && x->lx != NULL) {
-        x->ht = sl__wk_html_text_new(c->max_text);
-        sl__wk_html_text_begin(x->ht,
-                               sl_web_links_parser(x->lx),
-                               chunk,
-                               (size_t)n,
-                               cs[0] != '\0' ? cs : NULL,
-                               &c->ud,
-                               &tap);
+        x->ht = sl_text_html_new(c->max_text);
+        sl_text_html_begin(x->ht,
+                           sl_web_links_parser(x->lx),
+                           chunk,
+                           (size_t)n,
+                           cs[0] != '\0' ? cs : NULL,
+                           &c->ud,
+                           &tap);
         sl_web_links_tap(x->lx, &tap);
     }
     while (n > 0 && x->lx != NULL) {
@@ -2092,7 +2092,7 @@ parse_page(struct crawl *c, struct xfer *x)
             break; /* failed: sl_web_links_end says so */
         }
         off += (uint64_t)n;
-        n = body_piece(x, off, buf, SL__WK_TEXT_CHUNK, &chunk);
+        n = body_piece(x, off, buf, SL_TEXT_CHUNK, &chunk);
     }
     if (n < 0) {
         sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
@@ -2918,7 +2918,7 @@ crawl_cleanup(struct crawl *c)
     json_decref(c->seen);
     json_decref(c->robots_waited);
     c->emitted = c->seen = c->robots_waited = NULL;
-    sl__wk_html_text_ud_free(c->ud);
+    sl_text_ud_free(c->ud);
     c->ud = NULL;
 }
 
@@ -3244,7 +3244,7 @@ spool_attachment(struct crawl *c,
     size_t n = 0;
     int rc = 0;
 
-    *fd = sl__wk_spool_open();
+    *fd = sl_text_spool_open();
     if (*fd < 0) {
         sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
         sl_free(buf);
@@ -3311,7 +3311,7 @@ extract_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
 static int
 web_extract_perform(struct sl_task_ctx *ctx)
 {
-    struct sl__wk_extract_names names = {
+    struct sl_text_archive_names names = {
         sl_task_mapped(ctx, "httpUrl"),
         NULL, /* no fileName, fileFolder, fileExtension: the */
         NULL, /* textExtractor takes the last segment of the id */

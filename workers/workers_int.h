@@ -8,6 +8,7 @@
 
 #include <regex.h>
 
+#include "text/text.h"
 #include "web/web.h"
 #include "workers/workers.h"
 
@@ -214,36 +215,24 @@ int sl__wk_regex_compile(regex_t *re, const char *pattern);
 int sl__wk_json_u64(const json_t *v, uint64_t def, uint64_t *out);
 
 /* ------------------------------------------------------------------------
- * Compound extraction (file_extractor.c): the libarchive walk shared by
- * fileExtractor and webExtractor (docs/workers.md "fileExtractor").
+ * Compound extraction (file_extractor.c): the text library's archive walk
+ * (sl_text_archive_walk) for a task, shared by fileExtractor and
+ * webExtractor (docs/workers.md "fileExtractor"): elements into a bulk,
+ * what the walk reports into counters.
  * --------------------------------------------------------------------- */
-
-/* Attribute names of the element records an extraction writes.  Each is
- * borrowed (valid for the task); NULL: that attribute is not written. */
-struct sl__wk_extract_names {
-    const char *path;      /* the element id again (filePath, httpUrl) */
-    const char *name;      /* last segment of the inner path */
-    const char *folder;    /* the element id up to its last '/' */
-    const char *extension; /* what follows the last '.' of the name */
-    const char *size;      /* entry size in bytes */
-    const char *modified;  /* entry mtime (format: http_date) */
-    const char *content;   /* attachment of the entry data; required */
-    /* 1: modified as an HTTP date (IMF-fixdate, what a web server's
-     * Last-Modified says), 0: as sl_time_format (ISO 8601) */
-    int http_date;
-};
 
 struct sl__wk_extract;
 
 /**
  * @brief Extraction state for task @p ctx: reads the limit parameters
  * (`maxNestingDepth`, `maxEntries`, `maxTotalBytes`, `maxRatio`,
- * `maxEntrySize`).  @p names is copied (the strings stay borrowed).
+ * `maxEntrySize`); the elements' attributes are named as @p names says
+ * (copied; the strings stay borrowed, valid for the task).
  * @return 0 and *out, a new object the caller frees with
  * sl__wk_extract_free, or SL_EINVAL with the task message set.
  */
 int sl__wk_extract_new(struct sl_task_ctx *ctx,
-                       const struct sl__wk_extract_names *names,
+                       const struct sl_text_archive_names *names,
                        struct sl__wk_extract **out);
 /** @brief Free @p x; NULL-safe. */
 void sl__wk_extract_free(struct sl__wk_extract *x);
@@ -264,13 +253,6 @@ int sl__wk_extract_fd(struct sl__wk_extract *x,
                       const char *source,
                       int fd,
                       uint64_t size);
-/**
- * @brief A new unlinked temporary file under $TMPDIR (else /tmp), open
- * for reading and writing; -1 with errno set (logged).  The caller closes
- * it.
- */
-int sl__wk_spool_open(void);
-
 /**
  * @brief Share the task's one input bulk of slot @p in as the next output
  * of slot @p out (sl_task_output_copy_input) when the first attachment
@@ -348,77 +330,12 @@ void sl__wk_elem_check_end(struct sl__wk_elem_check *c);
 /** @brief Free @p c; NULL-safe. */
 void sl__wk_elem_check_free(struct sl__wk_elem_check *c);
 
-/*
- * The textExtractor's HTML text (text_extractor.c), also run by the
- * webCrawler in the parse that finds a page's links (extractText), so
- * that a page is parsed once.  A page fed through a links parser set up
- * with sl__wk_html_text_begin gives the text, title and charset the
- * textExtractor gives for the same bytes, HTTP charset and MIME type.
- */
-struct sl__wk_html_text;
-struct uchardet; /* libuchardet's uchardet_t points to one */
-
-/* The textExtractor's sizes, which the webCrawler's text uses too. */
-#define SL__WK_TEXT_CHUNK     ((size_t)64 << 10)   /* head, chunks fed */
-#define SL__WK_MAX_TEXT       ((uint64_t)4 << 20)  /* maxTextBytes default */
-#define SL__WK_MAX_TEXT_LIMIT ((uint64_t)16 << 20) /* maxTextBytes at most */
-#define SL__WK_MIME_MAX       128u                 /* a MIME type's buffer */
-
 /**
- * @brief Whether a record of MIME type @p mime (the HTTP one) whose
- * content starts with @p len bytes @p head is HTML with a textual head
- * (no NUL byte, no known binary signature), which the textExtractor reads
- * as HTML too (unless libmagic names the textual head a type that is not
- * text, which is rare: PostScript, say).  Writes the `mimeType` it sets
- * into @p out (SL__WK_MIME_MAX bytes).
- */
-int sl__wk_html_text_applies(const char *mime,
-                             const char *head,
-                             size_t len,
-                             char *out);
-/**
- * @brief Task parameter `maxTextBytes` into *@p out: SL__WK_MAX_TEXT when
- * absent, at most SL__WK_MAX_TEXT_LIMIT (the textExtractor's and, with
- * extractText, the webCrawler's).
+ * @brief Task parameter `maxTextBytes` into *@p out: SL_TEXT_MAX_DEFAULT
+ * when absent, at most SL_TEXT_MAX_LIMIT (the textExtractor's and, with
+ * extractText, the webCrawler's; filters.c).
  * @return 0, or SL_EINVAL with the task message set.
  */
 int sl__wk_max_text(struct sl_task_ctx *ctx, uint64_t *out);
-/** @brief A new text of at most @p max_text bytes; free with
- * sl__wk_html_text_free. */
-struct sl__wk_html_text *sl__wk_html_text_new(uint64_t max_text);
-/**
- * @brief Choose the charset of the page whose first bytes (up to
- * SL__WK_TEXT_CHUNK, or all of it) are @p head, as the textExtractor does
- * (a byte order mark, else @p given from the HTTP header, else the page's
- * declaration, else detected with *@p ud, created on first use; the
- * caller frees it with sl__wk_html_text_ud_free), switch @p px (an HTML
- * push parser not fed yet; borrowed for the call) to it, and fill @p tap
- * with the text's SAX callbacks for sl_web_links_tap (its ctx is @p t).
- * Nothing is taken once the text is full (a later <title> neither), as in
- * the textExtractor, so how the page is cut into chunks does not matter.
- */
-void sl__wk_html_text_begin(struct sl__wk_html_text *t,
-                            struct _xmlParserCtxt *px,
-                            const char *head,
-                            size_t len,
-                            const char *given,
-                            struct uchardet **ud,
-                            struct sl_web_tap *tap);
-/**
- * @brief After the parse: the text (valid UTF-8, *@p len bytes), the
- * title ("" when the page has none) and the charset ("" when libxml2
- * could not read the chosen one), all borrowed from @p t and valid until
- * sl__wk_html_text_free.  May be called again.
- * @return 1 when the text was cut at max_text, else 0.
- */
-int sl__wk_html_text_end(struct sl__wk_html_text *t,
-                         const char **text,
-                         size_t *len,
-                         const char **title,
-                         const char **charset);
-/** @brief Free @p t; NULL-safe. */
-void sl__wk_html_text_free(struct sl__wk_html_text *t);
-/** @brief Free the charset detector sl__wk_html_text_begin made; NULL-safe. */
-void sl__wk_html_text_ud_free(struct uchardet *ud);
 
 #endif /* SL_WORKERS_INT_H_INCLUDED */

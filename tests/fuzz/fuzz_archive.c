@@ -129,7 +129,7 @@ check_bulk(const struct sl_buf *out, const char *content, uint64_t max_total)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const struct sl__wk_extract_names file_names = {
+    static const struct sl_text_archive_names file_names = {
         "filePath",
         "fileName",
         "fileFolder",
@@ -139,7 +139,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         "fileContent",
         0,
     };
-    static const struct sl__wk_extract_names web_names = {
+    static const struct sl_text_archive_names web_names = {
         "httpUrl",
         NULL,
         NULL,
@@ -149,7 +149,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         "httpContent",
         1,
     };
-    const struct sl__wk_extract_names *names = NULL;
+    const struct sl_text_archive_names *names = NULL;
     struct sl__wk_extract *x = NULL;
     struct sl_task_ctx *ctx = NULL;
     struct sl_bulk_writer *w = NULL;

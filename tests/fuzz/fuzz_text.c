@@ -2,7 +2,7 @@
  * The HTML text extractor (workers/text_extractor.c) in its two uses:
  * the textExtractor task, in-process over a filesystem object store
  * under $TMPDIR, and the webCrawler's one parse of a page for its links
- * and its text (sl_web_links with the sl__wk_html_text tap).  The first
+ * and its text (sl_web_links with the sl_text_html tap).  The first
  * input byte is a mode, the rest the content:
  *   bits 0-2: the record's mimeType (none, which lets libmagic decide,
  *             text/html, text/plain, application/xml, ...);
@@ -120,7 +120,7 @@ cleanup(void)
     sl__wk_local_free(backend);
     sl_obj_close(store);
     (void)nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    sl__wk_html_text_ud_free(ud);
+    sl_text_ud_free(ud);
 }
 
 int
@@ -315,9 +315,9 @@ crawler_text(const char *mime,
              size_t n,
              const struct result *res)
 {
-    char text_mime[SL__WK_MIME_MAX];
-    size_t head = n < SL__WK_TEXT_CHUNK ? n : SL__WK_TEXT_CHUNK;
-    struct sl__wk_html_text *ht = NULL;
+    char text_mime[SL_TEXT_MIME_MAX];
+    size_t head = n < SL_TEXT_CHUNK ? n : SL_TEXT_CHUNK;
+    struct sl_text_html *ht = NULL;
     struct sl_web_links *lx = NULL;
     struct sl_web_tap tap;
     const char *text = NULL;
@@ -328,7 +328,7 @@ crawler_text(const char *mime,
     size_t off = 0;
     int rc = 0;
 
-    if (!sl__wk_html_text_applies(mime, (const char *)p, head, text_mime)) {
+    if (!sl_text_html_applies(mime, (const char *)p, head, text_mime)) {
         return;
     }
     want = json_string_value(json_object_get(res->meta, "mimeType"));
@@ -337,8 +337,8 @@ crawler_text(const char *mime,
     }
     rc = sl_web_links_begin(URL_EXT, NULL, 0, on_link, NULL, &lx);
     SL_FUZZ_CHECK(rc == 0, "links_begin: %s", sl_err_name(rc));
-    ht = sl__wk_html_text_new(max_text);
-    sl__wk_html_text_begin(
+    ht = sl_text_html_new(max_text);
+    sl_text_html_begin(
         ht, sl_web_links_parser(lx), (const char *)p, head, cs, &ud, &tap);
     sl_web_links_tap(lx, &tap);
     while (rc == 0 && off < n) {
@@ -349,7 +349,7 @@ crawler_text(const char *mime,
     }
     rc = sl_web_links_end(lx, NULL);
     SL_FUZZ_CHECK(rc == 0, "links_end: %s", sl_err_name(rc));
-    (void)sl__wk_html_text_end(ht, &text, &len, &title, &tcs);
+    (void)sl_text_html_end(ht, &text, &len, &title, &tcs);
     SL_FUZZ_CHECK(len == 0 || sl_utf8_valid(text, len),
                   "crawler text is not UTF-8");
     SL_FUZZ_CHECK(len == res->text.len &&
@@ -377,7 +377,7 @@ crawler_text(const char *mime,
                       tcs,
                       c != NULL ? c : "");
     }
-    sl__wk_html_text_free(ht);
+    sl_text_html_free(ht);
 }
 
 int
@@ -394,9 +394,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     mime = mimes[data[0] & 7u];
     cs = charsets[(data[0] >> 3) & 7u];
-    max_text = (data[0] & 0x40u) ? 64 : SL__WK_MAX_TEXT;
+    max_text = (data[0] & 0x40u) ? 64 : SL_TEXT_MAX_DEFAULT;
     memset(&res, 0, sizeof(res));
-    sl_buf_init(&res.text, SL__WK_MAX_TEXT_LIMIT);
+    sl_buf_init(&res.text, SL_TEXT_MAX_LIMIT);
     run_task(mime, cs, max_text, data[0] & 0x80u, data + 1, size - 1, &res);
     SL_FUZZ_CHECK(res.text.len <= max_text, "%zu bytes of text", res.text.len);
     SL_FUZZ_CHECK(res.text.len == 0 ||

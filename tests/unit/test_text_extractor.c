@@ -1272,8 +1272,8 @@ static int
 crawler_text(
     const struct page *p, size_t chunk, char **text, char **title, char **cs)
 {
-    struct sl__wk_html_text *t =
-        sl__wk_html_text_new(p->max ? p->max : SL__WK_MAX_TEXT);
+    struct sl_text_html *t =
+        sl_text_html_new(p->max ? p->max : SL_TEXT_MAX_DEFAULT);
     struct sl_web_links *lx = NULL;
     struct uchardet *ud = NULL;
     struct sl_web_tap tap;
@@ -1288,14 +1288,13 @@ crawler_text(
     assert_int_equal(
         sl_web_links_begin("http://h/p.html", NULL, 0, no_link, &links, &lx),
         0);
-    sl__wk_html_text_begin(t,
-                           sl_web_links_parser(lx),
-                           p->html,
-                           p->len < SL__WK_TEXT_CHUNK ? p->len
-                                                      : SL__WK_TEXT_CHUNK,
-                           p->cs,
-                           &ud,
-                           &tap);
+    sl_text_html_begin(t,
+                       sl_web_links_parser(lx),
+                       p->html,
+                       p->len < SL_TEXT_CHUNK ? p->len : SL_TEXT_CHUNK,
+                       p->cs,
+                       &ud,
+                       &tap);
     sl_web_links_tap(lx, &tap);
     while (off < p->len) {
         size_t n = p->len - off < chunk ? p->len - off : chunk;
@@ -1304,18 +1303,18 @@ crawler_text(
         off += n;
     }
     assert_int_equal(sl_web_links_end(lx, NULL), 0);
-    cut = sl__wk_html_text_end(t, &tx, &len, &ti, &c);
+    cut = sl_text_html_end(t, &tx, &len, &ti, &c);
     assert_int_equal(strlen(tx), len);
     *text = sl_strdup(tx);
     *title = sl_strdup(ti);
     *cs = sl_strdup(c);
-    sl__wk_html_text_ud_free(ud);
-    sl__wk_html_text_free(t);
+    sl_text_ud_free(ud);
+    sl_text_html_free(t);
     return cut;
 }
 
 /*
- * The webCrawler's text (sl__wk_html_text through the link parser's tap,
+ * The webCrawler's text (sl_text_html through the link parser's tap,
  * the page fed in 64 KiB chunks as parse_page feeds it) is the
  * textExtractor's, byte for byte, with the same title and charset, for
  * pages in several charsets (from the HTTP header, <meta>, a byte order
@@ -1452,7 +1451,7 @@ test_text_html_once(void **state)
         char *text2 = NULL;
         char *title2 = NULL;
         char *cs2 = NULL;
-        char mime[SL__WK_MIME_MAX];
+        char mime[SL_TEXT_MIME_MAX];
         int cut = 0;
         int chunky = 0;
 
@@ -1469,10 +1468,10 @@ test_text_html_once(void **state)
             "{\"maxTextBytes\": %llu}",
             (unsigned long long)(pages[i].max ? pages[i].max : 4u << 20));
         /* the crawler's way */
-        assert_true(sl__wk_html_text_applies(
+        assert_true(sl_text_html_applies(
             "text/html", pages[i].html, pages[i].len, mime));
         assert_string_equal(mime, "text/html");
-        cut = crawler_text(&pages[i], SL__WK_TEXT_CHUNK, &text, &title, &cs);
+        cut = crawler_text(&pages[i], SL_TEXT_CHUNK, &text, &title, &cs);
         /* however it is cut into pieces */
         assert_int_equal(crawler_text(&pages[i], 4093, &text2, &title2, &cs2),
                          cut);
@@ -1549,7 +1548,7 @@ test_text_html_meta_against_header(void **state)
          "caf\xc3\xa9 \xc2\xbc\xc2\xb1",
          NULL},
     };
-    static const size_t chunks[] = {1, 2, 7, SL__WK_TEXT_CHUNK};
+    static const size_t chunks[] = {1, 2, 7, SL_TEXT_CHUNK};
     size_t i = 0;
     size_t k = 0;
 

@@ -1,0 +1,434 @@
+/*
+ * External converters: one process per document (argv from the
+ * `converters` configuration, no shell), fed on stdin or through a spool
+ * file, with a timeout and an address space limit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "text/text_int.h"
+
+#define CONV_DEFAULT_TIMEOUT 30u  /* seconds */
+#define CONV_DEFAULT_MEMORY  512u /* MiB of address space */
+#define CONV_MAX_MEMORY      (1u << 20)
+#define CONV_MAX_TIMEOUT     86400u
+
+/* ------------------------------------------------------------------------
+ * External converters.
+ * --------------------------------------------------------------------- */
+
+/*
+ * Read a converter entry @cfg of @mime into @c: `command` (argv, no
+ * shell; an element "{file}" selects the spool file mode),
+ * `timeoutSeconds`, `maxMemoryMB`.  Returns 0 or SL_EINVAL (logged).
+ */
+static int
+conv_config(struct sl__text_conv *c, const json_t *cfg, const char *mime)
+{
+    const json_t *cmd = json_object_get(cfg, "command");
+    const json_t *t = json_object_get(cfg, "timeoutSeconds");
+    const json_t *m = json_object_get(cfg, "maxMemoryMB");
+    size_t n = json_array_size(cmd);
+    size_t i = 0;
+
+    if (n == 0 ||
+        (t != NULL && (!json_is_integer(t) || json_integer_value(t) <= 0 ||
+                       json_integer_value(t) > CONV_MAX_TIMEOUT)) ||
+        (m != NULL && (!json_is_integer(m) || json_integer_value(m) < 0 ||
+                       json_integer_value(m) > CONV_MAX_MEMORY))) {
+        SL_WARN("textExtractor: converter for %s: needs a non-empty "
+                "\"command\" array, \"timeoutSeconds\" 1..%u and "
+                "\"maxMemoryMB\" 0..%u",
+                mime,
+                CONV_MAX_TIMEOUT,
+                CONV_MAX_MEMORY);
+        return SL_EINVAL;
+    }
+    c->timeout = 1000 * (int64_t)(t != NULL ? json_integer_value(t)
+                                            : CONV_DEFAULT_TIMEOUT);
+    c->memory =
+        m != NULL ? (uint64_t)json_integer_value(m) : CONV_DEFAULT_MEMORY;
+    c->argv = sl_calloc(n + 1, sizeof(*c->argv));
+    c->file_arg = SIZE_MAX;
+    for (i = 0; i < n; i++) {
+        const char *a = json_string_value(json_array_get(cmd, i));
+
+        if (a == NULL || (i == 0 && a[0] == '\0')) {
+            SL_WARN("textExtractor: converter for %s: \"command\" must hold "
+                    "strings",
+                    mime);
+            return SL_EINVAL;
+        }
+        if (strcmp(a, "{file}") == 0) {
+            c->file_arg = i;
+        }
+        c->argv[i] = (char *)(uintptr_t)a;
+    }
+    return 0;
+}
+
+static void
+conv_close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        (void)close(*fd);
+        *fd = -1;
+    }
+}
+
+/*
+ * In the child, between fork and exec (async-signal-safe calls only): its
+ * own process group (killed as a whole at the deadline), the address
+ * space limit, stdin/stdout/stderr, no other descriptor, default signal
+ * dispositions and mask.
+ */
+static _Noreturn void
+conv_child(const struct sl__text_conv *c, int in, int out, int err)
+{
+    struct rlimit rl;
+    sigset_t none;
+    int sig = 0;
+
+    (void)setpgid(0, 0);
+    if (c->memory > 0) {
+        rl.rlim_cur = (rlim_t)(c->memory << 20);
+        rl.rlim_max = rl.rlim_cur;
+        (void)setrlimit(RLIMIT_AS, &rl);
+    }
+    /* Above 2 first, in case the server runs with 0-2 closed and one of
+     * them is such a descriptor. */
+    in = fcntl(in, F_DUPFD, 3);
+    out = fcntl(out, F_DUPFD, 3);
+    err = fcntl(err, F_DUPFD, 3);
+    if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+        dup2(err, 2) < 0) {
+        _exit(127);
+    }
+    (void)close_range(3, ~0u, 0);
+    for (sig = 1; sig < 32; sig++) {
+        if (sig != SIGKILL && sig != SIGSTOP) {
+            (void)signal(sig, SIG_DFL);
+        }
+    }
+    (void)sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    execvp(c->argv[0], c->argv);
+    _exit(127);
+}
+
+/*
+ * Start the converter: stdin is a socket (so that writing to a converter
+ * that exited gives EPIPE, never SIGPIPE, whatever the process does with
+ * signals) or /dev/null in the {file} mode; stdout a pipe; stderr
+ * /dev/null.  Returns 0 or SL_E* (logged).
+ */
+static int
+conv_spawn(struct sl__text_conv *c)
+{
+    int in[2] = {-1, -1};
+    int out[2] = {-1, -1};
+    int null_in = -1;
+    int null_err = -1;
+    int rc = 0;
+
+    if (c->file_arg != SIZE_MAX) {
+        c->argv[c->file_arg] = c->path;
+        null_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    } else if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0) {
+        in[0] = in[1] = -1;
+    }
+    null_err = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if ((in[1] < 0 && null_in < 0) || null_err < 0 ||
+        pipe2(out, O_CLOEXEC) != 0) {
+        SL_WARN("textExtractor: converter %s: %s", c->argv[0], strerror(errno));
+        rc = SL_EIO;
+        goto out;
+    }
+    c->pid = fork();
+    if (c->pid == 0) {
+        conv_child(c, null_in >= 0 ? null_in : in[1], out[1], null_err);
+    }
+    if (c->pid < 0) {
+        SL_WARN("textExtractor: fork: %s", strerror(errno));
+        c->pid = -1;
+        rc = SL_EIO;
+        goto out;
+    }
+    (void)setpgid(c->pid, c->pid);
+    c->deadline = sl_mono_ms() + c->timeout;
+    c->in_fd = in[0];
+    in[0] = -1;
+    c->out_fd = out[0];
+    out[0] = -1;
+    (void)fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
+
+out:
+    conv_close_fd(&in[0]);
+    conv_close_fd(&in[1]);
+    conv_close_fd(&out[0]);
+    conv_close_fd(&out[1]);
+    conv_close_fd(&null_in);
+    conv_close_fd(&null_err);
+    return rc;
+}
+
+/* A new spool file under $TMPDIR (or /tmp) for the {file} mode. */
+static int
+conv_spool(struct sl__text_conv *c)
+{
+    const char *dir = getenv("TMPDIR");
+
+    c->path = sl_asprintf("%s/sluice-text.XXXXXX",
+                          dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+    c->file_fd = mkostemp(c->path, O_CLOEXEC);
+    if (c->file_fd < 0) {
+        SL_WARN("textExtractor: mkstemp %s: %s", c->path, strerror(errno));
+        SL_FREE(c->path);
+        return SL_EIO;
+    }
+    return 0;
+}
+
+/* Read what the converter wrote (one read) into the text; the text drops
+ * what is beyond maxTextBytes.  Closes stdout at its end. */
+static void
+conv_read(struct sl_text *x, struct sl_text_doc *d)
+{
+    ssize_t n = read(d->conv.out_fd, x->obuf, SL_TEXT_CHUNK);
+
+    if (n > 0) {
+        sl__text_buf_bytes(&d->text, x->obuf, (size_t)n);
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        conv_close_fd(&d->conv.out_fd);
+    }
+}
+
+/* Kill the converter's process group (leftover grandchildren too) and
+ * reap the child if it was not reaped yet. */
+static void
+conv_kill(struct sl__text_conv *c)
+{
+    if (c->pid <= 0) {
+        return;
+    }
+    (void)kill(-c->pid, SIGKILL);
+    if (!c->reaped) {
+        (void)kill(c->pid, SIGKILL);
+        while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR) {
+        }
+        c->reaped = 1;
+    }
+}
+
+/*
+ * One round of I/O with the converter, at most @wait ms: write what its
+ * stdin takes of *@p (*@n bytes, may be NULL), read what it wrote.  At
+ * the deadline the child is killed (timed_out, reaped).  Returns 0 or
+ * SL_ECANCELED (the cancel callback said so: the child is killed).
+ */
+static int
+conv_poll(struct sl_text *x,
+          struct sl_text_doc *d,
+          const char **p,
+          size_t *n,
+          int wait)
+{
+    struct sl__text_conv *c = &d->conv;
+    struct pollfd fds[2];
+    nfds_t k = 0;
+    int win = -1;
+    int rin = -1;
+    int64_t left = c->deadline - sl_mono_ms();
+    ssize_t sent = 0;
+
+    if (x->canceled != NULL && x->canceled(x->arg)) {
+        conv_kill(c);
+        return SL_ECANCELED;
+    }
+    if (left <= 0) {
+        c->timed_out = 1;
+        conv_kill(c);
+        return 0;
+    }
+    if (n != NULL && *n > 0 && c->in_fd >= 0) {
+        fds[k].fd = c->in_fd;
+        fds[k].events = POLLOUT;
+        win = (int)k++;
+    }
+    if (c->out_fd >= 0) {
+        fds[k].fd = c->out_fd;
+        fds[k].events = POLLIN;
+        rin = (int)k++;
+    }
+    if (poll(fds, k, left < wait ? (int)left : wait) <= 0) {
+        return 0;
+    }
+    if (rin >= 0 && fds[rin].revents != 0) {
+        conv_read(x, d);
+    }
+    if (win >= 0 && fds[win].revents != 0) {
+        sent = send(c->in_fd, *p, *n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (sent > 0) {
+            *p += sent;
+            *n -= (size_t)sent;
+        } else if (sent < 0 && errno != EAGAIN && errno != EINTR) {
+            /* The converter does not read any more (EPIPE): the rest of
+             * the content is dropped, its exit status decides. */
+            conv_close_fd(&c->in_fd);
+        }
+    }
+    return 0;
+}
+
+/* Start the converter configured by @cfg for the record. */
+void
+sl__text_conv_begin(struct sl_text_doc *d, const json_t *cfg)
+{
+    struct sl__text_conv *c = &d->conv;
+
+    if (conv_config(c, cfg, d->mime) != 0) {
+        d->outcome = SL_TEXT_CONV_FAILED;
+        return;
+    }
+    if (c->file_arg != SIZE_MAX) {
+        if (conv_spool(c) != 0) {
+            d->outcome = SL_TEXT_CONV_FAILED;
+        }
+        return;
+    }
+    if (conv_spawn(c) != 0) {
+        d->outcome = SL_TEXT_CONV_FAILED;
+    }
+}
+
+/* Give @n bytes of content to the converter: into the spool file, or to
+ * its stdin while its stdout is read (so neither side can block the
+ * other). */
+int
+sl__text_conv_feed(struct sl_text *x,
+                   struct sl_text_doc *d,
+                   const char *p,
+                   size_t n)
+{
+    struct sl__text_conv *c = &d->conv;
+    int rc = 0;
+
+    if (d->outcome != SL_TEXT_EXTRACTED) {
+        return SL_TEXT_STOP;
+    }
+    if (c->file_fd >= 0) {
+        if (sl_write_all(c->file_fd, p, n) != 0) {
+            SL_WARN("textExtractor: spool %s: %s", c->path, strerror(errno));
+            d->outcome = SL_TEXT_CONV_FAILED;
+            return SL_TEXT_STOP;
+        }
+        return 0;
+    }
+    while (rc == 0 && n > 0 && c->in_fd >= 0 && !c->reaped) {
+        rc = conv_poll(x, d, &p, &n, 100);
+    }
+    return rc != 0 ? rc : (c->reaped || c->in_fd < 0 ? SL_TEXT_STOP : 0);
+}
+
+/* Wait (until the deadline) for the child to exit while reading its
+ * output; its process group is killed before it is reaped. */
+static int
+conv_wait(struct sl_text *x, struct sl_text_doc *d)
+{
+    struct sl__text_conv *c = &d->conv;
+    siginfo_t si;
+    int nap = 1;
+    int rc = 0;
+
+    while (!c->reaped) {
+        memset(&si, 0, sizeof(si));
+        if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+                0 &&
+            si.si_pid == c->pid) {
+            while (c->out_fd >= 0 && !d->text.full &&
+                   sl_mono_ms() < c->deadline) {
+                struct pollfd pfd = {c->out_fd, POLLIN, 0};
+
+                if (poll(&pfd, 1, 0) <= 0) {
+                    break;
+                }
+                conv_read(x, d);
+            }
+            conv_kill(c);
+            break;
+        }
+        if (c->out_fd >= 0) {
+            rc = conv_poll(x, d, NULL, NULL, 100);
+        } else {
+            (void)poll(NULL, 0, nap);
+            nap = nap < 50 ? nap * 2 : 50;
+            rc = conv_poll(x, d, NULL, NULL, 0);
+        }
+        if (rc != 0) {
+            break;
+        }
+    }
+    return rc;
+}
+
+/* Finish the converter (unless @abort: kill it): the outcome from its
+ * exit status; files and descriptors released. */
+int
+sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort)
+{
+    struct sl__text_conv *c = &d->conv;
+    int rc = 0;
+
+    if (c->file_fd >= 0) {
+        conv_close_fd(&c->file_fd);
+        if (!abort && d->outcome == SL_TEXT_EXTRACTED && conv_spawn(c) != 0) {
+            d->outcome = SL_TEXT_CONV_FAILED;
+        }
+    }
+    conv_close_fd(&c->in_fd);
+    if (c->pid > 0) {
+        if (abort) {
+            conv_kill(c);
+        } else {
+            rc = conv_wait(x, d);
+        }
+    }
+    conv_close_fd(&c->out_fd);
+    if (c->path != NULL) {
+        (void)unlink(c->path);
+        SL_FREE(c->path);
+    }
+    if (!abort && rc == 0 && c->pid > 0 && d->outcome == SL_TEXT_EXTRACTED) {
+        if (c->timed_out) {
+            d->outcome = SL_TEXT_CONV_TIMEOUT;
+            SL_WARN("textExtractor: converter %s for %s timed out after "
+                    "%lld s",
+                    c->argv[0],
+                    d->mime,
+                    (long long)(c->timeout / 1000));
+        } else if (!WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0) {
+            d->outcome = SL_TEXT_CONV_FAILED;
+            SL_WARN("textExtractor: converter %s for %s failed (%s %d)",
+                    c->argv[0],
+                    d->mime,
+                    WIFEXITED(c->status) ? "exit status" : "signal",
+                    WIFEXITED(c->status) ? WEXITSTATUS(c->status)
+                                         : WTERMSIG(c->status));
+        }
+    }
+    if (d->outcome != SL_TEXT_EXTRACTED) {
+        sl__text_buf_clear(&d->text);
+    }
+    SL_FREE(c->argv);
+    c->pid = -1;
+    return rc;
+}

@@ -1,0 +1,154 @@
+/*
+ * The text library's private header: the structures its files share and
+ * the functions one file calls in another (text/text.h has the API).
+ */
+#ifndef SL_TEXT_INT_H_INCLUDED
+#define SL_TEXT_INT_H_INCLUDED
+
+#include <iconv.h>
+#include <sys/types.h>
+
+#include <libxml/parser.h>
+#include <magic.h>
+#include <uchardet.h>
+
+#include "text/text.h"
+
+#define HEAD_MAX  SL_TEXT_CHUNK /* bytes seen by libmagic, uchardet */
+#define CARRY_MAX 16u           /* incomplete multibyte input kept for iconv */
+
+/* Separators owed before the next character of a collapsed text. */
+enum { SEP_NONE = 0, SEP_SPACE = 1, SEP_LINE = 2 };
+
+/*
+ * Extracted text: valid UTF-8, at most max bytes, cut between characters.
+ * Bytes go through an incremental UTF-8 checker (invalid sequences become
+ * U+FFFD, NUL and most control characters are dropped); in collapse mode
+ * runs of white space become one space and block boundaries one line
+ * break, never at the start or the end.
+ */
+struct sl__text_buf {
+    struct sl_buf b;       /* the text; limit max */
+    size_t max;            /* maximum bytes */
+    int full;              /* the cap was hit: later characters dropped */
+    int collapse;          /* collapse white space */
+    int sep;               /* SEP_*: owed before the next character */
+    unsigned char part[4]; /* an incomplete UTF-8 sequence */
+    size_t plen;           /* its length */
+};
+
+/* An external converter process of one document. */
+struct sl__text_conv {
+    char **argv;      /* NULL-terminated; strings borrowed */
+    size_t file_arg;  /* index of "{file}" in argv, or SIZE_MAX */
+    char *path;       /* spool file of the {file} mode, or NULL */
+    int file_fd;      /* open spool file, or -1 */
+    int in_fd;        /* our end of the child's stdin (a socket), or -1 */
+    int out_fd;       /* our end of the child's stdout (a pipe), or -1 */
+    pid_t pid;        /* the child (and its process group), or -1 */
+    int64_t timeout;  /* milliseconds */
+    uint64_t memory;  /* MiB of address space, 0: unlimited */
+    int64_t deadline; /* sl_mono_ms() when the child is killed */
+    int status;       /* wait status once reaped */
+    int reaped;       /* status is valid */
+    int timed_out;    /* killed at the deadline */
+};
+
+/* One document being extracted. */
+struct sl_text_doc {
+    struct sl__text_buf text;          /* its text */
+    struct sl__text_buf title;         /* an HTML <title> */
+    char mime[SL_TEXT_MIME_MAX];       /* its MIME type */
+    char charset[SL_TEXT_CHARSET_MAX]; /* the charset read, or "" */
+    const char *given;                 /* the HTTP header's charset, borrowed */
+    int kind;                          /* enum sl_text_kind of mime */
+    int conv_on;                       /* an external converter extracts */
+    int outcome;                       /* enum sl_text_outcome */
+    int malformed;                     /* XML that is not well-formed */
+    /* SL_TEXT_KIND_TEXT */
+    iconv_t cd;                     /* to UTF-8, or (iconv_t)-1 */
+    unsigned char carry[CARRY_MAX]; /* incomplete input sequence */
+    size_t clen;                    /* its length */
+    /* SL_TEXT_KIND_HTML, SL_TEXT_KIND_XML */
+    xmlParserCtxtPtr px;          /* push parser (an htmlParserCtxtPtr too) */
+    struct sl_web_html_feed feed; /* HTML: what waits for the next chunk */
+    unsigned skip;                /* inside <script>, <style>... */
+    unsigned in_title;            /* inside the first <title> */
+    unsigned pre;                 /* inside <pre> */
+    int title_done;               /* the first <title> ended */
+    struct sl__text_conv conv;
+    struct sl_text *t; /* the extractor, borrowed */
+};
+
+/* An extractor: its options, the libraries it loaded, its buffers. */
+struct sl_text {
+    uint64_t max_text;          /* maximum bytes of a document's text */
+    const json_t *converters;   /* MIME type -> converter entry, or NULL */
+    int (*canceled)(void *arg); /* polled while a converter runs, or NULL */
+    void *arg;                  /* of canceled */
+    magic_t magic;              /* loaded on first use */
+    int magic_failed;           /* magic_open or magic_load failed */
+    uchardet_t ud;              /* created on first use */
+    char *obuf;                 /* SL_TEXT_CHUNK: iconv, converter output */
+    char *stage; /* SL_TEXT_CHUNK + SL_WEB_HTML_HOLD: iconv, HTML input */
+};
+
+static const unsigned char SL__TEXT_REPLACEMENT[3] = {0xef, 0xbf, 0xbd};
+
+/* textbuf.c: the text */
+void sl__text_buf_init(struct sl__text_buf *t, size_t max, int collapse);
+void sl__text_buf_clear(struct sl__text_buf *t);
+void sl__text_buf_break(struct sl__text_buf *t, int sep);
+void sl__text_buf_char(struct sl__text_buf *t,
+                       const unsigned char *s,
+                       size_t len,
+                       uint32_t cp);
+void sl__text_buf_bytes(struct sl__text_buf *t, const void *data, size_t n);
+void sl__text_buf_end(struct sl__text_buf *t);
+
+/* mime.c */
+int sl__text_head_textual(const char *head, size_t len);
+
+/* plain.c: charsets and plain text */
+void sl__text_charset_copy(char *out, const char *in);
+const char *sl__text_charset_bom(const char *head, size_t len);
+void sl__text_charset_detect(uchardet_t *ud,
+                             const char *head,
+                             size_t len,
+                             char *out);
+void sl__text_plain_begin(struct sl_text *x,
+                          struct sl_text_doc *d,
+                          const char *head,
+                          size_t len);
+int sl__text_plain_feed(struct sl_text *x,
+                        struct sl_text_doc *d,
+                        const char *p,
+                        size_t n);
+void sl__text_plain_end(struct sl_text *x, struct sl_text_doc *d);
+
+/* markup.c: HTML and XML */
+void sl__text_xml_once(void);
+int sl__text_html_open(struct sl_text *x,
+                       struct sl_text_doc *d,
+                       const char *head,
+                       size_t len);
+int sl__text_xml_open(struct sl_text_doc *d);
+int sl__text_markup_feed(struct sl_text *x,
+                         struct sl_text_doc *d,
+                         const char *p,
+                         size_t n);
+void sl__text_markup_end(struct sl_text_doc *d, int abort);
+
+/* conv.c: external converters */
+void sl__text_conv_begin(struct sl_text_doc *d, const json_t *cfg);
+int sl__text_conv_feed(struct sl_text *x,
+                       struct sl_text_doc *d,
+                       const char *p,
+                       size_t n);
+int sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort);
+
+/* doc.c */
+void sl__text_doc_init(struct sl_text_doc *d, uint64_t max_text);
+void sl__text_doc_fini(struct sl_text_doc *d);
+
+#endif /* SL_TEXT_INT_H_INCLUDED */
