@@ -1,10 +1,10 @@
 /*
- * HTTP server: libmicrohttpd with a thread pool, a static route table for
- * the REST API under /smila/, JSON replies and the error body of
+ * HTTP server: libmicrohttpd with a thread per connection, a static route table
+ * for the REST API under /smila/, JSON replies and the error body of
  * docs/rest-api.md.
  *
  * Threading: sl_http_start and sl_http_stop are called from one thread
- * (the main thread).  Handlers run on the server's pool threads and reach
+ * (the main thread).  Handlers run on the connections' threads and reach
  * other modules only through their thread-safe APIs.
  */
 #ifndef SL_HTTP_H_INCLUDED
@@ -26,7 +26,7 @@ struct sl_http_server;
 struct sl_http_config {
     const char *listen;         /* "host:port" or "[v6]:port"; port 0 = any */
     const char *api_token;      /* required when listen is not loopback */
-    unsigned threads;           /* pool size, >= 1 */
+    unsigned threads;           /* unused: a thread per connection */
     unsigned max_connections;   /* concurrent connections */
     unsigned max_conn_per_ip;   /* of them from one address; 0: no limit */
     uint64_t max_body_bytes;    /* JSON bodies (413 beyond) */

@@ -639,7 +639,14 @@ sl_http_start(const struct sl_http_config *cfg,
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
     const union MHD_DaemonInfo *info = NULL;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+    /* One thread per connection: a handler may work for seconds (a bulk
+     * of 16 MiB appended while others wait for the journal, a finish that
+     * waits for the bulkbuilder); in a shared pool thread that stalls the
+     * other connections of the thread until their idle timeout closes
+     * them without a reply.  Connections are bounded by maxConnections
+     * and maxConnectionsPerIp. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
                      MHD_USE_ITC | MHD_USE_ERROR_LOG;
     int rc = 0;
 
@@ -677,8 +684,6 @@ sl_http_start(const struct sl_http_config *cfg,
                                  s,
                                  MHD_OPTION_SOCK_ADDR,
                                  (struct sockaddr *)&ss,
-                                 MHD_OPTION_THREAD_POOL_SIZE,
-                                 (unsigned)(cfg->threads ? cfg->threads : 1),
                                  MHD_OPTION_CONNECTION_LIMIT,
                                  (unsigned)cfg->max_connections,
                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT,
