@@ -1,7 +1,7 @@
 /*
  * bench/delta: records per second of the delta service (16 shards,
  * durability process) against a plain single LMDB environment doing the
- * same puts and gets in the same run (BENCHMARKS.md).
+ * same puts and gets in the same run (docs/development.md "Benchmarks").
  *
  * Steps, each on N records (default 1M) in batches of 1000:
  *   mark      sl_delta_mark_updated of N new records

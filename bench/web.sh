@@ -3,7 +3,7 @@
 # (default 20000: a home page, 100 section pages, N pages of about 4 KB of
 # text, each linking its section, its neighbours and the home page: cycles
 # everywhere), serves it with nginx on 127.0.0.1, and measures in one run:
-#   - wget2 --recursive over the site (the baseline, as BENCHMARKS.md asks:
+#   - wget2 --recursive over the site (the baseline, as docs/development.md "Benchmarks" asks:
 #     measured in the same run on the same server);
 #   - a Sluice crawl job (workflow webCrawling, politeness off: delayMs 0,
 #     8 connections per host; extractText on, so each page is parsed once
