@@ -232,6 +232,11 @@ source_delete(struct sl__req *req, const struct kind *k)
     if (k == &delta_kind && (rc = sl__api_purge_flag(req, &purge)) != 0) {
         return rc;
     }
+    if (purge) { /* it checks that no run crawls the source */
+        rc = sl__api_purge_source(req, source, &out, &err);
+        return rc != 0 ? sl__reply_err(req, &err)
+                       : sl__reply_json(req, 200, out);
+    }
     if (sl_jm_source_in_use(req->svc->jm, source, job)) {
         return sl__reply_error(req,
                                SL_ECONFLICT,
@@ -240,11 +245,6 @@ source_delete(struct sl__req *req, const struct kind *k)
                                "of job '%s'",
                                source,
                                job);
-    }
-    if (purge) {
-        rc = sl__api_purge_source(req, source, &out, &err);
-        return rc != 0 ? sl__reply_err(req, &err)
-                       : sl__reply_json(req, 200, out);
     }
     rc = k->invalidate != NULL ? k->invalidate(req->svc->delta, source, &err)
                                : k->clear(req->svc->delta, source, &err);

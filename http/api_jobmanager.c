@@ -260,20 +260,6 @@ sl__api_jm_def_get(struct sl__req *req)
     return sl__reply_json(req, 200, def);
 }
 
-/* The dataSource parameter of job definition @name (a new string), or
- * NULL. */
-static char *
-job_source(struct sl_jm *jm, const char *name)
-{
-    json_t *def = sl_jm_defs_get(jm, "jobs", name);
-    const char *s = json_string_value(
-        json_object_get(json_object_get(def, "parameters"), "dataSource"));
-    char *out = s != NULL ? sl_strdup(s) : NULL;
-
-    json_decref(def);
-    return out;
-}
-
 /*
  * DELETE .../jobs/<job>/?purge=true: the job's source is purged (its
  * documents leave the index) before the job goes.  Without it the
@@ -282,7 +268,9 @@ job_source(struct sl_jm *jm, const char *name)
 static int
 job_delete(struct sl__req *req, const char *name)
 {
-    char *source = job_source(req->svc->jm, name);
+    json_t *def = sl_jm_defs_get(req->svc->jm, "jobs", name);
+    const char *source = json_string_value(
+        json_object_get(json_object_get(def, "parameters"), "dataSource"));
     json_t *reply = NULL;
     json_t *purged = NULL;
     uint64_t entries = 0;
@@ -292,12 +280,10 @@ job_delete(struct sl__req *req, const char *name)
 
     sl_err_clear(&err);
     if (rc != 0) {
-        sl_free(source);
+        json_decref(def);
         return rc;
     }
     if (purge && source == NULL) {
-        json_t *def = sl_jm_defs_get(req->svc->jm, "jobs", name);
-
         rc = sl_err_set(&err,
                         def != NULL ? SL_EINVAL : SL_ENOENT,
                         def != NULL ? "purge" : "name",
@@ -305,13 +291,6 @@ job_delete(struct sl__req *req, const char *name)
                                       "to purge"
                                     : "no job '%s'",
                         name);
-        json_decref(def);
-    } else if (purge && sl_jm_source_in_use(req->svc->jm, source, NULL)) {
-        rc = sl_err_set(&err,
-                        SL_ECONFLICT,
-                        "purge",
-                        "source '%s' is being crawled by an active run",
-                        source);
     } else if (purge) {
         rc = sl__api_purge_source(req, source, &purged, &err);
     }
@@ -339,7 +318,7 @@ job_delete(struct sl__req *req, const char *name)
         }
     }
     json_decref(purged);
-    sl_free(source);
+    json_decref(def); /* @source is borrowed from it */
     return reply_or_error(req, rc, &err, 200, reply);
 }
 

@@ -78,6 +78,7 @@ sl__api_purge_source(struct sl__req *req,
                      struct sl_err *err)
 {
     const struct sl_http_services *svc = req->svc;
+    char crawler[SL_NAME_MAX + 1];
     json_t *jobs = NULL;
     json_t *v = NULL;
     uint64_t entries = 0;
@@ -85,6 +86,15 @@ sl__api_purge_source(struct sl__req *req,
     int rc = 0;
 
     *out = NULL;
+    if (sl_jm_source_in_use(svc->jm, source, crawler)) {
+        return sl_err_set(err,
+                          SL_ECONFLICT,
+                          "source",
+                          "source '%s' is being crawled by the active run of "
+                          "job '%s'",
+                          source,
+                          crawler);
+    }
     jobs = processing_jobs(svc->jm);
     if (json_array_size(jobs) == 0) {
         json_decref(jobs);
