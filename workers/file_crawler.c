@@ -206,7 +206,6 @@ static int
 crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
 {
     const json_t *filters = sl_task_param(ctx, "filters");
-    const json_t *follow = NULL;
     int rc = 0;
 
     memset(c, 0, sizeof(*c));
@@ -244,14 +243,9 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
                             "numbers >= 0");
         return SL_EINVAL;
     }
-    follow = json_object_get(filters, "followSymbolicLinks");
-    c->follow = json_is_true(follow) ||
-                (json_is_string(follow) &&
-                 strcmp(json_string_value(follow), "true") == 0);
-    follow = json_object_get(filters, "linksOutsideRoot");
-    c->outside = json_is_true(follow) ||
-                 (json_is_string(follow) &&
-                  strcmp(json_string_value(follow), "true") == 0);
+    c->follow =
+        sl__wk_json_true(json_object_get(filters, "followSymbolicLinks"));
+    c->outside = sl__wk_json_true(json_object_get(filters, "linksOutsideRoot"));
     c->root[0] = '\0';
     if (sl_task_param_str(ctx, "rootFolder") == NULL ||
         realpath(sl_task_param_str(ctx, "rootFolder"), c->root) == NULL) {
@@ -587,13 +581,10 @@ link_inside_root(const struct crawl *c, const char *raw, const char *name)
 {
     char *path = sl_asprintf("%s/%s", strcmp(raw, "/") == 0 ? "" : raw, name);
     char target[PATH_MAX];
-    size_t n = strlen(c->root);
     int inside = 0;
 
-    if (n > 0 && realpath(path, target) != NULL) {
-        inside = strncmp(target, c->root, n) == 0 &&
-                 (target[n] == '\0' || target[n] == '/' ||
-                  (n == 1 && c->root[0] == '/'));
+    if (realpath(path, target) != NULL) {
+        inside = sl__wk_path_under(c->root, target);
     }
     if (!inside) {
         SL_INFO("fileCrawler: %s: the link leads out of rootFolder %s; "

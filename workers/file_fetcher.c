@@ -39,18 +39,16 @@ opened_inside_root(const struct fetch *f, int fd, const char *raw)
 {
     char proc[64];
     char target[PATH_MAX];
-    size_t n = strlen(f->root);
     ssize_t len = 0;
 
-    if (n == 0) {
+    if (f->root[0] == '\0') {
         return 1;
     }
     (void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
     len = readlink(proc, target, sizeof(target) - 1);
     if (len > 0) {
         target[len] = '\0';
-        if (strncmp(target, f->root, n) == 0 &&
-            (target[n] == '/' || (n == 1 && f->root[0] == '/'))) {
+        if (sl__wk_path_under(f->root, target)) {
             return 1;
         }
     }
@@ -73,9 +71,8 @@ root_init(struct fetch *f)
     const char *root = sl_task_param_str(f->ctx, "rootFolder");
 
     f->root[0] = '\0';
-    if (json_is_true(v) ||
-        (json_is_string(v) && strcmp(json_string_value(v), "true") == 0) ||
-        root == NULL || realpath(root, f->root) == NULL) {
+    if (sl__wk_json_true(v) || root == NULL ||
+        realpath(root, f->root) == NULL) {
         f->root[0] = '\0';
     }
 }

@@ -9,6 +9,22 @@
 #include "workers/workers_int.h"
 
 int
+sl__wk_json_true(const json_t *v)
+{
+    return json_is_true(v) ||
+           (json_is_string(v) && strcmp(json_string_value(v), "true") == 0);
+}
+
+int
+sl__wk_path_under(const char *root, const char *path)
+{
+    size_t n = strlen(root);
+
+    return n > 0 && strncmp(path, root, n) == 0 &&
+           (path[n] == '\0' || path[n] == '/' || (n == 1 && root[0] == '/'));
+}
+
+int
 sl__wk_json_u64(const json_t *v, uint64_t def, uint64_t *out)
 {
     if (v == NULL || json_is_null(v)) {

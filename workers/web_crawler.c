@@ -2610,17 +2610,13 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         !(json_is_false(v) ||
           (json_is_string(v) && strcmp(json_string_value(v), "false") == 0));
     v = sl_task_param(ctx, "extractText");
-    c->extract_text =
-        json_is_true(v) ||
-        (json_is_string(v) && strcmp(json_string_value(v), "true") == 0);
+    c->extract_text = sl__wk_json_true(v);
     /* as the textExtractor reads it; only with extractText */
     if (c->extract_text && sl__wk_max_text(ctx, &c->max_text) != 0) {
         return SL_EINVAL;
     }
     v = sl_task_param(ctx, "followSitemaps");
-    c->follow_sitemaps =
-        json_is_true(v) ||
-        (json_is_string(v) && strcmp(json_string_value(v), "true") == 0);
+    c->follow_sitemaps = sl__wk_json_true(v);
     c->ua = json_string_value(json_object_get(pol, "userAgent"));
     if (c->ua == NULL || c->ua[0] == '\0') {
         c->ua = DEFAULT_UA;

@@ -213,6 +213,10 @@ int sl__wk_regex_compile(regex_t *re, const char *pattern);
 /** A count from @p v: absent or null -> @p def; integer >= 0 or a numeric
  * string.  0 or SL_EINVAL. */
 int sl__wk_json_u64(const json_t *v, uint64_t def, uint64_t *out);
+/** A flag given as JSON true or the string "true": 1, else 0. */
+int sl__wk_json_true(const json_t *v);
+/** Is @p path (resolved) @p root (resolved, non-empty) or below it? */
+int sl__wk_path_under(const char *root, const char *path);
 
 /* ------------------------------------------------------------------------
  * Compound extraction (file_extractor.c): the text library's archive walk
