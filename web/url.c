@@ -299,6 +299,33 @@ host_ok(const char *host)
 }
 
 /*
+ * Whether the IPv6 zone of @h, if it has one, is a zone RFC 6874 allows
+ * (unreserved characters).  libcurl keeps the zone apart from the host and
+ * writes its bytes back as they came, so "[::1%25\xec]" would give a normal
+ * form that is not UTF-8 (fuzz_url found it); such a URL is refused.
+ */
+static int
+zone_ok(CURLU *h)
+{
+    char *zone = NULL;
+    const char *p = NULL;
+    int ok = 1;
+
+    if (curl_url_get(h, CURLUPART_ZONEID, &zone, 0) != CURLUE_OK) {
+        return 1;
+    }
+    for (p = zone; *p != '\0'; p++) {
+        if (!unreserved((unsigned char)*p)) {
+            ok = 0;
+            break;
+        }
+    }
+    ok = ok && zone[0] != '\0';
+    curl_free(zone);
+    return ok;
+}
+
+/*
  * Whether @host may be an IPv4 address in a form other than the dotted
  * quad ("615", "0x7f.1", "010.0.0.1"), which libcurl rewrites ("0.0.2.103")
  * when it parses a URL, but not when the host was percent-encoded
@@ -363,7 +390,7 @@ finish_once(CURLU *h, char **out, int *ipv4)
         goto out;
     }
     uc = curl_url_get(h, CURLUPART_HOST, &part, 0);
-    if (uc != CURLUE_OK || part[0] == '\0' || !host_ok(part)) {
+    if (uc != CURLUE_OK || part[0] == '\0' || !host_ok(part) || !zone_ok(h)) {
         rc = uc == CURLUE_OUT_OF_MEMORY ? SL_EINTERNAL : SL_EINVAL;
         goto out;
     }

@@ -111,6 +111,12 @@ test_url_normalize(void **state)
         {"http://exa\nmple.com/x\ty\r", "http://example.com/xy", 0},
         {"http://[::1]:80/a", "http://[::1]/a", 0},
         {"http://[::1]:8080/a", "http://[::1]:8080/a", 0},
+        {"http://[fe80::1%25eth0]/a", "http://[fe80::1%25eth0]/a", 0},
+        {"http://[::3%25BCch\xec\xec"
+         "1]:8080/a",
+         NULL,
+         SL_EINVAL},
+        {"http://[::3%25a%2fb]/", NULL, SL_EINVAL},
         {"http://EXAMPLE.com./", "http://example.com./", 0},
         {"http://B\xc3\xbc"
          "CHER.de/",
