@@ -296,7 +296,7 @@ journal_open(struct sl_bb *bb, struct job *j, int slot, struct sl_err *err)
      * which may be an object in the store by now (a hard link): drop the
      * name, never truncate what it names. */
     if (unlink(path) != 0 && errno != ENOENT) {
-        SL_WARN("bulkbuilder: %s: %s", path, strerror(errno));
+        SL_WARN("bulkbuilder: %s: %s", path, sl_errno_str(errno));
     }
     jr->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (jr->fd < 0) {
@@ -305,7 +305,7 @@ journal_open(struct sl_bb *bb, struct job *j, int slot, struct sl_err *err)
                         "job",
                         "journal %s: %s",
                         path,
-                        strerror(errno));
+                        sl_errno_str(errno));
         goto out;
     }
     sl_sink_fd(&jr->sink, &jr->fd);
@@ -378,7 +378,7 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
             if (unlink(from) != 0) {
                 SL_WARN("bulkbuilder: %s: %s (the next journal removes it)",
                         from,
-                        strerror(errno));
+                        sl_errno_str(errno));
             }
             sealed = 1;
             goto closed;
@@ -392,8 +392,9 @@ seal(struct sl_bb *bb, struct job *j, struct sl_err *err)
         jr->w = NULL;
         if (ftruncate(jr->fd, (off_t)good) != 0 ||
             lseek(jr->fd, 0, SEEK_END) < 0) {
-            SL_ERROR(
-                "bulkbuilder: %s: cannot cut back: %s", from, strerror(errno));
+            SL_ERROR("bulkbuilder: %s: cannot cut back: %s",
+                     from,
+                     sl_errno_str(errno));
         }
         (void)sl_bulk_writer_resume(&jr->sink, jr->count, good, &jr->w);
         sl_free(from);
@@ -494,7 +495,7 @@ recover_journals(struct sl_bb *bb, struct job *j)
             /* Never delete accepted records: keep the file for a human. */
             SL_ERROR("bulkbuilder: %s: cannot cut back (%s); kept as %s",
                      path,
-                     strerror(errno),
+                     sl_errno_str(errno),
                      aside);
             (void)rename(path, aside);
             sl_free(aside);
@@ -631,7 +632,7 @@ sl_bb_spool_open(struct sl_bb *bb, struct sl_err *err)
                         NULL,
                         "cannot create a spool file in %s: %s",
                         bb->cfg.dir,
-                        strerror(errno));
+                        sl_errno_str(errno));
     }
     sl_free(path);
     return fd;
@@ -816,7 +817,7 @@ journal_reset(struct sl_bb *bb, struct job *j, int slot, off_t good)
     if (ftruncate(jr->fd, good) != 0 || lseek(jr->fd, 0, SEEK_END) < 0) {
         SL_ERROR("bulkbuilder: job %s: cannot cut the journal back: %s",
                  j->name,
-                 strerror(errno));
+                 sl_errno_str(errno));
     }
     if (count == 0) {
         char *path = journal_path(j, slot);
@@ -945,7 +946,7 @@ copy_to_store(struct sl_bb *bb,
                           "bulk",
                           "%s: %s",
                           path,
-                          strerror(errno));
+                          sl_errno_str(errno));
     }
     rc = sl_obj_writer_open_file(bb->store, store, id, fd, &w, err);
     if (rc == 0) {
@@ -1187,7 +1188,8 @@ commit_bulk(struct sl_bb *bb, struct job *j, uint64_t seq)
      * rename only means the bulk is committed a second time (indexing is
      * idempotent and versioned); never that it is lost. */
     if (have_file && rename(tp, dp) != 0) {
-        SL_ERROR("bulkbuilder: job %s: %s: %s", j->name, dp, strerror(errno));
+        SL_ERROR(
+            "bulkbuilder: job %s: %s: %s", j->name, dp, sl_errno_str(errno));
     }
     (void)sync_dir(bb, j->dir);
 done:
@@ -1444,7 +1446,8 @@ next_epoch(struct sl_bb *bb, struct sl_err *err)
     int fd = -1;
 
     if (f == NULL && errno != ENOENT) {
-        rc = sl_err_set(err, SL_EIO, "dir", "%s: %s", path, strerror(errno));
+        rc =
+            sl_err_set(err, SL_EIO, "dir", "%s: %s", path, sl_errno_str(errno));
         goto out;
     }
     if (f != NULL) {
@@ -1466,7 +1469,8 @@ next_epoch(struct sl_bb *bb, struct sl_err *err)
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
         fsync(fd) != 0 || rename(tmp, path) != 0) {
-        rc = sl_err_set(err, SL_EIO, "dir", "%s: %s", path, strerror(errno));
+        rc =
+            sl_err_set(err, SL_EIO, "dir", "%s: %s", path, sl_errno_str(errno));
         goto out;
     }
     (void)close(fd);
@@ -1527,7 +1531,7 @@ sl_bb_start(struct sl_bb *bb, struct sl_err *err)
                           "dir",
                           "%s: %s",
                           bb->dir,
-                          strerror(errno));
+                          sl_errno_str(errno));
     }
     while ((e = readdir(d)) != NULL) {
         if (strncmp(e->d_name, "j.", 2) != 0 || e->d_name[2] == '\0' ||

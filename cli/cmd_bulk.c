@@ -98,7 +98,7 @@ open_input(const char *path)
     }
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        (void)report(path, "%s", strerror(errno));
+        (void)report(path, "%s", sl_errno_str(errno));
     }
     return fd;
 }
@@ -184,7 +184,7 @@ walk(const char *path, int print, uint64_t *count)
             }
             if (json_dumpf(meta, stdout, JSON_COMPACT) != 0 ||
                 fputc('\n', stdout) == EOF) {
-                rc = report("stdout", "write error: %s", strerror(errno));
+                rc = report("stdout", "write error: %s", sl_errno_str(errno));
                 goto out;
             }
         }
@@ -213,7 +213,7 @@ cmd_cat(char **args, int nargs)
     }
 
     if (fflush(stdout) != 0 && rc == 0) {
-        rc = report("stdout", "write error: %s", strerror(errno));
+        rc = report("stdout", "write error: %s", sl_errno_str(errno));
     }
     return rc;
 }
@@ -229,7 +229,7 @@ cmd_count(char **args, int nargs)
         return rc;
     }
     if (printf("%llu\n", (unsigned long long)n) < 0 || fflush(stdout) != 0) {
-        return report("stdout", "write error: %s", strerror(errno));
+        return report("stdout", "write error: %s", sl_errno_str(errno));
     }
     return 0;
 }
@@ -380,7 +380,7 @@ add_file_attachment(struct sl_bulk_writer *w,
                         "attachment \"%s\": %s: %s",
                         name,
                         path,
-                        strerror(errno));
+                        sl_errno_str(errno));
         goto out;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -412,7 +412,7 @@ add_file_attachment(struct sl_bulk_writer *w,
                             "attachment \"%s\": %s: %s",
                             name,
                             path,
-                            strerror(errno));
+                            sl_errno_str(errno));
             goto out;
         }
         if (n == 0) {
@@ -655,7 +655,7 @@ cmd_from_jsonl(char **args, int nargs)
     tmp = sl_asprintf("%s.tmp.%ld", out, (long)getpid());
     out_fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (out_fd < 0) {
-        rc = report(tmp, "%s", strerror(errno));
+        rc = report(tmp, "%s", sl_errno_str(errno));
         SL_FREE(tmp); /* not ours: do not unlink it */
         goto out;
     }
@@ -670,17 +670,17 @@ cmd_from_jsonl(char **args, int nargs)
         goto out;
     }
     if (fsync(out_fd) != 0) {
-        rc = report(tmp, "fsync: %s", strerror(errno));
+        rc = report(tmp, "fsync: %s", sl_errno_str(errno));
         goto out;
     }
     rc = close(out_fd);
     out_fd = -1;
     if (rc != 0) {
-        rc = report(tmp, "close: %s", strerror(errno));
+        rc = report(tmp, "close: %s", sl_errno_str(errno));
         goto out;
     }
     if (rename(tmp, out) != 0) {
-        rc = report(out, "rename: %s", strerror(errno));
+        rc = report(out, "rename: %s", sl_errno_str(errno));
         goto out;
     }
     SL_FREE(tmp);

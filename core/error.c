@@ -24,6 +24,15 @@ sl_strerror(int code)
 }
 
 const char *
+sl_errno_str(int errnum)
+{
+    static _Thread_local char buf[128];
+
+    /* the GNU form (_GNU_SOURCE): returns buf or a static string */
+    return strerror_r(errnum, buf, sizeof(buf));
+}
+
+const char *
 sl_err_name(int code)
 {
     switch (code) {

@@ -78,6 +78,12 @@ struct sl_err {
 
 /** @brief Text for an error code ("no such resource"); never NULL. */
 const char *sl_strerror(int code);
+/**
+ * @brief Text for an errno value ("No such file or directory"); never NULL.
+ * Thread-safe (strerror_r into a per-thread buffer): the text stays valid
+ * until the calling thread's next call.  strerror itself is banned.
+ */
+const char *sl_errno_str(int errnum);
 /** @brief Symbolic name of an error code ("SL_ENOENT"); never NULL. */
 const char *sl_err_name(int code);
 /** @brief API code string for the REST error body ("NOT_FOUND"). */

@@ -164,7 +164,7 @@ mkdir_one(const char *path, struct sl_err *err)
                       NULL,
                       "cannot create directory '%s': %s",
                       path,
-                      strerror(e));
+                      sl_errno_str(e));
 }
 
 int

@@ -460,7 +460,7 @@ sl_delta_open(const char *dir,
                           NULL,
                           "cannot create '%s': %s",
                           dir,
-                          strerror(errno));
+                          sl_errno_str(errno));
     }
     d = sl_calloc(1, sizeof(*d));
     d->dir = sl_strdup(dir);

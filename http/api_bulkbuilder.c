@@ -469,7 +469,7 @@ replay(struct sl__req *req,
                                     SL_EIO,
                                     "body",
                                     "cannot read the spooled bulk: %s",
-                                    strerror(errno))
+                                    sl_errno_str(errno))
                        : 0;
             break;
         }

@@ -210,7 +210,7 @@ list_files(const char *dir,
                           NULL,
                           "cannot read index directory '%s': %s",
                           dir,
-                          strerror(errno));
+                          sl_errno_str(errno));
     }
     while ((de = readdir(d)) != NULL) {
         if (!match(de->d_name, name, &f)) {
@@ -251,7 +251,7 @@ remove_files(const char *dir, const char *name, struct sl_err *err)
                             "index '%s': cannot remove '%s': %s",
                             name,
                             files[i].name,
-                            strerror(errno));
+                            sl_errno_str(errno));
         }
         sl_free(path);
     }

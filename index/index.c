@@ -458,7 +458,7 @@ index_open(struct sl_index_set *set,
                               "index",
                               "index '%s': %s",
                               name,
-                              strerror(errno));
+                              sl_errno_str(errno));
         goto fail;
     }
     src = sqlite3_open_v2(path,

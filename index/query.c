@@ -274,7 +274,7 @@ scan_names(const char *dir, char ***names, size_t *n, struct sl_err *err)
                           NULL,
                           "cannot read index directory '%s': %s",
                           dir,
-                          strerror(errno));
+                          sl_errno_str(errno));
     }
     while ((de = readdir(d)) != NULL) {
         size_t len = strlen(de->d_name);

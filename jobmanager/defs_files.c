@@ -155,8 +155,9 @@ load_workflows_dir(struct sl__jm_defs *d, const char *dir)
         if (errnum == ENOENT) {
             return 0;
         }
-        SL_WARN(
-            "%s: cannot open workflows directory: %s", dir, strerror(errnum));
+        SL_WARN("%s: cannot open workflows directory: %s",
+                dir,
+                sl_errno_str(errnum));
         return 1;
     }
     for (;;) {

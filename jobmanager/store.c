@@ -284,7 +284,7 @@ sl__jm_store_open(const char *dir,
                           NULL,
                           "cannot create '%s': %s",
                           dir,
-                          strerror(errno));
+                          sl_errno_str(errno));
     }
     s = sl_calloc(1, sizeof(*s));
     s->durability = durability;

@@ -1585,7 +1585,7 @@ fs_writer_open_file(void *ctx,
                  "linked: %s",
                  id,
                  store,
-                 strerror(errno));
+                 sl_errno_str(errno));
         fs_writer_free(fw);
         return 1;
     }

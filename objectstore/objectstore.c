@@ -371,7 +371,7 @@ fd_read_at(void *src,
                           "of store '%s': %s",
                           f->id,
                           f->store,
-                          strerror(errno));
+                          sl_errno_str(errno));
     }
     *n = (size_t)got;
     return 0;

@@ -1,12 +1,14 @@
 #!/bin/sh
 # Fails when the C sources call a banned function (docs/development.md
 # "Code style"):
-# unbounded string functions, atoi-style parsing and raw allocation outside
-# core/alloc.c.  Prints every offending line.
+# unbounded string functions, atoi-style parsing, raw allocation outside
+# core/alloc.c, and the calls that are not thread-safe (strerror, localtime,
+# gmtime, asctime, ctime: use sl_errno_str and the _r forms).  Prints every
+# offending line.
 set -u
 root=${1:-.}
 cd "$root" || exit 2
-pattern='(^|[^A-Za-z0-9_.>])(strcpy|strcat|sprintf|vsprintf|strtok|gets|atoi|atol|atoll|malloc|calloc|realloc|free|strdup|strndup)[[:space:]]*\('
+pattern='(^|[^A-Za-z0-9_.>])(strcpy|strcat|sprintf|vsprintf|strtok|gets|atoi|atol|atoll|malloc|calloc|realloc|free|strdup|strndup|strerror|strncpy|localtime|gmtime|asctime|ctime)[[:space:]]*\('
 files=$(git ls-files -co --exclude-standard -- '*.c' '*.h' 2>/dev/null || find . -name '*.c' -o -name '*.h')
 bad=0
 for f in $files; do

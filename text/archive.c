@@ -181,7 +181,7 @@ sl_text_spool_open(void)
     int e = errno;
 
     if (fd < 0) {
-        SL_ERROR("mkstemp %s: %s", path, strerror(e));
+        SL_ERROR("mkstemp %s: %s", path, sl_errno_str(e));
     } else {
         (void)unlink(path);
     }
@@ -209,7 +209,8 @@ spool(struct sl_text_archive *x,
     *len = 0;
     *fd = sl_text_spool_open();
     if (*fd < 0) {
-        sl_err_set(x->err, SL_EIO, NULL, "temporary file: %s", strerror(errno));
+        sl_err_set(
+            x->err, SL_EIO, NULL, "temporary file: %s", sl_errno_str(errno));
         return SL_EIO;
     }
     for (;;) {
@@ -223,8 +224,11 @@ spool(struct sl_text_archive *x,
             *fd = -1;
         }
         if (*fd >= 0 && write(*fd, x->buf, n) != (ssize_t)n) {
-            sl_err_set(
-                x->err, SL_EIO, NULL, "temporary file: %s", strerror(errno));
+            sl_err_set(x->err,
+                       SL_EIO,
+                       NULL,
+                       "temporary file: %s",
+                       sl_errno_str(errno));
             rc = SL_EIO;
             break;
         }

@@ -149,7 +149,8 @@ conv_spawn(struct sl__text_conv *c)
     null_err = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if ((in[1] < 0 && null_in < 0) || null_err < 0 ||
         pipe2(out, O_CLOEXEC) != 0) {
-        SL_WARN("textExtractor: converter %s: %s", c->argv[0], strerror(errno));
+        SL_WARN(
+            "textExtractor: converter %s: %s", c->argv[0], sl_errno_str(errno));
         rc = SL_EIO;
         goto out;
     }
@@ -158,7 +159,7 @@ conv_spawn(struct sl__text_conv *c)
         conv_child(c, null_in >= 0 ? null_in : in[1], out[1], null_err);
     }
     if (c->pid < 0) {
-        SL_WARN("textExtractor: fork: %s", strerror(errno));
+        SL_WARN("textExtractor: fork: %s", sl_errno_str(errno));
         c->pid = -1;
         rc = SL_EIO;
         goto out;
@@ -191,7 +192,7 @@ conv_spool(struct sl__text_conv *c)
                           dir != NULL && dir[0] != '\0' ? dir : "/tmp");
     c->file_fd = mkostemp(c->path, O_CLOEXEC);
     if (c->file_fd < 0) {
-        SL_WARN("textExtractor: mkstemp %s: %s", c->path, strerror(errno));
+        SL_WARN("textExtractor: mkstemp %s: %s", c->path, sl_errno_str(errno));
         SL_FREE(c->path);
         return SL_EIO;
     }
@@ -327,7 +328,8 @@ sl__text_conv_feed(struct sl_text *x,
     }
     if (c->file_fd >= 0) {
         if (sl_write_all(c->file_fd, p, n) != 0) {
-            SL_WARN("textExtractor: spool %s: %s", c->path, strerror(errno));
+            SL_WARN(
+                "textExtractor: spool %s: %s", c->path, sl_errno_str(errno));
             d->outcome = SL_TEXT_CONV_FAILED;
             return SL_TEXT_STOP;
         }

@@ -617,13 +617,13 @@ crawl_entry(struct crawl *c,
     int rc = 0;
 
     if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        SL_WARN("fileCrawler: %s/%s: %s", raw, name, strerror(errno));
+        SL_WARN("fileCrawler: %s/%s: %s", raw, name, sl_errno_str(errno));
         if (errno == ENOENT || errno == ENOTDIR) {
             sl_task_counter_add(c->ctx, "files.vanished", 1);
         } else {
             sl_task_counter_add(c->ctx, "files.unreadable", 1);
             sl_task_set_incomplete(
-                c->ctx, "%s/%s: %s", raw, name, strerror(errno));
+                c->ctx, "%s/%s: %s", raw, name, sl_errno_str(errno));
         }
         return 0;
     }
@@ -636,7 +636,7 @@ crawl_entry(struct crawl *c,
             SL_WARN("fileCrawler: %s/%s: dangling link (%s)",
                     raw,
                     name,
-                    strerror(errno));
+                    sl_errno_str(errno));
             sl_task_counter_add(c->ctx, "files.vanished", 1);
             return 0;
         }
@@ -697,13 +697,13 @@ dir_unreadable(struct crawl *c, const char *raw)
 {
     int e = errno;
 
-    SL_WARN("fileCrawler: directory %s: %s", raw, strerror(e));
+    SL_WARN("fileCrawler: directory %s: %s", raw, sl_errno_str(e));
     if (e == ENOENT || e == ENOTDIR) {
         sl_task_counter_add(c->ctx, "directories.vanished", 1);
         return;
     }
     sl_task_counter_add(c->ctx, "directories.unreadable", 1);
-    sl_task_set_incomplete(c->ctx, "directory %s: %s", raw, strerror(e));
+    sl_task_set_incomplete(c->ctx, "directory %s: %s", raw, sl_errno_str(e));
 }
 
 /*
@@ -822,11 +822,13 @@ crawl_root(struct crawl *c)
         return SL_WORKER_FATAL;
     }
     if (realpath(root, abs) == NULL) {
-        sl_task_set_message(c->ctx, "rootFolder %s: %s", root, strerror(errno));
+        sl_task_set_message(
+            c->ctx, "rootFolder %s: %s", root, sl_errno_str(errno));
         return SL_WORKER_FATAL;
     }
     if (stat(abs, &st) != 0) {
-        sl_task_set_message(c->ctx, "rootFolder %s: %s", root, strerror(errno));
+        sl_task_set_message(
+            c->ctx, "rootFolder %s: %s", root, sl_errno_str(errno));
         return SL_WORKER_FATAL;
     }
     if (!S_ISDIR(st.st_mode)) {
@@ -836,7 +838,8 @@ crawl_root(struct crawl *c)
     if (access(abs, R_OK | X_OK) != 0) {
         /* nothing could be listed: the run must not look like an empty
          * tree whose documents all go */
-        sl_task_set_message(c->ctx, "rootFolder %s: %s", root, strerror(errno));
+        sl_task_set_message(
+            c->ctx, "rootFolder %s: %s", root, sl_errno_str(errno));
         return SL_WORKER_FATAL;
     }
     epath = sl_worker_path_escape(abs);

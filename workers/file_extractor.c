@@ -233,15 +233,15 @@ extract_record(struct file_task *t, const json_t *meta)
     raw = sl_worker_path_unescape(esc);
     fd = open(raw, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-        SL_WARN("fileExtractor: %s: %s", raw, strerror(errno));
+        SL_WARN("fileExtractor: %s: %s", raw, sl_errno_str(errno));
         sl_task_counter_add(t->ctx, "compounds.vanished", 1);
         goto out;
     }
     if (fd < 0) {
         /* it exists: the run must not delete its elements' documents */
-        SL_WARN("fileExtractor: %s: %s", raw, strerror(errno));
+        SL_WARN("fileExtractor: %s: %s", raw, sl_errno_str(errno));
         sl_task_counter_add(t->ctx, "compounds.unreadable", 1);
-        sl_task_set_incomplete(t->ctx, "%s: %s", raw, strerror(errno));
+        sl_task_set_incomplete(t->ctx, "%s: %s", raw, sl_errno_str(errno));
         goto out;
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

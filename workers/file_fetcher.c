@@ -85,15 +85,15 @@ open_file(struct fetch *f, const char *raw, struct stat *st)
     int fd = open(raw, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
     if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-        SL_WARN("fileFetcher: %s: %s", raw, strerror(errno));
+        SL_WARN("fileFetcher: %s: %s", raw, sl_errno_str(errno));
         sl_task_counter_add(f->ctx, "files.vanished", 1);
         return -1;
     }
     if (fd < 0 || fstat(fd, st) != 0) {
         /* it exists: the run must not delete its document */
-        SL_WARN("fileFetcher: %s: %s", raw, strerror(errno));
+        SL_WARN("fileFetcher: %s: %s", raw, sl_errno_str(errno));
         sl_task_counter_add(f->ctx, "files.unreadable", 1);
-        sl_task_set_incomplete(f->ctx, "%s: %s", raw, strerror(errno));
+        sl_task_set_incomplete(f->ctx, "%s: %s", raw, sl_errno_str(errno));
         if (fd >= 0) {
             (void)close(fd);
         }
@@ -131,7 +131,8 @@ copy_content(struct fetch *f, int fd, const char *raw, uint64_t size)
             continue;
         }
         if (n < 0) {
-            sl_task_set_message(f->ctx, "read %s: %s", raw, strerror(errno));
+            sl_task_set_message(
+                f->ctx, "read %s: %s", raw, sl_errno_str(errno));
             return SL_EIO;
         }
         if (n == 0) {

@@ -220,8 +220,9 @@ worker_main(void *arg)
     /* Linux keeps a niceness per thread: this one only */
     if (wt->wt->nice > 0 &&
         setpriority(PRIO_PROCESS, (id_t)gettid(), wt->wt->nice) != 0) {
-        SL_WARN(
-            "worker %s: cannot lower the priority: %s", name, strerror(errno));
+        SL_WARN("worker %s: cannot lower the priority: %s",
+                name,
+                sl_errno_str(errno));
     }
     for (;;) {
         (void)pthread_mutex_lock(&p->mu);

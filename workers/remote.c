@@ -229,7 +229,7 @@ tmpfile_open(struct sl_err *err)
                          NULL,
                          "cannot create a temporary file in %s: %s",
                          dir != NULL ? dir : "/tmp",
-                         strerror(errno));
+                         sl_errno_str(errno));
         return -1;
     }
     (void)unlink(name);
@@ -411,7 +411,7 @@ remote_input_open(void *conn,
         rc = http_error(status, &ebody, url, err);
     }
     if (rc == 0 && lseek(t->fd, 0, SEEK_SET) < 0) {
-        rc = sl_err_set(err, SL_EIO, NULL, "lseek: %s", strerror(errno));
+        rc = sl_err_set(err, SL_EIO, NULL, "lseek: %s", sl_errno_str(errno));
     }
 out:
     curl_slist_free_all(hdr);
@@ -496,7 +496,7 @@ remote_output_commit(void *conn, void *handle, struct sl_err *err)
                         sl_err_from_errno(errno),
                         NULL,
                         "temporary file: %s",
-                        strerror(errno));
+                        sl_errno_str(errno));
         goto out;
     }
     hdr = setup(c, url, 0);

@@ -413,7 +413,7 @@ spool_attachments(struct push *p, struct sl_bulk_reader *r, struct sl_err *err)
                             "spool",
                             "%s: %s",
                             path,
-                            strerror(errno));
+                            sl_errno_str(errno));
             sl_free(path);
             return rc;
         }
@@ -427,7 +427,7 @@ spool_attachments(struct push *p, struct sl_bulk_reader *r, struct sl_err *err)
                n > 0) {
             if (write(s->fd, p->buf, n) != (ssize_t)n) {
                 return sl_err_set(
-                    err, SL_EIO, "spool", "write: %s", strerror(errno));
+                    err, SL_EIO, "spool", "write: %s", sl_errno_str(errno));
             }
         }
         if (rc != 0) {

@@ -912,7 +912,7 @@ copy_spool(struct crawl *c, const struct xfer *x, struct sl_bulk_writer *w)
         if (n <= 0) {
             sl_task_set_message(c->ctx,
                                 "temporary file: %s",
-                                n < 0 ? strerror(errno) : "truncated");
+                                n < 0 ? sl_errno_str(errno) : "truncated");
             rc = SL_EIO;
             break;
         }
@@ -1461,7 +1461,8 @@ static int
 spool_write(struct xfer *x, const char *buf, size_t n)
 {
     if (sl_write_all(x->spool, buf, n) != 0) {
-        sl_task_set_message(x->c->ctx, "temporary file: %s", strerror(errno));
+        sl_task_set_message(
+            x->c->ctx, "temporary file: %s", sl_errno_str(errno));
         x->c->fatal = 1;
         return -1;
     }
@@ -1490,7 +1491,7 @@ keep_body(struct xfer *x, const char *buf, size_t n)
         x->spool = sl_text_spool_open();
         if (x->spool < 0) {
             sl_task_set_message(
-                x->c->ctx, "temporary file: %s", strerror(errno));
+                x->c->ctx, "temporary file: %s", sl_errno_str(errno));
             x->c->fatal = 1;
             return 0;
         }
@@ -1561,7 +1562,8 @@ xfer_new(struct crawl *c, struct link *lk)
         if (x->spool < 0) {
             /* not a lost link: dropped, a `full` run would delete the
              * compound and its elements; the task is retried instead */
-            sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
+            sl_task_set_message(
+                c->ctx, "temporary file: %s", sl_errno_str(errno));
             c->fatal = 1;
             sl_free(x);
             return NULL;
@@ -1662,7 +1664,7 @@ extract_compound(struct crawl *c,
     }
     rc = sl_task_output_writer(c->ctx, SLOT_FILES, &w);
     if (rc == 0 && lseek(fd, 0, SEEK_SET) != 0) {
-        sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
+        sl_task_set_message(c->ctx, "temporary file: %s", sl_errno_str(errno));
         rc = SL_EIO;
     }
     if (rc == 0) {
@@ -2095,7 +2097,7 @@ parse_page(struct crawl *c, struct xfer *x)
         n = body_piece(x, off, buf, SL_TEXT_CHUNK, &chunk);
     }
     if (n < 0) {
-        sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
+        sl_task_set_message(c->ctx, "temporary file: %s", sl_errno_str(errno));
         c->fatal = 1;
         sl_web_links_free(x->lx); /* a part of the page: no links, no text */
         x->lx = NULL;
@@ -3242,7 +3244,7 @@ spool_attachment(struct crawl *c,
 
     *fd = sl_text_spool_open();
     if (*fd < 0) {
-        sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
+        sl_task_set_message(c->ctx, "temporary file: %s", sl_errno_str(errno));
         sl_free(buf);
         return SL_EIO;
     }
@@ -3250,7 +3252,8 @@ spool_attachment(struct crawl *c,
                0 &&
            n > 0) {
         if (sl_write_all(*fd, buf, n) != 0) {
-            sl_task_set_message(c->ctx, "temporary file: %s", strerror(errno));
+            sl_task_set_message(
+                c->ctx, "temporary file: %s", sl_errno_str(errno));
             rc = SL_EIO;
             break;
         }

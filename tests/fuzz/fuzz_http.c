@@ -300,7 +300,7 @@ exchange(const struct sl_buf *req, struct sl_buf *ans)
             rc = 0;
         }
     }
-    SL_FUZZ_CHECK(rc == 0, "connect: %s", strerror(errno));
+    SL_FUZZ_CHECK(rc == 0, "connect: %s", sl_errno_str(errno));
     while (off < req->len) {
         ssize_t w = send(fd, req->data + off, req->len - off, MSG_NOSIGNAL);
 
@@ -321,7 +321,7 @@ exchange(const struct sl_buf *req, struct sl_buf *ans)
         SL_FUZZ_CHECK(r >= 0 || errno == ECONNRESET,
                       "no answer within %d s: %s\n%.*s",
                       ANSWER_S,
-                      strerror(errno),
+                      sl_errno_str(errno),
                       (int)(req->len < 2048 ? req->len : 2048),
                       req->data);
         if (r <= 0) {
