@@ -80,70 +80,65 @@ sl_name_check_store(const char *name, struct sl_err *err)
 }
 
 /*
- * Length of the valid UTF-8 sequence at the start of the @p n > 0 bytes at
- * @p s (1 to 4), or 0 when it is invalid: a stray continuation byte, an
- * overlong form (C0, C1, E0 80-9F, F0 80-8F), a surrogate (ED A0-BF), a
- * code point above U+10FFFF (F4 90-BF, F5-FF) or a truncated sequence.
+ * The one UTF-8 decoder (RFC 3629).  The byte ranges that make a form
+ * overlong (C0, C1, E0 80-9F, F0 80-8F), a surrogate (ED A0-BF) or a code
+ * point above U+10FFFF (F4 90-BF, F5-FF) are checked on the lead and the
+ * second byte, so the value needs no check afterwards.
  */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
+int
+sl_utf8_decode(const void *data, size_t n, uint32_t *cp)
 {
-    unsigned char c = s[0];
+    const unsigned char *s = data;
     unsigned char lo = 0x80;
     unsigned char hi = 0xbf;
+    uint32_t v = 0;
     size_t len = 0;
     size_t i = 0;
 
-    if (c < 0x80) {
+    if (n == 0) {
+        return 0;
+    }
+    if (s[0] < 0x80) {
+        *cp = s[0];
         return 1;
     }
-    if (c >= 0xc2 && c <= 0xdf) {
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
         len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
+        v = s[0] & 0x1fu;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
         len = 3;
-        lo = c == 0xe0 ? 0xa0 : 0x80;
-        hi = c == 0xed ? 0x9f : 0xbf;
-    } else if (c >= 0xf0 && c <= 0xf4) {
+        v = s[0] & 0x0fu;
+        lo = s[0] == 0xe0 ? 0xa0 : 0x80;
+        hi = s[0] == 0xed ? 0x9f : 0xbf;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
         len = 4;
-        lo = c == 0xf0 ? 0x90 : 0x80;
-        hi = c == 0xf4 ? 0x8f : 0xbf;
+        v = s[0] & 0x07u;
+        lo = s[0] == 0xf0 ? 0x90 : 0x80;
+        hi = s[0] == 0xf4 ? 0x8f : 0xbf;
     } else {
         return 0;
     }
-    if (n < len || s[1] < lo || s[1] > hi) {
-        return 0;
-    }
-    for (i = 2; i < len; i++) {
-        if (s[i] < 0x80 || s[i] > 0xbf) {
-            return 0;
+    for (i = 1; i < len; i++) {
+        if (i >= n) {
+            return -1; /* continuation bytes so far, fewer than needed */
         }
+        if ((s[i] & 0xc0) != 0x80 ||
+            (i == 1 && n >= len && (s[1] < lo || s[1] > hi))) {
+            return 0; /* a cut sequence is judged when it is complete */
+        }
+        v = (v << 6) | (s[i] & 0x3fu);
     }
-    return len;
+    *cp = v;
+    return (int)len;
 }
 
-/*
- * Does the @n bytes at @s start a sequence that more bytes could complete:
- * a lead byte of a 2- to 4-byte form with only continuation bytes after
- * it, fewer than the form needs?
- */
-static int
-utf8_cut(const unsigned char *s, size_t n)
+static size_t
+utf8_len(const unsigned char *s, size_t n)
 {
-    size_t len = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
-                 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-                 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
-                                                : 0;
-    size_t i = 0;
+    uint32_t cp = 0;
+    int len = sl_utf8_decode(s, n, &cp);
 
-    if (n >= len) {
-        return 0;
-    }
-    for (i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-    }
-    return 1;
+    return len > 0 ? (size_t)len : 0;
 }
 
 /* sl_utf8_valid, and with @head a sequence cut by the end is valid too. */
@@ -166,7 +161,9 @@ utf8_check(const unsigned char *s, size_t n, int head)
         }
         len = utf8_len(s + i, n - i);
         if (len == 0) {
-            return head && utf8_cut(s + i, n - i);
+            uint32_t cp = 0;
+
+            return head && sl_utf8_decode(s + i, n - i, &cp) < 0;
         }
         i += len;
     }

@@ -253,6 +253,15 @@ int sl_utf8_valid_head(const void *data, size_t n);
  */
 size_t sl_utf8_len(const void *data, size_t n);
 /**
+ * @brief Decode the UTF-8 sequence that starts the @p n bytes at @p data:
+ * its length (1 to 4) with the code point in *@p cp; 0 when it is invalid
+ * (bad lead or continuation byte, overlong form, surrogate, above
+ * U+10FFFF) or @p n is 0; -1 when the @p n bytes are a lead byte and
+ * continuation bytes, fewer than it needs (more bytes may complete it).
+ * The one UTF-8 decoder of the code.
+ */
+int sl_utf8_decode(const void *data, size_t n, uint32_t *cp);
+/**
  * @brief Copy the string @p src into @p dst (@p cap bytes, always
  * terminated when @p cap > 0) with every byte that is not part of a valid
  * UTF-8 sequence written as \xHH (backslash, x, two hex digits), so the

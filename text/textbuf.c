@@ -204,55 +204,6 @@ text_run(struct sl__text_buf *t, const unsigned char *s, size_t len)
 }
 
 /*
- * Length of the UTF-8 sequence at @s (@n > 0 bytes there): 1 to 4 with
- * the code point in *cp, 0 when it is invalid (bad lead or continuation
- * byte, overlong form, surrogate, above U+10FFFF), -1 when the @n bytes
- * are the start of a longer sequence.
- */
-static int
-utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    uint32_t v = 0;
-    uint32_t min = 0;
-    size_t len = 0;
-    size_t i = 0;
-
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        len = 2;
-        v = s[0] & 0x1fu;
-        min = 0x80;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        len = 3;
-        v = s[0] & 0x0fu;
-        min = 0x800;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        len = 4;
-        v = s[0] & 0x07u;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (i = 1; i < len; i++) {
-        if (i >= n) {
-            return -1;
-        }
-        if ((s[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        v = (v << 6) | (s[i] & 0x3fu);
-    }
-    if (v < min || (v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff) {
-        return 0;
-    }
-    *cp = v;
-    return (int)len;
-}
-
-/*
  * Append @n bytes of supposed UTF-8 @data.  A sequence split between two
  * calls is completed from the next call; invalid bytes become U+FFFD one
  * by one.
@@ -270,7 +221,7 @@ sl__text_buf_bytes(struct sl__text_buf *t, const void *data, size_t n)
 
         t->part[t->plen++] = *p++;
         n--;
-        len = utf8_seq(t->part, t->plen, &cp);
+        len = sl_utf8_decode(t->part, t->plen, &cp);
         if (len < 0) {
             continue;
         }
@@ -294,7 +245,7 @@ sl__text_buf_bytes(struct sl__text_buf *t, const void *data, size_t n)
             n -= run;
             continue;
         }
-        len = utf8_seq(p, n, &cp);
+        len = sl_utf8_decode(p, n, &cp);
         if (len < 0) {
             memcpy(t->part, p, n);
             t->plen = n;

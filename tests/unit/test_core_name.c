@@ -251,6 +251,61 @@ test_utf8_valid_head(void **state)
     }
 }
 
+/* sl_utf8_decode: code points of each length, the invalid forms as 0, and
+ * a cut sequence as -1 whatever its continuation bytes (it is judged when
+ * complete); every code point U+0000..U+10FFFF outside the surrogates
+ * round-trips through its encoding. */
+static void
+test_utf8_decode(void **state)
+{
+    uint32_t cp = 0;
+    uint32_t v = 0;
+
+    (void)state;
+    assert_int_equal(sl_utf8_decode("A", 1, &cp), 1);
+    assert_int_equal(cp, 0x41);
+    assert_int_equal(sl_utf8_decode("\xc3\xbc", 2, &cp), 2);
+    assert_int_equal(cp, 0xfc);
+    assert_int_equal(sl_utf8_decode("\xe4\xb8\xad", 3, &cp), 3);
+    assert_int_equal(cp, 0x4e2d);
+    assert_int_equal(sl_utf8_decode("\xf0\x9f\x98\x80", 4, &cp), 4);
+    assert_int_equal(cp, 0x1f600);
+    assert_int_equal(sl_utf8_decode("", 0, &cp), 0);
+    assert_int_equal(sl_utf8_decode("\x80", 1, &cp), 0);     /* stray */
+    assert_int_equal(sl_utf8_decode("\xc0\xaf", 2, &cp), 0); /* overlong */
+    assert_int_equal(sl_utf8_decode("\xe0\x80\xaf", 3, &cp), 0);
+    assert_int_equal(sl_utf8_decode("\xf0\x80\x80\xaf", 4, &cp), 0);
+    assert_int_equal(sl_utf8_decode("\xed\xa0\x80", 3, &cp), 0); /* D800 */
+    assert_int_equal(sl_utf8_decode("\xf4\x90\x80\x80", 4, &cp), 0);
+    assert_int_equal(sl_utf8_decode("\xf5\x80\x80\x80", 4, &cp), 0);
+    assert_int_equal(sl_utf8_decode("\xe4\x28\xad", 3, &cp), 0);
+    assert_int_equal(sl_utf8_decode("\xe4\xb8", 2, &cp), -1);
+    assert_int_equal(sl_utf8_decode("\xe0\x80", 2, &cp), -1);
+    assert_int_equal(sl_utf8_decode("\xf0", 1, &cp), -1);
+    assert_int_equal(sl_utf8_decode("\xe4\x28", 2, &cp), 0);
+    for (v = 0; v <= 0x10ffff; v++) {
+        unsigned char b[4];
+        int n = v < 0x80 ? 1 : v < 0x800 ? 2 : v < 0x10000 ? 3 : 4;
+
+        if (v >= 0xd800 && v <= 0xdfff) {
+            continue;
+        }
+        b[0] = n == 1   ? (unsigned char)v
+               : n == 2 ? (unsigned char)(0xc0 | (v >> 6))
+               : n == 3 ? (unsigned char)(0xe0 | (v >> 12))
+                        : (unsigned char)(0xf0 | (v >> 18));
+        for (int i = 1; i < n; i++) {
+            b[i] = (unsigned char)(0x80 | ((v >> (6 * (n - 1 - i))) & 0x3f));
+        }
+        cp = 0xffffffffu;
+        assert_int_equal(sl_utf8_decode(b, (size_t)n, &cp), n);
+        assert_int_equal(cp, v);
+        if (n > 1) {
+            assert_int_equal(sl_utf8_decode(b, (size_t)n - 1, &cp), -1);
+        }
+    }
+}
+
 /* sl_utf8_valid: the eight-byte ASCII steps find a bad byte at any offset,
  * sequences cut by the length are invalid, NUL bytes are allowed. */
 static void
@@ -308,6 +363,7 @@ main(void)
         cmocka_unit_test(test_name_store),
         cmocka_unit_test(test_name_object_id),
         cmocka_unit_test(test_name_null_err),
+        cmocka_unit_test(test_utf8_decode),
         cmocka_unit_test(test_utf8_valid),
         cmocka_unit_test(test_utf8_valid_head),
     };
