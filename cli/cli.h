@@ -52,6 +52,36 @@ int sl_cli_job_main(int argc, char **argv);
 /* HTTP client of the CLI commands (http_client.c). */
 #define SL_CLI_MAX_REPLY      (16u << 20)
 #define SL_CLI_DEFAULT_SERVER "http://127.0.0.1:8080"
+
+/*
+ * The server a client command talks to: --server URL or $SLUICE_SERVER,
+ * and --token TOKEN or $SLUICE_TOKEN (the environment keeps the token out
+ * of the process list).  The strings are borrowed from argv or environ.
+ */
+struct sl_cli_conn {
+    const char *server; /* NULL when none was given and there is no default */
+    const char *token;  /* NULL: no Authorization header */
+};
+/* The two rows of a command's getopt_long table. */
+#define SL_CLI_CONN_OPTIONS                                                    \
+    {"server", required_argument, NULL, 's'},                                  \
+    {                                                                          \
+        "token", required_argument, NULL, 'T'                                  \
+    }
+/** @brief Print the help lines of the two options; @p dflt is the server
+ * used without --server and $SLUICE_SERVER, or NULL for none. */
+void sl_cli_conn_help(FILE *out, const char *dflt);
+/**
+ * @brief Start @p c from the environment, @p dflt (may be NULL) when
+ * $SLUICE_SERVER is unset or empty.
+ */
+void sl_cli_conn_init(struct sl_cli_conn *c, const char *dflt);
+/**
+ * @brief Take option @p opt ('s' or 'T', from SL_CLI_CONN_OPTIONS) with
+ * argument @p arg.
+ * @return 1 when it was one of them, else 0.
+ */
+int sl_cli_conn_option(struct sl_cli_conn *c, int opt, const char *arg);
 /**
  * @brief One request; the reply lands in @p reply (bounded by its limit),
  * the HTTP status in *status.  @p body (JSON text) may be NULL.

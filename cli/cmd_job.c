@@ -23,8 +23,7 @@
 
 struct args {
     const char *cmd; /* "start" or "status" */
-    const char *server;
-    const char *token;
+    struct sl_cli_conn conn;
     const char *job;
     const char *mode; /* NULL: the workflow's default */
     int wait;
@@ -54,29 +53,34 @@ usage(FILE *out)
         "run\n"
         "        (--json: the run data as the server gives it).\n"
         "\n"
-        "options:\n"
-        "  -s, --server URL   server base URL (default " SL_CLI_DEFAULT_SERVER
-        ")\n"
-        "  -m, --mode MODE    runOnce or standard (default: the workflow's)\n"
-        "  -w, --wait         follow the run until it ends\n"
-        "  -t, --timeout S    give up waiting after S seconds (exit 1)\n"
-        "      --json         status: print the run JSON\n"
-        "      --token TOKEN  API token (Authorization: Bearer)\n"
-        "  -h, --help         this help\n"
-        "\n"
-        "Exit status: 0 success, 1 failure, 2 usage error.\n");
+        "options:\n");
+    sl_cli_conn_help(out, SL_CLI_DEFAULT_SERVER);
+    fprintf(out,
+            "  -m, --mode MODE    runOnce or "
+            "standard (default: the "
+            "workflow's)\n"
+            "  -w, --wait         follow the "
+            "run until it ends\n"
+            "  -t, --timeout S    give up "
+            "waiting after S seconds (exit "
+            "1)\n"
+            "      --json         status: "
+            "print the run JSON\n"
+            "  -h, --help         this help\n"
+            "\n"
+            "Exit status: 0 success, 1 "
+            "failure, 2 usage error.\n");
 }
 
 static int
 parse_args(int argc, char **argv, struct args *a)
 {
     static const struct option opts[] = {
-        {"server", required_argument, NULL, 's'},
+        SL_CLI_CONN_OPTIONS,
         {"mode", required_argument, NULL, 'm'},
         {"wait", no_argument, NULL, 'w'},
         {"timeout", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'J'},
-        {"token", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -84,13 +88,10 @@ parse_args(int argc, char **argv, struct args *a)
     int c = 0;
 
     memset(a, 0, sizeof(*a));
-    a->server = SL_CLI_DEFAULT_SERVER;
+    sl_cli_conn_init(&a->conn, SL_CLI_DEFAULT_SERVER);
     optind = 1;
     while ((c = getopt_long(argc, argv, "s:m:wt:h", opts, NULL)) != -1) {
         switch (c) {
-        case 's':
-            a->server = optarg;
-            break;
         case 'm':
             if (strcmp(optarg, "runOnce") != 0 &&
                 strcmp(optarg, "standard") != 0) {
@@ -118,13 +119,13 @@ parse_args(int argc, char **argv, struct args *a)
         case 'J':
             a->json = 1;
             break;
-        case 'T':
-            a->token = optarg;
-            break;
         case 'h':
             usage(stdout);
             return 0;
         default:
+            if (sl_cli_conn_option(&a->conn, c, optarg)) {
+                break;
+            }
             usage(stderr);
             return EXIT_USAGE;
         }
@@ -149,9 +150,10 @@ parse_args(int argc, char **argv, struct args *a)
 static json_t *
 get(const struct args *a, const char *prog, const char *path)
 {
-    char *url = sl_cli_url(a->server, path);
+    char *url = sl_cli_url(a->conn.server, path);
     long status = 0;
-    json_t *j = sl_cli_http_json(prog, "GET", url, a->token, NULL, &status);
+    json_t *j =
+        sl_cli_http_json(prog, "GET", url, a->conn.token, NULL, &status);
 
     sl_free(url);
     if (j != NULL && status != 200) {
@@ -393,7 +395,7 @@ static int
 job_start(const struct args *a)
 {
     char *path = sl_asprintf("/smila/jobmanager/jobs/%s/", a->job);
-    char *url = sl_cli_url(a->server, path);
+    char *url = sl_cli_url(a->conn.server, path);
     json_t *body =
         a->mode ? json_pack("{s:s}", "mode", a->mode) : json_object();
     char *text = json_dumps(body, JSON_COMPACT);
@@ -403,7 +405,8 @@ job_start(const struct args *a)
     long status = 0;
     int rc = 1;
 
-    reply = sl_cli_http_json(prog_start, "POST", url, a->token, text, &status);
+    reply =
+        sl_cli_http_json(prog_start, "POST", url, a->conn.token, text, &status);
     if (reply == NULL) {
         goto out;
     }

@@ -11,14 +11,12 @@
 
 #include "cli/cli.h"
 
-#define EXIT_USAGE     2
-#define DEFAULT_SERVER SL_CLI_DEFAULT_SERVER
-#define DEFAULT_INDEX  "default"
+#define EXIT_USAGE    2
+#define DEFAULT_INDEX "default"
 
 struct args {
-    const char *server;
+    struct sl_cli_conn conn;
     const char *index;
-    const char *token;
     const char *query;
     uint64_t limit;
 };
@@ -36,15 +34,18 @@ usage(FILE *out)
             "QUERY uses the FTS5 syntax of docs/index.md, e.g. 'report AND "
             "2026'.\n"
             "\n"
-            "options:\n"
-            "  -s, --server URL   server base URL (default " DEFAULT_SERVER
-            ")\n"
-            "  -i, --index NAME   index name (default " DEFAULT_INDEX ")\n"
-            "  -n, --limit N      hits to print, 1 to 1000 (default 10)\n"
-            "      --token TOKEN  API token (Authorization: Bearer)\n"
+            "options:\n");
+    sl_cli_conn_help(out, SL_CLI_DEFAULT_SERVER);
+    fprintf(out,
+            "  -i, --index NAME   index name "
+            "(default " DEFAULT_INDEX ")\n"
+            "  -n, --limit N      hits to "
+            "print, 1 to 1000 (default 10)\n"
             "  -h, --help         this help\n"
             "\n"
-            "Exit status: 0 success (also without hits), 1 failure, 2 usage "
+            "Exit status: 0 success (also "
+            "without hits), 1 failure, 2 "
+            "usage "
             "error.\n");
 }
 
@@ -53,25 +54,21 @@ static int
 parse_args(int argc, char **argv, struct args *a)
 {
     static const struct option opts[] = {
-        {"server", required_argument, NULL, 's'},
+        SL_CLI_CONN_OPTIONS,
         {"index", required_argument, NULL, 'i'},
         {"limit", required_argument, NULL, 'n'},
-        {"token", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c = 0;
 
     memset(a, 0, sizeof(*a));
-    a->server = DEFAULT_SERVER;
+    sl_cli_conn_init(&a->conn, SL_CLI_DEFAULT_SERVER);
     a->index = DEFAULT_INDEX;
     a->limit = 10;
     optind = 1;
     while ((c = getopt_long(argc, argv, "s:i:n:h", opts, NULL)) != -1) {
         switch (c) {
-        case 's':
-            a->server = optarg;
-            break;
         case 'i':
             a->index = optarg;
             break;
@@ -85,13 +82,13 @@ parse_args(int argc, char **argv, struct args *a)
                 return EXIT_USAGE;
             }
             break;
-        case 'T':
-            a->token = optarg;
-            break;
         case 'h':
             usage(stdout);
             return 0;
         default:
+            if (sl_cli_conn_option(&a->conn, c, optarg)) {
+                break;
+            }
             usage(stderr);
             return EXIT_USAGE;
         }
@@ -167,18 +164,18 @@ sl_cli_search_main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    slen = strlen(a.server);
-    while (slen > 0 && a.server[slen - 1] == '/') {
+    slen = strlen(a.conn.server);
+    while (slen > 0 && a.conn.server[slen - 1] == '/') {
         slen--;
     }
     url = sl_asprintf("%.*s/smila/index/%s/search?q=%s&limit=%llu",
                       (int)slen,
-                      a.server,
+                      a.conn.server,
                       a.index,
                       q,
                       (unsigned long long)a.limit);
-    rc =
-        sl_cli_http("sluice search", "GET", url, a.token, NULL, &body, &status);
+    rc = sl_cli_http(
+        "sluice search", "GET", url, a.conn.token, NULL, &body, &status);
     if (rc != 0) {
         goto out;
     }

@@ -17,8 +17,7 @@
 static const char prog[] = "sluice source";
 
 struct args {
-    const char *server;
-    const char *token;
+    struct sl_cli_conn conn;
     const char *cmd;    /* "purge" or "status" */
     const char *source; /* the data source */
 };
@@ -26,25 +25,24 @@ struct args {
 static void
 usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: sluice source purge SOURCE [--server URL] [--token T]\n"
-        "       sluice source status SOURCE [--server URL] [--token T]\n"
-        "\n"
-        "purge   forgets the delta entries of data source SOURCE and "
-        "deletes its\n"
-        "        documents from the index of every running processing "
-        "job\n"
-        "        (documents another source also holds stay)\n"
-        "status  prints the delta entries SOURCE has\n"
-        "\n"
-        "options:\n"
-        "  -s, --server URL   server base URL (default " SL_CLI_DEFAULT_SERVER
-        ")\n"
-        "      --token TOKEN  API token (Authorization: Bearer)\n"
-        "  -h, --help         this help\n"
-        "\n"
-        "Exit status: 0 success, 1 failure, 2 usage error.\n");
+    fprintf(out,
+            "usage: sluice source purge SOURCE [--server URL] [--token T]\n"
+            "       sluice source status SOURCE [--server URL] [--token T]\n"
+            "\n"
+            "purge   forgets the delta entries of data source SOURCE and "
+            "deletes its\n"
+            "        documents from the index of every running processing "
+            "job\n"
+            "        (documents another source also holds stay)\n"
+            "status  prints the delta entries SOURCE has\n"
+            "\n"
+            "options:\n");
+    sl_cli_conn_help(out, SL_CLI_DEFAULT_SERVER);
+    fprintf(out,
+            "  -h, --help         this help\n"
+            "\n"
+            "Exit status: 0 success, 1 "
+            "failure, 2 usage error.\n");
 }
 
 /* Parse argv into @a; returns -1 to go on, else the exit status. */
@@ -52,28 +50,24 @@ static int
 parse_args(int argc, char **argv, struct args *a)
 {
     static const struct option opts[] = {
-        {"server", required_argument, NULL, 's'},
-        {"token", required_argument, NULL, 'T'},
+        SL_CLI_CONN_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c = 0;
 
     memset(a, 0, sizeof(*a));
-    a->server = SL_CLI_DEFAULT_SERVER;
+    sl_cli_conn_init(&a->conn, SL_CLI_DEFAULT_SERVER);
     optind = 1;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
         switch (c) {
-        case 's':
-            a->server = optarg;
-            break;
-        case 'T':
-            a->token = optarg;
-            break;
         case 'h':
             usage(stdout);
             return 0;
         default:
+            if (sl_cli_conn_option(&a->conn, c, optarg)) {
+                break;
+            }
             usage(stderr);
             return EXIT_USAGE;
         }
@@ -109,9 +103,9 @@ sl_cli_source_main(int argc, char **argv)
     esc = curl_easy_escape(NULL, a.source, 0);
     path = sl_asprintf(
         "/smila/importing/delta/%s/%s", esc, purge ? "?purge=true" : "");
-    url = sl_cli_url(a.server, path);
+    url = sl_cli_url(a.conn.server, path);
     reply = sl_cli_http_json(
-        prog, purge ? "DELETE" : "GET", url, a.token, NULL, &status);
+        prog, purge ? "DELETE" : "GET", url, a.conn.token, NULL, &status);
     rc = 1;
     if (reply != NULL && status == 200 && purge) {
         printf("source %s purged: %lld delta entries forgotten; its "

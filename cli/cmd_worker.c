@@ -39,16 +39,14 @@ usage(FILE *out)
             "until SIGINT or SIGTERM (running tasks finish first; exit 0).\n"
             "\n"
             "options:\n"
-            "  -s, --server URL    server base URL, e.g. "
-            "http://127.0.0.1:8080\n"
-            "  -w, --worker NAME   the worker type to run\n"
-            "  -t, --threads N     tasks performed at once (default 1)\n"
-            "      --token TOKEN   API token (Authorization: Bearer)\n"
-            "      --host NAME     host name reported with each task "
-            "(default:\n"
-            "                      this machine's name)\n"
-            "      --log-level LVL debug, info, warn or error\n"
-            "  -h, --help          this help\n"
+            "  -w, --worker NAME  the worker type to run\n"
+            "  -t, --threads N    tasks performed at once (default 1)\n"
+            "      --host NAME    host name reported with each task (default:\n"
+            "                     this machine's name)\n"
+            "      --log-level L  debug, info, warn or error\n"
+            "  -h, --help         this help\n");
+    sl_cli_conn_help(out, NULL);
+    fprintf(out,
             "\n"
             "worker types in this binary:\n");
     types = sl_cli_worker_types(&n);
@@ -64,9 +62,8 @@ usage(FILE *out)
 }
 
 struct args {
-    const char *server;
+    struct sl_cli_conn conn;
     const char *worker;
-    const char *token;
     const char *host;
     const char *level;
     unsigned threads;
@@ -77,10 +74,9 @@ static int
 parse_args(int argc, char **argv, struct args *a)
 {
     static const struct option opts[] = {
-        {"server", required_argument, NULL, 's'},
+        SL_CLI_CONN_OPTIONS,
         {"worker", required_argument, NULL, 'w'},
         {"threads", required_argument, NULL, 't'},
-        {"token", required_argument, NULL, 'T'},
         {"host", required_argument, NULL, 'H'},
         {"log-level", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
@@ -91,12 +87,10 @@ parse_args(int argc, char **argv, struct args *a)
 
     memset(a, 0, sizeof(*a));
     a->threads = 1;
+    sl_cli_conn_init(&a->conn, NULL);
     optind = 1;
     while ((c = getopt_long(argc, argv, "s:w:t:h", opts, NULL)) != -1) {
         switch (c) {
-        case 's':
-            a->server = optarg;
-            break;
         case 'w':
             a->worker = optarg;
             break;
@@ -110,9 +104,6 @@ parse_args(int argc, char **argv, struct args *a)
             }
             a->threads = (unsigned)v;
             break;
-        case 'T':
-            a->token = optarg;
-            break;
         case 'H':
             a->host = optarg;
             break;
@@ -123,6 +114,9 @@ parse_args(int argc, char **argv, struct args *a)
             usage(stdout);
             return 0;
         default:
+            if (sl_cli_conn_option(&a->conn, c, optarg)) {
+                break;
+            }
             usage(stderr);
             return EXIT_USAGE;
         }
@@ -132,10 +126,10 @@ parse_args(int argc, char **argv, struct args *a)
             stderr, "sluice worker: unexpected argument '%s'\n", argv[optind]);
         return EXIT_USAGE;
     }
-    if (a->server == NULL || a->worker == NULL) {
+    if (a->conn.server == NULL || a->worker == NULL) {
         fprintf(stderr,
-                "sluice worker: --server and --worker are required "
-                "(sluice worker --help)\n");
+                "sluice worker: --server (or $SLUICE_SERVER) and --worker are "
+                "required (sluice worker --help)\n");
         return EXIT_USAGE;
     }
     return -1;
@@ -186,8 +180,8 @@ sl_cli_worker_main(int argc, char **argv)
     (void)pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by threads */
 
     memset(&rc_cfg, 0, sizeof(rc_cfg));
-    rc_cfg.server = a.server;
-    rc_cfg.token = a.token;
+    rc_cfg.server = a.conn.server;
+    rc_cfg.token = a.conn.token;
     rc_cfg.host = a.host;
     rc = sl_worker_remote_start(&rc_cfg, type, a.threads, &pool);
     if (rc != 0) {
@@ -197,7 +191,7 @@ sl_cli_worker_main(int argc, char **argv)
     SL_INFO("worker %s: %u thread(s) taking tasks from %s",
             a.worker,
             a.threads,
-            a.server);
+            a.conn.server);
     for (;;) {
         sig = sigtimedwait(&set, NULL, &tick);
         if (sig == SIGINT || sig == SIGTERM) {

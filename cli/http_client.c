@@ -1,9 +1,10 @@
 /*
  * The CLI's HTTP client (libcurl): one request with an optional JSON body,
- * the reply collected in a bounded buffer.  Used by `sluice search` and
- * `sluice job`.
+ * the reply collected in a bounded buffer, and the --server/--token options
+ * of the client commands (`sluice search`, `job`, `source`, `worker`).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <curl/curl.h>
@@ -126,4 +127,40 @@ sl_cli_url(const char *server, const char *path)
         n--;
     }
     return sl_asprintf("%.*s%s", (int)n, server, path);
+}
+
+void
+sl_cli_conn_init(struct sl_cli_conn *c, const char *dflt)
+{
+    const char *server = getenv("SLUICE_SERVER");
+    const char *token = getenv("SLUICE_TOKEN");
+
+    c->server = server != NULL && server[0] != '\0' ? server : dflt;
+    c->token = token != NULL && token[0] != '\0' ? token : NULL;
+}
+
+void
+sl_cli_conn_help(FILE *out, const char *dflt)
+{
+    fprintf(
+        out,
+        "  -s, --server URL   server base URL (default: $SLUICE_SERVER%s%s)\n"
+        "      --token TOKEN  API token, sent as Authorization: Bearer\n"
+        "                     (default: $SLUICE_TOKEN)\n",
+        dflt != NULL ? ",\n                     else " : "",
+        dflt != NULL ? dflt : "");
+}
+
+int
+sl_cli_conn_option(struct sl_cli_conn *c, int opt, const char *arg)
+{
+    if (opt == 's') {
+        c->server = arg;
+        return 1;
+    }
+    if (opt == 'T') {
+        c->token = arg;
+        return 1;
+    }
+    return 0;
 }

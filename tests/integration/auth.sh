@@ -30,6 +30,23 @@ expect_status 200 "right token"
 req PUT /smila/store/s/ -H "Authorization: Bearer s3cret-token"
 expect_status 201 "right token can create"
 [ ! -d "$TMP/data/store/s2" ] && ok "no state from refused requests" || fail "state changed"
+# The client commands take the server from --server or $SLUICE_SERVER and
+# the token from --token or $SLUICE_TOKEN (out of the process list).
+rc=0
+"$SLUICE" source status files --server "$BASE" >"$TMP/cli.out" 2>"$TMP/cli.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "401" "$TMP/cli.err" && ok "sluice source without a token: 401" ||
+    fail "sluice source without a token: rc $rc, $(cat "$TMP/cli.err")"
+rc=0
+SLUICE_SERVER="$BASE" SLUICE_TOKEN=s3cret-token "$SLUICE" source status files >"$TMP/cli.out" 2>"$TMP/cli.err" || rc=$?
+# past the token check: the server answers that the source has no entries
+[ "$rc" = 1 ] && grep -q "HTTP 404: no delta entries" "$TMP/cli.err" &&
+    ok "sluice source with \$SLUICE_SERVER and \$SLUICE_TOKEN" ||
+    fail "sluice source with the environment: rc $rc, $(cat "$TMP/cli.out" "$TMP/cli.err")"
+rc=0
+SLUICE_SERVER=http://127.0.0.1:1 SLUICE_TOKEN=wrong "$SLUICE" source status files --server "$BASE" --token s3cret-token >"$TMP/cli.out" 2>"$TMP/cli.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "HTTP 404: no delta entries" "$TMP/cli.err" &&
+    ok "--server and --token win over the environment" ||
+    fail "options over the environment: rc $rc, $(cat "$TMP/cli.err")"
 stop_server
 
 # Loopback stays open without a token.
