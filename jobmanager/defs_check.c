@@ -838,35 +838,69 @@ job_param_field(const json_t *job,
     }
 }
 
+/* One action of a job's workflow as the job checks see it. */
+struct job_action {
+    const char *jname;             /* the job's name */
+    const struct sl__jm_worker *w; /* NULL: a worker not registered */
+    json_t *params;                /* the resolved task parameters, owned */
+    char label[32];                /* how messages name the action */
+};
+
+typedef int (*job_action_check)(const struct sl__jm_defs *d,
+                                const json_t *job,
+                                const struct job_action *a,
+                                struct sl_err *err);
+
+/* @p check on each action of @p wf in order, up to the first error. */
+static int
+each_action(const struct sl__jm_defs *d,
+            const json_t *job,
+            const json_t *wf,
+            job_action_check check,
+            struct sl_err *err)
+{
+    size_t n = sl__jm_wf_nactions(wf);
+    size_t i = 0;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < n; i++) {
+        const json_t *act = sl__jm_wf_action(wf, i);
+        struct job_action a;
+        char path[32];
+
+        a.jname = sl__jm_str(job, "name");
+        a.w = sl__jm_find_worker(d, sl__jm_str(act, "worker"));
+        a.params = sl__jm_task_params(job, wf, act);
+        sl__jm_action_names(i, path, sizeof(path), a.label, sizeof(a.label));
+        rc = check(d, job, &a, err);
+        json_decref(a.params);
+    }
+    return rc;
+}
+
 /*
- * The resolved task parameters of action @p i hold every required
+ * The resolved task parameters of action @p a hold every required
  * parameter its worker declares, and declared non-"any" ones are scalars.
  */
 static int
 check_job_action(const struct sl__jm_defs *d,
                  const json_t *job,
-                 const json_t *wf,
-                 size_t i,
+                 const struct job_action *a,
                  struct sl_err *err)
 {
-    int rc = 0;
-    const json_t *act = sl__jm_wf_action(wf, i);
-    const struct sl__jm_worker *w =
-        sl__jm_find_worker(d, sl__jm_str(act, "worker"));
-    const char *jname = sl__jm_str(job, "name");
-    json_t *params = NULL;
-    char path[32];
-    char label[32];
+    const struct sl__jm_worker *w = a->w;
+    const char *jname = a->jname;
+    const json_t *params = a->params;
+    const char *label = a->label;
     char field[FIELD_MAX];
     char allowed[256];
     size_t k = 0;
 
-    sl__jm_action_names(i, path, sizeof(path), label, sizeof(label));
+    (void)d;
     if (SL_NEVER(w == NULL)) {
         return sl_err_set(
             err, SL_EINVALDEF, "workflow", "job '%s': unknown worker", jname);
     }
-    params = sl__jm_task_params(job, wf, act);
     for (k = 0; k < w->nparams; k++) {
         const struct sl__jm_param_decl *p = &w->params[k];
         const json_t *v = json_object_get(params, p->name);
@@ -876,48 +910,42 @@ check_job_action(const struct sl__jm_defs *d,
         }
         job_param_field(job, w->name, p->name, field, sizeof(field));
         if (v == NULL && !p->optional) {
-            rc = sl_err_set(err,
-                            SL_EINVALDEF,
-                            field,
-                            "job '%s': worker '%s' (%s) needs parameter '%s'",
-                            jname,
-                            w->name,
-                            label,
-                            p->name);
-            goto out;
+            return sl_err_set(err,
+                              SL_EINVALDEF,
+                              field,
+                              "job '%s': worker '%s' (%s) needs parameter '%s'",
+                              jname,
+                              w->name,
+                              label,
+                              p->name);
         }
         if (v != NULL && !sl__jm_param_shape_ok(p, v)) {
-            rc = sl_err_set(err,
-                            SL_EINVALDEF,
-                            field,
-                            "job '%s': parameter '%s' of worker '%s' (%s) "
-                            "must be %s",
-                            jname,
-                            p->name,
-                            w->name,
-                            label,
-                            sl__jm_param_type_text(p));
-            goto out;
+            return sl_err_set(err,
+                              SL_EINVALDEF,
+                              field,
+                              "job '%s': parameter '%s' of worker '%s' (%s) "
+                              "must be %s",
+                              jname,
+                              p->name,
+                              w->name,
+                              label,
+                              sl__jm_param_type_text(p));
         }
         if (v != NULL &&
             sl__jm_param_value_refused(p, v, allowed, sizeof(allowed))) {
-            rc = sl_err_set(err,
-                            SL_EINVALDEF,
-                            field,
-                            "job '%s': parameter '%s' of worker '%s' (%s) "
-                            "must be one of %s",
-                            jname,
-                            p->name,
-                            w->name,
-                            label,
-                            allowed);
-            goto out;
+            return sl_err_set(err,
+                              SL_EINVALDEF,
+                              field,
+                              "job '%s': parameter '%s' of worker '%s' (%s) "
+                              "must be one of %s",
+                              jname,
+                              p->name,
+                              w->name,
+                              label,
+                              allowed);
         }
     }
-
-out:
-    json_decref(params);
-    return rc;
+    return 0;
 }
 
 /* Every bucket the workflow reads or writes resolves to a valid store. */
@@ -987,24 +1015,17 @@ closest_def(const struct sl__jm_defs *d, int kind, const char *name)
 static int
 check_job_refs(const struct sl__jm_defs *d,
                const json_t *job,
-               const json_t *wf,
-               size_t i,
+               const struct job_action *a,
                struct sl_err *err)
 {
-    const json_t *act = sl__jm_wf_action(wf, i);
-    const struct sl__jm_worker *w =
-        sl__jm_find_worker(d, sl__jm_str(act, "worker"));
-    json_t *params = sl__jm_task_params(job, wf, act);
-    char path[32];
-    char label[32];
+    const struct sl__jm_worker *w = a->w;
     char field[FIELD_MAX];
     size_t k = 0;
     int rc = 0;
 
-    sl__jm_action_names(i, path, sizeof(path), label, sizeof(label));
     for (k = 0; w != NULL && rc == 0 && k < w->nparams; k++) {
         const struct sl__jm_param_decl *p = &w->params[k];
-        const char *v = sl__jm_str(params, p->name);
+        const char *v = sl__jm_str(a->params, p->name);
         const char *best = NULL;
 
         if (p->references < 0 || v == NULL ||
@@ -1018,17 +1039,16 @@ check_job_refs(const struct sl__jm_defs *d,
                         field,
                         "job '%s': parameter '%s' of worker '%s' (%s) names "
                         "%s '%s', which is not defined%s%s%s",
-                        sl__jm_str(job, "name"),
+                        a->jname,
                         p->name,
                         w->name,
-                        label,
+                        a->label,
                         sl__jm_kind_names[p->references],
                         v,
                         best != NULL ? " (did you mean '" : "",
                         best != NULL ? best : "",
                         best != NULL ? "'?)" : "");
     }
-    json_decref(params);
     return rc;
 }
 
@@ -1040,16 +1060,10 @@ check_job_refs(const struct sl__jm_defs *d,
 static int
 check_job_hook(const struct sl__jm_defs *d,
                const json_t *job,
-               const json_t *wf,
-               size_t i,
+               const struct job_action *a,
                struct sl_err *err)
 {
-    const json_t *act = sl__jm_wf_action(wf, i);
-    const struct sl__jm_worker *w =
-        sl__jm_find_worker(d, sl__jm_str(act, "worker"));
-    json_t *params = NULL;
-    char path[32];
-    char label[32];
+    const struct sl__jm_worker *w = a->w;
     char field[FIELD_MAX];
     char first[FIELD_MAX];
     struct sl_err e;
@@ -1058,12 +1072,8 @@ check_job_hook(const struct sl__jm_defs *d,
     if (d->check == NULL || w == NULL) {
         return 0;
     }
-    sl__jm_action_names(i, path, sizeof(path), label, sizeof(label));
-    params = sl__jm_task_params(job, wf, act);
     sl_err_clear(&e);
-    rc = d->check(
-        d->check_arg, sl__jm_str(job, "name"), w->name, w->json, params, &e);
-    json_decref(params);
+    rc = d->check(d->check_arg, a->jname, w->name, w->json, a->params, &e);
     if (rc == 0) {
         return 0;
     }
@@ -1083,9 +1093,9 @@ check_job_hook(const struct sl__jm_defs *d,
                       SL_EINVALDEF,
                       field,
                       "job '%s': worker '%s' (%s): %s",
-                      sl__jm_str(job, "name"),
+                      a->jname,
                       w->name,
-                      label,
+                      a->label,
                       e.message);
 }
 
@@ -1099,15 +1109,14 @@ job_mistakes(const struct sl__jm_defs *d,
     size_t n = 0;
     const struct sl__jm_worker **ws = workers_of(d, wf, &n);
     json_t *known = known_names(d, wf, 1);
-    size_t i = 0;
     int rc = 0;
 
     rc = sl__jm_params_check_job(job, wf, ws, n, known, err);
-    for (i = 0; rc == 0 && i < n; i++) {
-        rc = check_job_refs(d, job, wf, i, err);
+    if (rc == 0) {
+        rc = each_action(d, job, wf, check_job_refs, err);
     }
-    for (i = 0; rc == 0 && i < n; i++) {
-        rc = check_job_hook(d, job, wf, i, err);
+    if (rc == 0) {
+        rc = each_action(d, job, wf, check_job_hook, err);
     }
     json_decref(known);
     sl_free(ws);
@@ -1131,7 +1140,6 @@ validate_job(const struct sl__jm_defs *d,
     const json_t *params = json_object_get(job, "parameters");
     const json_t *auto_start = json_object_get(job, "autoStart");
     const struct sl__jm_worker **ws = NULL;
-    size_t i = 0;
     size_t n = 0;
 
     if (wname == NULL) {
@@ -1164,10 +1172,7 @@ validate_job(const struct sl__jm_defs *d,
                           "job '%s': autoStart must be a boolean",
                           name);
     }
-    n = sl__jm_wf_nactions(wf);
-    for (i = 0; rc == 0 && i < n; i++) {
-        rc = check_job_action(d, job, wf, i, err);
-    }
+    rc = each_action(d, job, wf, check_job_action, err);
     if (rc == 0) {
         ws = workers_of(d, wf, &n);
         rc = sl__jm_params_check_same(job, wf, ws, n, err);
