@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "jobmanager/jobmanager_int.h"
+#include "tmpdir.h"
 
 /* ------------------------------------------------------------------------
  * Helpers.
@@ -1136,11 +1137,10 @@ static void
 test_load_files(void **state)
 {
     struct fixture *f = *state;
-    const char *tmp = getenv("TMPDIR");
-    char *dir = sl_asprintf("%s/jmdefsXXXXXX", tmp != NULL ? tmp : "/tmp");
+    char dir[512];
     char *wfdir = NULL;
 
-    assert_non_null(mkdtemp(dir));
+    assert_non_null(tmpdir_make(dir, sizeof(dir), "jmdefs"));
     wfdir = sl_asprintf("%s/workflows", dir);
     assert_int_equal(mkdir(wfdir, 0700), 0);
     write_file(dir,
@@ -1188,7 +1188,6 @@ test_load_files(void **state)
     assert_int_equal(rmdir(wfdir), 0);
     assert_int_equal(rmdir(dir), 0);
     sl_free(wfdir);
-    sl_free(dir);
 }
 
 /* ------------------------------------------------------------------------
