@@ -19,113 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ftw.h>
-#include <sys/stat.h>
-
 #include <cmocka.h>
 
 #include "deltaservice/deltaservice.h"
+#include "delta_fixture.h"
 
 #define SRC "files"
-
-struct fixture {
-    char dir[512];      /* the mkdtemp directory */
-    char path[600];     /* dir/delta: the service directory */
-    struct sl_delta *d; /* 16 shards, process durability */
-};
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
 
 static int
 setup(void **state)
 {
-    struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
-    struct sl_err err;
-
-    (void)snprintf(f->dir,
-                   sizeof(f->dir),
-                   "%s/delta-inv-XXXXXX",
-                   tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    (void)snprintf(f->path, sizeof(f->path), "%s/delta", f->dir);
-    assert_int_equal(
-        sl_delta_open(f->path, 0, SL_DURABILITY_PROCESS, 0, &f->d, &err), 0);
-    *state = f;
-    return 0;
-}
-
-static int
-teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    sl_delta_close(f->d);
-    (void)nftw(f->dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-    sl_free(f);
-    return 0;
-}
-
-static struct sl_delta_rec
-rec(const char *id, const char *cid, const char *hash, int compound)
-{
-    struct sl_delta_rec r;
-
-    memset(&r, 0, sizeof(r));
-    r.id = id;
-    r.compound_id = cid;
-    r.hash = hash;
-    r.is_compound = compound;
-    return r;
-}
-
-/* Check one record in run @seq; returns its result. */
-static int
-check1(struct sl_delta *d,
-       const char *src,
-       uint64_t seq,
-       const char *id,
-       const char *cid,
-       const char *hash)
-{
-    struct sl_delta_rec r = rec(id, cid, hash, 0);
-    struct sl_err err;
-
-    assert_int_equal(sl_delta_check(d, src, seq, &r, 1, &err), 0);
-    return r.result;
-}
-
-static void
-mark1(struct sl_delta *d,
-      const char *src,
-      uint64_t seq,
-      const char *id,
-      const char *cid,
-      const char *hash,
-      int compound)
-{
-    struct sl_delta_rec r = rec(id, cid, hash, compound);
-    struct sl_err err;
-
-    assert_int_equal(sl_delta_mark_updated(d, src, seq, &r, 1, &err), 0);
-    assert_int_equal(r.result, 0);
-}
-
-static uint64_t
-count(struct sl_delta *d, const char *src)
-{
-    uint64_t n = 0;
-    struct sl_err err;
-
-    assert_int_equal(sl_delta_count(d, src, &n, NULL, &err), 0);
-    return n;
+    return delta_setup(state, "delta-inv-", 1);
 }
 
 static uint64_t
