@@ -65,8 +65,7 @@ rec(const char *id, const char *cid, const char *hash, int compound)
     return r;
 }
 
-/* Check one record (@cid: its compound, or NULL) in run @seq; returns its
- * result. */
+/* Check one record in run @seq (@cid may be NULL); returns its result. */
 static inline int
 check1(struct sl_delta *d,
        const char *src,
