@@ -9,6 +9,7 @@
 #ifndef SL_TESTS_DELTA_FIXTURE_H
 #define SL_TESTS_DELTA_FIXTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -97,6 +98,30 @@ mark1(struct sl_delta *d,
 
     assert_int_equal(sl_delta_mark_updated(d, src, seq, &r, 1, &err), 0);
     assert_int_equal(r.result, 0);
+}
+
+/* Obsolete scan of every shard of run @seq with @cb and @ctx; returns the
+ * number removed. */
+static inline uint64_t
+scan_all(struct sl_delta *d,
+         const char *src,
+         uint64_t seq,
+         int (*cb)(void *, const struct sl_delta_obsolete *, size_t),
+         void *ctx)
+{
+    uint64_t total = 0;
+    unsigned i = 0;
+    struct sl_err err;
+
+    for (i = 0; i < sl_delta_shards(d); i++) {
+        uint64_t removed = 0;
+
+        assert_int_equal(
+            sl_delta_obsolete_scan(d, src, seq, i, 0, cb, ctx, &removed, &err),
+            0);
+        total += removed;
+    }
+    return total;
 }
 
 /* The entries of source @src. */

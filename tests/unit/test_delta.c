@@ -71,25 +71,6 @@ on_obsolete(void *ctx, const struct sl_delta_obsolete *e, size_t n)
     return s->fail_with;
 }
 
-/* Obsolete scan of every shard; returns the number removed. */
-static uint64_t
-scan_all(struct sl_delta *d, const char *src, uint64_t seq, struct seen *s)
-{
-    uint64_t total = 0;
-    unsigned i = 0;
-    struct sl_err err;
-
-    for (i = 0; i < sl_delta_shards(d); i++) {
-        uint64_t removed = 0;
-
-        assert_int_equal(sl_delta_obsolete_scan(
-                             d, src, seq, i, 0, on_obsolete, s, &removed, &err),
-                         0);
-        total += removed;
-    }
-    return total;
-}
-
 static int
 seen_has(const struct seen *s, const char *id)
 {
@@ -249,7 +230,7 @@ test_delta_visited_and_scan(void **state)
     assert_int_equal(sl_delta_mark_updated(f->d, SRC, seq1, recs, 4, &err), 0);
     /* Nothing is obsolete in the run that wrote everything. */
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, seq1, &s), 0);
+    assert_int_equal(scan_all(f->d, SRC, seq1, on_obsolete, &s), 0);
     assert_int_equal(s.n, 0);
 
     assert_int_equal(sl_delta_run_begin(f->d, SRC, &seq2, &err), 0);
@@ -259,7 +240,7 @@ test_delta_visited_and_scan(void **state)
     mark1(f->d, SRC, seq2, "b", NULL, "2", 0);
     /* c and d were not visited; b changed and was pushed. */
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, seq2, &s), 2);
+    assert_int_equal(scan_all(f->d, SRC, seq2, on_obsolete, &s), 2);
     assert_int_equal(s.n, 2);
     assert_true(seen_has(&s, "c"));
     assert_true(seen_has(&s, "d"));
@@ -338,7 +319,7 @@ test_delta_compound_marks_elements(void **state)
     assert_int_equal(sl_delta_check(f->d, SRC, 2, &r, 1, &err), 0);
     assert_int_equal(r.result, SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 1);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 1);
     assert_int_equal(s.n, 1);
     assert_string_equal(s.ids[0], "/plain");
 
@@ -352,7 +333,7 @@ test_delta_compound_marks_elements(void **state)
     assert_int_equal(sl_delta_check(f->d, SRC, 3, &r, 1, &err), 0);
     assert_int_equal(r.result, SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 3, &s), 5);
+    assert_int_equal(scan_all(f->d, SRC, 3, on_obsolete, &s), 5);
     assert_true(seen_has(&s, "/c.zip/b"));
     assert_true(seen_has(&s, "/c.zip/n.zip"));
     assert_true(seen_has(&s, "/c.zip/n.zip/y"));
@@ -364,7 +345,7 @@ test_delta_compound_marks_elements(void **state)
     assert_int_equal(sl_delta_check(f->d, SRC, 4, &r, 1, &err), 0);
     assert_int_equal(r.result, SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 4, &s), 0);
+    assert_int_equal(scan_all(f->d, SRC, 4, on_obsolete, &s), 0);
 }
 
 static void
@@ -395,7 +376,7 @@ test_delta_long_ids(void **state)
     memset(&s, 0, sizeof(s));
     longid[2990] = 'M';
     s.expect_long = longid;
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 1);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 1);
     assert_int_equal(s.total, 1);
     assert_true(s.long_ok);
 }
@@ -468,7 +449,7 @@ test_delta_scan_keeps_visited_meanwhile(void **state)
     memset(&s, 0, sizeof(s));
     s.d = f->d;
     s.seq = 2;
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 2);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 2);
     assert_int_equal(s.n, 4);
     assert_int_equal(count(f->d, SRC), 2);
     assert_int_equal(check1(f->d, SRC, 2, "keep-1", NULL, "h1"),
@@ -541,7 +522,7 @@ test_delta_sources_isolated(void **state)
 
     /* web was visited in run 2, files not: the scan of files leaves web. */
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, "files", 2, &s), 2);
+    assert_int_equal(scan_all(f->d, "files", 2, on_obsolete, &s), 2);
     assert_int_equal(count(f->d, "files"), 0);
     assert_int_equal(count(f->d, "web"), 1);
     assert_int_equal(count(f->d, "files-2"), 1);
@@ -585,7 +566,7 @@ test_delta_clear_large_and_elements(void **state)
     assert_int_equal(check1(f->d, SRC, 3, "/big.zip", NULL, "z"),
                      SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 3, &s), 0);
+    assert_int_equal(scan_all(f->d, SRC, 3, on_obsolete, &s), 0);
     assert_int_equal(count(f->d, SRC), 1);
     sl_free(ids);
     sl_free(recs);

@@ -76,25 +76,6 @@ on_obsolete(void *ctx, const struct sl_delta_obsolete *e, size_t n)
     return 0;
 }
 
-/* Obsolete scan of every shard; returns the number removed. */
-static uint64_t
-scan_all(struct sl_delta *d, const char *src, uint64_t seq, struct seen *s)
-{
-    uint64_t total = 0;
-    unsigned i = 0;
-    struct sl_err err;
-
-    for (i = 0; i < sl_delta_shards(d); i++) {
-        uint64_t removed = 0;
-
-        assert_int_equal(sl_delta_obsolete_scan(
-                             d, src, seq, i, 0, on_obsolete, s, &removed, &err),
-                         0);
-        total += removed;
-    }
-    return total;
-}
-
 /* The index of @id in what a scan reported, or -1. */
 static int
 seen_at(const struct seen *s, const char *id)
@@ -179,7 +160,7 @@ test_invalidate_keeps_obsolete_and_links(void **state)
     mark1(f->d, SRC, 2, "/p.zip", NULL, "z", 1);
     mark1(f->d, SRC, 2, "/keep.txt", NULL, "k", 0);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 2);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 2);
     assert_int_equal(s.n, 2);
     assert_true(seen_at(&s, "/gone.txt") >= 0);
     assert_string_equal(s.cids[seen_at(&s, "/p.zip!/m2")], "/p.zip");
@@ -192,7 +173,7 @@ test_invalidate_keeps_obsolete_and_links(void **state)
     assert_int_equal(check1(f->d, SRC, 3, "/keep.txt", NULL, "k"),
                      SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 3, &s), 0);
+    assert_int_equal(scan_all(f->d, SRC, 3, on_obsolete, &s), 0);
 }
 
 /* An invalidated compound that the next run does not find: its entry
@@ -208,7 +189,7 @@ test_invalidate_compound_obsolete(void **state)
     mark1(f->d, SRC, 1, "/p.zip", NULL, "z", 1);
     invalidate(f->d, SRC);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 2);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 2);
     i = seen_at(&s, "/p.zip");
     assert_true(i >= 0);
     assert_int_equal(s.compound[i], 1);
@@ -262,7 +243,7 @@ test_invalidate_large_long_and_all(void **state)
     mark1(f->d, "lng", 1, longid, NULL, "long", 0);
     invalidate(f->d, "lng");
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, "lng", 2, &s), 1);
+    assert_int_equal(scan_all(f->d, "lng", 2, on_obsolete, &s), 1);
     assert_true(seen_at(&s, longid) >= 0);
     sl_free(ids);
     sl_free(recs);
