@@ -18,12 +18,10 @@
  * an internal error); a JSON reply parses.
  */
 #include <arpa/inet.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -37,6 +35,7 @@
 #include "workers/workers.h"
 
 #include "fuzz.h"
+#include "tmpdir.h"
 
 #define MAX_HEADERS 16
 #define ANSWER_S    20
@@ -51,15 +50,6 @@ static struct {
     struct sl_http_server *http;
     unsigned port;
 } g;
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st;
-    (void)flag;
-    (void)f;
-    return remove(path);
-}
 
 static void
 run_end(void *arg, const char *job, const char *worker, const json_t *params)
@@ -77,7 +67,7 @@ cleanup(void)
     sl_index_close(g.index);
     sl_delta_close(g.delta);
     sl_obj_close(g.store);
-    (void)nftw(g.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    (void)tmpdir_remove(g.dir);
 }
 
 static void
@@ -89,7 +79,6 @@ must(int rc, const char *what, const struct sl_err *err)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    const char *tmp = getenv("TMPDIR");
     const struct sl_worker_type *const *types = NULL;
     struct sl_jm_config jc;
     struct sl_bb_config bc;
@@ -104,11 +93,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     sl_fuzz_quiet();
     (void)signal(SIGPIPE, SIG_IGN);
     sl_err_clear(&err);
-    (void)snprintf(g.dir,
-                   sizeof(g.dir),
-                   "%s/fuzz_http.XXXXXX",
-                   tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    SL_FUZZ_CHECK(mkdtemp(g.dir) != NULL, "mkdtemp %s", g.dir);
+    SL_FUZZ_CHECK(tmpdir_make(g.dir, sizeof(g.dir), "fuzz_http.") != NULL,
+                  "mkdtemp %s",
+                  g.dir);
 
     path = sl_asprintf("%s/store", g.dir);
     must(sl_obj_open_fs(path, SL_DURABILITY_PROCESS, &g.store, &err),

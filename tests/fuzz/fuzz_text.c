@@ -15,7 +15,6 @@
  * workers_int.h promises (for pages that libxml2 reads the same however
  * they are cut, fuzz_html.h).
  */
-#include <ftw.h>
 #include <unistd.h>
 
 #include "core/sl.h"
@@ -24,6 +23,8 @@
 
 #include "fuzz.h"
 #include "fuzz_html.h"
+#include "text_extractor_fixture.h"
+#include "tmpdir.h"
 
 #define URL_EXT   "http://example.com/dir/page.html"
 #define URL_PLAIN "http://example.com/dir/page"
@@ -53,99 +54,33 @@ static char dir[512];
 static struct sl_obj *store;
 static struct sl__wk_backend *backend;
 static struct sl__wk_ops chunky_ops;
-static const struct sl__wk_ops *local_ops;
 static struct uchardet *ud; /* the webCrawler's detector, kept */
-
-/* ------------------------------------------------------------------------
- * A backend whose inputs return 1 to 13 bytes per read.
- * --------------------------------------------------------------------- */
-
-struct chunky {
-    struct sl_source inner;
-    void *handle;
-    unsigned step;
-};
-
-static int
-chunky_read(void *ctx, void *buf, size_t cap, size_t *n)
-{
-    struct chunky *c = ctx;
-    size_t k = 1 + c->step++ % 13;
-
-    return c->inner.read(c->inner.ctx, buf, k < cap ? k : cap, n);
-}
-
-static int
-chunky_open(void *conn,
-            const char *st,
-            const char *id,
-            void **handle,
-            struct sl_source *src,
-            struct sl_err *err)
-{
-    struct chunky *c = sl_calloc(1, sizeof(*c));
-    int rc = local_ops->input_open(conn, st, id, &c->handle, &c->inner, err);
-
-    if (rc != 0) {
-        sl_free(c);
-        return rc;
-    }
-    src->read = chunky_read;
-    src->ctx = c;
-    *handle = c;
-    return 0;
-}
-
-static void
-chunky_close(void *handle)
-{
-    struct chunky *c = handle;
-
-    local_ops->input_close(c->handle);
-    sl_free(c);
-}
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st;
-    (void)flag;
-    (void)f;
-    return remove(path);
-}
 
 static void
 cleanup(void)
 {
     sl__wk_local_free(backend);
     sl_obj_close(store);
-    (void)nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    (void)tmpdir_remove(dir);
     sl_text_ud_free(ud);
 }
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    const char *tmp = getenv("TMPDIR");
     int rc = 0;
 
     (void)argc;
     (void)argv;
     sl_fuzz_quiet();
-    (void)snprintf(dir,
-                   sizeof(dir),
-                   "%s/fuzz_text.XXXXXX",
-                   tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    SL_FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+    SL_FUZZ_CHECK(
+        tmpdir_make(dir, sizeof(dir), "fuzz_text.") != NULL, "mkdtemp %s", dir);
     rc = sl_obj_open_fs(dir, SL_DURABILITY_PROCESS, &store, NULL);
     SL_FUZZ_CHECK(rc == 0, "object store: %s", sl_err_name(rc));
     rc = sl_obj_store_create(store, "s", NULL, NULL);
     SL_FUZZ_CHECK(rc == 0, "store: %s", sl_err_name(rc));
     backend = sl__wk_local_new(NULL, store);
-    local_ops = backend->ops;
-    chunky_ops = *backend->ops;
-    chunky_ops.input_open = chunky_open;
-    chunky_ops.input_close = chunky_close;
+    chunky_ops_init(&chunky_ops, backend->ops);
     (void)atexit(cleanup);
     return 0;
 }

@@ -36,6 +36,7 @@
 #include <cmocka.h>
 
 #include "bulkbuilder/bulkbuilder.h"
+#include "tmpdir.h"
 
 #define THREADS    4
 #define PER_THREAD 750
@@ -68,7 +69,6 @@ static int
 setup_with(void **state, int sized)
 {
     struct fx *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
     char path[400];
     struct sl_jm_config jcfg;
     struct sl_bb_config bcfg;
@@ -76,8 +76,7 @@ setup_with(void **state, int sized)
     struct sl_err err;
 
     sl_err_clear(&err);
-    (void)snprintf(f->dir, sizeof(f->dir), "%s/bb.XXXXXX", tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
+    assert_non_null(tmpdir_make(f->dir, sizeof(f->dir), "bb."));
     (void)snprintf(path, sizeof(path), "%s/store", f->dir);
     assert_int_equal(
         sl_obj_open_fs(path, SL_DURABILITY_PROCESS, &f->store, &err), 0);
@@ -124,13 +123,11 @@ static int
 teardown(void **state)
 {
     struct fx *f = *state;
-    char cmd[400];
 
     sl_bb_close(f->bb);
     sl_jm_close(f->jm);
     sl_obj_close(f->store);
-    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tmpdir_remove(f->dir), 0);
     sl_free(f);
     return 0;
 }

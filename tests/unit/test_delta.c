@@ -17,116 +17,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ftw.h>
-#include <sys/stat.h>
-
 #include <cmocka.h>
 
 #include "deltaservice/deltaservice.h"
+#include "delta_fixture.h"
 
 #define SRC "files"
-
-struct fixture {
-    char dir[512];      /* the mkdtemp directory */
-    char path[600];     /* dir/delta: the service directory */
-    struct sl_delta *d; /* 16 shards, process durability */
-};
 
 /* ------------------------------------------------------------------------
  * Helpers
  * --------------------------------------------------------------------- */
 
 static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static int
 setup(void **state)
 {
-    struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
-    struct sl_err err;
-
-    (void)snprintf(f->dir,
-                   sizeof(f->dir),
-                   "%s/delta-XXXXXX",
-                   tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    (void)snprintf(f->path, sizeof(f->path), "%s/delta", f->dir);
-    assert_int_equal(
-        sl_delta_open(f->path, 0, SL_DURABILITY_PROCESS, 0, &f->d, &err), 0);
-    *state = f;
-    return 0;
-}
-
-static int
-teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    sl_delta_close(f->d);
-    (void)nftw(f->dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-    sl_free(f);
-    return 0;
-}
-
-static struct sl_delta_rec
-rec(const char *id, const char *cid, const char *hash, int compound)
-{
-    struct sl_delta_rec r;
-
-    memset(&r, 0, sizeof(r));
-    r.id = id;
-    r.compound_id = cid;
-    r.hash = hash;
-    r.is_compound = compound;
-    return r;
-}
-
-/* Check one record; returns its result. */
-static int
-check1(struct sl_delta *d,
-       const char *src,
-       uint64_t seq,
-       const char *id,
-       const char *hash)
-{
-    struct sl_delta_rec r = rec(id, NULL, hash, 0);
-    struct sl_err err;
-
-    assert_int_equal(sl_delta_check(d, src, seq, &r, 1, &err), 0);
-    return r.result;
-}
-
-static void
-mark1(struct sl_delta *d,
-      const char *src,
-      uint64_t seq,
-      const char *id,
-      const char *cid,
-      const char *hash,
-      int compound)
-{
-    struct sl_delta_rec r = rec(id, cid, hash, compound);
-    struct sl_err err;
-
-    assert_int_equal(sl_delta_mark_updated(d, src, seq, &r, 1, &err), 0);
-    assert_int_equal(r.result, 0);
-}
-
-static uint64_t
-count(struct sl_delta *d, const char *src)
-{
-    uint64_t n = 0;
-    struct sl_err err;
-
-    assert_int_equal(sl_delta_count(d, src, &n, NULL, &err), 0);
-    return n;
+    return delta_setup(state, "delta-", 1);
 }
 
 struct seen {
@@ -164,25 +69,6 @@ on_obsolete(void *ctx, const struct sl_delta_obsolete *e, size_t n)
         }
     }
     return s->fail_with;
-}
-
-/* Obsolete scan of every shard; returns the number removed. */
-static uint64_t
-scan_all(struct sl_delta *d, const char *src, uint64_t seq, struct seen *s)
-{
-    uint64_t total = 0;
-    unsigned i = 0;
-    struct sl_err err;
-
-    for (i = 0; i < sl_delta_shards(d); i++) {
-        uint64_t removed = 0;
-
-        assert_int_equal(sl_delta_obsolete_scan(
-                             d, src, seq, i, 0, on_obsolete, s, &removed, &err),
-                         0);
-        total += removed;
-    }
-    return total;
 }
 
 static int
@@ -311,10 +197,13 @@ test_delta_check_states(void **state)
 
     assert_int_equal(sl_delta_run_begin(f->d, SRC, &seq, &err), 0);
     assert_int_equal(seq, 2);
-    assert_int_equal(check1(f->d, SRC, seq, "doc1", "h1"), SL_DELTA_UPTODATE);
-    assert_int_equal(check1(f->d, SRC, seq, "doc1", "h1"), SL_DELTA_UPTODATE);
-    assert_int_equal(check1(f->d, SRC, seq, "doc2", "h2b"), SL_DELTA_CHANGED);
-    assert_int_equal(check1(f->d, SRC, seq, "doc3", "h3"), SL_DELTA_NEW);
+    assert_int_equal(check1(f->d, SRC, seq, "doc1", NULL, "h1"),
+                     SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, SRC, seq, "doc1", NULL, "h1"),
+                     SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, SRC, seq, "doc2", NULL, "h2b"),
+                     SL_DELTA_CHANGED);
+    assert_int_equal(check1(f->d, SRC, seq, "doc3", NULL, "h3"), SL_DELTA_NEW);
 
     /* Bad arguments. */
     assert_int_equal(sl_delta_check(f->d, SRC, 0, recs, 1, &err), SL_EINVAL);
@@ -341,22 +230,24 @@ test_delta_visited_and_scan(void **state)
     assert_int_equal(sl_delta_mark_updated(f->d, SRC, seq1, recs, 4, &err), 0);
     /* Nothing is obsolete in the run that wrote everything. */
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, seq1, &s), 0);
+    assert_int_equal(scan_all(f->d, SRC, seq1, on_obsolete, &s), 0);
     assert_int_equal(s.n, 0);
 
     assert_int_equal(sl_delta_run_begin(f->d, SRC, &seq2, &err), 0);
-    assert_int_equal(check1(f->d, SRC, seq2, "a", "1"), SL_DELTA_UPTODATE);
-    assert_int_equal(check1(f->d, SRC, seq2, "b", "2"), SL_DELTA_CHANGED);
+    assert_int_equal(check1(f->d, SRC, seq2, "a", NULL, "1"),
+                     SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, SRC, seq2, "b", NULL, "2"), SL_DELTA_CHANGED);
     mark1(f->d, SRC, seq2, "b", NULL, "2", 0);
     /* c and d were not visited; b changed and was pushed. */
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, seq2, &s), 2);
+    assert_int_equal(scan_all(f->d, SRC, seq2, on_obsolete, &s), 2);
     assert_int_equal(s.n, 2);
     assert_true(seen_has(&s, "c"));
     assert_true(seen_has(&s, "d"));
     assert_int_equal(count(f->d, SRC), 2);
-    assert_int_equal(check1(f->d, SRC, seq2, "c", "1"), SL_DELTA_NEW);
-    assert_int_equal(check1(f->d, SRC, seq2, "b", "2"), SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, SRC, seq2, "c", NULL, "1"), SL_DELTA_NEW);
+    assert_int_equal(check1(f->d, SRC, seq2, "b", NULL, "2"),
+                     SL_DELTA_UPTODATE);
 }
 
 static void
@@ -428,7 +319,7 @@ test_delta_compound_marks_elements(void **state)
     assert_int_equal(sl_delta_check(f->d, SRC, 2, &r, 1, &err), 0);
     assert_int_equal(r.result, SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 1);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 1);
     assert_int_equal(s.n, 1);
     assert_string_equal(s.ids[0], "/plain");
 
@@ -442,7 +333,7 @@ test_delta_compound_marks_elements(void **state)
     assert_int_equal(sl_delta_check(f->d, SRC, 3, &r, 1, &err), 0);
     assert_int_equal(r.result, SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 3, &s), 5);
+    assert_int_equal(scan_all(f->d, SRC, 3, on_obsolete, &s), 5);
     assert_true(seen_has(&s, "/c.zip/b"));
     assert_true(seen_has(&s, "/c.zip/n.zip"));
     assert_true(seen_has(&s, "/c.zip/n.zip/y"));
@@ -454,7 +345,7 @@ test_delta_compound_marks_elements(void **state)
     assert_int_equal(sl_delta_check(f->d, SRC, 4, &r, 1, &err), 0);
     assert_int_equal(r.result, SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 4, &s), 0);
+    assert_int_equal(scan_all(f->d, SRC, 4, on_obsolete, &s), 0);
 }
 
 static void
@@ -485,7 +376,7 @@ test_delta_long_ids(void **state)
     memset(&s, 0, sizeof(s));
     longid[2990] = 'M';
     s.expect_long = longid;
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 1);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 1);
     assert_int_equal(s.total, 1);
     assert_true(s.long_ok);
 }
@@ -558,11 +449,12 @@ test_delta_scan_keeps_visited_meanwhile(void **state)
     memset(&s, 0, sizeof(s));
     s.d = f->d;
     s.seq = 2;
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 2);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 2);
     assert_int_equal(s.n, 4);
     assert_int_equal(count(f->d, SRC), 2);
-    assert_int_equal(check1(f->d, SRC, 2, "keep-1", "h1"), SL_DELTA_UPTODATE);
-    assert_int_equal(check1(f->d, SRC, 2, "gone-1", "h1"), SL_DELTA_NEW);
+    assert_int_equal(check1(f->d, SRC, 2, "keep-1", NULL, "h1"),
+                     SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, SRC, 2, "gone-1", NULL, "h1"), SL_DELTA_NEW);
 
     /* A failing callback stops the scan and removes nothing. */
     memset(&s, 0, sizeof(s));
@@ -610,9 +502,11 @@ test_delta_sources_isolated(void **state)
     mark1(f->d, "files", 1, "id2", NULL, "f", 0);
     mark1(f->d, "a", 1, "z", NULL, "a", 0);
     mark1(f->d, "files-2", 1, "id", NULL, "x", 0);
-    assert_int_equal(check1(f->d, "web", 2, "id", "w"), SL_DELTA_UPTODATE);
-    assert_int_equal(check1(f->d, "files", 2, "id", "w"), SL_DELTA_CHANGED);
-    assert_int_equal(check1(f->d, "none", 2, "id", "w"), SL_DELTA_NEW);
+    assert_int_equal(check1(f->d, "web", 2, "id", NULL, "w"),
+                     SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, "files", 2, "id", NULL, "w"),
+                     SL_DELTA_CHANGED);
+    assert_int_equal(check1(f->d, "none", 2, "id", NULL, "w"), SL_DELTA_NEW);
 
     memset(&ns, 0, sizeof(ns));
     assert_int_equal(sl_delta_sources(f->d, on_source, &ns, &err), 0);
@@ -628,7 +522,7 @@ test_delta_sources_isolated(void **state)
 
     /* web was visited in run 2, files not: the scan of files leaves web. */
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, "files", 2, &s), 2);
+    assert_int_equal(scan_all(f->d, "files", 2, on_obsolete, &s), 2);
     assert_int_equal(count(f->d, "files"), 0);
     assert_int_equal(count(f->d, "web"), 1);
     assert_int_equal(count(f->d, "files-2"), 1);
@@ -669,9 +563,10 @@ test_delta_clear_large_and_elements(void **state)
     assert_int_equal(count(f->d, SRC), 0);
     /* The compound index was cleared too: nothing comes back. */
     mark1(f->d, SRC, 2, "/big.zip", NULL, "z", 1);
-    assert_int_equal(check1(f->d, SRC, 3, "/big.zip", "z"), SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, SRC, 3, "/big.zip", NULL, "z"),
+                     SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 3, &s), 0);
+    assert_int_equal(scan_all(f->d, SRC, 3, on_obsolete, &s), 0);
     assert_int_equal(count(f->d, SRC), 1);
     sl_free(ids);
     sl_free(recs);
@@ -712,7 +607,8 @@ test_delta_runs_and_reopen(void **state)
     assert_int_equal(seq, 2);
     assert_int_equal(sl_delta_run_begin(f->d, "web", &seq, &err), 0);
     assert_int_equal(seq, 3);
-    assert_int_equal(check1(f->d, "web", seq, "page", "h"), SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, "web", seq, "page", NULL, "h"),
+                     SL_DELTA_UPTODATE);
     /* fsync mode writes the same way. */
     mark1(f->d, "web", seq, "page2", NULL, "h", 0);
     assert_int_equal(count(f->d, "web"), 2);
@@ -763,7 +659,8 @@ test_delta_map_full_is_an_error(void **state)
     assert_int_equal(rc, SL_ENOSPC);
     assert_non_null(strstr(err.message, "deltaMapSize"));
     /* The service stays usable for reads. */
-    assert_int_equal(check1(d, SRC, 2, "r000-00001", "x"), SL_DELTA_CHANGED);
+    assert_int_equal(check1(d, SRC, 2, "r000-00001", NULL, "x"),
+                     SL_DELTA_CHANGED);
     sl_delta_close(d);
     /* A larger map size grows the shard. */
     assert_int_equal(

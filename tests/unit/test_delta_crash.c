@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,50 +29,17 @@
 #include <lmdb.h>
 
 #include "deltaservice/deltaservice.h"
+#include "delta_fixture.h"
 
 #define SRC       "crash"
 #define BATCH     200
 #define OBS_COUNT 5000
 #define ROUNDS    5
 
-struct fixture {
-    char dir[512];
-    char path[600];
-};
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int
 setup(void **state)
 {
-    struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
-
-    (void)snprintf(f->dir,
-                   sizeof(f->dir),
-                   "%s/delta-crash-XXXXXX",
-                   tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    (void)snprintf(f->path, sizeof(f->path), "%s/delta", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int
-teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    (void)nftw(f->dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-    sl_free(f);
-    return 0;
+    return delta_setup(state, "delta-crash-", 0);
 }
 
 static struct sl_delta *

@@ -19,113 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ftw.h>
-#include <sys/stat.h>
-
 #include <cmocka.h>
 
 #include "deltaservice/deltaservice.h"
+#include "delta_fixture.h"
 
 #define SRC "files"
-
-struct fixture {
-    char dir[512];      /* the mkdtemp directory */
-    char path[600];     /* dir/delta: the service directory */
-    struct sl_delta *d; /* 16 shards, process durability */
-};
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
 
 static int
 setup(void **state)
 {
-    struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
-    struct sl_err err;
-
-    (void)snprintf(f->dir,
-                   sizeof(f->dir),
-                   "%s/delta-inv-XXXXXX",
-                   tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    (void)snprintf(f->path, sizeof(f->path), "%s/delta", f->dir);
-    assert_int_equal(
-        sl_delta_open(f->path, 0, SL_DURABILITY_PROCESS, 0, &f->d, &err), 0);
-    *state = f;
-    return 0;
-}
-
-static int
-teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    sl_delta_close(f->d);
-    (void)nftw(f->dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-    sl_free(f);
-    return 0;
-}
-
-static struct sl_delta_rec
-rec(const char *id, const char *cid, const char *hash, int compound)
-{
-    struct sl_delta_rec r;
-
-    memset(&r, 0, sizeof(r));
-    r.id = id;
-    r.compound_id = cid;
-    r.hash = hash;
-    r.is_compound = compound;
-    return r;
-}
-
-/* Check one record in run @seq; returns its result. */
-static int
-check1(struct sl_delta *d,
-       const char *src,
-       uint64_t seq,
-       const char *id,
-       const char *cid,
-       const char *hash)
-{
-    struct sl_delta_rec r = rec(id, cid, hash, 0);
-    struct sl_err err;
-
-    assert_int_equal(sl_delta_check(d, src, seq, &r, 1, &err), 0);
-    return r.result;
-}
-
-static void
-mark1(struct sl_delta *d,
-      const char *src,
-      uint64_t seq,
-      const char *id,
-      const char *cid,
-      const char *hash,
-      int compound)
-{
-    struct sl_delta_rec r = rec(id, cid, hash, compound);
-    struct sl_err err;
-
-    assert_int_equal(sl_delta_mark_updated(d, src, seq, &r, 1, &err), 0);
-    assert_int_equal(r.result, 0);
-}
-
-static uint64_t
-count(struct sl_delta *d, const char *src)
-{
-    uint64_t n = 0;
-    struct sl_err err;
-
-    assert_int_equal(sl_delta_count(d, src, &n, NULL, &err), 0);
-    return n;
+    return delta_setup(state, "delta-inv-", 1);
 }
 
 static uint64_t
@@ -170,25 +74,6 @@ on_obsolete(void *ctx, const struct sl_delta_obsolete *e, size_t n)
         s->compound[s->n] = e[i].is_compound;
     }
     return 0;
-}
-
-/* Obsolete scan of every shard; returns the number removed. */
-static uint64_t
-scan_all(struct sl_delta *d, const char *src, uint64_t seq, struct seen *s)
-{
-    uint64_t total = 0;
-    unsigned i = 0;
-    struct sl_err err;
-
-    for (i = 0; i < sl_delta_shards(d); i++) {
-        uint64_t removed = 0;
-
-        assert_int_equal(sl_delta_obsolete_scan(
-                             d, src, seq, i, 0, on_obsolete, s, &removed, &err),
-                         0);
-        total += removed;
-    }
-    return total;
 }
 
 /* The index of @id in what a scan reported, or -1. */
@@ -275,7 +160,7 @@ test_invalidate_keeps_obsolete_and_links(void **state)
     mark1(f->d, SRC, 2, "/p.zip", NULL, "z", 1);
     mark1(f->d, SRC, 2, "/keep.txt", NULL, "k", 0);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 2);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 2);
     assert_int_equal(s.n, 2);
     assert_true(seen_at(&s, "/gone.txt") >= 0);
     assert_string_equal(s.cids[seen_at(&s, "/p.zip!/m2")], "/p.zip");
@@ -288,7 +173,7 @@ test_invalidate_keeps_obsolete_and_links(void **state)
     assert_int_equal(check1(f->d, SRC, 3, "/keep.txt", NULL, "k"),
                      SL_DELTA_UPTODATE);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 3, &s), 0);
+    assert_int_equal(scan_all(f->d, SRC, 3, on_obsolete, &s), 0);
 }
 
 /* An invalidated compound that the next run does not find: its entry
@@ -304,7 +189,7 @@ test_invalidate_compound_obsolete(void **state)
     mark1(f->d, SRC, 1, "/p.zip", NULL, "z", 1);
     invalidate(f->d, SRC);
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, SRC, 2, &s), 2);
+    assert_int_equal(scan_all(f->d, SRC, 2, on_obsolete, &s), 2);
     i = seen_at(&s, "/p.zip");
     assert_true(i >= 0);
     assert_int_equal(s.compound[i], 1);
@@ -358,7 +243,7 @@ test_invalidate_large_long_and_all(void **state)
     mark1(f->d, "lng", 1, longid, NULL, "long", 0);
     invalidate(f->d, "lng");
     memset(&s, 0, sizeof(s));
-    assert_int_equal(scan_all(f->d, "lng", 2, &s), 1);
+    assert_int_equal(scan_all(f->d, "lng", 2, on_obsolete, &s), 1);
     assert_true(seen_at(&s, longid) >= 0);
     sl_free(ids);
     sl_free(recs);

@@ -13,13 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ftw.h>
 #include <pthread.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 
 #include "deltaservice/deltaservice.h"
+#include "tmpdir.h"
 
 #define SRC      "mt"
 #define THREADS  4
@@ -37,15 +36,6 @@ struct thread_arg {
     int errors; /* failed calls */
     int bad;    /* unexpected results */
 };
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
 
 /* One round: a batch of own ids and shared ids, checked then marked. */
 static void
@@ -142,7 +132,6 @@ test_delta_mt_check_mark(void **state)
     pthread_t tids[THREADS + 1];
     struct sl_delta *d = NULL;
     struct sl_err err;
-    const char *tmp = getenv("TMPDIR");
     char dir[512];
     char path[600];
     uint64_t seq = 0;
@@ -150,11 +139,7 @@ test_delta_mt_check_mark(void **state)
     int i = 0;
 
     (void)state;
-    (void)snprintf(dir,
-                   sizeof(dir),
-                   "%s/delta-mt-XXXXXX",
-                   tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    assert_non_null(mkdtemp(dir));
+    assert_non_null(tmpdir_make(dir, sizeof(dir), "delta-mt-"));
     (void)snprintf(path, sizeof(path), "%s/delta", dir);
     assert_int_equal(sl_delta_open(path, 0, SL_DURABILITY_PROCESS, 0, &d, &err),
                      0);
@@ -209,7 +194,7 @@ test_delta_mt_check_mark(void **state)
     assert_int_equal(sl_delta_count(d, SRC, &n, NULL, &err), 0);
     assert_int_equal(n, 0);
     sl_delta_close(d);
-    (void)nftw(dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
+    (void)tmpdir_remove(dir);
 }
 
 int

@@ -19,22 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <ftw.h>
 #include <pthread.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 #include <lmdb.h>
 
 #include "deltaservice/deltaservice.h"
+#include "delta_fixture.h"
 
 #define SRC "web"
-
-struct fixture {
-    char dir[512];      /* the mkdtemp directory */
-    char path[600];     /* dir/delta: the service directory */
-    struct sl_delta *d; /* 16 shards, process durability */
-};
 
 /* ------------------------------------------------------------------------
  * mdb_env_sync, counted (linked with -Wl,--wrap=mdb_env_sync)
@@ -56,15 +49,6 @@ __wrap_mdb_env_sync(MDB_env *env, int force)
  * Helpers
  * --------------------------------------------------------------------- */
 
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static struct sl_delta *
 open_delta(const char *path, enum sl_durability durability)
 {
@@ -80,29 +64,7 @@ open_delta(const char *path, enum sl_durability durability)
 static int
 setup(void **state)
 {
-    struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
-
-    (void)snprintf(f->dir,
-                   sizeof(f->dir),
-                   "%s/delta-visited-XXXXXX",
-                   tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    (void)snprintf(f->path, sizeof(f->path), "%s/delta", f->dir);
-    f->d = open_delta(f->path, SL_DURABILITY_PROCESS);
-    *state = f;
-    return 0;
-}
-
-static int
-teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    sl_delta_close(f->d);
-    (void)nftw(f->dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-    sl_free(f);
-    return 0;
+    return delta_setup(state, "delta-visited-", 1);
 }
 
 /* Visit one URL; returns first (the call must succeed). */

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <ftw.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -23,45 +22,12 @@
 
 #include "index/index.h"
 #include "index/index_int.h" /* test_index_read_while_writing holds a shard */
-
-struct fixture {
-    char dir[512];
-    struct sl_index_set *set;
-};
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
+#include "index_fixture.h"
 
 static int
 setup(void **state)
 {
-    struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
-    struct sl_err err;
-
-    (void)snprintf(
-        f->dir, sizeof(f->dir), "%s/test_index.XXXXXX", tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    assert_int_equal(sl_index_open(f->dir, &f->set, &err), 0);
-    *state = f;
-    return 0;
-}
-
-static int
-teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    sl_index_close(f->set);
-    (void)nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    sl_free(f);
-    return 0;
+    return index_setup(state, "test_index.");
 }
 
 /* Upsert a document built from a JSON text; asserts success. */
@@ -77,15 +43,6 @@ put(struct sl_index_set *set, const char *index, const char *json)
         fail_msg("upsert %s: %s", json, err.message);
     }
     json_decref(doc);
-}
-
-static uint64_t
-count(struct sl_index_set *set, const char *index)
-{
-    uint64_t n = 0;
-
-    assert_int_equal(sl_index_count(set, index, &n, NULL), 0);
-    return n;
 }
 
 /* The sources of document @id joined by ",", "-" when it is absent (a

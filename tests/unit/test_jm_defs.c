@@ -21,32 +21,12 @@
 #include <cmocka.h>
 
 #include "jobmanager/jobmanager_int.h"
+#include "jm_fixture.h"
+#include "tmpdir.h"
 
 /* ------------------------------------------------------------------------
  * Helpers.
  * --------------------------------------------------------------------- */
-
-/* Parse @p s with ' for "; new reference, the test fails on bad JSON. */
-static json_t *
-jq(const char *s)
-{
-    char *copy = sl_strdup(s);
-    json_t *j = NULL;
-    json_error_t jerr;
-    size_t i = 0;
-
-    for (i = 0; copy[i] != '\0'; i++) {
-        if (copy[i] == '\'') {
-            copy[i] = '"';
-        }
-    }
-    j = json_loads(copy, 0, &jerr);
-    if (j == NULL) {
-        fail_msg("bad test JSON (%s): %s", jerr.text, copy);
-    }
-    sl_free(copy);
-    return j;
-}
 
 /* Check a result against the expected code, field and message part. */
 static void
@@ -79,23 +59,6 @@ check_result(const char *what,
     if (want_msg != NULL && strstr(err->message, want_msg) == NULL) {
         fail_msg("%s: message '%s' lacks '%s'", what, err->message, want_msg);
     }
-}
-
-/* Put @p json (quoted as for jq) and return the code. */
-static int
-put(struct sl__jm_defs *d,
-    enum sl__jm_kind kind,
-    const char *json,
-    int readonly,
-    struct sl_err *err)
-{
-    json_t *j = jq(json);
-    int rc = 0;
-
-    sl_err_clear(err);
-    rc = sl__jm_defs_put(d, kind, j, readonly, NULL, err);
-    json_decref(j);
-    return rc;
 }
 
 static void
@@ -201,20 +164,9 @@ static int
 setup(void **state)
 {
     struct fixture *f = sl_calloc(1, sizeof(*f));
-    size_t i = 0;
 
-    f->d = sl__jm_defs_new();
-    for (i = 0; i < sizeof(test_workers) / sizeof(test_workers[0]); i++) {
-        json_t *j = jq(test_workers[i]);
-        struct sl__jm_worker *w = NULL;
-        struct sl_err err;
-
-        if (sl__jm_worker_parse(j, &w, &err) != 0) {
-            fail_msg("worker %zu: %s (%s)", i, err.message, err.field);
-        }
-        assert_int_equal(sl__jm_defs_add_worker(f->d, w), 0);
-        json_decref(j);
-    }
+    f->d = jm_defs_with_workers(test_workers,
+                                sizeof(test_workers) / sizeof(test_workers[0]));
     put_ok(f->d,
            SL__JM_BUCKET,
            "{'name':'inBucket','type':'recordBulks',"
@@ -1136,11 +1088,10 @@ static void
 test_load_files(void **state)
 {
     struct fixture *f = *state;
-    const char *tmp = getenv("TMPDIR");
-    char *dir = sl_asprintf("%s/jmdefsXXXXXX", tmp != NULL ? tmp : "/tmp");
+    char dir[512];
     char *wfdir = NULL;
 
-    assert_non_null(mkdtemp(dir));
+    assert_non_null(tmpdir_make(dir, sizeof(dir), "jmdefs"));
     wfdir = sl_asprintf("%s/workflows", dir);
     assert_int_equal(mkdir(wfdir, 0700), 0);
     write_file(dir,
@@ -1188,7 +1139,6 @@ test_load_files(void **state)
     assert_int_equal(rmdir(wfdir), 0);
     assert_int_equal(rmdir(dir), 0);
     sl_free(wfdir);
-    sl_free(dir);
 }
 
 /* ------------------------------------------------------------------------

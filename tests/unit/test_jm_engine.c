@@ -22,6 +22,7 @@
 #include <pthread.h>
 
 #include "jobmanager/engine_int.h" /* f->jm->st for the store's test knob */
+#include "tmpdir.h"
 
 struct fx {
     char dir[256];
@@ -109,12 +110,9 @@ static int
 setup(void **state)
 {
     struct fx *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
     struct sl_err err;
 
-    (void)snprintf(
-        f->dir, sizeof(f->dir), "%s/jmengine.XXXXXX", tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
+    assert_non_null(tmpdir_make(f->dir, sizeof(f->dir), "jmengine."));
     (void)snprintf(f->state, sizeof(f->state), "%s/jm", f->dir);
     (void)snprintf(f->storedir, sizeof(f->storedir), "%s/store", f->dir);
     assert_int_equal(
@@ -152,13 +150,11 @@ static int
 teardown(void **state)
 {
     struct fx *f = *state;
-    char cmd[400];
 
     sl_jm_close(f->jm);
     json_decref(f->ended);
     sl_obj_close(f->store);
-    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tmpdir_remove(f->dir), 0);
     sl_free(f);
     return 0;
 }

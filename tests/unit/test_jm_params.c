@@ -20,43 +20,7 @@
 #include <cmocka.h>
 
 #include "jobmanager/jobmanager_int.h"
-
-static json_t *
-jq(const char *s)
-{
-    char *copy = sl_strdup(s);
-    json_t *j = NULL;
-    json_error_t jerr;
-    size_t i = 0;
-
-    for (i = 0; copy[i] != '\0'; i++) {
-        if (copy[i] == '\'') {
-            copy[i] = '"';
-        }
-    }
-    j = json_loads(copy, 0, &jerr);
-    if (j == NULL) {
-        fail_msg("bad test JSON (%s): %s", jerr.text, copy);
-    }
-    sl_free(copy);
-    return j;
-}
-
-static int
-put(struct sl__jm_defs *d,
-    enum sl__jm_kind kind,
-    const char *json,
-    int flags,
-    struct sl_err *err)
-{
-    json_t *j = jq(json);
-    int rc = 0;
-
-    sl_err_clear(err);
-    rc = sl__jm_defs_put(d, kind, j, flags, NULL, err);
-    json_decref(j);
-    return rc;
-}
+#include "jm_fixture.h"
 
 /* One definition: the code, and for errors the field and a message part
  * (NULL: not checked); @p nomsg must not be in the message. */
@@ -348,19 +312,9 @@ setup(void **state)
 {
     struct fixture *f = sl_calloc(1, sizeof(*f));
     struct sl_err err;
-    size_t i = 0;
 
-    f->d = sl__jm_defs_new();
-    for (i = 0; i < sizeof(test_workers) / sizeof(test_workers[0]); i++) {
-        json_t *j = jq(test_workers[i]);
-        struct sl__jm_worker *w = NULL;
-
-        if (sl__jm_worker_parse(j, &w, &err) != 0) {
-            fail_msg("worker %zu: %s (%s)", i, err.message, err.field);
-        }
-        assert_int_equal(sl__jm_defs_add_worker(f->d, w), 0);
-        json_decref(j);
-    }
+    f->d = jm_defs_with_workers(test_workers,
+                                sizeof(test_workers) / sizeof(test_workers[0]));
     assert_int_equal(put(f->d, SL__JM_WORKFLOW, WF_CRAWL, 0, &err), 0);
     assert_int_equal(put(f->d, SL__JM_WORKFLOW, WF_PIPE, 0, &err), 0);
     assert_int_equal(

@@ -16,13 +16,13 @@
 #include <cmocka.h>
 
 #include "jobmanager/jobmanager_int.h"
+#include "tmpdir.h"
 
 static void
 test_store_bad_key_alone(void **state)
 {
     char tmpl[256];
     char *dir = NULL;
-    char cmd[300];
     char key[600];
     struct sl__jm_store *st = NULL;
     struct sl_err err;
@@ -31,11 +31,7 @@ test_store_bad_key_alone(void **state)
     pthread_mutex_t swap = PTHREAD_MUTEX_INITIALIZER;
 
     (void)state;
-    (void)snprintf(tmpl,
-                   sizeof(tmpl),
-                   "%s/jmstore.XXXXXX",
-                   getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    dir = mkdtemp(tmpl);
+    dir = tmpdir_make(tmpl, sizeof(tmpl), "jmstore.");
     assert_non_null(dir);
     sl_err_clear(&err);
     assert_int_equal(sl__jm_store_open(dir, SL_DURABILITY_PROCESS, &st, &err),
@@ -70,8 +66,7 @@ test_store_bad_key_alone(void **state)
     assert_int_equal(sl__jm_store_wait(st, seq, &err), 0);
     sl__jm_store_close(st);
 
-    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 int

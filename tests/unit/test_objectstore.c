@@ -19,7 +19,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -30,6 +29,7 @@
 
 #include "objectstore/objectstore.h"
 #include "objectstore/objectstore_int.h"
+#include "tmpdir.h"
 
 #define MIB (1024u * 1024u)
 
@@ -45,26 +45,12 @@ struct fixture {
  * --------------------------------------------------------------------- */
 
 static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static int
 setup(void **state)
 {
     struct fixture *f = sl_calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
     struct sl_err err;
 
-    (void)snprintf(f->dir,
-                   sizeof(f->dir),
-                   "%s/objstore-XXXXXX",
-                   tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
+    assert_non_null(tmpdir_make(f->dir, sizeof(f->dir), "objstore-"));
     (void)snprintf(f->root, sizeof(f->root), "%s/data/root", f->dir);
     (void)snprintf(f->outside, sizeof(f->outside), "%s/outside", f->dir);
     assert_int_equal(mkdir(f->outside, 0755), 0);
@@ -80,7 +66,7 @@ teardown(void **state)
     struct fixture *f = *state;
 
     sl_obj_close(f->o);
-    (void)nftw(f->dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
+    (void)tmpdir_remove(f->dir);
     sl_free(f);
     return 0;
 }

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "workers/workers_int.h"
+#include "text_extractor_fixture.h"
 #include "wk_fixture.h"
 
 struct fixture {
@@ -51,57 +52,6 @@ struct result {
 };
 
 /* ------------------------------------------------------------------------
- * A backend whose input sources return 1 to 13 bytes per read.
- * --------------------------------------------------------------------- */
-
-static const struct sl__wk_ops *local_ops; /* the wrapped ops */
-
-struct chunky {
-    struct sl_source inner;
-    void *handle;
-    unsigned step;
-};
-
-static int
-chunky_read(void *ctx, void *buf, size_t cap, size_t *n)
-{
-    struct chunky *c = ctx;
-    size_t k = 1 + c->step++ % 13;
-
-    return c->inner.read(c->inner.ctx, buf, k < cap ? k : cap, n);
-}
-
-static int
-chunky_open(void *conn,
-            const char *store,
-            const char *id,
-            void **handle,
-            struct sl_source *src,
-            struct sl_err *err)
-{
-    struct chunky *c = sl_calloc(1, sizeof(*c));
-    int rc = local_ops->input_open(conn, store, id, &c->handle, &c->inner, err);
-
-    if (rc != 0) {
-        sl_free(c);
-        return rc;
-    }
-    src->read = chunky_read;
-    src->ctx = c;
-    *handle = c;
-    return 0;
-}
-
-static void
-chunky_close(void *handle)
-{
-    struct chunky *c = handle;
-
-    local_ops->input_close(c->handle);
-    sl_free(c);
-}
-
-/* ------------------------------------------------------------------------
  * Fixture and helpers.
  * --------------------------------------------------------------------- */
 
@@ -112,10 +62,7 @@ setup(void **state)
 
     wk_env_open(
         f->dir, sizeof(f->dir), "test_text_extractor", &f->store, &f->b);
-    local_ops = f->b->ops;
-    f->chunky_ops = *f->b->ops;
-    f->chunky_ops.input_open = chunky_open;
-    f->chunky_ops.input_close = chunky_close;
+    chunky_ops_init(&f->chunky_ops, f->b->ops);
     *state = f;
     return 0;
 }
