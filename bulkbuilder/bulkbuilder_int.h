@@ -39,7 +39,7 @@ struct sl__bb_job {
     struct sl__bb_journal jr[NSLOTS];
     int64_t opened_ms; /* sl_mono_ms of the first open record, or 0 */
     uint64_t next_seq;
-    /* every slot of the bulks below it is linked: seal links slot by
+    /* every slot of the bulks below it is linked: sl__bb_seal links slot by
      * slot, and the committer must not take a bulk half linked (it would
      * commit slot 0 and remove a slot 1 linked after its copy) */
     atomic_uint_fast64_t sealed_below;

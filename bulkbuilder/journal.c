@@ -97,7 +97,7 @@ journal_open(struct sl_bb *bb,
         return 0;
     }
     path = journal_path(j, slot);
-    /* A name left there is stale: recover_journals took every journal at
+    /* A name left there is stale: sl__bb_recover_journals took every journal at
      * start, and a seal whose unlink failed left a name of a sealed bulk,
      * which may be an object in the store by now (a hard link): drop the
      * name, never truncate what it names. */

@@ -237,7 +237,7 @@ sl_bulk_copy_record(struct sl_bulk_reader *r,
         (void)sl__bulk_wfail(w, rc); /* a partial record must not be finished */
         return rc;
     }
-    /* att_next verified the source's checksum over the same bytes */
+    /* sl__bulk_att_next verified the source's checksum over the same bytes */
     end[0] = TAG_END;
     sl_le_put32(end + 1, crc ? sl__bulk_crc(w->crc, end, 1) : r->crc);
     wrc = sl__bulk_emit(w, end, sizeof(end));

@@ -619,7 +619,7 @@ record_start(struct sl_bulk_reader *r,
     sl_free(r->meta);
     r->meta = text;
     r->meta_len = meta_len;
-    /* a head frame may follow; another tag is left for att_next */
+    /* a head frame may follow; another tag is left for sl__bulk_att_next */
     r->has_head = 0;
     r->pending = -1;
     off = r->offset;

@@ -66,7 +66,7 @@ sl__bulk_emit(struct sl_bulk_writer *w, const void *data, size_t len)
     return 0;
 }
 
-/* As emit, for record bytes: they also go into the record's CRC. */
+/* As sl__bulk_emit, for record bytes: they also go into the record's CRC. */
 static int
 emit_rec(struct sl_bulk_writer *w, const void *data, size_t len)
 {
