@@ -426,27 +426,165 @@ parse_args(int argc, char **argv, struct sl_cfg *cfg)
     return 0;
 }
 
+/* What the server runs on: opened by open_services in this order, closed
+ * by close_services in the reverse one. */
+struct services {
+    struct sl_obj *store;
+    struct sl_delta *delta;
+    struct sl_index_set *index;
+    struct sl_jm *jm;
+    struct sl_bb *bb;
+    json_t *converters;
+    struct sl_worker_pool *pool;
+};
+
+/* The object store under <dataDir>/store (docs/objectstore.md). */
+static int
+open_store(const struct sl_cfg *cfg, struct sl_obj **out)
+{
+    struct sl_err err;
+    char *root = sl_asprintf("%s/store", cfg->data_dir);
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_obj_open_fs(root,
+                        strcmp(cfg->durability, "fsync") == 0
+                            ? SL_DURABILITY_FSYNC
+                            : SL_DURABILITY_PROCESS,
+                        out,
+                        &err);
+    if (rc != 0) {
+        SL_ERROR("cannot open the object store: %s", err.message);
+    }
+    sl_free(root);
+    return rc;
+}
+
+/*
+ * Open the store, the delta service, the index, the jobmanager with the
+ * bulkbuilder, and start the in-process workers; stops at the first
+ * failure (said in the log), leaving what is open in @s for
+ * close_services.
+ */
+static int
+open_services(const struct sl_cfg *cfg, struct services *s)
+{
+    struct sl_worker_services ws;
+    int rc = open_store(cfg, &s->store);
+
+    if (rc == 0) {
+        rc = open_delta(cfg, &s->delta);
+    }
+    if (rc == 0) {
+        rc = open_index(cfg, &s->index);
+    }
+    if (rc == 0) {
+        rc = open_jobmanager(cfg, s->store, &s->jm, &s->bb);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    s->converters = json_loads(cfg->converters, 0, NULL);
+    memset(&ws, 0, sizeof(ws));
+    ws.delta = s->delta;
+    ws.bulkbuilder = s->bb;
+    ws.index = s->index;
+    ws.converters = s->converters;
+    return start_workers(cfg, s->jm, s->store, &ws, &s->pool);
+}
+
+static void
+close_services(struct services *s)
+{
+    sl_jm_shutdown(s->jm); /* again, for the ways here without a signal */
+    sl_worker_pool_stop(s->pool); /* running tasks finish first */
+    run_end_set(NULL);
+    sl_bb_close(s->bb);
+    sl_jm_close(s->jm);
+    json_decref(s->converters);
+    sl_index_close(s->index);
+    sl_delta_close(s->delta);
+    sl_obj_close(s->store);
+}
+
+/*
+ * Serve HTTP on the services until SIGINT or SIGTERM, then stop the
+ * server (in-flight requests get http.shutdownGraceSeconds).  0 after a
+ * clean stop, 1 when the server could not start.
+ */
+static int
+serve(const struct sl_cfg *cfg, const struct services *s)
+{
+    struct sl_http_server *http = NULL;
+    struct sl_http_config hc;
+    struct sl_http_services svc;
+    struct sl_err err;
+    uv_loop_t loop;
+    uv_signal_t sigint;
+    uv_signal_t sigterm;
+    int status = 1;
+
+    sl_err_clear(&err);
+    memset(&hc, 0, sizeof(hc));
+    hc.listen = cfg->listen;
+    hc.api_token = cfg->api_token;
+    hc.threads = (unsigned)cfg->http_threads;
+    hc.max_connections = (unsigned)cfg->max_connections;
+    hc.max_conn_per_ip = (unsigned)cfg->max_conn_per_ip;
+    hc.max_body_bytes = cfg->max_body_bytes;
+    hc.max_header_bytes = cfg->max_header_bytes;
+    hc.request_timeout_s = (unsigned)cfg->request_timeout;
+    hc.max_object_bytes = cfg->max_object_bytes;
+    svc.store = s->store;
+    svc.jm = s->jm;
+    svc.delta = s->delta;
+    svc.index = s->index;
+    svc.bulkbuilder = s->bb;
+
+    if (uv_loop_init(&loop) != 0) {
+        SL_ERROR("cannot create the event loop");
+        return 1;
+    }
+    (void)uv_signal_init(&loop, &sigint);
+    (void)uv_signal_init(&loop, &sigterm);
+    (void)uv_signal_start(&sigint, on_signal, SIGINT);
+    (void)uv_signal_start(&sigterm, on_signal, SIGTERM);
+
+    if (sl_http_start(&hc, &svc, &http, &err) != 0) {
+        SL_ERROR("cannot start the HTTP server: %s", err.message);
+    } else {
+        SL_INFO("sluice %s listening on http://%.*s:%u/ (data dir %s, "
+                "durability %s)",
+                SL_VERSION,
+                (int)strcspn(cfg->listen, ":"),
+                cfg->listen,
+                sl_http_port(http),
+                cfg->data_dir,
+                cfg->durability);
+        (void)uv_run(&loop, UV_RUN_DEFAULT);
+        /* From now on a state commit that fails (a full disk) is given
+         * up: requests, workers and the bulkbuilder waiting for it
+         * return, and the stop does not wait for them for ever. */
+        sl_jm_shutdown(s->jm);
+        sl_http_stop(http, (unsigned)cfg->shutdown_grace * 1000);
+        SL_INFO("stopped");
+        status = 0;
+    }
+    uv_walk(&loop, close_handle, NULL);
+    (void)uv_run(&loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&loop) != 0) {
+        SL_WARN("event loop closed with open handles");
+    }
+    return status;
+}
+
 int
 sl_cli_serve_main(int argc, char **argv)
 {
     struct sl_cfg cfg;
     struct sl_err err;
-    struct sl_obj *store = NULL;
-    struct sl_jm *jm = NULL;
-    struct sl_delta *delta = NULL;
-    struct sl_index_set *index = NULL;
-    struct sl_worker_pool *pool = NULL;
-    struct sl_bb *bb = NULL;
-    struct sl_worker_services ws;
-    json_t *converters = NULL;
-    struct sl_http_server *http = NULL;
-    struct sl_http_config hc;
-    struct sl_http_services svc;
+    struct services s;
     enum sl_log_level level = SL_LOG_INFO;
-    uv_loop_t loop;
-    uv_signal_t sigint;
-    uv_signal_t sigterm;
-    char *store_root = NULL;
     int rc = 0;
     int status = 1;
 
@@ -468,104 +606,10 @@ sl_cli_serve_main(int argc, char **argv)
     if (data_dir_full(cfg.data_dir)) {
         return 1;
     }
-    store_root = sl_asprintf("%s/store", cfg.data_dir);
-    rc = sl_obj_open_fs(store_root,
-                        strcmp(cfg.durability, "fsync") == 0
-                            ? SL_DURABILITY_FSYNC
-                            : SL_DURABILITY_PROCESS,
-                        &store,
-                        &err);
-    if (rc != 0) {
-        SL_ERROR("cannot open the object store: %s", err.message);
-        goto out;
+    memset(&s, 0, sizeof(s));
+    if (open_services(&cfg, &s) == 0) {
+        status = serve(&cfg, &s);
     }
-
-    rc = open_delta(&cfg, &delta);
-    if (rc != 0) {
-        goto out;
-    }
-    rc = open_index(&cfg, &index);
-    if (rc != 0) {
-        goto out;
-    }
-    rc = open_jobmanager(&cfg, store, &jm, &bb);
-    if (rc != 0) {
-        goto out;
-    }
-    converters = json_loads(cfg.converters, 0, NULL);
-    memset(&ws, 0, sizeof(ws));
-    ws.delta = delta;
-    ws.bulkbuilder = bb;
-    ws.index = index;
-    ws.converters = converters;
-    rc = start_workers(&cfg, jm, store, &ws, &pool);
-    if (rc != 0) {
-        goto out;
-    }
-
-    memset(&hc, 0, sizeof(hc));
-    hc.listen = cfg.listen;
-    hc.api_token = cfg.api_token;
-    hc.threads = (unsigned)cfg.http_threads;
-    hc.max_connections = (unsigned)cfg.max_connections;
-    hc.max_conn_per_ip = (unsigned)cfg.max_conn_per_ip;
-    hc.max_body_bytes = cfg.max_body_bytes;
-    hc.max_header_bytes = cfg.max_header_bytes;
-    hc.request_timeout_s = (unsigned)cfg.request_timeout;
-    hc.max_object_bytes = cfg.max_object_bytes;
-    svc.store = store;
-    svc.jm = jm;
-    svc.delta = delta;
-    svc.index = index;
-    svc.bulkbuilder = bb;
-
-    if (uv_loop_init(&loop) != 0) {
-        SL_ERROR("cannot create the event loop");
-        goto out;
-    }
-    (void)uv_signal_init(&loop, &sigint);
-    (void)uv_signal_init(&loop, &sigterm);
-    (void)uv_signal_start(&sigint, on_signal, SIGINT);
-    (void)uv_signal_start(&sigterm, on_signal, SIGTERM);
-
-    rc = sl_http_start(&hc, &svc, &http, &err);
-    if (rc != 0) {
-        SL_ERROR("cannot start the HTTP server: %s", err.message);
-    } else {
-        SL_INFO("sluice %s listening on http://%.*s:%u/ (data dir %s, "
-                "durability %s)",
-                SL_VERSION,
-                (int)strcspn(cfg.listen, ":"),
-                cfg.listen,
-                sl_http_port(http),
-                cfg.data_dir,
-                cfg.durability);
-        (void)uv_run(&loop, UV_RUN_DEFAULT);
-        /* From now on a state commit that fails (a full disk) is given
-         * up: requests, workers and the bulkbuilder waiting for it
-         * return, and the stop does not wait for them for ever. */
-        sl_jm_shutdown(jm);
-        sl_http_stop(http, (unsigned)cfg.shutdown_grace * 1000);
-        SL_INFO("stopped");
-        status = 0;
-    }
-    uv_walk(&loop, close_handle, NULL);
-    (void)uv_run(&loop, UV_RUN_DEFAULT);
-    if (uv_loop_close(&loop) != 0) {
-        SL_WARN("event loop closed with open handles");
-    }
-
-out:
-    sl_jm_shutdown(jm);        /* again, for the ways here without a signal */
-    sl_worker_pool_stop(pool); /* running tasks finish first */
-    run_end_set(NULL);
-    sl_bb_close(bb);
-    sl_jm_close(jm);
-    json_decref(converters);
-    sl_index_close(index);
-    sl_delta_close(delta);
-    sl_obj_close(store);
-
-    sl_free(store_root);
+    close_services(&s);
     return status;
 }

@@ -1,7 +1,8 @@
 /*
  * Object store internals: the backend interface shared by objectstore.c
  * (the public API, which validates names and keeps writer state) and the
- * backends (fs.c; an S3 backend is planned).  Not for other modules.
+ * backends (fs.c with fs_path.c, fs_object.c and fs_list.c; an S3 backend
+ * is planned).  Not for other modules.
  *
  * A backend is a `static const struct sl__obj_backend_type` table of
  * function pointers plus a per-instance context (`void *ctx`) created by

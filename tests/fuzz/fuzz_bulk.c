@@ -1,5 +1,5 @@
 /*
- * The bulk reader of core/bulk.c (docs/bulk-format.md).  The first input
+ * The bulk reader of core/bulk_read.c (docs/bulk-format.md).  The first input
  * byte is a mode, the rest a bulk:
  *   bit 0: checksums not enforced: before reading, the harness walks the
  *          frames as the format describes them and writes the right CRC-32
@@ -74,7 +74,7 @@ buf_write(void *ctx, const void *data, size_t len)
 }
 
 /* ------------------------------------------------------------------------
- * Checksums written as the format describes them (not by core/bulk.c).
+ * Checksums written as the format describes them (not by core/bulk*.c).
  * --------------------------------------------------------------------- */
 
 static uint64_t

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the bulk codec (core/bulk.c, docs/bulk-format.md): round
+ * Unit tests for the bulk codec (core/bulk*.c, docs/bulk-format.md): round
  * trips through the whole-record and streaming APIs, the exact byte
  * layout, truncation at every offset, every single-byte flip, the limits,
  * writer misuse and the failed state of readers and writers.
