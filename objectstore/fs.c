@@ -326,14 +326,12 @@ fs_store_delete(void *ctx, const char *store, struct sl_err *err)
     }
     if (rc != 0) {
         /* The store is gone; only disk space waits for the next sweep. */
-        char text[128];
-
         SL_WARN("store '%s' deleted, but removing its files from '%s/" TMP_DIR
                 "/%s' failed: %s",
                 store,
                 fs->root,
                 trash,
-                sl__obj_fs_errtext(-rc, text, sizeof(text)));
+                sl_errno_str(-rc));
     }
     return 0;
 }

@@ -65,8 +65,6 @@ void sl__obj_fs_folders_unlock(struct sl__obj_fs *fs);
  * Errors, small helpers and path resolution (fs_path.c)
  * --------------------------------------------------------------------- */
 
-/* The system's text for @p errnum, thread-safe. */
-const char *sl__obj_fs_errtext(int errnum, char *buf, size_t cap);
 /* Maps @p errnum to an SL_E* code and fills @p err with "<what>:
  * <strerror>", <what> formatted from @p fmt. */
 int sl__obj_fs_sys_err(struct sl_err *err, int errnum, const char *fmt, ...)

@@ -36,20 +36,6 @@
  * Errors
  * --------------------------------------------------------------------- */
 
-/* The system's text for @p errnum, thread-safe. */
-const char *
-sl__obj_fs_errtext(int errnum, char *buf, size_t cap)
-{
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
-    return strerror_r(errnum, buf, cap);
-#else
-    if (strerror_r(errnum, buf, cap) != 0) {
-        (void)snprintf(buf, cap, "error %d", errnum);
-    }
-    return buf;
-#endif
-}
-
 /*
  * Maps @p errnum at the edge and fills @p err with "<what>: <strerror>",
  * where <what> names the store and the object.
@@ -58,7 +44,6 @@ int
 sl__obj_fs_sys_err(struct sl_err *err, int errnum, const char *fmt, ...)
 {
     char what[400];
-    char text[128];
     va_list ap;
     int code = sl_err_from_errno(errnum);
 
@@ -68,12 +53,7 @@ sl__obj_fs_sys_err(struct sl_err *err, int errnum, const char *fmt, ...)
     va_start(ap, fmt);
     (void)vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    return sl_err_set(err,
-                      code,
-                      NULL,
-                      "%s: %s",
-                      what,
-                      sl__obj_fs_errtext(errnum, text, sizeof(text)));
+    return sl_err_set(err, code, NULL, "%s: %s", what, sl_errno_str(errnum));
 }
 
 /* ------------------------------------------------------------------------
