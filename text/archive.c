@@ -592,6 +592,47 @@ out:
 }
 
 /*
+ * The formats that are archives: entries with names.  Not libarchive's
+ * "all": it holds mtree, a text format that reads an ordinary text file
+ * (a compressed .rst, say) as a list of entries, and empty.  Raw, which
+ * takes any file no other format bids for, is asked to tell the caller
+ * what such a file is.
+ */
+static void
+support_archive_formats(struct archive *a)
+{
+    (void)archive_read_support_format_7zip(a);
+    (void)archive_read_support_format_ar(a);
+    (void)archive_read_support_format_cab(a);
+    (void)archive_read_support_format_cpio(a);
+    (void)archive_read_support_format_iso9660(a);
+    (void)archive_read_support_format_lha(a);
+    (void)archive_read_support_format_rar(a);
+    (void)archive_read_support_format_rar5(a);
+    (void)archive_read_support_format_tar(a);
+    (void)archive_read_support_format_xar(a);
+    (void)archive_read_support_format_zip(a);
+    /* bids last: tells a compressed file from a corrupt archive */
+    (void)archive_read_support_format_raw(a);
+}
+
+/*
+ * Only the raw format bid for archive @a: a compressed stream with no
+ * archive inside is a compressed file, a document of its own (reported);
+ * what is neither compressed nor an archive is corrupt (returns 1).
+ */
+static int
+not_archive(struct sl_text_archive *x, struct archive *a, const char *prefix)
+{
+    if (archive_filter_count(a) > 1) {
+        note(x, SL_TEXT_ARC_NOT_ARCHIVE, 1);
+        return 0;
+    }
+    SL_WARN("%s: %s: not an archive", x->who, prefix);
+    return 1;
+}
+
+/*
  * Extract the archive open on @fd (borrowed, read from its current
  * offset), whose elements get ids "@prefix!/<inner path>", at nesting
  * @depth (0: the top-level compound).  A corrupt archive is counted and
@@ -607,6 +648,8 @@ extract_archive(struct sl_text_archive *x,
     struct archive *a = archive_read_new();
     struct archive_entry *e = NULL;
     uint64_t entries = 0;
+    int opened = 0; /* an archive format (or raw) took it */
+    int raw = 0;    /* only the raw format: no archive */
     int corrupt = 0;
     int rc = 0;
     int ar = 0;
@@ -616,14 +659,14 @@ extract_archive(struct sl_text_archive *x,
         return SL_EINTERNAL;
     }
     (void)archive_read_support_filter_all(a);
-    (void)archive_read_support_format_all(a);
+    support_archive_formats(a);
     ar = archive_read_open_fd(a, fd, READ_BUF);
     if (ar != ARCHIVE_OK) {
         SL_WARN("%s: %s: %s", x->who, prefix, arc_error(a));
         corrupt = 1;
         goto out;
     }
-    note(x, SL_TEXT_ARC_EXTRACTED, 1);
+    opened = 1;
     for (;;) {
         if (x->sink.canceled != NULL && x->sink.canceled(x->sink.arg)) {
             rc = SL_ECANCELED;
@@ -638,6 +681,11 @@ extract_archive(struct sl_text_archive *x,
         } else if (ar != ARCHIVE_OK) {
             SL_WARN("%s: %s: %s", x->who, prefix, arc_error(a));
             corrupt = 1;
+            break;
+        }
+        if (archive_format(a) == ARCHIVE_FORMAT_RAW) {
+            raw = 1;
+            corrupt = not_archive(x, a, prefix);
             break;
         }
         if (++entries > x->lim.max_entries) {
@@ -667,6 +715,9 @@ extract_archive(struct sl_text_archive *x,
     }
 
 out:
+    if (opened && !raw) {
+        note(x, SL_TEXT_ARC_EXTRACTED, 1);
+    }
     if (corrupt) {
         note(x, SL_TEXT_ARC_CORRUPT, 1);
     }

@@ -60,6 +60,7 @@ sl__text_doc_init(struct sl_text_doc *d, uint64_t max_text)
     d->conv.out_fd = -1;
     d->conv.pid = -1;
     d->conv.file_arg = SIZE_MAX;
+    d->spool_fd = -1;
 }
 
 void
@@ -72,13 +73,14 @@ sl__text_doc_fini(struct sl_text_doc *d)
 /* Choose and start the extractor of a record whose content starts with
  * @len bytes @head.  A converter configured for the MIME type wins over
  * the built-in extractors. */
-static int
-extractor_begin(struct sl_text *x,
-                struct sl_text_doc *d,
-                const char *head,
-                size_t len)
+int
+sl__text_doc_start(struct sl_text *x,
+                   struct sl_text_doc *d,
+                   const char *head,
+                   size_t len)
 {
     const json_t *cfg = json_object_get(x->converters, d->mime);
+    int cont = sl__text_container_of(d->mime);
 
     d->kind = sl_text_mime_kind(d->mime);
     d->outcome = SL_TEXT_EXTRACTED;
@@ -86,6 +88,9 @@ extractor_begin(struct sl_text *x,
         d->conv_on = 1;
         sl__text_conv_begin(d, cfg);
         return 0;
+    }
+    if (cont != SL__TEXT_CONT_NONE) {
+        return sl__text_container_begin(d, cont);
     }
     switch (d->kind) {
     case SL_TEXT_KIND_TEXT:
@@ -113,6 +118,9 @@ extractor_feed(struct sl_text *x,
     if (d->conv_on) {
         return sl__text_conv_feed(x, d, p, n);
     }
+    if (d->cont != SL__TEXT_CONT_NONE) {
+        return sl__text_container_feed(d, p, n);
+    }
     switch (d->kind) {
     case SL_TEXT_KIND_TEXT:
         return sl__text_plain_feed(x, d, p, n);
@@ -133,6 +141,8 @@ extractor_end(struct sl_text *x, struct sl_text_doc *d, int abort)
 
     if (d->conv_on) {
         rc = sl__text_conv_end(x, d, abort);
+    } else if (d->cont != SL__TEXT_CONT_NONE) {
+        rc = sl__text_container_end(x, d, abort);
     } else if (d->kind == SL_TEXT_KIND_TEXT) {
         sl__text_plain_end(x, d);
     } else if (d->kind == SL_TEXT_KIND_HTML || d->kind == SL_TEXT_KIND_XML) {
@@ -142,8 +152,6 @@ extractor_end(struct sl_text *x, struct sl_text_doc *d, int abort)
     sl__text_buf_end(&d->title);
     return rc;
 }
-
-/* Read up to @cap bytes of the current attachment into @buf. */
 
 struct sl_text_doc *
 sl_text_doc_new(struct sl_text *t)
@@ -176,11 +184,17 @@ sl_text_doc_begin(struct sl_text_doc *d,
 
     (void)snprintf(d->mime, sizeof(d->mime), "%s", mime);
     d->given = charset;
-    rc = extractor_begin(d->t, d, head, len);
+    rc = sl__text_doc_start(d->t, d, head, len);
     if (rc != 0) {
         d->outcome = SL_TEXT_NOTEXT;
     }
     return rc;
+}
+
+void
+sl_text_doc_name(struct sl_text_doc *d, const char *id)
+{
+    d->id = id;
 }
 
 int
@@ -228,4 +242,8 @@ sl_text_doc_result(const struct sl_text_doc *d, struct sl_text_result *r)
     r->outcome = d->outcome;
     r->full = d->text.full;
     r->malformed = d->malformed;
+    r->inner_mime = d->inner_mime;
+    r->encoding = d->encoding;
+    r->cut = d->too_big;
+    r->corrupt = d->corrupt;
 }

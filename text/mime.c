@@ -128,6 +128,16 @@ mime_weak(const char *m)
            strcmp(m, "inode/x-empty") == 0;
 }
 
+/* A type given for content of unknown type (a web server's default). */
+static int
+mime_unknown(const char *m)
+{
+    return strcmp(m, "application/octet-stream") == 0 ||
+           strcmp(m, "binary/octet-stream") == 0 ||
+           strcmp(m, "application/unknown") == 0 ||
+           strcmp(m, "application/x-unknown") == 0;
+}
+
 static int
 mime_is_xml(const char *m)
 {
@@ -273,6 +283,9 @@ sl_text_mime_detect(struct sl_text *x,
     char magic[SL_TEXT_MIME_MAX];
 
     sl_text_mime_normalize(h->mime, given);
+    if (mime_unknown(given)) {
+        given[0] = '\0'; /* says nothing of the content */
+    }
     /* Fast path: a textual extension (and record type, if any) over
      * content that looks like text. */
     if (ext != NULL && sl_text_mime_kind(ext) != SL_TEXT_KIND_OTHER &&

@@ -137,6 +137,10 @@ int sl_text_doc_begin(struct sl_text_doc *d,
                       const char *charset,
                       const char *head,
                       size_t len);
+/** @brief The document's id or file name @p id (borrowed until
+ * sl_text_doc_end): it names the file inside a compressed one
+ * ("README" of "doc/README.gz"), which helps to type it. */
+void sl_text_doc_name(struct sl_text_doc *d, const char *id);
 /** @brief Feed @p n bytes of content (the head too).
  * @return 0, SL_TEXT_STOP (nothing more is needed) or SL_ECANCELED. */
 int sl_text_doc_feed(struct sl_text_doc *d, const char *p, size_t n);
@@ -160,6 +164,13 @@ struct sl_text_result {
     int outcome;         /* enum sl_text_outcome */
     int full;            /* the text was cut at max_text */
     int malformed;       /* XML that is not well-formed */
+    /* A compressed single file: its encoding ("gzip", "bzip2", "xz",
+     * "zstd", "lz4", "lzma", "compress"; "" for other documents) and the
+     * type of the file inside, whose text this is ("" when none). */
+    const char *encoding;
+    const char *inner_mime;
+    int cut;     /* content past a limit of the library was not read */
+    int corrupt; /* the format could not be read (a corrupt gzip...) */
 };
 /** @brief The results of @p d so far. */
 void sl_text_doc_result(const struct sl_text_doc *d, struct sl_text_result *r);
@@ -246,6 +257,7 @@ enum sl_text_archive_event {
     SL_TEXT_ARC_LIMIT_TOTAL,   /* too many bytes: the rest skipped */
     SL_TEXT_ARC_LIMIT_RATIO,   /* expanded too much: the rest skipped */
     SL_TEXT_ARC_LIMIT_ENTRY,   /* an entry too big: no content */
+    SL_TEXT_ARC_NOT_ARCHIVE,   /* no archive format (a compressed file) */
     SL_TEXT_ARC_EVENTS
 };
 

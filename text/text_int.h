@@ -77,7 +77,17 @@ struct sl_text_doc {
     unsigned pre;                 /* inside <pre> */
     int title_done;               /* the first <title> ended */
     struct sl__text_conv conv;
-    struct sl_text *t; /* the extractor, borrowed */
+    /* documents read whole (container.c) */
+    int cont;                          /* SL__TEXT_CONT_*, or NONE */
+    int spool_fd;                      /* the spooled content, or -1 */
+    uint64_t spooled;                  /* its bytes */
+    int too_big;                       /* content cut at a limit */
+    int corrupt;                       /* the format could not be read */
+    unsigned depth;                    /* documents inside documents */
+    const char *id;                    /* its id or name, borrowed, or NULL */
+    char encoding[16];                 /* "gzip"...: a compressed file */
+    char inner_mime[SL_TEXT_MIME_MAX]; /* the type inside, or "" */
+    struct sl_text *t;                 /* the extractor, borrowed */
 };
 
 /* An extractor: its options, the libraries it loaded, its buffers. */
@@ -147,8 +157,23 @@ int sl__text_conv_feed(struct sl_text *x,
                        size_t n);
 int sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort);
 
+/* container.c: documents read whole from a spool file */
+enum {
+    SL__TEXT_CONT_NONE = 0,
+    SL__TEXT_CONT_COMPRESSED = 1, /* gzip, bzip2, xz...: one document */
+};
+int sl__text_container_of(const char *mime);
+int sl__text_container_begin(struct sl_text_doc *d, int cont);
+int sl__text_container_feed(struct sl_text_doc *d, const char *p, size_t n);
+int sl__text_container_end(struct sl_text *x, struct sl_text_doc *d, int abort);
+
 /* doc.c */
 void sl__text_doc_init(struct sl_text_doc *d, uint64_t max_text);
 void sl__text_doc_fini(struct sl_text_doc *d);
+/* Start the extractor of d->mime for content starting with @head. */
+int sl__text_doc_start(struct sl_text *x,
+                       struct sl_text_doc *d,
+                       const char *head,
+                       size_t len);
 
 #endif /* SL_TEXT_INT_H_INCLUDED */

@@ -57,6 +57,7 @@ static const char *const events[SL_TEXT_ARC_EVENTS] = {
     [SL_TEXT_ARC_LIMIT_TOTAL] = "limits.totalBytes",
     [SL_TEXT_ARC_LIMIT_RATIO] = "limits.ratio",
     [SL_TEXT_ARC_LIMIT_ENTRY] = "limits.entrySize",
+    [SL_TEXT_ARC_NOT_ARCHIVE] = "compounds.notArchive",
 };
 
 /* An output error: the task message says it. */

@@ -72,6 +72,18 @@ test_text_mime_detect(void **state)
     h.mime = NULL;
     assert_int_equal(sl_text_mime_detect(t, &h, png, sizeof(png) - 1, out), 0);
     assert_string_equal(out, "image/png");
+    /* application/octet-stream says nothing: libmagic decides (a README
+     * served so by a web server is text) */
+    h.mime = "application/octet-stream";
+    h.extension = NULL;
+    h.id = "http://h/doc/README";
+    assert_int_equal(sl_text_mime_detect(t, &h, "Read me first.\n", 15, out),
+                     0);
+    assert_string_equal(out, "text/plain");
+    h.mime = "application/octet-stream";
+    h.id = "http://h/doc/notes.txt";
+    assert_int_equal(sl_text_mime_detect(t, &h, "notes\n", 6, out), 1);
+    assert_string_equal(out, "text/plain");
     sl_text_free(t);
 }
 
@@ -145,6 +157,162 @@ test_text_doc_plain_and_markup(void **state)
     assert_int_equal(r.outcome, SL_TEXT_NOTEXT);
     assert_int_equal(r.len, 0);
     sl_text_doc_free(d);
+    sl_text_free(t);
+}
+
+/* @n bytes @p compressed with libarchive's filter @filter into a new
+ * memory file of *size bytes. */
+static int
+compressed_fd(int filter, const char *p, size_t n, uint64_t *size)
+{
+    int fd = memfd_create("z", MFD_CLOEXEC);
+    struct archive *a = archive_write_new();
+    struct archive_entry *ae = archive_entry_new();
+
+    assert_true(fd >= 0);
+    assert_int_equal(archive_write_add_filter(a, filter), ARCHIVE_OK);
+    assert_int_equal(archive_write_set_format_raw(a), ARCHIVE_OK);
+    assert_int_equal(archive_write_open_fd(a, fd), ARCHIVE_OK);
+    archive_entry_set_pathname(ae, "data");
+    archive_entry_set_filetype(ae, AE_IFREG);
+    archive_entry_set_size(ae, (la_int64_t)n);
+    assert_int_equal(archive_write_header(a, ae), ARCHIVE_OK);
+    assert_int_equal(archive_write_data(a, p, n), (la_ssize_t)n);
+    archive_entry_free(ae);
+    assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+    assert_int_equal(archive_write_free(a), ARCHIVE_OK);
+    *size = (uint64_t)lseek(fd, 0, SEEK_END);
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    return fd;
+}
+
+/* Extract the document of type @mime and name @id on @fd through the
+ * detector and the document API in 4 KiB reads. */
+static struct sl_text_doc *
+extract_fd(struct sl_text *t, const char *id, int fd, struct sl_text_result *r)
+{
+    struct sl_text_doc *d = sl_text_doc_new(t);
+    struct sl_text_hints h = {NULL, NULL, id};
+    char buf[4096];
+    char mime[SL_TEXT_MIME_MAX];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    int fed = 0;
+
+    assert_true(n > 0);
+    (void)sl_text_mime_detect(t, &h, buf, (size_t)n, mime);
+    sl_text_doc_name(d, id);
+    assert_int_equal(sl_text_doc_begin(d, mime, NULL, buf, (size_t)n), 0);
+    while (fed == 0 && n > 0) {
+        fed = sl_text_doc_feed(d, buf, (size_t)n);
+        n = read(fd, buf, sizeof(buf));
+    }
+    assert_true(fed == 0 || fed == SL_TEXT_STOP);
+    assert_int_equal(sl_text_doc_end(d, 0), 0);
+    sl_text_doc_result(d, r);
+    return d;
+}
+
+/* A compressed single file is one document: the text of what is inside,
+ * typed by its content and its name without the suffix; every filter
+ * libarchive reads, a compressed HTML page (title and all), a compressed
+ * compressed file, a large one cut at the text cap, and a truncated and a
+ * corrupt one (no text, counted corrupt, no crash). */
+static void
+test_text_doc_compressed(void **state)
+{
+    static const struct {
+        int filter;
+        const char *encoding;
+        const char *id;
+    } cases[] = {
+        {ARCHIVE_FILTER_GZIP, "gzip", "doc/README.gz"},
+        {ARCHIVE_FILTER_BZIP2, "bzip2", "doc/README.bz2"},
+        {ARCHIVE_FILTER_XZ, "xz", "doc/README.xz"},
+        {ARCHIVE_FILTER_ZSTD, "zstd", "doc/README.zst"},
+        {ARCHIVE_FILTER_LZ4, "lz4", "doc/README.lz4"},
+        {ARCHIVE_FILTER_LZMA, "lzma", "doc/README.lzma"},
+    };
+    static const char readme[] = "Sluice reads compressed files.\n";
+    static const char page[] = "<html><head><title>Caching</title></head>"
+                               "<body><p>Keep it warm.</p></body></html>";
+    struct sl_text_opts o = {4096, NULL, NULL, NULL};
+    struct sl_text *t = sl_text_new(&o);
+    struct sl_text_result r;
+    struct sl_text_doc *d = NULL;
+    uint64_t size = 0;
+    char *big = sl_malloc(1 << 20);
+    size_t i = 0;
+    int fd = -1;
+    int fd2 = -1;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        fd = compressed_fd(cases[i].filter, readme, sizeof(readme) - 1, &size);
+        d = extract_fd(t, cases[i].id, fd, &r);
+        assert_string_equal(r.text, "Sluice reads compressed files.\n");
+        assert_string_equal(r.encoding, cases[i].encoding);
+        assert_string_equal(r.inner_mime, "text/plain");
+        assert_int_equal(r.outcome, SL_TEXT_EXTRACTED);
+        assert_int_equal(r.corrupt, 0);
+        sl_text_doc_free(d);
+        (void)close(fd);
+    }
+    /* typed by its name inside: caching.html.gz is HTML */
+    fd = compressed_fd(ARCHIVE_FILTER_GZIP, page, sizeof(page) - 1, &size);
+    d = extract_fd(t, "site/caching.html.gz", fd, &r);
+    assert_string_equal(r.inner_mime, "text/html");
+    assert_string_equal(r.title, "Caching");
+    assert_string_equal(r.text, "Keep it warm.");
+    assert_int_equal(r.kind, SL_TEXT_KIND_HTML);
+    sl_text_doc_free(d);
+    /* compressed twice */
+    {
+        char twice[4096];
+        ssize_t n = read(fd, twice, 0);
+
+        assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+        n = read(fd, twice, sizeof(twice));
+        assert_true(n > 0 && (uint64_t)n == size);
+        fd2 = compressed_fd(ARCHIVE_FILTER_XZ, twice, (size_t)n, &size);
+    }
+    (void)close(fd);
+    d = extract_fd(t, "site/caching.html.gz.xz", fd2, &r);
+    assert_string_equal(r.encoding, "xz");
+    assert_string_equal(r.text, "Keep it warm.");
+    sl_text_doc_free(d);
+    (void)close(fd2);
+    /* a megabyte of text: the text stops at the cap */
+    for (i = 0; i < (1u << 20); i++) {
+        big[i] = (char)(i % 64 == 63 ? '\n' : 'a' + (char)(i % 26));
+    }
+    fd = compressed_fd(ARCHIVE_FILTER_GZIP, big, 1u << 20, &size);
+    d = extract_fd(t, "big.txt.gz", fd, &r);
+    assert_int_equal(r.full, 1);
+    assert_true(r.len > 4000 && r.len <= 4096);
+    sl_text_doc_free(d);
+    /* truncated: the text read up to the cut, counted corrupt */
+    sl_text_free(t);
+    o.max_text = 4 << 20;
+    t = sl_text_new(&o);
+    assert_int_equal(ftruncate(fd, (off_t)size / 2), 0);
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    d = extract_fd(t, "big.txt.gz", fd, &r);
+    assert_int_equal(r.corrupt, 1);
+    assert_int_equal(r.full, 0);
+    assert_true(r.len > 0 && r.len < (1u << 20));
+    assert_memory_equal(r.text, big, r.len);
+    sl_text_doc_free(d);
+    (void)close(fd);
+    fd = memfd_create("bad", MFD_CLOEXEC);
+    assert_int_equal(write(fd, "\x1f\x8b\x08\0garbage garbage", 20), 20);
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    d = extract_fd(t, "bad.gz", fd, &r);
+    assert_string_equal(r.encoding, "gzip");
+    assert_int_equal(r.corrupt, 1);
+    assert_int_equal(r.len, 0);
+    sl_text_doc_free(d);
+    (void)close(fd);
+    sl_free(big);
     sl_text_free(t);
 }
 
@@ -490,6 +658,23 @@ test_text_archive_walk(void **state)
     assert_true(s.events[SL_TEXT_ARC_CORRUPT] == 1);
     (void)close(fd);
 
+    /* a compressed text file is no archive and not corrupt: a document
+     * (no mtree entries made of its lines either) */
+    {
+        static const char rst[] = "Caching\n=======\n\n.. note::\n"
+                                  "   >>> cache = {}\n";
+        uint64_t zsize = 0;
+
+        memset(&s, 0, sizeof(s));
+        fd = compressed_fd(ARCHIVE_FILTER_GZIP, rst, sizeof(rst) - 1, &zsize);
+        assert_int_equal(walk(fd, zsize, &lim, &s), 0);
+        assert_int_equal(s.n, 0);
+        assert_true(s.events[SL_TEXT_ARC_CORRUPT] == 0);
+        assert_true(s.events[SL_TEXT_ARC_NOT_ARCHIVE] == 1);
+        assert_true(s.events[SL_TEXT_ARC_EXTRACTED] == 0);
+        (void)close(fd);
+    }
+
     fd = sl_text_spool_open();
     assert_true(fd >= 0);
     (void)close(fd);
@@ -503,6 +688,7 @@ main(void)
         cmocka_unit_test(test_text_mime_detect),
         cmocka_unit_test(test_text_doc_plain_and_markup),
         cmocka_unit_test(test_text_doc_cap_and_given),
+        cmocka_unit_test(test_text_doc_compressed),
         cmocka_unit_test(test_text_doc_converter),
         cmocka_unit_test(test_text_html_tap),
         cmocka_unit_test(test_text_archive_walk),
