@@ -464,4 +464,5 @@ const struct sl_worker_type sl_worker_deltaChecker = {
     "   \"modes\": [\"optional\"]}]}",
     checker_perform,
     NULL,
+    NULL,
 };

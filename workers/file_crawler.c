@@ -956,4 +956,5 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     "               \"modes\": [\"multiple\", \"optional\"]}]}",
     crawler_perform,
     NULL,
+    NULL,
 };

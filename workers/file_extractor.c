@@ -326,4 +326,5 @@ const struct sl_worker_type sl_worker_fileExtractor = {
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     extractor_perform,
     NULL,
+    NULL,
 };

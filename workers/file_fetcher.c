@@ -269,4 +269,5 @@ const struct sl_worker_type sl_worker_fileFetcher = {
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     fetcher_perform,
     NULL,
+    NULL,
 };

@@ -470,4 +470,5 @@ const struct sl_worker_type sl_worker_indexWriter = {
     " \"input\": [{\"name\": \"records\", \"type\": \"recordBulks\"}]}",
     index_perform,
     NULL,
+    NULL,
 };

@@ -610,4 +610,5 @@ const struct sl_worker_type sl_worker_textExtractor = {
     "\"recordBulks\"}]}",
     text_perform,
     NULL,
+    NULL,
 };

@@ -32,14 +32,9 @@
 #define COPY_BUF   (64u * 1024u)
 #define MAX_ATTACH 64u
 
-/* Delta shards of the server, for the number of completion tasks. */
+/* Delta shards of the server, for the number of completion tasks
+ * (pusher_start, pusher_partitions). */
 static atomic_uint delta_shards;
-
-void
-sl__wk_set_delta_shards(unsigned n)
-{
-    atomic_store(&delta_shards, n);
-}
 
 struct spool {
     char name[SL_ATTACHMENT_NAME_MAX + 1];
@@ -991,6 +986,18 @@ sl_worker_run_end(void *bb,
     }
 }
 
+/* The pool's start hook: the shards of the in-process delta service
+ * (a REST pool has none: the count is left as it is). */
+static int
+pusher_start(const struct sl_worker_services *services, struct sl_err *err)
+{
+    (void)err;
+    if (services->delta != NULL) {
+        atomic_store(&delta_shards, sl_delta_shards(services->delta));
+    }
+    return 0;
+}
+
 /* One completion task per delta shard for `full` imports, else one (which
  * does nothing). */
 static unsigned
@@ -1028,4 +1035,5 @@ const struct sl_worker_type sl_worker_updatePusher = {
     "   \"modes\": [\"optional\"]}]}",
     pusher_perform,
     pusher_partitions,
+    pusher_start,
 };

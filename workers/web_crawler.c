@@ -3080,6 +3080,7 @@ const struct sl_worker_type sl_worker_webCrawler = {
     "   \"modes\": [\"optional\"]}]}",
     web_crawl_perform,
     NULL,
+    NULL,
 };
 
 /* ------------------------------------------------------------------------
@@ -3222,6 +3223,7 @@ const struct sl_worker_type sl_worker_webFetcher = {
     " \"input\": [{\"name\": \"linksToFetch\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"fetchedLinks\", \"type\": \"recordBulks\"}]}",
     web_fetch_perform,
+    NULL,
     NULL,
 };
 
@@ -3367,5 +3369,6 @@ const struct sl_worker_type sl_worker_webExtractor = {
     " \"input\": [{\"name\": \"compounds\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     web_extract_perform,
+    NULL,
     NULL,
 };

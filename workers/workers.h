@@ -31,10 +31,11 @@ struct sl_index_set;
 struct sl_bb;
 
 /** Version of struct sl_worker_type; bump when the table changes. */
-#define SL_WORKER_ABI_VERSION 1u
+#define SL_WORKER_ABI_VERSION 2u
 
 struct sl_task_ctx;
 struct sl_worker_pool;
+struct sl_worker_services;
 
 /** Results of perform. */
 enum sl_worker_result {
@@ -57,6 +58,12 @@ struct sl_worker_type {
     /* requestsCompletion workers: completion tasks from the task
      * parameters (borrowed); NULL means 1. */
     unsigned (*partitions)(const json_t *params);
+    /* Called once by every pool that runs the type, with the pool's
+     * services (borrowed for the call; an all-NULL struct in a REST
+     * pool), on the thread that starts the pool, before its threads
+     * start: what the type keeps of them is its own.  0, or an SL_E* code
+     * (err says why) that fails the pool's start.  NULL: nothing to do. */
+    int (*start)(const struct sl_worker_services *services, struct sl_err *err);
 };
 
 /* ------------------------------------------------------------------------
@@ -344,9 +351,11 @@ void sl_task_set_incomplete(struct sl_task_ctx *ctx, const char *fmt, ...)
  * @param[in] nice workers.nice: "type=n,type=n" (n 0-19), the niceness of
  *   those types' threads (docs/configuration.md); NULL or "": none.
  *   Borrowed for the call.
- * @return 0, SL_EINVALDEF (bad description) or SL_EINVAL (bad @p nice,
- * logged).  *out is a new object, stop and free it with
- * sl_worker_pool_stop.
+ * The start hook of each type (struct sl_worker_type) is called with the
+ * services before any thread starts.
+ * @return 0, SL_EINVALDEF (bad description), SL_EINVAL (bad @p nice,
+ * logged) or the code of a failed start hook (logged).  *out is a new
+ * object, stop and free it with sl_worker_pool_stop.
  */
 int sl_worker_pool_start(struct sl_jm *jm,
                          struct sl_obj *store,
@@ -366,8 +375,10 @@ struct sl_worker_remote_config {
 
 /**
  * @brief Start a pool that takes tasks of @p type from a server over REST
- * (`sluice worker`).  Call curl_global_init before.
- * @return 0, SL_EINVAL (bad settings), SL_EINVALDEF.  *out as above.
+ * (`sluice worker`); its start hook gets an all-NULL services struct.
+ * Call curl_global_init before.
+ * @return 0, SL_EINVAL (bad settings), SL_EINVALDEF, a failed start hook's
+ * code.  *out as above.
  */
 int sl_worker_remote_start(const struct sl_worker_remote_config *cfg,
                            const struct sl_worker_type *type,

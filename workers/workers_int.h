@@ -141,10 +141,6 @@ int sl__wk_pool_start(struct sl__wk_backend *b,
                       const char *nice,
                       struct sl_worker_pool **out);
 
-/** @brief Tell the updatePusher how many delta shards (completion tasks of
- * a `full` import) the server has. */
-void sl__wk_set_delta_shards(unsigned n);
-
 /* ------------------------------------------------------------------------
  * Crawler parameters (filters.c).
  * --------------------------------------------------------------------- */
