@@ -26,6 +26,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "builtin/builtin.h"
 #include "deltaservice/deltaservice.h"
 #include "workers/workers_int.h"
 #include "wk_fixture.h"

@@ -9,7 +9,7 @@
  * counted, never fatal.  See docs/workers.md "fileExtractor".
  *
  * The walk over an archive open on a file descriptor is the text
- * library's (sl_text_archive_walk, text/text.h); sl__wk_extract_fd
+ * library's (sl_text_archive_walk, text/text.h); sl__bi_extract_fd
  * (workers_int.h) runs it for a task, writing the elements to a bulk and
  * counting what it reports, for this worker and the webExtractor
  * (web_crawler.c), which hands it downloaded compounds with its own
@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "builtin/builtin_int.h"
 #include "text/text.h"
-#include "workers/workers_int.h"
 
 #define DEFAULT_MAX_DEPTH   5u
 #define DEFAULT_MAX_ENTRIES 100000u
@@ -32,7 +32,7 @@
 #define DEFAULT_MAX_ENTRY   SL_WORKER_FILE_MAX_SIZE
 
 /* The walk of a task: its elements go to the bulk writer w. */
-struct sl__wk_extract {
+struct sl__bi_extract {
     struct sl_task_ctx *ctx;
     struct sl_bulk_writer *w; /* output of the current compound, borrowed */
     struct sl_text_archive *a;
@@ -61,7 +61,7 @@ static const char *const events[SL_TEXT_ARC_EVENTS] = {
 
 /* An output error: the task message says it. */
 static int
-written(struct sl__wk_extract *x, int rc)
+written(struct sl__bi_extract *x, int rc)
 {
     if (rc != 0) {
         sl_task_set_message(x->ctx, "write: %s", sl_strerror(rc));
@@ -72,7 +72,7 @@ written(struct sl__wk_extract *x, int rc)
 static int
 sink_begin(void *arg, const json_t *meta, const char *att, uint64_t size)
 {
-    struct sl__wk_extract *x = arg;
+    struct sl__bi_extract *x = arg;
     int rc = sl_bulk_writer_record_begin(x->w, meta);
 
     if (rc == 0 && att != NULL) {
@@ -84,7 +84,7 @@ sink_begin(void *arg, const json_t *meta, const char *att, uint64_t size)
 static int
 sink_write(void *arg, const void *p, size_t n)
 {
-    struct sl__wk_extract *x = arg;
+    struct sl__bi_extract *x = arg;
 
     return written(x, sl_bulk_writer_attachment_write(x->w, p, n));
 }
@@ -92,7 +92,7 @@ sink_write(void *arg, const void *p, size_t n)
 static int
 sink_end(void *arg)
 {
-    struct sl__wk_extract *x = arg;
+    struct sl__bi_extract *x = arg;
 
     return written(x, sl_bulk_writer_record_end(x->w));
 }
@@ -100,13 +100,13 @@ sink_end(void *arg)
 static int
 sink_canceled(void *arg)
 {
-    return sl_task_is_canceled(((struct sl__wk_extract *)arg)->ctx);
+    return sl_task_is_canceled(((struct sl__bi_extract *)arg)->ctx);
 }
 
 static void
 sink_note(void *arg, int event, double n)
 {
-    struct sl__wk_extract *x = arg;
+    struct sl__bi_extract *x = arg;
 
     sl_task_counter_add(x->ctx, events[event], n);
 }
@@ -116,9 +116,9 @@ sink_note(void *arg, int event, double n)
  * --------------------------------------------------------------------- */
 
 int
-sl__wk_extract_new(struct sl_task_ctx *ctx,
+sl__bi_extract_new(struct sl_task_ctx *ctx,
                    const struct sl_text_archive_names *names,
-                   struct sl__wk_extract **out)
+                   struct sl__bi_extract **out)
 {
     static const struct {
         const char *name;
@@ -143,7 +143,7 @@ sl__wk_extract_new(struct sl_task_ctx *ctx,
     };
     struct sl_text_archive_limits lim;
     struct sl_text_archive_sink sink;
-    struct sl__wk_extract *x = NULL;
+    struct sl__bi_extract *x = NULL;
     size_t i = 0;
 
     *out = NULL;
@@ -173,7 +173,7 @@ sl__wk_extract_new(struct sl_task_ctx *ctx,
 }
 
 void
-sl__wk_extract_free(struct sl__wk_extract *x)
+sl__bi_extract_free(struct sl__bi_extract *x)
 {
     if (x != NULL) {
         sl_text_archive_free(x->a);
@@ -182,7 +182,7 @@ sl__wk_extract_free(struct sl__wk_extract *x)
 }
 
 int
-sl__wk_extract_fd(struct sl__wk_extract *x,
+sl__bi_extract_fd(struct sl__bi_extract *x,
                   struct sl_bulk_writer *w,
                   const char *id,
                   const char *source,
@@ -210,7 +210,7 @@ sl__wk_extract_fd(struct sl__wk_extract *x,
 struct file_task {
     struct sl_task_ctx *ctx;
     struct sl_bulk_writer *w; /* output `files`, borrowed */
-    struct sl__wk_extract *x;
+    struct sl__bi_extract *x;
 };
 
 /* Extract the compound of record @meta (borrowed).  A compound that cannot
@@ -260,7 +260,7 @@ extract_record(struct file_task *t, const json_t *meta)
         sl_task_set_message(t->ctx, "write: %s", sl_strerror(rc));
         goto out;
     }
-    rc = sl__wk_extract_fd(t->x,
+    rc = sl__bi_extract_fd(t->x,
                            t->w,
                            id,
                            json_string_value(json_object_get(meta, "_source")),
@@ -303,7 +303,7 @@ extractor_perform(struct sl_task_ctx *ctx)
 
     memset(&t, 0, sizeof(t));
     t.ctx = ctx;
-    if (sl__wk_extract_new(ctx, &names, &t.x) != 0) {
+    if (sl__bi_extract_new(ctx, &names, &t.x) != 0) {
         return SL_WORKER_FATAL;
     }
     rc = sl_task_output_writer(ctx, "files", &t.w);
@@ -313,7 +313,7 @@ extractor_perform(struct sl_task_ctx *ctx)
     } else {
         res = sl_task_input_each(ctx, "compounds", extract_input, &t);
     }
-    sl__wk_extract_free(t.x);
+    sl__bi_extract_free(t.x);
     return res;
 }
 
@@ -321,7 +321,7 @@ const struct sl_worker_type sl_worker_fileExtractor = {
     SL_WORKER_ABI_VERSION,
     "fileExtractor",
     "{\"name\": \"fileExtractor\","
-    " \"parameters\": [" SL__WK_DECL_MAPPING "," SL__WK_DECL_EXTRACT_LIMITS "],"
+    " \"parameters\": [" SL__BI_DECL_MAPPING "," SL__BI_DECL_EXTRACT_LIMITS "],"
     " \"input\": [{\"name\": \"compounds\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     extractor_perform,

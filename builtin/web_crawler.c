@@ -47,9 +47,10 @@
 
 #include <curl/curl.h>
 
+#include "builtin/builtin_int.h"
 #include "deltaservice/deltaservice.h"
+#include "text/text.h"
 #include "web/web.h"
-#include "workers/workers_int.h"
 
 #define SLOT_LINKS    "linksToCrawl"
 #define SLOT_RECORDS  "crawledRecords"
@@ -450,7 +451,7 @@ struct crawl {
     unsigned sitemaps;      /* sitemap fetches queued by this task */
     uint64_t sitemap_links; /* sitemap URLs written by this task */
     json_t *types;          /* allowed content types, or NULL: all */
-    struct sl__wk_patterns urls;
+    struct sl__bi_patterns urls;
     unsigned parallel;
     CURLM *multi;
     struct link *pending;               /* waiting to start */
@@ -472,7 +473,7 @@ struct crawl {
     int links_connected;
     int fatal; /* output failed */
     /* webExtractor: downloads are extracted with this */
-    struct sl__wk_extract *extract;
+    struct sl__bi_extract *extract;
     /* webExtractor: compounds downloaded while other transfers were in
      * flight, in the order they were deferred; extracted once none is (their
      * wall-clock timeouts would run during the extraction).  No transfer starts
@@ -727,7 +728,7 @@ type_allowed(const struct crawl *c, const char *mime)
 static int
 link_passes(struct crawl *c, const char *url, uint64_t depth)
 {
-    if (!sl__wk_patterns_pass(&c->urls, url)) {
+    if (!sl__bi_patterns_pass(&c->urls, url)) {
         count(c, "links.filtered");
         return 0;
     }
@@ -1668,7 +1669,7 @@ extract_compound(struct crawl *c,
         rc = SL_EIO;
     }
     if (rc == 0) {
-        rc = sl__wk_extract_fd(
+        rc = sl__bi_extract_fd(
             c->extract, w, id, src != NULL ? src : c->source, fd, size);
     }
     if (rc != 0) {
@@ -2563,19 +2564,19 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
             ctx, "linksPerBulk", DEFAULT_LINKS_PER_BULK, &c->links_per_bulk) !=
             0 ||
         c->links_per_bulk == 0 ||
-        sl__wk_json_u64(json_object_get(filters, "maxCrawlDepth"),
-                        UINT64_MAX,
-                        &c->max_depth) != 0 ||
-        sl__wk_json_u64(json_object_get(filters, "maxSize"),
-                        DEFAULT_MAX_SIZE,
-                        &c->max_size) != 0 ||
+        sl_worker_json_u64(json_object_get(filters, "maxCrawlDepth"),
+                           UINT64_MAX,
+                           &c->max_depth) != 0 ||
+        sl_worker_json_u64(json_object_get(filters, "maxSize"),
+                           DEFAULT_MAX_SIZE,
+                           &c->max_size) != 0 ||
         c->max_size == 0 || c->max_size > SIZE_MAX / 2 ||
-        sl__wk_json_u64(json_object_get(filters, "maxRedirects"),
-                        DEFAULT_MAX_REDIRECTS,
-                        &c->max_redirects) != 0 ||
-        sl__wk_json_u64(
+        sl_worker_json_u64(json_object_get(filters, "maxRedirects"),
+                           DEFAULT_MAX_REDIRECTS,
+                           &c->max_redirects) != 0 ||
+        sl_worker_json_u64(
             json_object_get(pol, "delayMs"), DEFAULT_DELAY_MS, &delay) != 0 ||
-        sl__wk_json_u64(
+        sl_worker_json_u64(
             json_object_get(pol, "maxConnectionsPerHost"), 1, &maxc) != 0 ||
         maxc == 0 || maxc > MAX_PARALLEL ||
         sl_task_param_u64(ctx, "timeoutMs", TOTAL_TIMEOUT_MS, &c->timeout_ms) !=
@@ -2586,9 +2587,9 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
                           CONNECT_TIMEOUT_MS,
                           &c->connect_timeout_ms) != 0 ||
         c->connect_timeout_ms == 0 || c->connect_timeout_ms > 3600000 ||
-        sl__wk_json_u64(json_object_get(pol, "parallelTransfers"),
-                        DEFAULT_PARALLEL,
-                        &par) != 0 ||
+        sl_worker_json_u64(json_object_get(pol, "parallelTransfers"),
+                           DEFAULT_PARALLEL,
+                           &par) != 0 ||
         par == 0 || par > MAX_PARALLEL || delay > 3600000) {
         sl_task_set_message(ctx,
                             "linksPerBulk, filters.maxCrawlDepth, "
@@ -2612,13 +2613,13 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         !(json_is_false(v) ||
           (json_is_string(v) && strcmp(json_string_value(v), "false") == 0));
     v = sl_task_param(ctx, "extractText");
-    c->extract_text = sl__wk_json_true(v);
+    c->extract_text = sl__bi_json_true(v);
     /* as the textExtractor reads it; only with extractText */
-    if (c->extract_text && sl__wk_max_text(ctx, &c->max_text) != 0) {
+    if (c->extract_text && sl__bi_max_text(ctx, &c->max_text) != 0) {
         return SL_EINVAL;
     }
     v = sl_task_param(ctx, "followSitemaps");
-    c->follow_sitemaps = sl__wk_json_true(v);
+    c->follow_sitemaps = sl__bi_json_true(v);
     c->ua = json_string_value(json_object_get(pol, "userAgent"));
     if (c->ua == NULL || c->ua[0] == '\0') {
         c->ua = DEFAULT_UA;
@@ -2638,7 +2639,7 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         return SL_EINVAL;
     }
     c->types = (json_t *)v;
-    rc = sl__wk_patterns_init(ctx, filters, "urlPatterns", &c->urls);
+    rc = sl__bi_patterns_init(ctx, filters, "urlPatterns", &c->urls);
     if (rc != 0) {
         return rc;
     }
@@ -2827,7 +2828,7 @@ input_links(struct crawl *c)
             if (rc == 0 && u != NULL &&
                 (pre ? (norm = sl_strdup(u)) != NULL
                      : sl_web_url_normalize(u, &norm) == 0)) {
-                if (sl__wk_json_u64(
+                if (sl_worker_json_u64(
                         json_object_get(meta,
                                         sl_task_mapped(c->ctx, "httpDepth")),
                         0,
@@ -2909,7 +2910,7 @@ crawl_cleanup(struct crawl *c)
     c->vpend = NULL;
     c->vdepth = NULL;
     c->multi = NULL; /* the thread's: kept with its idle connections */
-    sl__wk_patterns_free(&c->urls);
+    sl__bi_patterns_free(&c->urls);
     json_decref(c->emitted);
     sl_web_url_cache_free(c->url_cache);
     c->url_cache = NULL;
@@ -3040,7 +3041,7 @@ out:
     "{\"name\": \"filters\", \"optional\": true, \"type\": \"object\","        \
     " \"members\": [{\"name\": \"maxCrawlDepth\", \"type\": \"integer\"},"     \
     "  {\"name\": \"urlPatterns\", \"type\": \"object\","                      \
-    "   \"members\": " SL__WK_DECL_PATTERNS "},"                               \
+    "   \"members\": " SL__BI_DECL_PATTERNS "},"                               \
     "  {\"name\": \"followRedirects\", \"type\": \"boolean\"},"                \
     "  {\"name\": \"maxRedirects\", \"type\": \"integer\"},"                   \
     "  {\"name\": \"maxSize\", \"type\": \"integer\", \"minimum\": 1},"        \
@@ -3054,7 +3055,7 @@ out:
     "  {\"name\": \"respectRobots\", \"type\": \"boolean\"},"                  \
     "  {\"name\": \"userAgent\"},"                                             \
     "  {\"name\": \"parallelTransfers\", \"type\": \"integer\","               \
-    "   \"minimum\": 1, \"maximum\": 64}]}," SL__WK_DECL_MAPPING
+    "   \"minimum\": 1, \"maximum\": 64}]}," SL__BI_DECL_MAPPING
 
 const struct sl_worker_type sl_worker_webCrawler = {
     SL_WORKER_ABI_VERSION,
@@ -3168,7 +3169,7 @@ fetch_input(void *arg, struct sl_bulk_reader *r)
     return rc;
 }
 
-/* sl__wk_share_input's test: the record has its content. */
+/* sl__bi_share_input's test: the record has its content. */
 static int
 content_first(void *arg, const char *name, uint64_t size)
 {
@@ -3191,7 +3192,7 @@ web_fetch_perform(struct sl_task_ctx *ctx)
         c.robots = 0; /* the crawler checked; the fetcher only fetches */
         /* every record has its content (the crawler's HTML pages): the
          * input is the output, shared, not copied */
-        rc = sl__wk_share_input(ctx,
+        rc = sl__bi_share_input(ctx,
                                 SLOT_FETCH,
                                 SLOT_FETCHED,
                                 content_first,
@@ -3332,7 +3333,7 @@ web_extract_perform(struct sl_task_ctx *ctx)
         res = rc == SL_EINVAL ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
         goto out;
     }
-    if (sl__wk_extract_new(ctx, &names, &c.extract) != 0) {
+    if (sl__bi_extract_new(ctx, &names, &c.extract) != 0) {
         res = SL_WORKER_FATAL;
         goto out;
     }
@@ -3355,7 +3356,7 @@ web_extract_perform(struct sl_task_ctx *ctx)
     }
 out:
     crawl_cleanup(&c);
-    sl__wk_extract_free(c.extract);
+    sl__bi_extract_free(c.extract);
     return res;
 }
 
@@ -3365,7 +3366,7 @@ const struct sl_worker_type sl_worker_webExtractor = {
     "{\"name\": \"webExtractor\","
     " \"parameters\": [{\"name\": \"dataSource\"},"
     "  " WEB_DECL_COMMON ","
-    "  " SL__WK_DECL_EXTRACT_LIMITS "],"
+    "  " SL__BI_DECL_EXTRACT_LIMITS "],"
     " \"input\": [{\"name\": \"compounds\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     web_extract_perform,
