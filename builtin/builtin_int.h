@@ -1,9 +1,11 @@
 /*
- * Private to builtin/: what the built-in workers share among themselves
- * (parameter declarations and filters, compound extraction, input
- * sharing, the delta fields of a record, the updatePusher's element
- * checks).  A worker includes this, the runtime's workers/workers.h and
- * the headers of the libraries it uses.
+ * Private to builtin/: what the built-in workers share among themselves,
+ * each piece in a module of its own (parameter declarations and filters,
+ * file paths, compound extraction, inputs passed on unchanged, the delta
+ * fields of a record, the updatePusher's element checks), so that no
+ * worker takes code from another worker's file.  A worker includes this
+ * (which brings the runtime's workers/workers.h) and the headers of the
+ * libraries it uses.
  */
 #ifndef SL_BUILTIN_INT_H_INCLUDED
 #define SL_BUILTIN_INT_H_INCLUDED
@@ -18,7 +20,8 @@ struct sl_delta_rec;
 struct sl_text_archive_names;
 
 /* ------------------------------------------------------------------------
- * Crawler parameters (filters.c).
+ * Parameters: declarations several descriptions share, the filters and
+ * small readers (filters.c).
  * --------------------------------------------------------------------- */
 #define SL__BI_MAX_PATTERNS 64u
 
@@ -78,14 +81,27 @@ void sl__bi_patterns_free(struct sl__bi_patterns *p);
 int sl__bi_patterns_pass(const struct sl__bi_patterns *p, const char *s);
 /** A flag given as JSON true or the string "true": 1, else 0. */
 int sl__bi_json_true(const json_t *v);
+/**
+ * @brief Task parameter `maxTextBytes` into *@p out: SL_TEXT_MAX_DEFAULT
+ * when absent, at most SL_TEXT_MAX_LIMIT (the textExtractor's and, with
+ * extractText, the webCrawler's).
+ * @return 0, or SL_EINVAL with the task message set.
+ */
+int sl__bi_max_text(struct sl_task_ctx *ctx, uint64_t *out);
+
+/* ------------------------------------------------------------------------
+ * File paths in records (paths.c; the escaping is public, builtin.h).
+ * --------------------------------------------------------------------- */
+
 /** Is @p path (resolved) @p root (resolved, non-empty) or below it? */
 int sl__bi_path_under(const char *root, const char *path);
 
 /* ------------------------------------------------------------------------
- * Compound extraction (file_extractor.c): the text library's archive walk
- * (sl_text_archive_walk) for a task, shared by fileExtractor and
- * webExtractor (docs/workers.md "fileExtractor"): elements into a bulk,
- * what the walk reports into counters.
+ * Compound extraction (compound.c; the archive names are public,
+ * builtin.h): the text library's archive walk (sl_text_archive_walk) for
+ * a task, shared by fileExtractor and webExtractor (docs/workers.md
+ * "fileExtractor"): elements into a bulk, what the walk reports into
+ * counters.
  * --------------------------------------------------------------------- */
 
 struct sl__bi_extract;
@@ -120,6 +136,11 @@ int sl__bi_extract_fd(struct sl__bi_extract *x,
                       const char *source,
                       int fd,
                       uint64_t size);
+/* ------------------------------------------------------------------------
+ * Inputs passed on unchanged (share.c): the textExtractor's and the
+ * webFetcher's.
+ * --------------------------------------------------------------------- */
+
 /**
  * @brief Share the task's one input bulk of slot @p in as the next output
  * of slot @p out (sl_task_output_copy_input) when the first attachment
@@ -139,12 +160,16 @@ int sl__bi_share_input(struct sl_task_ctx *ctx,
                        int alone,
                        const char *counter);
 
-struct sl_delta_rec;
+/* ------------------------------------------------------------------------
+ * The delta fields of a record (delta_fields.c): the deltaChecker's, the
+ * updatePusher's and the element checks' reading.
+ * --------------------------------------------------------------------- */
+
 /**
  * @brief What the delta service needs of a record (id, compound id, hash,
  * compound flag) into @p dr, from its decoded metadata @p meta or, when
  * that is NULL, its head @p head (docs/bulk-format.md); the strings are
- * borrowed from them.  The deltaChecker's and the updatePusher's reading.
+ * borrowed from them.
  * @return the record's `_source`, or NULL when it names none.
  */
 const char *sl__bi_delta_fields(const json_t *meta,
@@ -195,13 +220,5 @@ int sl__bi_elem_check_verdict(struct sl__bi_elem_check *c,
 void sl__bi_elem_check_end(struct sl__bi_elem_check *c);
 /** @brief Free @p c; NULL-safe. */
 void sl__bi_elem_check_free(struct sl__bi_elem_check *c);
-
-/**
- * @brief Task parameter `maxTextBytes` into *@p out: SL_TEXT_MAX_DEFAULT
- * when absent, at most SL_TEXT_MAX_LIMIT (the textExtractor's and, with
- * extractText, the webCrawler's; filters.c).
- * @return 0, or SL_EINVAL with the task message set.
- */
-int sl__bi_max_text(struct sl_task_ctx *ctx, uint64_t *out);
 
 #endif /* SL_BUILTIN_INT_H_INCLUDED */

@@ -82,75 +82,6 @@ struct pending {
 };
 
 /* ------------------------------------------------------------------------
- * Escaping of names that are not valid UTF-8.
- * --------------------------------------------------------------------- */
-
-char *
-sl_worker_path_escape(const char *raw)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *s = (const unsigned char *)raw;
-    size_t n = strlen(raw);
-    char *out = sl_malloc(n * 4 + 1);
-    size_t o = 0;
-    size_t i = 0;
-
-    while (i < n) {
-        size_t len = s[i] == '\\' ? 0 : sl_utf8_len(s + i, n - i);
-
-        if (len == 0) {
-            out[o++] = '\\';
-            out[o++] = 'x';
-            out[o++] = hex[s[i] >> 4];
-            out[o++] = hex[s[i] & 0xfu];
-            i++;
-            continue;
-        }
-        memcpy(out + o, s + i, len);
-        o += len;
-        i += len;
-    }
-    out[o] = '\0';
-    return out;
-}
-
-static int
-hexval(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
-char *
-sl_worker_path_unescape(const char *esc)
-{
-    size_t n = strlen(esc);
-    char *out = sl_malloc(n + 1);
-    size_t o = 0;
-    size_t i = 0;
-
-    while (i < n) {
-        if (esc[i] == '\\' && i + 3 < n && esc[i + 1] == 'x' &&
-            hexval(esc[i + 2]) >= 0 && hexval(esc[i + 3]) >= 0) {
-            out[o++] = (char)(hexval(esc[i + 2]) * 16 + hexval(esc[i + 3]));
-            i += 4;
-            continue;
-        }
-        out[o++] = esc[i++];
-    }
-    out[o] = '\0';
-    return out;
-}
-
-/* ------------------------------------------------------------------------
  * Parameters.
  * --------------------------------------------------------------------- */
 
@@ -264,32 +195,6 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
 /* ------------------------------------------------------------------------
  * Records.
  * --------------------------------------------------------------------- */
-
-int
-sl_worker_is_archive_name(const char *name)
-{
-    static const char *const ext[] = {".zip",
-                                      ".tar",
-                                      ".tgz",
-                                      ".tar.gz",
-                                      ".tar.bz2",
-                                      ".tar.xz",
-                                      ".7z",
-                                      ".jar",
-                                      ".cpio",
-                                      ".iso"};
-    size_t n = strlen(name);
-    size_t i = 0;
-
-    for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
-        size_t m = strlen(ext[i]);
-
-        if (n > m && strcasecmp(name + n - m, ext[i]) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
 
 /* The writer of @slot, or NULL (and *connected = 0) when the slot is not
  * connected.  0 or an SL_E* code. */

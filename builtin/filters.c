@@ -17,15 +17,6 @@ sl__bi_json_true(const json_t *v)
            (json_is_string(v) && strcmp(json_string_value(v), "true") == 0);
 }
 
-int
-sl__bi_path_under(const char *root, const char *path)
-{
-    size_t n = strlen(root);
-
-    return n > 0 && strncmp(path, root, n) == 0 &&
-           (path[n] == '\0' || path[n] == '/' || (n == 1 && root[0] == '/'));
-}
-
 void
 sl__bi_patterns_free(struct sl__bi_patterns *p)
 {

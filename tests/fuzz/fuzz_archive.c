@@ -1,6 +1,6 @@
 /*
  * The archive walk of the fileExtractor and webExtractor
- * (builtin/file_extractor.c, sl__bi_extract_fd): libarchive over every
+ * (builtin/compound.c, sl__bi_extract_fd): libarchive over every
  * format and filter it knows, nested archives, the limits.  The first
  * input byte is a mode (bit 0: small limits; bit 1: the webExtractor's
  * attribute names and HTTP dates), the rest the compound, read from a
