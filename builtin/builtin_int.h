@@ -5,7 +5,8 @@
  * fields of a record, the updatePusher's element checks), so that no
  * worker takes code from another worker's file.  A worker includes this
  * (which brings the runtime's workers/workers.h) and the headers of the
- * libraries it uses.
+ * libraries it uses.  The three web workers share more among themselves
+ * (their tasks and transfers): web_int.h.
  */
 #ifndef SL_BUILTIN_INT_H_INCLUDED
 #define SL_BUILTIN_INT_H_INCLUDED
