@@ -128,7 +128,7 @@ sink_note(void *arg, int event, double n)
 }
 
 /* ------------------------------------------------------------------------
- * The shared extraction (workers_int.h).
+ * The shared extraction (builtin_int.h).
  * --------------------------------------------------------------------- */
 
 int
