@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "workers/workers_int.h"
+#include "workers/workers.h"
 
 #define PATH_MAX_LEN 128 /* sizeof(struct sl_err.field) */
 
