@@ -16,6 +16,7 @@
 
 #include <uv.h>
 
+#include "builtin/builtin.h"
 #include "cli/cli.h"
 #include "http/http.h"
 #include "deltaservice/deltaservice.h"
@@ -154,7 +155,7 @@ open_jobmanager(const struct sl_cfg *cfg,
         rc = sl_bb_open(&bc, *out, store, bb, &err);
         sl_free(dir);
         sl_jm_set_start_check(*out, sl_worker_start_check, *out);
-        sl_jm_set_def_check(*out, sl_worker_def_check, NULL);
+        sl_jm_set_def_check(*out, sl_builtin_def_check, NULL);
         sl_jm_set_run_end_hook(*out, run_end, NULL);
     }
     if (rc == 0) {

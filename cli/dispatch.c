@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "builtin/builtin.h"
 #include "cli/cli.h"
 #include "workers/workers.h"
 
@@ -29,7 +30,7 @@ sl_cli_worker_types(size_t *n)
     size_t i = 0;
 
     if (all_types == NULL) {
-        builtin = sl_worker_builtin(&nb);
+        builtin = sl_builtin_workers(&nb);
         all_types = sl_calloc(nb + n_extra + 1, sizeof(*all_types));
         for (i = 0; i < nb; i++) {
             all_types[n_all++] = builtin[i];

@@ -19,16 +19,17 @@ allowed() {
     text) echo "core web" ;;
     jobmanager) echo "core objectstore" ;;
     bulkbuilder) echo "core objectstore jobmanager" ;;
-    workers) echo "core objectstore deltaservice index web text jobmanager bulkbuilder" ;;
+    workers) echo "core objectstore jobmanager" ;;
+    builtin) echo "core objectstore deltaservice index web text jobmanager bulkbuilder workers" ;;
     http) echo "core objectstore deltaservice index jobmanager bulkbuilder" ;;
-    cli) echo "core objectstore deltaservice index web text jobmanager bulkbuilder workers http" ;;
+    cli) echo "core objectstore deltaservice index web text jobmanager bulkbuilder workers builtin http" ;;
     *) echo "?" ;;
     esac
 }
 
 bad=0
 checked=0
-for dir in core objectstore deltaservice index web text jobmanager bulkbuilder workers http cli; do
+for dir in core objectstore deltaservice index web text jobmanager bulkbuilder workers builtin http cli; do
     [ -d "$dir" ] || continue
     ok=$(allowed "$dir")
     for f in "$dir"/*.c "$dir"/*.h; do

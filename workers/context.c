@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "deltaservice/deltaservice.h"
 #include "workers/workers_int.h"
 
 /* An open input bulk. */
@@ -957,71 +956,4 @@ sl__task_ctx_run(struct sl_task_ctx *ctx)
             result, "prerequisiteEvents", json_pack("[s]", ctx->event));
     }
     return result;
-}
-
-const char *
-sl__wk_delta_fields(const json_t *meta,
-                    const struct sl_record_head *head,
-                    struct sl_delta_rec *dr)
-{
-    memset(dr, 0, sizeof(*dr));
-    if (meta == NULL) {
-        dr->id = head->id;
-        dr->compound_id = head->compound_id;
-        dr->hash = head->delta_hash;
-        dr->is_compound = (head->flags & SL_HEAD_COMPOUND) != 0;
-        return head->source;
-    }
-    dr->id = json_string_value(json_object_get(meta, "_recordid"));
-    dr->compound_id =
-        json_string_value(json_object_get(meta, "_compoundRecordId"));
-    dr->hash = json_string_value(json_object_get(meta, "_deltaHash"));
-    dr->is_compound = json_is_true(json_object_get(meta, "_isCompound"));
-    return json_string_value(json_object_get(meta, "_source"));
-}
-
-int
-sl__wk_share_input(struct sl_task_ctx *ctx,
-                   const char *in,
-                   const char *out,
-                   int (*ok)(void *arg, const char *name, uint64_t size),
-                   void *arg,
-                   int alone,
-                   const char *counter)
-{
-    struct sl_bulk_reader *r = NULL;
-    struct sl_err err;
-    const char *meta = NULL;
-    size_t len = 0;
-    int rc = 0;
-
-    sl_err_clear(&err);
-    if (sl_task_input_count(ctx, in) != 1 ||
-        sl_task_input_open(ctx, in, 0, &r) != 0) {
-        return 0;
-    }
-    while ((rc = sl_bulk_reader_next_raw(r, &meta, &len, &err)) == 1) {
-        const char *name = NULL;
-        uint64_t size = 0;
-
-        if (sl_bulk_reader_attachment_next(r, &name, &size, &err) != 1 ||
-            !ok(arg, name, size) ||
-            (alone ? sl_bulk_reader_attachment_next(r, &name, &size, &err) != 0
-                   : sl_bulk_reader_skip_attachments(r, NULL, &err) != 0)) {
-            rc = -1;
-            break;
-        }
-    }
-    if (rc == 0) {
-        rc = sl_task_output_copy_input(ctx, out, r);
-        if (rc == 0 && sl_bulk_reader_count(r) > 0) {
-            sl_task_counter_add(ctx, counter, (double)sl_bulk_reader_count(r));
-            sl_task_counter_add(ctx, "bulks.shared", 1);
-        }
-        rc = rc == 0 ? 1 : rc == 1 ? 0 : rc;
-    } else {
-        rc = 0;
-    }
-    sl_task_input_close(ctx, r);
-    return rc;
 }

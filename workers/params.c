@@ -6,17 +6,19 @@
  * (docs/jobmanager-definitions.md "Checks that catch mistakes").
  *
  * It walks the parameter declarations of the worker's description and
- * applies the workers' own parsers by declared type: "integer" goes
- * through sl__wk_json_u64 (what sl_task_param_u64 and the filters use),
- * "regex" through sl__wk_regex_compile (what the include/exclude lists
- * use); "minimum", "maximum" and "maxItems" of a declaration bound them.
+ * applies the workers' own parsers by declared type (param_values.c):
+ * "integer" goes through sl_worker_json_u64 (what the filters use, and
+ * the rules of sl_task_param_u64), "regex" through
+ * sl_worker_regex_compile (what the include/exclude lists use);
+ * "minimum", "maximum" and "maxItems" of a declaration bound them.  The
+ * rules of the built-in workers' shared parameters (a dataSource) are
+ * builtin/'s, sl_builtin_def_check, which calls this one.
  */
 #include <regex.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "deltaservice/deltaservice.h"
-#include "workers/workers_int.h"
+#include "workers/workers.h"
 
 #define PATH_MAX_LEN 128 /* sizeof(struct sl_err.field) */
 
@@ -71,7 +73,7 @@ check_integer(const json_t *decl,
 {
     uint64_t x = 0;
 
-    if (sl__wk_json_u64(v, 0, &x) != 0) {
+    if (sl_worker_json_u64(v, 0, &x) != 0) {
         if (json_is_string(v)) {
             return sl_err_set(err,
                               SL_EINVALDEF,
@@ -103,7 +105,7 @@ check_regex(const json_t *v,
     if (!json_is_string(v)) {
         return 0; /* the jobmanager's shape check reports it */
     }
-    rc = sl__wk_regex_compile(&re, json_string_value(v));
+    rc = sl_worker_regex_compile(&re, json_string_value(v));
     if (rc == 0) {
         regfree(&re);
         return 0;
@@ -225,34 +227,6 @@ check_value(const json_t *decl, const json_t *v, char *path, struct sl_err *err)
     return 0;
 }
 
-/*
- * The dataSource a job gives its workers names a delta source (what the
- * crawlers, the deltaChecker and the updatePusher pass to the delta
- * service): refused when the job is defined, not at the run's first delta
- * call.
- */
-static int
-check_source(const json_t *params, struct sl_err *err)
-{
-    const json_t *v = json_object_get(params, "dataSource");
-    struct sl_err why;
-
-    if (v == NULL) {
-        return 0;
-    }
-    sl_err_clear(&why);
-    if (!json_is_string(v) ||
-        sl_delta_source_check(json_string_value(v), &why) != 0) {
-        return sl_err_set(err,
-                          SL_EINVALDEF,
-                          "parameters.dataSource",
-                          "%s",
-                          json_is_string(v) ? why.message
-                                            : "dataSource must be a string");
-    }
-    return 0;
-}
-
 int
 sl_worker_def_check(void *arg,
                     const char *job,
@@ -270,10 +244,6 @@ sl_worker_def_check(void *arg,
     (void)arg;
     (void)job;
     (void)worker;
-    rc = check_source(params, err);
-    if (rc != 0) {
-        return rc;
-    }
     json_array_foreach(decls, i, d)
     {
         const char *name = json_string_value(json_object_get(d, "name"));

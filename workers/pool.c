@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "deltaservice/deltaservice.h"
 #include "workers/workers_int.h"
 
 #define IDLE_MIN_MS     5    /* first sleep when there is no task */
@@ -451,6 +450,19 @@ sl__wk_pool_start(struct sl__wk_backend *b,
             wt->conn = b->ops->conn_new(b->impl);
         }
     }
+    /* what a type needs of the services, before its threads start */
+    for (i = 0; i < n; i++) {
+        if (types[i]->start == NULL) {
+            continue;
+        }
+        rc = types[i]->start(&b->services, &err);
+        if (rc != 0) {
+            SL_ERROR("worker %s: %s",
+                     types[i]->name,
+                     err.message[0] != '\0' ? err.message : sl_strerror(rc));
+            goto fail;
+        }
+    }
     p->ka_conn = b->ops->conn_new(b->impl);
     for (i = 0; i < p->nthreads; i++) {
         if (pthread_create(
@@ -490,9 +502,6 @@ sl_worker_pool_start(struct sl_jm *jm,
 
     if (services != NULL) {
         b->services = *services;
-        if (services->delta != NULL) {
-            sl__wk_set_delta_shards(sl_delta_shards(services->delta));
-        }
     }
     return sl__wk_pool_start(
         b, sl__wk_local_free, types, n, threads_per_worker, 0, nice, out);

@@ -1,38 +1,12 @@
 /*
- * The registry of built-in worker types and their registration with the
- * jobmanager.
+ * Worker type tables: finding a type by name, checking a table (ABI
+ * version, description) and registering the descriptions with the
+ * jobmanager.  The tables are the caller's (builtin/'s built-in workers,
+ * the test workers of sluice-test): the runtime keeps no list of its own.
  */
 #include <string.h>
 
 #include "workers/workers_int.h"
-
-/*
- * The built-in worker types, one `extern const struct sl_worker_type
- * sl_worker_<name>` per worker .c file.  The import workers (fileCrawler,
- * deltaChecker, fileFetcher, fileExtractor, updatePusher, bulkbuilder,
- * textExtractor, indexWriter; docs/workers.md) go here, before the
- * NULL that keeps the array non-empty.
- */
-static const struct sl_worker_type *const builtin[] = {
-    &sl_worker_fileCrawler,
-    &sl_worker_webCrawler,
-    &sl_worker_webFetcher,
-    &sl_worker_webExtractor,
-    &sl_worker_fileFetcher,
-    &sl_worker_fileExtractor,
-    &sl_worker_deltaChecker,
-    &sl_worker_updatePusher,
-    &sl_worker_textExtractor,
-    &sl_worker_indexWriter,
-    NULL,
-};
-
-const struct sl_worker_type *const *
-sl_worker_builtin(size_t *n)
-{
-    *n = sizeof(builtin) / sizeof(builtin[0]) - 1;
-    return builtin;
-}
 
 const struct sl_worker_type *
 sl_worker_find(const struct sl_worker_type *const *types,

@@ -7,7 +7,9 @@
  * gets a struct sl_task_ctx.  The same type runs in-process (the context
  * is backed by the jobmanager and the object store) or in another process
  * (backed by /smila/tasks/... and /smila/store/... over HTTP): the worker
- * code cannot tell the difference.
+ * code cannot tell the difference.  The runtime knows no concrete worker:
+ * the types it runs and registers are handed to it as tables (the
+ * built-in ones are builtin/'s, builtin/builtin.h).
  *
  * Threading: a pool owns its threads.  perform runs on one pool thread
  * with a context that belongs to that thread; only sl_task_is_canceled may
@@ -19,6 +21,7 @@
 #ifndef SL_WORKERS_H_INCLUDED
 #define SL_WORKERS_H_INCLUDED
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,10 +34,11 @@ struct sl_index_set;
 struct sl_bb;
 
 /** Version of struct sl_worker_type; bump when the table changes. */
-#define SL_WORKER_ABI_VERSION 1u
+#define SL_WORKER_ABI_VERSION 2u
 
 struct sl_task_ctx;
 struct sl_worker_pool;
+struct sl_worker_services;
 
 /** Results of perform. */
 enum sl_worker_result {
@@ -57,6 +61,12 @@ struct sl_worker_type {
     /* requestsCompletion workers: completion tasks from the task
      * parameters (borrowed); NULL means 1. */
     unsigned (*partitions)(const json_t *params);
+    /* Called once by every pool that runs the type, with the pool's
+     * services (borrowed for the call; an all-NULL struct in a REST
+     * pool), on the thread that starts the pool, before its threads
+     * start: what the type keeps of them is its own.  0, or an SL_E* code
+     * (err says why) that fails the pool's start.  NULL: nothing to do. */
+    int (*start)(const struct sl_worker_services *services, struct sl_err *err);
 };
 
 /* ------------------------------------------------------------------------
@@ -64,13 +74,8 @@ struct sl_worker_type {
  * --------------------------------------------------------------------- */
 
 /**
- * @brief The built-in worker types (the import workers).
- * @param[out] n number of entries.
- * @return borrowed static array.
- */
-const struct sl_worker_type *const *sl_worker_builtin(size_t *n);
-/**
- * @brief Worker type @p name of @p types, or NULL; borrowed.
+ * @brief Worker type @p name of @p types (a table the caller owns, such as
+ * builtin/'s sl_builtin_workers), or NULL; borrowed.
  */
 const struct sl_worker_type *sl_worker_find(
     const struct sl_worker_type *const *types, size_t n, const char *name);
@@ -86,27 +91,15 @@ int sl_worker_register_all(struct sl_jm *jm,
                            struct sl_err *err);
 
 /**
- * @brief The start check of the built-in workers, for
- * sl_jm_set_start_check with @p jm (a struct sl_jm *) as argument: an
- * updatePusher needs `jobToPushTo` or a valid `remote`, and its
- * jobToPushTo must be running in standard mode with the bulkbuilder
- * (SL_ECONFLICT naming the job otherwise).
- */
-int sl_worker_start_check(void *jm,
-                          const char *job,
-                          const char *worker,
-                          const json_t *params,
-                          struct sl_err *err);
-/**
  * @brief The definition check of the workers, for sl_jm_set_def_check
  * (@p arg unused): the parameters a job gives a worker (@p params, the
  * resolved ones of one action) are read with the workers' own parsers,
  * as the worker's description (@p desc) declares them: "integer" values
- * must parse as unsigned integers ("10k" does not) within "minimum" and
- * "maximum", "regex" values must compile, arrays have at most "maxItems"
- * elements.  A "dataSource" must be a usable delta source id
- * (sl_delta_source_check).  Also fine for external workers described in
- * workers.json.
+ * must parse as unsigned integers ("10k" does not; sl_worker_json_u64)
+ * within "minimum" and "maximum", "regex" values must compile
+ * (sl_worker_regex_compile), arrays have at most "maxItems" elements.
+ * Also fine for external workers described in workers.json.
+ * builtin/'s sl_builtin_def_check adds the rules of the built-in workers.
  * @return 0, or SL_EINVALDEF with the field "parameters.<path>".
  * @note Called under the jobmanager's definitions lock: calls nothing of
  * the jobmanager.
@@ -117,19 +110,25 @@ int sl_worker_def_check(void *arg,
                         const json_t *desc,
                         const json_t *params,
                         struct sl_err *err);
+/* ------------------------------------------------------------------------
+ * Parameter values, read as the definition check reads them.
+ * --------------------------------------------------------------------- */
+
 /**
- * @brief The run end hook of the built-in workers, for
- * sl_jm_set_run_end_hook with @p bb (the in-process struct sl_bb *, may
- * be NULL) as argument: when a run of a job with an updatePusher ends,
- * the open bulk of its jobToPushTo is sealed at once, so that the last
- * records pushed go to the processing job's workers now instead of
- * waiting for bulkLimitTimeMs.  A failed seal is logged (the bulk is then
- * sealed by age or size later).
+ * @brief A count from @p v: absent or JSON null: @p def; a JSON integer
+ * >= 0 or a string of decimal digits (sl_parse_u64): its value.  What
+ * sl_worker_def_check accepts for an "integer" declaration.
+ * @return 0 or SL_EINVAL.
  */
-void sl_worker_run_end(void *bb,
-                       const char *job,
-                       const char *worker,
-                       const json_t *params);
+int sl_worker_json_u64(const json_t *v, uint64_t def, uint64_t *out);
+/**
+ * @brief Compile @p pattern as a "regex" parameter is compiled (POSIX
+ * extended, no sub-matches), for a worker's filters and for
+ * sl_worker_def_check.
+ * @return regcomp's result: 0 (free @p re with regfree) or a REG_* code
+ * for regerror.
+ */
+int sl_worker_regex_compile(regex_t *re, const char *pattern);
 
 /* ------------------------------------------------------------------------
  * Task context: what perform may use.  Every pointer it returns is
@@ -286,11 +285,14 @@ int sl_task_event_complete(struct sl_task_ctx *ctx, const char *name);
  */
 int sl_task_retry_later(struct sl_task_ctx *ctx, const char *event);
 /**
- * In-process services some workers need (deltaChecker and updatePusher:
- * the delta service and the bulkbuilder; indexWriter: the index;
- * textExtractor: the converter configuration).  Every member is borrowed
- * and may be NULL; a worker that needs a missing one fails its task with
- * a message saying so (REST workers have none of them).
+ * In-process services some workers need (of the built-in ones, the
+ * deltaChecker and the updatePusher: the delta service and the
+ * bulkbuilder; indexWriter: the index; textExtractor: the converter
+ * configuration).  The runtime uses none of them: it hands them to the
+ * types' start hooks and, through sl_task_services, to perform.  Every
+ * member is borrowed and may be NULL; a worker that needs a missing one
+ * fails its task with a message saying so (REST workers have none of
+ * them).
  */
 struct sl_worker_services {
     struct sl_delta *delta;     /* delta service */
@@ -344,9 +346,11 @@ void sl_task_set_incomplete(struct sl_task_ctx *ctx, const char *fmt, ...)
  * @param[in] nice workers.nice: "type=n,type=n" (n 0-19), the niceness of
  *   those types' threads (docs/configuration.md); NULL or "": none.
  *   Borrowed for the call.
- * @return 0, SL_EINVALDEF (bad description) or SL_EINVAL (bad @p nice,
- * logged).  *out is a new object, stop and free it with
- * sl_worker_pool_stop.
+ * The start hook of each type (struct sl_worker_type) is called with the
+ * services before any thread starts.
+ * @return 0, SL_EINVALDEF (bad description), SL_EINVAL (bad @p nice,
+ * logged) or the code of a failed start hook (logged).  *out is a new
+ * object, stop and free it with sl_worker_pool_stop.
  */
 int sl_worker_pool_start(struct sl_jm *jm,
                          struct sl_obj *store,
@@ -366,8 +370,10 @@ struct sl_worker_remote_config {
 
 /**
  * @brief Start a pool that takes tasks of @p type from a server over REST
- * (`sluice worker`).  Call curl_global_init before.
- * @return 0, SL_EINVAL (bad settings), SL_EINVALDEF.  *out as above.
+ * (`sluice worker`); its start hook gets an all-NULL services struct.
+ * Call curl_global_init before.
+ * @return 0, SL_EINVAL (bad settings), SL_EINVALDEF, a failed start hook's
+ * code.  *out as above.
  */
 int sl_worker_remote_start(const struct sl_worker_remote_config *cfg,
                            const struct sl_worker_type *type,
@@ -383,45 +389,5 @@ int sl_worker_pool_failed(struct sl_worker_pool *p);
  * every thread and free @p p.  NULL-safe.
  */
 void sl_worker_pool_stop(struct sl_worker_pool *p);
-
-/* ------------------------------------------------------------------------
- * Built-in workers (docs/workers.md), listed by sl_worker_builtin.
- * --------------------------------------------------------------------- */
-
-/** Default of the fileCrawler filter and fileFetcher parameter
- * `maxFileSize` (100 MiB). */
-#define SL_WORKER_FILE_MAX_SIZE 104857600u
-
-extern const struct sl_worker_type sl_worker_fileCrawler;
-extern const struct sl_worker_type sl_worker_webCrawler;
-extern const struct sl_worker_type sl_worker_webFetcher;
-extern const struct sl_worker_type sl_worker_webExtractor;
-extern const struct sl_worker_type sl_worker_fileFetcher;
-extern const struct sl_worker_type sl_worker_fileExtractor;
-extern const struct sl_worker_type sl_worker_deltaChecker;
-extern const struct sl_worker_type sl_worker_updatePusher;
-extern const struct sl_worker_type sl_worker_textExtractor;
-extern const struct sl_worker_type sl_worker_indexWriter;
-
-/**
- * @brief Escape a raw file path (any bytes but NUL) into valid UTF-8 for
- * record ids and attributes: every byte that is not part of a valid UTF-8
- * sequence, and every backslash, becomes "\xNN" (two lowercase hex
- * digits).  Reversed by sl_worker_path_unescape.
- * @return new string, caller frees with sl_free.
- */
-char *sl_worker_path_escape(const char *raw);
-/**
- * @brief Reverse sl_worker_path_escape: "\xNN" becomes byte NN; any
- * other character is copied.
- * @return new string, caller frees with sl_free.
- */
-char *sl_worker_path_unescape(const char *escaped);
-/**
- * @brief Does @p name end in an archive extension (.zip, .tar, .tgz,
- * .tar.gz, .tar.bz2, .tar.xz, .7z, .jar, .cpio, .iso; any case)?  The one
- * list fileCrawler and fileExtractor mark compounds by.
- */
-int sl_worker_is_archive_name(const char *name);
 
 #endif /* SL_WORKERS_H_INCLUDED */

@@ -1,6 +1,6 @@
 /*
  * The archive walk of the fileExtractor and webExtractor
- * (workers/file_extractor.c, sl__wk_extract_fd): libarchive over every
+ * (builtin/compound.c, sl__bi_extract_fd): libarchive over every
  * format and filter it knows, nested archives, the limits.  The first
  * input byte is a mode (bit 0: small limits; bit 1: the webExtractor's
  * attribute names and HTTP dates), the rest the compound, read from a
@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "core/sl.h"
+#include "builtin/builtin_int.h"
+#include "text/text.h"
 #include "workers/workers_int.h"
 
 #include "fuzz.h"
@@ -150,7 +152,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         1,
     };
     const struct sl_text_archive_names *names = NULL;
-    struct sl__wk_extract *x = NULL;
+    struct sl__bi_extract *x = NULL;
     struct sl_task_ctx *ctx = NULL;
     struct sl_bulk_writer *w = NULL;
     struct sl_sink sink;
@@ -191,7 +193,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     SL_FUZZ_CHECK(task != NULL, "task JSON");
     ctx = sl__task_ctx_new(
         backend, backend->impl, &sl_worker_fileExtractor, 0, task);
-    rc = sl__wk_extract_new(ctx, names, &x);
+    rc = sl__bi_extract_new(ctx, names, &x);
     SL_FUZZ_CHECK(rc == 0, "extract_new: %s", sl_err_name(rc));
     fd = memfd_create("fuzz_archive", MFD_CLOEXEC);
     SL_FUZZ_CHECK(fd >= 0, "memfd_create");
@@ -203,7 +205,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sink.ctx = &out;
     rc = sl_bulk_writer_new(&sink, &w);
     SL_FUZZ_CHECK(rc == 0, "writer: %s", sl_err_name(rc));
-    rc = sl__wk_extract_fd(x, w, TOP, "file", fd, size - 1);
+    rc = sl__bi_extract_fd(x, w, TOP, "file", fd, size - 1);
     SL_FUZZ_CHECK(rc == 0, "extract: %s", sl_err_name(rc));
     rc = sl_bulk_writer_finish(w);
     SL_FUZZ_CHECK(rc == 0, "finish: %s", sl_err_name(rc));
@@ -211,7 +213,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sl_bulk_writer_free(w);
     sl_buf_free(&out);
     (void)close(fd);
-    sl__wk_extract_free(x);
+    sl__bi_extract_free(x);
     sl__task_ctx_free(ctx);
     json_decref(task);
     return 0;

@@ -12,6 +12,7 @@
  * deleting answers a documented code.
  */
 #include "core/sl.h"
+#include "builtin/builtin.h"
 #include "jobmanager/jobmanager_int.h"
 #include "workers/workers.h"
 
@@ -45,7 +46,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     sl_fuzz_quiet();
     workers = json_array();
-    types = sl_worker_builtin(&n);
+    types = sl_builtin_workers(&n);
     for (i = 0; i < n; i++) {
         (void)json_array_append_new(workers,
                                     json_loads(types[i]->description, 0, NULL));

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/sl.h"
+#include "builtin/builtin.h"
 #include "bulkbuilder/bulkbuilder.h"
 #include "deltaservice/deltaservice.h"
 #include "http/http.h"
@@ -122,7 +123,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     jc.store = g.store;
     must(sl_jm_open(&jc, &g.jm, &err), "jobmanager", &err);
     sl_free(path);
-    types = sl_worker_builtin(&n);
+    types = sl_builtin_workers(&n);
     must(sl_worker_register_all(g.jm, types, n, &err), "workers", &err);
     memset(&bc, 0, sizeof(bc));
     path = sl_asprintf("%s/bulkbuilder", g.dir);

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "core/sl.h"
+#include "builtin/builtin.h"
+#include "text/text.h"
 #include "web/web.h"
 #include "workers/workers_int.h"
 

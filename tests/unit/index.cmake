@@ -6,4 +6,4 @@ sl_add_cmocka_test(test_index SOURCES unit/test_index.c
 # The indexWriter on a real index set: what it holds before a transaction
 # is bounded by text bytes as well as by records.
 sl_add_cmocka_test(test_index_writer SOURCES unit/test_index_writer.c
-  LINK_LIBRARIES sl_workers sl_index TIMEOUT 120)
+  LINK_LIBRARIES sl_builtin sl_workers sl_index TIMEOUT 120)

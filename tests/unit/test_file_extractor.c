@@ -19,6 +19,7 @@
 #include <archive_entry.h>
 #include <cmocka.h>
 
+#include "builtin/builtin.h"
 #include "workers/workers_int.h"
 #include "wk_fixture.h"
 

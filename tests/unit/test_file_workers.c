@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "builtin/builtin.h"
 #include "workers/workers_int.h"
 #include "wk_fixture.h"
 

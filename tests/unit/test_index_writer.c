@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "builtin/builtin.h"
 #include "index/index.h"
 #include "workers/workers_int.h"
 #include "wk_fixture.h"

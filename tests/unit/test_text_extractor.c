@@ -21,6 +21,9 @@
 
 #include <cmocka.h>
 
+#include "builtin/builtin.h"
+#include "text/text.h"
+#include "web/web.h"
 #include "workers/workers_int.h"
 #include "text_extractor_fixture.h"
 #include "wk_fixture.h"

@@ -13,7 +13,8 @@
  * ones (nested included) are marked visited, the removed one is the only
  * obsolete entry.  Also: a retried task, strategy `initial`, records
  * without heads, a push that fails (the compound is not marked before its
- * elements), and windows of more than 1000 records.
+ * elements), windows of more than 1000 records, and the number of
+ * completion tasks the start hook's delta service gives.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "builtin/builtin.h"
 #include "deltaservice/deltaservice.h"
 #include "workers/workers_int.h"
 #include "wk_fixture.h"
@@ -550,10 +552,47 @@ test_pusher_windows(void **state)
     sl_free(r);
 }
 
+/* The completion tasks of a `full` run: one per shard of the delta
+ * service the pool's start hook found; a REST pool (no services) leaves
+ * the count as it is. */
+static void
+test_pusher_partitions(void **state)
+{
+    struct fixture *f = *state;
+    const struct sl_worker_type *t = &sl_worker_updatePusher;
+    struct sl_worker_services none;
+    json_t *full = json_pack("{s:s}", "deltaImportStrategy", "full");
+    json_t *additive = json_pack("{s:s}", "deltaImportStrategy", "additive");
+    json_t *bad = json_pack("{s:s}", "deltaImportStrategy", "fast");
+    json_t *dflt = json_object();
+    struct sl_err err;
+
+    memset(&none, 0, sizeof(none));
+    sl_err_clear(&err);
+    assert_non_null(t->partitions);
+    assert_non_null(t->start);
+    assert_int_equal(t->start(&none, &err), 0);
+    assert_int_equal(t->partitions(full), 1); /* no shards known yet */
+    assert_int_equal(t->start(&f->b->services, &err), 0);
+    assert_int_equal(t->partitions(full), 4);
+    assert_int_equal(t->partitions(dflt), 4);
+    assert_int_equal(t->partitions(additive), 1);
+    assert_int_equal(t->partitions(bad), 1);
+    assert_int_equal(t->start(&none, &err), 0);
+    assert_int_equal(t->partitions(full), 4);
+    json_decref(full);
+    json_decref(additive);
+    json_decref(bad);
+    json_decref(dflt);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        /* first: no start hook ran in this process before */
+        cmocka_unit_test_setup_teardown(
+            test_pusher_partitions, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_pusher_changed_compound_full, setup, teardown),
         cmocka_unit_test_setup_teardown(

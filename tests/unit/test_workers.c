@@ -3,7 +3,8 @@
  * filesystem object store (no jobmanager): the output commit and discard
  * rules, ids of "multiple" slots, input and runtime counters, parameters
  * and the result JSON; a full disk makes a failed task temporary
- * (errorCode NO_SPACE).  One table-driven perform hook does what the task
+ * (errorCode NO_SPACE); a pool calls the types' start hooks before its
+ * threads start.  One table-driven perform hook does what the task
  * parameters say.
  */
 #include <setjmp.h>
@@ -15,6 +16,8 @@
 
 #include <cmocka.h>
 #include <dirent.h>
+#include <poll.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 
 #include "workers/workers_int.h"
@@ -129,6 +132,7 @@ static const struct sl_worker_type scripted = {
     "scripted",
     "{\"name\": \"scripted\"}",
     scripted_perform,
+    NULL,
     NULL,
 };
 
@@ -383,7 +387,7 @@ run_perform(struct fixture *f,
             json_t *task)
 {
     const struct sl_worker_type t = {
-        SL_WORKER_ABI_VERSION, "t", "{\"name\": \"t\"}", perform, NULL};
+        SL_WORKER_ABI_VERSION, "t", "{\"name\": \"t\"}", perform, NULL, NULL};
     struct sl_task_ctx *ctx = sl__task_ctx_new(f->b, f->b->impl, &t, 0, task);
     json_t *r = sl__task_ctx_run(ctx);
 
@@ -775,14 +779,19 @@ test_workers_type_flags(void **state)
         "ac",
         "{\"name\": \"ac\", \"modes\": [\"bulkSource\", \"autoCommit\"]}",
         params_perform,
+        NULL,
         NULL};
     static const struct sl_worker_type bad = {SL_WORKER_ABI_VERSION,
                                               "bad",
                                               "{\"name\": \"other\"}",
                                               params_perform,
+                                              NULL,
                                               NULL};
     static const struct sl_worker_type old = {
-        0, "old", "{\"name\": \"old\"}", params_perform, NULL};
+        0, "old", "{\"name\": \"old\"}", params_perform, NULL, NULL};
+    /* the table before the start hook */
+    static const struct sl_worker_type v1 = {
+        1, "v1", "{\"name\": \"v1\"}", params_perform, NULL, NULL};
     unsigned flags = 0;
 
     (void)state;
@@ -792,6 +801,7 @@ test_workers_type_flags(void **state)
     assert_int_equal(flags, 0);
     assert_int_equal(sl__wk_type_flags(&bad, &flags, NULL), SL_EINVALDEF);
     assert_int_equal(sl__wk_type_flags(&old, &flags, NULL), SL_EINVALDEF);
+    assert_int_equal(sl__wk_type_flags(&v1, &flags, NULL), SL_EINVALDEF);
 }
 
 /* ---- a full disk: the backend's output sinks fail with SL_ENOSPC */
@@ -948,6 +958,112 @@ test_workers_nospace(void **state)
     json_decref(r);
 }
 
+/* ---- the start hook: once per pool, with its services, before any
+ * thread takes a task */
+
+static atomic_int hook_takes;  /* takes of the pool's threads */
+static int hook_calls;         /* start hooks called */
+static int hook_takes_at_call; /* hook_takes when the last hook ran */
+static int hook_rc;            /* what the hook returns */
+static struct sl_worker_services hook_seen;
+
+static int
+hook_take(void *conn, const char *worker, json_t **task, struct sl_err *err)
+{
+    (void)conn;
+    (void)worker;
+    (void)task;
+    (void)err;
+    atomic_fetch_add(&hook_takes, 1);
+    return SL_ENOENT;
+}
+
+static int
+hook_start(const struct sl_worker_services *services, struct sl_err *err)
+{
+    hook_calls++;
+    hook_takes_at_call = atomic_load(&hook_takes);
+    hook_seen = *services;
+    return hook_rc == 0 ? 0 : sl_err_set(err, hook_rc, "", "hook refused");
+}
+
+static void
+hook_backend_free(struct sl__wk_backend *b)
+{
+    sl_free(b);
+}
+
+static void
+test_workers_start_hook(void **state)
+{
+    struct fixture *f = *state;
+    static const struct sl_worker_type hooked = {SL_WORKER_ABI_VERSION,
+                                                 "hooked",
+                                                 "{\"name\": \"hooked\"}",
+                                                 params_perform,
+                                                 NULL,
+                                                 hook_start};
+    const struct sl_worker_type *types[2] = {&scripted, &hooked};
+    struct sl__wk_ops ops = *f->b->ops;
+    struct sl__wk_backend *b = NULL;
+    struct sl_worker_services svc;
+    struct sl_worker_pool *pool = NULL;
+    int marks[2];
+
+    memset(&svc, 0, sizeof(svc));
+    svc.delta = (struct sl_delta *)&marks[0];
+    svc.index = (struct sl_index_set *)&marks[1];
+    ops.take = hook_take;
+    ops.wait_work = NULL;
+
+    /* once for the pool (not per thread), before the first take */
+    atomic_store(&hook_takes, 0);
+    hook_calls = 0;
+    hook_rc = 0;
+    b = sl_calloc(1, sizeof(*b));
+    b->ops = &ops;
+    b->services = svc;
+    assert_int_equal(
+        sl__wk_pool_start(b, hook_backend_free, types, 2, 3, 0, NULL, &pool),
+        0);
+    assert_non_null(pool);
+    assert_int_equal(hook_calls, 1);
+    assert_int_equal(hook_takes_at_call, 0);
+    assert_ptr_equal(hook_seen.delta, svc.delta);
+    assert_ptr_equal(hook_seen.index, svc.index);
+    assert_null(hook_seen.bulkbuilder);
+    while (atomic_load(&hook_takes) == 0) {
+        (void)poll(NULL, 0, 1); /* the threads run */
+    }
+    sl_worker_pool_stop(pool);
+
+    /* a refusal fails the start: no thread ever takes a task */
+    atomic_store(&hook_takes, 0);
+    hook_calls = 0;
+    hook_rc = SL_EINVAL;
+    b = sl_calloc(1, sizeof(*b));
+    b->ops = &ops;
+    pool = (struct sl_worker_pool *)&marks[0];
+    assert_int_equal(
+        sl__wk_pool_start(b, hook_backend_free, types, 2, 3, 0, NULL, &pool),
+        SL_EINVAL);
+    assert_null(pool);
+    assert_int_equal(hook_calls, 1);
+    assert_int_equal(atomic_load(&hook_takes), 0);
+
+    /* the public start hands the hook the services it was given (the
+     * refusal keeps the threads, which would need a jobmanager, off) */
+    hook_calls = 0;
+    memset(&hook_seen, 0, sizeof(hook_seen));
+    assert_int_equal(
+        sl_worker_pool_start(NULL, f->store, &svc, types, 2, 1, NULL, &pool),
+        SL_EINVAL);
+    assert_null(pool);
+    assert_int_equal(hook_calls, 1);
+    assert_ptr_equal(hook_seen.delta, svc.delta);
+    assert_ptr_equal(hook_seen.index, svc.index);
+}
+
 int
 main(void)
 {
@@ -985,6 +1101,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_workers_params, setup, teardown),
         cmocka_unit_test_setup_teardown(test_workers_nospace, setup, teardown),
         cmocka_unit_test(test_workers_type_flags),
+        cmocka_unit_test_setup_teardown(
+            test_workers_start_hook, setup, teardown),
     };
 
     json_set_alloc_funcs(sl_malloc, sl_free);

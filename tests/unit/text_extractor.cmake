@@ -2,4 +2,4 @@
 # in several charsets, HTML (also fed in small chunks), XML, external
 # converters (tr, cat, sleep, false from coreutils), limits.
 sl_add_cmocka_test(test_text_extractor SOURCES unit/test_text_extractor.c
-  LINK_LIBRARIES sl_workers)
+  LINK_LIBRARIES sl_builtin sl_workers sl_text sl_web)

@@ -136,6 +136,7 @@ const struct sl_worker_type sl_worker_testSplit = {
     "              \"modes\": [\"multiple\"]}]}",
     split_perform,
     NULL,
+    NULL,
 };
 
 /* ------------------------------------------------------------------------
@@ -160,6 +161,7 @@ const struct sl_worker_type sl_worker_testCopy = {
     " \"output\": [{\"name\": \"copied\", \"type\": \"recordBulks\","
     "              \"modes\": [\"optional\"]}]}",
     copy_perform,
+    NULL,
     NULL,
 };
 
@@ -251,6 +253,7 @@ const struct sl_worker_type sl_worker_testFail = {
     "              \"modes\": [\"optional\"]}]}",
     fail_perform,
     NULL,
+    NULL,
 };
 
 /* ------------------------------------------------------------------------
@@ -292,6 +295,7 @@ const struct sl_worker_type sl_worker_testSlow = {
     " \"output\": [{\"name\": \"output\", \"type\": \"recordBulks\","
     "              \"modes\": [\"optional\"]}]}",
     slow_perform,
+    NULL,
     NULL,
 };
 
@@ -343,6 +347,7 @@ const struct sl_worker_type sl_worker_testCompletion = {
     " \"input\": [{\"name\": \"input\", \"type\": \"recordBulks\"}]}",
     completion_perform,
     completion_partitions,
+    NULL,
 };
 
 /* ------------------------------------------------------------------------
@@ -367,6 +372,7 @@ const struct sl_worker_type sl_worker_testNoop = {
     "{\"name\": \"testNoop\","
     " \"input\": [{\"name\": \"input\", \"type\": \"recordBulks\"}]}",
     noop_perform,
+    NULL,
     NULL,
 };
 

@@ -21,8 +21,8 @@
  */
 #include <string.h>
 
+#include "builtin/builtin_int.h"
 #include "index/index.h"
-#include "workers/workers_int.h"
 
 #define BATCH 256u /* ops of one shard transaction, at most */
 #define HELD  512u /* ops held over all shards, about */
@@ -464,10 +464,11 @@ const struct sl_worker_type sl_worker_indexWriter = {
     "{\"name\": \"indexWriter\","
     " \"parameters\": [{\"name\": \"index\", \"optional\": true},"
     "  {\"name\": \"maxTextBytes\", \"optional\": true, \"type\": \"integer\","
-    "   \"minimum\": 1}," SL__WK_DECL_MAPPING ","
+    "   \"minimum\": 1}," SL__BI_DECL_MAPPING ","
     "  {\"name\": \"operation\", \"optional\": true,"
     "   \"values\": [\"upsert\", \"delete\"]}],"
     " \"input\": [{\"name\": \"records\", \"type\": \"recordBulks\"}]}",
     index_perform,
+    NULL,
     NULL,
 };

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin/builtin_int.h"
 #include "text/text.h"
-#include "workers/workers_int.h"
 
 #define SLOT_IN  "recordsToExtract"
 #define SLOT_OUT "extractedRecords"
@@ -494,7 +494,7 @@ extract_bulk(struct tx *x, size_t i)
     return SL_WORKER_OK;
 }
 
-/* sl__wk_share_input's test: the record passes as stored. */
+/* sl__bi_share_input's test: the record passes as stored. */
 static int
 given_first(void *arg, const char *name, uint64_t size)
 {
@@ -530,7 +530,7 @@ tx_init(struct sl_task_ctx *ctx, struct tx *x)
         sl_task_set_message(ctx, "maxContentBytes: not a number");
         return SL_EINVAL;
     }
-    if (sl__wk_max_text(ctx, &x->max_text) != 0) {
+    if (sl__bi_max_text(ctx, &x->max_text) != 0) {
         return SL_EINVAL;
     }
     out = sl_task_param_str(ctx, "textOutput");
@@ -566,7 +566,7 @@ text_perform(struct sl_task_ctx *ctx)
     }
     /* every record brings its text (the webCrawler's extractText): the
      * input is the output, shared, not copied */
-    rc = sl__wk_share_input(
+    rc = sl__bi_share_input(
         ctx, SLOT_IN, SLOT_OUT, given_first, &x, 0, "records.textGiven");
     if (rc != 0) {
         return rc > 0            ? SL_WORKER_OK
@@ -598,7 +598,7 @@ const struct sl_worker_type sl_worker_textExtractor = {
     "textExtractor",
     "{\"name\": \"textExtractor\","
     " \"parameters\": [{\"name\": \"contentAttachment\", \"optional\": true},"
-    "  " SL__WK_DECL_MAPPING ","
+    "  " SL__BI_DECL_MAPPING ","
     "  {\"name\": \"maxTextBytes\", \"optional\": true, \"type\": \"integer\","
     "   \"maximum\": 16777216},"
     "  {\"name\": \"maxContentBytes\", \"optional\": true,"
@@ -609,5 +609,6 @@ const struct sl_worker_type sl_worker_textExtractor = {
     " \"output\": [{\"name\": \"extractedRecords\", \"type\": "
     "\"recordBulks\"}]}",
     text_perform,
+    NULL,
     NULL,
 };

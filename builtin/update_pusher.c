@@ -24,22 +24,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "builtin/builtin_int.h"
 #include "bulkbuilder/bulkbuilder.h"
 #include "deltaservice/deltaservice.h"
-#include "workers/workers_int.h"
 
 #define MARK_BATCH 500u
 #define COPY_BUF   (64u * 1024u)
 #define MAX_ATTACH 64u
 
-/* Delta shards of the server, for the number of completion tasks. */
+/* Delta shards of the server, for the number of completion tasks
+ * (pusher_start, pusher_partitions). */
 static atomic_uint delta_shards;
-
-void
-sl__wk_set_delta_shards(unsigned n)
-{
-    atomic_store(&delta_shards, n);
-}
 
 struct spool {
     char name[SL_ATTACHMENT_NAME_MAX + 1];
@@ -79,7 +74,7 @@ struct push {
     uint64_t seq;
     struct spool att[MAX_ATTACH];
     size_t natt;
-    struct sl__wk_elem_check *elems; /* element checks, or NULL */
+    struct sl__bi_elem_check *elems; /* element checks, or NULL */
     size_t bulk;                     /* input bulk being pushed */
     size_t idx;                      /* its record being pushed */
     /* the pushed top-level compound whose mark waits until its elements
@@ -527,7 +522,7 @@ gate(struct push *p,
         }
     }
     if (p->elems != NULL) {
-        rc = sl__wk_elem_check_verdict(
+        rc = sl__bi_elem_check_verdict(
             p->elems, p->bulk, p->idx, in->meta, in->head, &verdict);
         if (rc != 0) {
             return rc == SL_ECORRUPT || rc == SL_ETRUNCATED
@@ -601,7 +596,7 @@ pushed_mark(struct push *p, const struct in_rec *in)
     if (in->meta == NULL) { /* the head's strings, kept till the mark */
         head = sl_record_head_dup(in->head);
     }
-    (void)sl__wk_delta_fields(in->meta, head, &dr);
+    (void)sl__bi_delta_fields(in->meta, head, &dr);
     if (dr.is_compound && dr.compound_id == NULL) {
         SL_ASSERT(!p->held);
         p->held_meta = meta;
@@ -620,7 +615,7 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
 {
     struct sl_delta_rec dr;
     struct sl_err err;
-    const char *source = sl__wk_delta_fields(in->meta, in->head, &dr);
+    const char *source = sl__bi_delta_fields(in->meta, in->head, &dr);
     const char *hash = dr.hash;
     int go = 0;
     int res = 0;
@@ -713,7 +708,7 @@ push_inputs(struct push *p)
             json_decref(in.meta);
             p->idx++;
         }
-        sl__wk_elem_check_end(p->elems);
+        sl__bi_elem_check_end(p->elems);
         sl_task_input_close(p->ctx, r);
         if (res == SL_WORKER_OK && rc != 0) {
             sl_task_set_message(p->ctx, "input %zu: %s", b, err.message);
@@ -893,7 +888,7 @@ pusher_perform(struct sl_task_ctx *ctx)
             p->pushed = NULL;
         }
         if (sl_delta_strategy_reads(p->strategy) &&
-            sl__wk_elem_check_new(ctx,
+            sl__bi_elem_check_new(ctx,
                                   p->delta,
                                   "recordsToPush",
                                   p->run_id,
@@ -906,7 +901,7 @@ pusher_perform(struct sl_task_ctx *ctx)
 out:
     held_drop(p); /* a failed task: pushed again by the retry */
     (void)flush_marks(p);
-    sl__wk_elem_check_free(p->elems);
+    sl__bi_elem_check_free(p->elems);
     if (p->h != NULL) {
         curl_easy_cleanup(p->h);
     }
@@ -991,6 +986,18 @@ sl_worker_run_end(void *bb,
     }
 }
 
+/* The pool's start hook: the shards of the in-process delta service
+ * (a REST pool has none: the count is left as it is). */
+static int
+pusher_start(const struct sl_worker_services *services, struct sl_err *err)
+{
+    (void)err;
+    if (services->delta != NULL) {
+        atomic_store(&delta_shards, sl_delta_shards(services->delta));
+    }
+    return 0;
+}
+
 /* One completion task per delta shard for `full` imports, else one (which
  * does nothing). */
 static unsigned
@@ -1028,4 +1035,5 @@ const struct sl_worker_type sl_worker_updatePusher = {
     "   \"modes\": [\"optional\"]}]}",
     pusher_perform,
     pusher_partitions,
+    pusher_start,
 };

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "workers/workers_int.h"
+#include "builtin/builtin_int.h"
 
 #define READ_BUF (64u * 1024u)
 
@@ -48,7 +48,7 @@ opened_inside_root(const struct fetch *f, int fd, const char *raw)
     len = readlink(proc, target, sizeof(target) - 1);
     if (len > 0) {
         target[len] = '\0';
-        if (sl__wk_path_under(f->root, target)) {
+        if (sl__bi_path_under(f->root, target)) {
             return 1;
         }
     }
@@ -71,7 +71,7 @@ root_init(struct fetch *f)
     const char *root = sl_task_param_str(f->ctx, "rootFolder");
 
     f->root[0] = '\0';
-    if (sl__wk_json_true(v) || root == NULL ||
+    if (sl__bi_json_true(v) || root == NULL ||
         realpath(root, f->root) == NULL) {
         f->root[0] = '\0';
     }
@@ -264,9 +264,10 @@ const struct sl_worker_type sl_worker_fileFetcher = {
     "fileFetcher",
     "{\"name\": \"fileFetcher\","
     " \"parameters\": [{\"name\": \"maxFileSize\", \"optional\": true,"
-    "   \"type\": \"integer\"}," SL__WK_DECL_MAPPING "],"
+    "   \"type\": \"integer\"}," SL__BI_DECL_MAPPING "],"
     " \"input\": [{\"name\": \"filesToFetch\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     fetcher_perform,
+    NULL,
     NULL,
 };

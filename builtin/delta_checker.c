@@ -19,8 +19,8 @@
  */
 #include <string.h>
 
+#include "builtin/builtin_int.h"
 #include "deltaservice/deltaservice.h"
-#include "workers/workers_int.h"
 
 #define BATCH    1000u
 #define COPY_BUF (64u * 1024u)
@@ -245,7 +245,7 @@ decide(struct check *c, size_t b)
         if (rc != 0) {
             break;
         }
-        source = sl__wk_delta_fields(meta, head, &rec);
+        source = sl__bi_delta_fields(meta, head, &rec);
         if (source == NULL) {
             source = c->param_source;
         }
@@ -284,7 +284,7 @@ decide(struct check *c, size_t b)
         c->heads[c->n] = NULL;
         if (meta == NULL) { /* its strings, kept till the batch is checked */
             c->heads[c->n] = sl_record_head_dup(head);
-            (void)sl__wk_delta_fields(NULL, c->heads[c->n], &rec);
+            (void)sl__bi_delta_fields(NULL, c->heads[c->n], &rec);
         }
         meta = NULL;
         c->recs[c->n] = rec;
@@ -463,5 +463,6 @@ const struct sl_worker_type sl_worker_deltaChecker = {
     "  {\"name\": \"updatedCompounds\", \"type\": \"recordBulks\","
     "   \"modes\": [\"optional\"]}]}",
     checker_perform,
+    NULL,
     NULL,
 };

@@ -14,12 +14,12 @@
  */
 #include <string.h>
 
+#include "builtin/builtin_int.h"
 #include "deltaservice/deltaservice.h"
-#include "workers/workers_int.h"
 
 #define WINDOW 1000u
 
-struct sl__wk_elem_check {
+struct sl__bi_elem_check {
     struct sl_task_ctx *ctx;
     struct sl_delta *delta;
     const char *slot;         /* input slot, borrowed */
@@ -45,12 +45,12 @@ struct sl__wk_elem_check {
 /* The source of the record @meta or @head when it is an element to check
  * (fields in @dr), else NULL. */
 static const char *
-element_source(const struct sl__wk_elem_check *c,
+element_source(const struct sl__bi_elem_check *c,
                const json_t *meta,
                const struct sl_record_head *head,
                struct sl_delta_rec *dr)
 {
-    const char *source = sl__wk_delta_fields(meta, head, dr);
+    const char *source = sl__bi_delta_fields(meta, head, dr);
 
     if (source == NULL) {
         source = c->param_source;
@@ -63,14 +63,14 @@ element_source(const struct sl__wk_elem_check *c,
 }
 
 int
-sl__wk_elem_check_new(struct sl_task_ctx *ctx,
+sl__bi_elem_check_new(struct sl_task_ctx *ctx,
                       struct sl_delta *delta,
                       const char *slot,
                       const char *run_id,
                       const char *param_source,
-                      struct sl__wk_elem_check **out)
+                      struct sl__bi_elem_check **out)
 {
-    struct sl__wk_elem_check *c = NULL;
+    struct sl__bi_elem_check *c = NULL;
 
     *out = NULL;
     if (delta == NULL || run_id == NULL) {
@@ -88,7 +88,7 @@ sl__wk_elem_check_new(struct sl_task_ctx *ctx,
 
 /* Free the records of the window's batch. */
 static void
-batch_clear(struct sl__wk_elem_check *c)
+batch_clear(struct sl__bi_elem_check *c)
 {
     size_t i = 0;
 
@@ -100,7 +100,7 @@ batch_clear(struct sl__wk_elem_check *c)
 }
 
 void
-sl__wk_elem_check_end(struct sl__wk_elem_check *c)
+sl__bi_elem_check_end(struct sl__bi_elem_check *c)
 {
     if (c == NULL) {
         return;
@@ -112,10 +112,10 @@ sl__wk_elem_check_end(struct sl__wk_elem_check *c)
 }
 
 void
-sl__wk_elem_check_free(struct sl__wk_elem_check *c)
+sl__bi_elem_check_free(struct sl__bi_elem_check *c)
 {
     if (c != NULL) {
-        sl__wk_elem_check_end(c);
+        sl__bi_elem_check_end(c);
         sl_free(c->source);
         sl_free(c);
     }
@@ -127,7 +127,7 @@ sl__wk_elem_check_free(struct sl__wk_elem_check *c)
 
 /* Set the task message for @rc and give it back. */
 static int
-failed(struct sl__wk_elem_check *c, int rc, const char *what, const char *msg)
+failed(struct sl__bi_elem_check *c, int rc, const char *what, const char *msg)
 {
     sl_task_note_error(c->ctx, rc);
     sl_task_set_message(c->ctx, "%s: %s", what, msg);
@@ -137,7 +137,7 @@ failed(struct sl__wk_elem_check *c, int rc, const char *what, const char *msg)
 /* Position the look-ahead reader on record @idx of input @bulk (opened,
  * or opened again when it is past it). */
 static int
-seek_record(struct sl__wk_elem_check *c, size_t bulk, size_t idx)
+seek_record(struct sl__bi_elem_check *c, size_t bulk, size_t idx)
 {
     struct sl_err err;
     const char *text = NULL;
@@ -146,7 +146,7 @@ seek_record(struct sl__wk_elem_check *c, size_t bulk, size_t idx)
 
     sl_err_clear(&err);
     if (c->r != NULL && (c->bulk != bulk || c->next > idx)) {
-        sl__wk_elem_check_end(c);
+        sl__bi_elem_check_end(c);
     }
     if (c->r == NULL) {
         rc = sl_task_input_open(c->ctx, c->slot, bulk, &c->r);
@@ -175,7 +175,7 @@ seek_record(struct sl__wk_elem_check *c, size_t bulk, size_t idx)
 /* Read the record at the look-ahead reader into the batch when it is an
  * element to check.  1 (read), 0 (end of the bulk) or SL_E*. */
 static int
-read_record(struct sl__wk_elem_check *c)
+read_record(struct sl__bi_elem_check *c)
 {
     const struct sl_record_head *head = NULL;
     struct sl_delta_rec dr;
@@ -220,7 +220,7 @@ read_record(struct sl__wk_elem_check *c)
 
 /* Check recs [i, j), all of source c->sources[i]. */
 static int
-check_run(struct sl__wk_elem_check *c, size_t i, size_t j)
+check_run(struct sl__bi_elem_check *c, size_t i, size_t j)
 {
     const char *source = c->sources[i];
     struct sl_err err;
@@ -248,7 +248,7 @@ check_run(struct sl__wk_elem_check *c, size_t i, size_t j)
 
 /* Check the elements of the window, one call per run of one source. */
 static int
-check_window(struct sl__wk_elem_check *c)
+check_window(struct sl__bi_elem_check *c)
 {
     size_t i = 0;
     size_t j = 0;
@@ -266,7 +266,7 @@ check_window(struct sl__wk_elem_check *c)
 
 /* Read and check the window of records from @idx of input @bulk. */
 static int
-fill(struct sl__wk_elem_check *c, size_t bulk, size_t idx)
+fill(struct sl__bi_elem_check *c, size_t bulk, size_t idx)
 {
     int rc = 0;
 
@@ -295,7 +295,7 @@ fill(struct sl__wk_elem_check *c, size_t bulk, size_t idx)
 }
 
 int
-sl__wk_elem_check_verdict(struct sl__wk_elem_check *c,
+sl__bi_elem_check_verdict(struct sl__bi_elem_check *c,
                           size_t bulk,
                           size_t idx,
                           const json_t *meta,

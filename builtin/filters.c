@@ -1,54 +1,24 @@
 /*
- * Parameter helpers shared by the crawlers (workers_int.h): include and
- * exclude regex lists of `filters` (POSIX extended regexes), numbers
- * given as JSON numbers or strings, and `maxTextBytes` (the
- * textExtractor's and the webCrawler's).
+ * Parameter helpers shared by the built-in workers (builtin_int.h):
+ * include and exclude regex lists of `filters` (POSIX extended regexes,
+ * compiled as the definition check compiles them), flags given as true
+ * or "true", and `maxTextBytes` (the textExtractor's and the
+ * webCrawler's).
  */
 #include <string.h>
 
-#include "workers/workers_int.h"
+#include "builtin/builtin_int.h"
+#include "text/text.h"
 
 int
-sl__wk_json_true(const json_t *v)
+sl__bi_json_true(const json_t *v)
 {
     return json_is_true(v) ||
            (json_is_string(v) && strcmp(json_string_value(v), "true") == 0);
 }
 
-int
-sl__wk_path_under(const char *root, const char *path)
-{
-    size_t n = strlen(root);
-
-    return n > 0 && strncmp(path, root, n) == 0 &&
-           (path[n] == '\0' || path[n] == '/' || (n == 1 && root[0] == '/'));
-}
-
-int
-sl__wk_json_u64(const json_t *v, uint64_t def, uint64_t *out)
-{
-    if (v == NULL || json_is_null(v)) {
-        *out = def;
-        return 0;
-    }
-    if (json_is_integer(v) && json_integer_value(v) >= 0) {
-        *out = (uint64_t)json_integer_value(v);
-        return 0;
-    }
-    if (json_is_string(v)) {
-        return sl_parse_u64(json_string_value(v), out);
-    }
-    return SL_EINVAL;
-}
-
-int
-sl__wk_regex_compile(regex_t *re, const char *pattern)
-{
-    return regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
-}
-
 void
-sl__wk_patterns_free(struct sl__wk_patterns *p)
+sl__bi_patterns_free(struct sl__bi_patterns *p)
 {
     size_t i = 0;
 
@@ -78,12 +48,12 @@ compile_list(struct sl_task_ctx *ctx,
     if (list == NULL) {
         return 0;
     }
-    if (!json_is_array(list) || json_array_size(list) > SL__WK_MAX_PATTERNS) {
+    if (!json_is_array(list) || json_array_size(list) > SL__BI_MAX_PATTERNS) {
         sl_task_set_message(ctx,
                             "filters.%s.%s: an array of at most %u regexes",
                             what,
                             key,
-                            SL__WK_MAX_PATTERNS);
+                            SL__BI_MAX_PATTERNS);
         return SL_EINVAL;
     }
     json_array_foreach(list, i, v)
@@ -92,7 +62,7 @@ compile_list(struct sl_task_ctx *ctx,
             sl_task_set_message(ctx, "filters.%s.%s: not a string", what, key);
             return SL_EINVAL;
         }
-        rc = sl__wk_regex_compile(&re[*n], json_string_value(v));
+        rc = sl_worker_regex_compile(&re[*n], json_string_value(v));
         if (rc != 0) {
             sl_task_set_message(ctx,
                                 "filters.%s.%s[%zu]: bad regex '%s'",
@@ -108,10 +78,10 @@ compile_list(struct sl_task_ctx *ctx,
 }
 
 int
-sl__wk_patterns_init(struct sl_task_ctx *ctx,
+sl__bi_patterns_init(struct sl_task_ctx *ctx,
                      const json_t *filters,
                      const char *what,
-                     struct sl__wk_patterns *p)
+                     struct sl__bi_patterns *p)
 {
     const json_t *spec = json_object_get(filters, what);
     int rc = 0;
@@ -134,7 +104,7 @@ sl__wk_patterns_init(struct sl_task_ctx *ctx,
 /* 1 when @s passes: some include matches (or there is none) and no
  * exclude matches. */
 int
-sl__wk_patterns_pass(const struct sl__wk_patterns *p, const char *s)
+sl__bi_patterns_pass(const struct sl__bi_patterns *p, const char *s)
 {
     size_t i = 0;
     int in = p->n_include == 0;
@@ -149,7 +119,7 @@ sl__wk_patterns_pass(const struct sl__wk_patterns *p, const char *s)
 }
 
 int
-sl__wk_max_text(struct sl_task_ctx *ctx, uint64_t *out)
+sl__bi_max_text(struct sl_task_ctx *ctx, uint64_t *out)
 {
     /* The text goes into the record metadata, which readers limit to
      * SL_BULK_DEFAULT_MAX_META (64 MiB); JSON escaping at most doubles

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "builtin/builtin_int.h"
 #include "deltaservice/deltaservice.h"
-#include "workers/workers_int.h"
 
 #define DEFAULT_MAX_FILES_PER_BULK 1000u
 /* Entries one task may list before its remaining sub-directories become
@@ -53,8 +53,8 @@ struct crawl {
     int outside;                  /* filters.linksOutsideRoot */
     char root[PATH_MAX];          /* rootFolder resolved, "" if it is not */
     uint64_t files_per_bulk;      /* maxFilesPerBulk */
-    struct sl__wk_patterns files; /* filters.filePatterns, on the name */
-    struct sl__wk_patterns folders; /* filters.folderPatterns, on the path */
+    struct sl__bi_patterns files; /* filters.filePatterns, on the name */
+    struct sl__bi_patterns folders; /* filters.folderPatterns, on the path */
     uint64_t files_in_bulk;  /* records in the current filesToCrawl bulk */
     uint64_t dirs_written;   /* directory records written by this task */
     int files_connected;     /* 0 once filesToCrawl proved unconnected */
@@ -80,75 +80,6 @@ struct pending {
     uint64_t depth;
     json_t *chain; /* its ancestors */
 };
-
-/* ------------------------------------------------------------------------
- * Escaping of names that are not valid UTF-8.
- * --------------------------------------------------------------------- */
-
-char *
-sl_worker_path_escape(const char *raw)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *s = (const unsigned char *)raw;
-    size_t n = strlen(raw);
-    char *out = sl_malloc(n * 4 + 1);
-    size_t o = 0;
-    size_t i = 0;
-
-    while (i < n) {
-        size_t len = s[i] == '\\' ? 0 : sl_utf8_len(s + i, n - i);
-
-        if (len == 0) {
-            out[o++] = '\\';
-            out[o++] = 'x';
-            out[o++] = hex[s[i] >> 4];
-            out[o++] = hex[s[i] & 0xfu];
-            i++;
-            continue;
-        }
-        memcpy(out + o, s + i, len);
-        o += len;
-        i += len;
-    }
-    out[o] = '\0';
-    return out;
-}
-
-static int
-hexval(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
-char *
-sl_worker_path_unescape(const char *esc)
-{
-    size_t n = strlen(esc);
-    char *out = sl_malloc(n + 1);
-    size_t o = 0;
-    size_t i = 0;
-
-    while (i < n) {
-        if (esc[i] == '\\' && i + 3 < n && esc[i + 1] == 'x' &&
-            hexval(esc[i + 2]) >= 0 && hexval(esc[i + 3]) >= 0) {
-            out[o++] = (char)(hexval(esc[i + 2]) * 16 + hexval(esc[i + 3]));
-            i += 4;
-            continue;
-        }
-        out[o++] = esc[i++];
-    }
-    out[o] = '\0';
-    return out;
-}
 
 /* ------------------------------------------------------------------------
  * Parameters.
@@ -232,28 +163,28 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
         sl_task_set_message(ctx, "filters: not an object");
         return SL_EINVAL;
     }
-    if (sl__wk_json_u64(json_object_get(filters, "maxFileSize"),
-                        SL_WORKER_FILE_MAX_SIZE,
-                        &c->max_file_size) != 0 ||
-        sl__wk_json_u64(json_object_get(filters, "maxFolderDepth"),
-                        UINT64_MAX,
-                        &c->max_depth) != 0) {
+    if (sl_worker_json_u64(json_object_get(filters, "maxFileSize"),
+                           SL_WORKER_FILE_MAX_SIZE,
+                           &c->max_file_size) != 0 ||
+        sl_worker_json_u64(json_object_get(filters, "maxFolderDepth"),
+                           UINT64_MAX,
+                           &c->max_depth) != 0) {
         sl_task_set_message(ctx,
                             "filters.maxFileSize and filters.maxFolderDepth: "
                             "numbers >= 0");
         return SL_EINVAL;
     }
     c->follow =
-        sl__wk_json_true(json_object_get(filters, "followSymbolicLinks"));
-    c->outside = sl__wk_json_true(json_object_get(filters, "linksOutsideRoot"));
+        sl__bi_json_true(json_object_get(filters, "followSymbolicLinks"));
+    c->outside = sl__bi_json_true(json_object_get(filters, "linksOutsideRoot"));
     c->root[0] = '\0';
     if (sl_task_param_str(ctx, "rootFolder") == NULL ||
         realpath(sl_task_param_str(ctx, "rootFolder"), c->root) == NULL) {
         c->root[0] = '\0';
     }
-    rc = sl__wk_patterns_init(ctx, filters, "filePatterns", &c->files);
+    rc = sl__bi_patterns_init(ctx, filters, "filePatterns", &c->files);
     if (rc == 0) {
-        rc = sl__wk_patterns_init(ctx, filters, "folderPatterns", &c->folders);
+        rc = sl__bi_patterns_init(ctx, filters, "folderPatterns", &c->folders);
     }
     if (rc == 0) {
         precheck_init(c);
@@ -264,32 +195,6 @@ crawl_init(struct sl_task_ctx *ctx, struct crawl *c)
 /* ------------------------------------------------------------------------
  * Records.
  * --------------------------------------------------------------------- */
-
-int
-sl_worker_is_archive_name(const char *name)
-{
-    static const char *const ext[] = {".zip",
-                                      ".tar",
-                                      ".tgz",
-                                      ".tar.gz",
-                                      ".tar.bz2",
-                                      ".tar.xz",
-                                      ".7z",
-                                      ".jar",
-                                      ".cpio",
-                                      ".iso"};
-    size_t n = strlen(name);
-    size_t i = 0;
-
-    for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
-        size_t m = strlen(ext[i]);
-
-        if (n > m && strcasecmp(name + n - m, ext[i]) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
 
 /* The writer of @slot, or NULL (and *connected = 0) when the slot is not
  * connected.  0 or an SL_E* code. */
@@ -584,7 +489,7 @@ link_inside_root(const struct crawl *c, const char *raw, const char *name)
     int inside = 0;
 
     if (realpath(path, target) != NULL) {
-        inside = sl__wk_path_under(c->root, target);
+        inside = sl__bi_path_under(c->root, target);
     }
     if (!inside) {
         SL_INFO("fileCrawler: %s: the link leads out of rootFolder %s; "
@@ -653,7 +558,7 @@ crawl_entry(struct crawl *c,
             sl_task_counter_add(c->ctx, "directories.loops", 1);
         } else if (depth + 1 > c->max_depth) {
             sl_task_counter_add(c->ctx, "directories.tooDeep", 1);
-        } else if (!sl__wk_patterns_pass(&c->folders, sub)) {
+        } else if (!sl__bi_patterns_pass(&c->folders, sub)) {
             sl_task_counter_add(c->ctx, "directories.filtered", 1);
         } else if (c->entries < c->entries_budget) {
             struct pending *p = sl_calloc(1, sizeof(*p));
@@ -675,7 +580,7 @@ crawl_entry(struct crawl *c,
         }
     } else if (!S_ISREG(st.st_mode)) {
         sl_task_counter_add(c->ctx, "files.skipped.special", 1);
-    } else if (!sl__wk_patterns_pass(&c->files, ename)) {
+    } else if (!sl__bi_patterns_pass(&c->files, ename)) {
         sl_task_counter_add(c->ctx, "files.filtered", 1);
     } else if ((uint64_t)st.st_size > c->max_file_size) {
         sl_task_counter_add(c->ctx, "files.skipped.size", 1);
@@ -869,7 +774,7 @@ crawl_input(void *arg, json_t *meta)
     if (id == NULL) {
         return SL_WORKER_OK;
     }
-    if (sl__wk_json_u64(json_object_get(meta, "depth"), 0, &depth) != 0) {
+    if (sl_worker_json_u64(json_object_get(meta, "depth"), 0, &depth) != 0) {
         depth = 0;
     }
     raw = sl_worker_path_unescape(id);
@@ -893,8 +798,8 @@ crawler_perform(struct sl_task_ctx *ctx)
     int res = SL_WORKER_OK;
 
     if (crawl_init(ctx, &c) != 0) {
-        sl__wk_patterns_free(&c.files);
-        sl__wk_patterns_free(&c.folders);
+        sl__bi_patterns_free(&c.files);
+        sl__bi_patterns_free(&c.folders);
         precheck_free(&c);
         return SL_WORKER_FATAL;
     }
@@ -917,8 +822,8 @@ crawler_perform(struct sl_task_ctx *ctx)
         c.queue = p->next;
         pending_free(p);
     }
-    sl__wk_patterns_free(&c.files);
-    sl__wk_patterns_free(&c.folders);
+    sl__bi_patterns_free(&c.files);
+    sl__bi_patterns_free(&c.folders);
     precheck_free(&c);
     return res;
 }
@@ -927,7 +832,7 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     SL_WORKER_ABI_VERSION,
     "fileCrawler",
     "{\"name\": \"fileCrawler\", \"taskGenerator\": \"runOnceTrigger\","
-    " \"parameters\": [{\"name\": \"dataSource\"}," SL__WK_DECL_MAPPING ","
+    " \"parameters\": [{\"name\": \"dataSource\"}," SL__BI_DECL_MAPPING ","
     "  {\"name\": \"rootFolder\"},"
     "  {\"name\": \"filters\", \"optional\": true, \"type\": \"object\","
     "   \"members\": [{\"name\": \"maxFileSize\", \"type\": \"integer\"},"
@@ -935,9 +840,9 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     "    {\"name\": \"followSymbolicLinks\", \"type\": \"boolean\"},"
     "    {\"name\": \"linksOutsideRoot\", \"type\": \"boolean\"},"
     "    {\"name\": \"filePatterns\", \"type\": \"object\","
-    "     \"members\": " SL__WK_DECL_PATTERNS "},"
+    "     \"members\": " SL__BI_DECL_PATTERNS "},"
     "    {\"name\": \"folderPatterns\", \"type\": \"object\","
-    "     \"members\": " SL__WK_DECL_PATTERNS "}]},"
+    "     \"members\": " SL__BI_DECL_PATTERNS "}]},"
     "  {\"name\": \"maxFilesPerBulk\", \"optional\": true,"
     "   \"type\": \"integer\", \"minimum\": 1},"
     "  {\"name\": \"deltaPrecheck\", \"optional\": true, \"type\": "
@@ -955,5 +860,6 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     "              {\"name\": \"filesToCrawl\", \"type\": \"recordBulks\","
     "               \"modes\": [\"multiple\", \"optional\"]}]}",
     crawler_perform,
+    NULL,
     NULL,
 };

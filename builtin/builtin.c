@@ -1,0 +1,79 @@
+/*
+ * The table of the built-in worker types and the definition check that
+ * `sluice serve` installs for them (builtin.h).
+ */
+#include "builtin/builtin_int.h"
+#include "deltaservice/deltaservice.h"
+
+/*
+ * The built-in worker types, one `const struct sl_worker_type
+ * sl_worker_<name>` per worker (docs/workers.md): the crawlers
+ * (fileCrawler, webCrawler), the fetchers (fileFetcher, webFetcher), the
+ * extractors (fileExtractor, webExtractor, textExtractor), deltaChecker,
+ * updatePusher and indexWriter.  A new one goes here, before the NULL
+ * that keeps the array non-empty.
+ */
+static const struct sl_worker_type *const builtin[] = {
+    &sl_worker_fileCrawler,
+    &sl_worker_webCrawler,
+    &sl_worker_webFetcher,
+    &sl_worker_webExtractor,
+    &sl_worker_fileFetcher,
+    &sl_worker_fileExtractor,
+    &sl_worker_deltaChecker,
+    &sl_worker_updatePusher,
+    &sl_worker_textExtractor,
+    &sl_worker_indexWriter,
+    NULL,
+};
+
+const struct sl_worker_type *const *
+sl_builtin_workers(size_t *n)
+{
+    *n = sizeof(builtin) / sizeof(builtin[0]) - 1;
+    return builtin;
+}
+
+/*
+ * The dataSource a job gives its workers names a delta source (what the
+ * crawlers, the deltaChecker and the updatePusher pass to the delta
+ * service): refused when the job is defined, not at the run's first delta
+ * call.
+ */
+static int
+check_source(const json_t *params, struct sl_err *err)
+{
+    const json_t *v = json_object_get(params, "dataSource");
+    struct sl_err why;
+
+    if (v == NULL) {
+        return 0;
+    }
+    sl_err_clear(&why);
+    if (!json_is_string(v) ||
+        sl_delta_source_check(json_string_value(v), &why) != 0) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          "parameters.dataSource",
+                          "%s",
+                          json_is_string(v) ? why.message
+                                            : "dataSource must be a string");
+    }
+    return 0;
+}
+
+int
+sl_builtin_def_check(void *arg,
+                     const char *job,
+                     const char *worker,
+                     const json_t *desc,
+                     const json_t *params,
+                     struct sl_err *err)
+{
+    int rc = check_source(params, err);
+
+    if (rc != 0) {
+        return rc;
+    }
+    return sl_worker_def_check(arg, job, worker, desc, params, err);
+}
