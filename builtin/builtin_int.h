@@ -137,6 +137,23 @@ int sl__bi_extract_fd(struct sl__bi_extract *x,
                       const char *source,
                       int fd,
                       uint64_t size);
+/**
+ * @brief Write the compound's own record @p meta (borrowed) into @p w,
+ * before its elements: metadata only, as every compound's, unless the
+ * @p size bytes on @p fd (borrowed; read from its current offset, which
+ * is set back) are a compressed single file with no archive inside
+ * (sl_text_archive_probe): then the record carries them as attachment
+ * @p att, for the textExtractor to read the document inside, it is
+ * counted `compounds.notArchive`, and *@p whole is 1: nothing to walk.
+ * @return 0 or an SL_E* output or read error (task message set).
+ */
+int sl__bi_compound_record(struct sl__bi_extract *x,
+                           struct sl_bulk_writer *w,
+                           const json_t *meta,
+                           const char *att,
+                           int fd,
+                           uint64_t size,
+                           int *whole);
 /* ------------------------------------------------------------------------
  * Inputs passed on unchanged (share.c): the textExtractor's and the
  * webFetcher's.

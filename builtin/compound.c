@@ -10,10 +10,14 @@
  * reports: for the fileExtractor, and for the webExtractor, which hands
  * it downloaded compounds with its own attribute names.
  */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "builtin/builtin_int.h"
 #include "text/text.h"
+
+#define COPY_BUF ((size_t)64 << 10) /* a compressed file into its record */
 
 int
 sl_worker_is_archive_name(const char *name)
@@ -216,5 +220,61 @@ sl__bi_extract_fd(struct sl__bi_extract *x,
         sl_task_set_message(x->ctx, "%s", err.message);
     }
     x->w = NULL;
+    return rc;
+}
+
+/* Copy @size bytes of @fd into the current attachment of @w. */
+static int
+copy_fd(struct sl__bi_extract *x,
+        struct sl_bulk_writer *w,
+        int fd,
+        uint64_t size)
+{
+    char *buf = sl_malloc(COPY_BUF);
+    int rc = 0;
+
+    while (rc == 0 && size > 0) {
+        ssize_t n = read(fd, buf, size < COPY_BUF ? (size_t)size : COPY_BUF);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            sl_task_set_message(x->ctx,
+                                "compound: %s",
+                                n < 0 ? sl_errno_str(errno) : "ends early");
+            rc = SL_EIO;
+            break;
+        }
+        rc = written(x, sl_bulk_writer_attachment_write(w, buf, (size_t)n));
+        size -= (uint64_t)n;
+    }
+    sl_free(buf);
+    return rc;
+}
+
+int
+sl__bi_compound_record(struct sl__bi_extract *x,
+                       struct sl_bulk_writer *w,
+                       const json_t *meta,
+                       const char *att,
+                       int fd,
+                       uint64_t size,
+                       int *whole)
+{
+    int rc = 0;
+
+    *whole = sl_text_archive_probe(fd) == SL_TEXT_PROBE_COMPRESSED;
+    rc = written(x, sl_bulk_writer_record_begin(w, meta));
+    if (rc == 0 && *whole) {
+        sl_task_counter_add(x->ctx, "compounds.notArchive", 1);
+        rc = written(x, sl_bulk_writer_attachment_begin(w, att, size));
+        if (rc == 0) {
+            rc = copy_fd(x, w, fd, size);
+        }
+    }
+    if (rc == 0) {
+        rc = written(x, sl_bulk_writer_record_end(w));
+    }
     return rc;
 }

@@ -43,6 +43,7 @@ extract_record(struct file_task *t, const json_t *meta)
     struct stat st;
     char *raw = NULL;
     int fd = -1;
+    int whole = 0;
     int rc = 0;
 
     if (id == NULL || esc == NULL) {
@@ -69,14 +70,17 @@ extract_record(struct file_task *t, const json_t *meta)
         goto out;
     }
     /* The compound itself is a file of the tree: pass its record on
-     * (metadata only), so it is indexed and its delta state is recorded
-     * by the updatePusher like any file's. */
-    rc = sl_bulk_writer_record_begin(t->w, meta);
-    if (rc == 0) {
-        rc = sl_bulk_writer_record_end(t->w);
-    }
-    if (rc != 0) {
-        sl_task_set_message(t->ctx, "write: %s", sl_strerror(rc));
+     * (metadata only; with its content when it is a compressed file and
+     * no archive), so it is indexed and its delta state is recorded by
+     * the updatePusher like any file's. */
+    rc = sl__bi_compound_record(t->x,
+                                t->w,
+                                meta,
+                                sl_task_mapped(t->ctx, "fileContent"),
+                                fd,
+                                (uint64_t)st.st_size,
+                                &whole);
+    if (rc != 0 || whole) {
         goto out;
     }
     rc = sl__bi_extract_fd(t->x,

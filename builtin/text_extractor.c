@@ -158,6 +158,7 @@ content(struct tx *x,
     if (sl_text_mime_detect(x->text, &h, x->buf, len, d->mime)) {
         sl_task_counter_add(x->ctx, "mime.byExtension", 1);
     }
+    sl_text_doc_name(d->td, h.id);
     given = json_string_value(
         json_object_get(meta, sl_task_mapped(x->ctx, "httpCharset")));
     if (sl_text_doc_begin(d->td, d->mime, given, x->buf, len) != 0) {
@@ -188,7 +189,7 @@ content(struct tx *x,
     }
     fed = sl_text_doc_end(d->td, rc != 0);
     sl_text_doc_result(d->td, &d->r);
-    if (d->r.full) {
+    if (d->r.full || d->r.cut) {
         d->truncated = 1;
     }
     return rc != 0 ? rc : fed;
@@ -245,6 +246,12 @@ count(struct tx *x, const struct doc *d, int has_content)
     if (d->truncated) {
         sl_task_counter_add(x->ctx, "records.truncated", 1);
     }
+    if (d->r.encoding[0] != '\0') {
+        sl_task_counter_add(x->ctx, "records.decompressed", 1);
+    }
+    if (d->r.corrupt) {
+        sl_task_counter_add(x->ctx, "records.corrupt", 1);
+    }
     if (d->r.malformed) {
         sl_task_counter_add(x->ctx, "records.malformed", 1);
     }
@@ -299,6 +306,14 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
                            MIME_MAX,
                            "%s",
                            ext != NULL ? ext : "application/octet-stream");
+        }
+    }
+    if (has_content && d->r.encoding[0] != '\0') {
+        /* a compressed file: typed by what is inside, as HTTP says it */
+        set_string(
+            meta, "contentEncoding", d->r.encoding, strlen(d->r.encoding));
+        if (d->r.inner_mime[0] != '\0') {
+            (void)snprintf(d->mime, MIME_MAX, "%s", d->r.inner_mime);
         }
     }
     set_string(meta, "mimeType", d->mime, strlen(d->mime));

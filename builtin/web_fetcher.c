@@ -49,22 +49,33 @@ extract_compound(struct web_crawl *c,
     struct sl_bulk_writer *w = NULL;
     const char *id = json_string_value(json_object_get(meta, "_recordid"));
     const char *src = json_string_value(json_object_get(meta, "_source"));
+    int whole = 0;
     int rc = 0;
 
     if (id == NULL) {
         count(c, "links.invalid");
         return;
     }
-    sl__bi_web_write_page(c, SLOT_FILES, meta, NULL, counter);
-    if (c->fatal) {
-        return;
-    }
     rc = sl_task_output_writer(c->ctx, SLOT_FILES, &w);
+    if (rc == SL_ENOENT) {
+        return; /* the output is not connected */
+    }
+    if (rc != 0) {
+        sl_task_set_message(
+            c->ctx, "output %s: %s", SLOT_FILES, sl_strerror(rc));
+    }
     if (rc == 0 && lseek(fd, 0, SEEK_SET) != 0) {
         sl_task_set_message(c->ctx, "temporary file: %s", sl_errno_str(errno));
         rc = SL_EIO;
     }
     if (rc == 0) {
+        rc = sl__bi_compound_record(
+            c->extract, w, meta, CONTENT_ATT, fd, size, &whole);
+    }
+    if (rc == 0) {
+        count(c, counter);
+    }
+    if (rc == 0 && !whole) {
         rc = sl__bi_extract_fd(
             c->extract, w, id, src != NULL ? src : c->source, fd, size);
     }

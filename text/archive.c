@@ -729,6 +729,33 @@ out:
  * The walk (text.h).
  * --------------------------------------------------------------------- */
 
+int
+sl_text_archive_probe(int fd)
+{
+    struct archive *a = archive_read_new();
+    struct archive_entry *e = NULL;
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    int kind = SL_TEXT_PROBE_ARCHIVE;
+
+    if (a == NULL || at < 0) {
+        (void)archive_read_free(a);
+        return kind;
+    }
+    (void)archive_read_support_filter_all(a);
+    support_archive_formats(a);
+    if (archive_read_open_fd(a, fd, READ_BUF) == ARCHIVE_OK &&
+        archive_read_next_header(a, &e) == ARCHIVE_OK &&
+        archive_format(a) == ARCHIVE_FORMAT_RAW) {
+        kind = archive_filter_count(a) > 1 ? SL_TEXT_PROBE_COMPRESSED
+                                           : SL_TEXT_PROBE_OTHER;
+    }
+    (void)archive_read_free(a);
+    if (lseek(fd, at, SEEK_SET) != at) {
+        kind = SL_TEXT_PROBE_ARCHIVE; /* the walk reports the read error */
+    }
+    return kind;
+}
+
 struct sl_text_archive *
 sl_text_archive_new(const char *who,
                     const struct sl_text_archive_limits *lim,

@@ -332,6 +332,22 @@ int sl_text_archive_walk(struct sl_text_archive *x,
                          int fd,
                          uint64_t size,
                          struct sl_err *err);
+/* What sl_text_archive_probe finds. */
+enum sl_text_probe {
+    SL_TEXT_PROBE_ARCHIVE = 0,    /* an archive format (maybe corrupt) */
+    SL_TEXT_PROBE_COMPRESSED = 1, /* a compressed file, no archive inside */
+    SL_TEXT_PROBE_OTHER = 2,      /* neither: the walk reports it corrupt */
+};
+/**
+ * @brief What the file open on @p fd is, from its first bytes (as the
+ * walk reads them: filters, then the archive formats, then raw); the
+ * offset is set back to where it was.  A compressed file is a document,
+ * not a compound: its record should carry its content instead of being
+ * walked.
+ * @return an enum sl_text_probe (SL_TEXT_PROBE_ARCHIVE when libarchive
+ * cannot be set up: the walk then says what went wrong).
+ */
+int sl_text_archive_probe(int fd);
 /**
  * @brief A new unlinked temporary file under $TMPDIR (else /tmp), open
  * for reading and writing; -1 with errno set (logged).  The caller closes
