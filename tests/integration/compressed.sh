@@ -61,7 +61,8 @@ echo "News of the bzip2 release." | bzip2 >"$D/pkg/NEWS.bz2"
 echo "History compressed with xz." | xz >"$D/pkg/HISTORY.xz"
 echo "<html><head><title>Guide</title></head><body><p>Guide inside gzip.</p></body></html>" |
     gzip >"$D/pkg/guide.html.gz"
-printf '%s\n' "$RST" | gzip >"$D/pkg/storage.rst.gz"
+printf '%s\n' "$RST" >"$TMP/storage.rst"
+gzip <"$TMP/storage.rst" >"$D/pkg/storage.rst.gz"
 echo "member of the tarball" >"$TMP/t/member.txt"
 tar -C "$TMP/t" -czf "$D/pkg/bundle.tar.gz" member.txt
 define_crawl docs "$D" docs '{"deltaImportStrategy": "full"}'
@@ -88,22 +89,9 @@ dec=$(jq '[.worker[] | .["records.decompressed"] // 0] | add // 0' "$TMP/upd.jso
     fail "records.decompressed $dec"
 
 # ---- 2. web
-py_site <<'PY'
-import gzip, io, tarfile
-RST = """*******
-Storage
-*******
-
-The store keeps objects in folders.
-
-    >>> import store
-    >>> s = store.open()
-    send: GET /1.0/ ...
-    reply: ...200...
-    ...
-
-After that the store is warm.
-"""
+py_site "$TMP/storage.rst" <<'PY'
+import gzip, io, sys, tarfile
+RST = open(sys.argv[2]).read()
 tar = io.BytesIO()
 with tarfile.open(fileobj=tar, mode="w:gz") as t:
     data = b"member on the web\n"
@@ -117,13 +105,8 @@ PAGES = {
     "/doc/storage.rst.gz": ("application/gzip", gzip.compress(RST.encode())),
     "/doc/pack.tar.gz": ("application/gzip", tar.getvalue()),
 }
-class H(Base):
-    def do_GET(self):
-        p = PAGES.get(self.path)
-        if p is None:
-            return self.not_found()
-        body = p[1] if isinstance(p[1], bytes) else p[1].encode("utf-8")
-        self.send(p[0], body)
+class H(Pages):
+    PAGES = PAGES
 PY
 define_web webdoc "$SITE" webdoc '.deltaImportStrategy = "full"'
 expect_crawl webdoc "web crawl SUCCEEDED"

@@ -31,7 +31,8 @@ spawn_site() {
 # py_site [ARGS...] <<'EOF' ... EOF: serve a site of the test's own,
 # whose Python code (on stdin) defines class H(Base) with do_GET.  Base is
 # a quiet HTTP/1.1 http.server.BaseHTTPRequestHandler with send(ctype,
-# body) for a 200 and not_found() for an empty 404; the server is threaded
+# body) for a 200 and not_found() for an empty 404; class H(Pages) with
+# PAGES = {path: (content type, body)} serves a fixed set of pages; the server is threaded
 # and ignores errors of connections the crawler closes early.  Run as
 # `python3 $TMP/site.py PORT_FILE ARGS...` (sys.argv[2] is the first of
 # ARGS); SITE as spawn_site sets it.
@@ -54,6 +55,15 @@ class Base(http.server.BaseHTTPRequestHandler):
         self.send_response(404)
         self.send_header("Content-Length", "0")
         self.end_headers()
+class Pages(Base):
+    # PAGES: path -> (content type, body as str or bytes)
+    PAGES = {}
+    def do_GET(self):
+        p = self.PAGES.get(self.path)
+        if p is None:
+            return self.not_found()
+        body = p[1] if isinstance(p[1], bytes) else p[1].encode("utf-8")
+        self.send(p[0], body)
 PY
         cat
         cat <<'PY'

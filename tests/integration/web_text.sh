@@ -62,13 +62,8 @@ PAGES = {
                      "<p>visible</p><template>tpl</template><p>end</p></body></html>"),
     "/binary.html": ("text/html", b"<html>\x00\x01\x02<body><p>binary</p></body></html>"),
 }
-class H(Base):
-    def do_GET(self):
-        p = PAGES.get(self.path)
-        if p is None:
-            return self.not_found()
-        body = p[1] if isinstance(p[1], bytes) else p[1].encode("utf-8")
-        self.send(p[0], body)
+class H(Pages):
+    PAGES = PAGES
 PY
 PORT=${SITE##*:}
 LOCAL="http://localhost:$PORT"
