@@ -14,10 +14,9 @@
 #include <regex.h>
 
 #include "builtin/builtin.h"
+#include "deltaservice/deltaservice.h"
 #include "workers/workers.h"
 
-struct sl_delta;
-struct sl_delta_rec;
 struct sl_text_archive_names;
 
 /* ------------------------------------------------------------------------
@@ -180,8 +179,18 @@ int sl__bi_share_input(struct sl_task_ctx *ctx,
 
 /* ------------------------------------------------------------------------
  * The delta fields of a record (delta_fields.c): the deltaChecker's, the
- * updatePusher's and the element checks' reading.
+ * updatePusher's and the element checks' reading; and the one reading of
+ * the parameter deltaImportStrategy.
  * --------------------------------------------------------------------- */
+
+/**
+ * @brief The delta import strategy of the task parameters @p params
+ * (`deltaImportStrategy`; `full` when it is not set) into *@p out.
+ * @return 0, or SL_EINVAL with @p err saying why (may be NULL).
+ */
+int sl__bi_strategy(const json_t *params,
+                    enum sl_delta_strategy *out,
+                    struct sl_err *err);
 
 /**
  * @brief What the delta service needs of a record (id, compound id, hash,

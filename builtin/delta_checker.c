@@ -399,7 +399,6 @@ checker_perform(struct sl_task_ctx *ctx)
 {
     struct check *c = sl_calloc(1, sizeof(*c));
     struct sl_bulk_writer *w = NULL;
-    const char *strategy = sl_task_param_str(ctx, "deltaImportStrategy");
     struct sl_err err;
     char *buf = NULL;
     size_t n = sl_task_input_count(ctx, "recordsToCheck");
@@ -413,9 +412,9 @@ checker_perform(struct sl_task_ctx *ctx)
     c->run_id = json_string_value(json_object_get(
         json_object_get(sl_task_json(ctx), "properties"), "jobRunId"));
     c->param_source = sl_task_param_str(ctx, "dataSource");
-    c->strategy = SL_DELTA_STRATEGY_FULL;
-    if (strategy != NULL &&
-        sl_delta_strategy_parse(strategy, &c->strategy, &err) != 0) {
+    if (sl__bi_strategy(json_object_get(sl_task_json(ctx), "parameters"),
+                        &c->strategy,
+                        &err) != 0) {
         sl_task_set_message(ctx, "deltaImportStrategy: %s", err.message);
         res = SL_WORKER_FATAL;
         goto out;

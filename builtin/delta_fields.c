@@ -2,7 +2,9 @@
  * The delta fields of a record (builtin_int.h): what the delta service
  * needs of it, read the same way by the deltaChecker (delta_checker.c),
  * the updatePusher (update_pusher.c) and its element checks
- * (element_check.c), from the decoded metadata or from the record's head.
+ * (element_check.c), from the decoded metadata or from the record's head;
+ * and the strategy parameter all three and the fileCrawler's pre-check
+ * read.
  */
 #include <string.h>
 
@@ -28,4 +30,16 @@ sl__bi_delta_fields(const json_t *meta,
     dr->hash = json_string_value(json_object_get(meta, "_deltaHash"));
     dr->is_compound = json_is_true(json_object_get(meta, "_isCompound"));
     return json_string_value(json_object_get(meta, "_source"));
+}
+
+int
+sl__bi_strategy(const json_t *params,
+                enum sl_delta_strategy *out,
+                struct sl_err *err)
+{
+    const char *s =
+        json_string_value(json_object_get(params, "deltaImportStrategy"));
+
+    *out = SL_DELTA_STRATEGY_FULL;
+    return s != NULL ? sl_delta_strategy_parse(s, out, err) : 0;
 }

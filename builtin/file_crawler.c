@@ -93,18 +93,16 @@ static void
 precheck_init(struct crawl *c)
 {
     const json_t *v = sl_task_param(c->ctx, "deltaPrecheck");
-    const char *name = sl_task_param_str(c->ctx, "deltaImportStrategy");
     enum sl_delta_strategy strategy = SL_DELTA_STRATEGY_FULL;
-    struct sl_err err;
-
-    sl_err_clear(&err);
     c->run_id = json_string_value(json_object_get(
         json_object_get(sl_task_json(c->ctx), "properties"), "jobRunId"));
     if (json_is_false(v) ||
         (json_is_string(v) && strcmp(json_string_value(v), "false") == 0)) {
         return;
     }
-    if (name != NULL && sl_delta_strategy_parse(name, &strategy, &err) != 0) {
+    if (sl__bi_strategy(json_object_get(sl_task_json(c->ctx), "parameters"),
+                        &strategy,
+                        NULL) != 0) {
         return; /* the deltaChecker reports it */
     }
     if (sl_delta_strategy_reads(strategy) && c->run_id != NULL &&

@@ -835,7 +835,6 @@ static int
 pusher_perform(struct sl_task_ctx *ctx)
 {
     struct push *p = sl_calloc(1, sizeof(*p));
-    const char *strategy = sl_task_param_str(ctx, "deltaImportStrategy");
     struct sl_err err;
     unsigned part = 0;
     int res = SL_WORKER_OK;
@@ -849,9 +848,9 @@ pusher_perform(struct sl_task_ctx *ctx)
     p->run_id = json_string_value(json_object_get(
         json_object_get(sl_task_json(ctx), "properties"), "jobRunId"));
     p->param_source = sl_task_param_str(ctx, "dataSource");
-    p->strategy = SL_DELTA_STRATEGY_FULL;
-    if (strategy != NULL &&
-        sl_delta_strategy_parse(strategy, &p->strategy, &err) != 0) {
+    if (sl__bi_strategy(json_object_get(sl_task_json(ctx), "parameters"),
+                        &p->strategy,
+                        &err) != 0) {
         sl_task_set_message(ctx, "deltaImportStrategy: %s", err.message);
         res = SL_WORKER_FATAL;
         goto out;
@@ -1003,12 +1002,10 @@ pusher_start(const struct sl_worker_services *services, struct sl_err *err)
 static unsigned
 pusher_partitions(const json_t *params)
 {
-    const char *s =
-        json_string_value(json_object_get(params, "deltaImportStrategy"));
     enum sl_delta_strategy st = SL_DELTA_STRATEGY_FULL;
     unsigned n = atomic_load(&delta_shards);
 
-    if (s != NULL && sl_delta_strategy_parse(s, &st, NULL) != 0) {
+    if (sl__bi_strategy(params, &st, NULL) != 0) {
         return 1;
     }
     return sl_delta_strategy_deletes(st) && n > 0 ? n : 1;
