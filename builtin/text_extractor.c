@@ -235,7 +235,8 @@ count(struct tx *x, const struct doc *d, int has_content)
     static const char *const outcomes[] = {"records.extracted",
                                            "records.noText",
                                            "converter.failed",
-                                           "converter.timeout"};
+                                           "converter.timeout",
+                                           "converter.missing"};
 
     if (!has_content) {
         sl_task_counter_add(x->ctx, "records.noText", 1);

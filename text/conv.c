@@ -290,6 +290,62 @@ conv_poll(struct sl_text *x,
     return 0;
 }
 
+int
+sl_text_program_found(const char *prog)
+{
+    const char *path = getenv("PATH");
+    const char *p = NULL;
+    int found = 0;
+
+    if (prog == NULL || prog[0] == '\0') {
+        return 0;
+    }
+    if (strchr(prog, '/') != NULL) {
+        return access(prog, X_OK) == 0;
+    }
+    for (p = path != NULL ? path : "/usr/bin:/bin"; !found;) {
+        size_t n = strcspn(p, ":");
+        char *full =
+            sl_asprintf("%.*s/%s", (int)(n > 0 ? n : 1), n > 0 ? p : ".", prog);
+
+        found = access(full, X_OK) == 0;
+        sl_free(full);
+        if (p[n] == '\0') {
+            break;
+        }
+        p += n + 1;
+    }
+    return found;
+}
+
+size_t
+sl_text_converters_check(const json_t *converters)
+{
+    const char *mime = NULL;
+    const json_t *c = NULL;
+    size_t missing = 0;
+
+    json_object_foreach((json_t *)(uintptr_t)converters, mime, c)
+    {
+        const char *prog =
+            json_string_value(json_array_get(json_object_get(c, "command"), 0));
+        const char *pkg = json_string_value(json_object_get(c, "package"));
+
+        if (prog != NULL && !sl_text_program_found(prog)) {
+            SL_WARN("textExtractor: converter for %s: program '%s' is not "
+                    "installed%s%s%s; documents of this type are counted "
+                    "converter.missing and have no text",
+                    mime,
+                    prog,
+                    pkg != NULL ? " (Debian package " : "",
+                    pkg != NULL ? pkg : "",
+                    pkg != NULL ? ")" : "");
+            missing++;
+        }
+    }
+    return missing;
+}
+
 /* Start the converter configured by @cfg for the record. */
 void
 sl__text_conv_begin(struct sl_text_doc *d, const json_t *cfg)
@@ -298,6 +354,10 @@ sl__text_conv_begin(struct sl_text_doc *d, const json_t *cfg)
 
     if (conv_config(c, cfg, d->mime) != 0) {
         d->outcome = SL_TEXT_CONV_FAILED;
+        return;
+    }
+    if (!sl_text_program_found(c->argv[0])) {
+        d->outcome = SL_TEXT_CONV_MISSING;
         return;
     }
     if (c->file_arg != SIZE_MAX) {

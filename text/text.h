@@ -56,6 +56,7 @@ enum sl_text_outcome {
     SL_TEXT_NOTEXT = 1,       /* no extractor for the type */
     SL_TEXT_CONV_FAILED = 2,  /* the converter failed; no text */
     SL_TEXT_CONV_TIMEOUT = 3, /* the converter timed out; no text */
+    SL_TEXT_CONV_MISSING = 4, /* the converter's program is not there */
 };
 
 /* A feed result besides 0 (go on) and SL_E* codes: stop feeding. */
@@ -105,6 +106,19 @@ struct sl_text_doc;
 struct sl_text *sl_text_new(const struct sl_text_opts *o);
 /** @brief Free @p t; NULL-safe. */
 void sl_text_free(struct sl_text *t);
+/**
+ * @brief Whether program @p prog (a path, or a name looked up in $PATH)
+ * can be run: 1 or 0.
+ */
+int sl_text_program_found(const char *prog);
+/**
+ * @brief Check the converters configuration @p converters (MIME type ->
+ * converter entry, docs/workers.md): warn once for each converter whose
+ * program is not there, naming the type and, when the entry has one, its
+ * `package`; documents of that type count as SL_TEXT_CONV_MISSING.
+ * @return how many are missing.
+ */
+size_t sl_text_converters_check(const json_t *converters);
 
 /**
  * @brief The MIME type of a document whose content starts with @p len
