@@ -23,6 +23,7 @@
 #include "index/index.h"
 #include "jobmanager/jobmanager.h"
 #include "objectstore/objectstore.h"
+#include "text/text.h"
 #include "workers/workers.h"
 
 /*
@@ -486,6 +487,7 @@ open_services(const struct sl_cfg *cfg, struct services *s)
         return rc;
     }
     s->converters = json_loads(cfg->converters, 0, NULL);
+    (void)sl_text_converters_check(s->converters); /* warns per missing one */
     memset(&ws, 0, sizeof(ws));
     ws.delta = s->delta;
     ws.bulkbuilder = s->bb;

@@ -220,6 +220,68 @@ set_text(struct sl_cfg *cfg,
     return 0;
 }
 
+/*
+ * The converters a server has without configuration: the Debian programs
+ * that read the formats the text library does not read itself
+ * (docs/formats.md).  Each entry names its package for the warning when
+ * the program is missing (sl_text_converters_check).  All read a spooled
+ * copy ({file}): none of them reads stdin reliably.
+ */
+#define CONV(cmd, timeout, mb, pkg)                                            \
+    "{\"command\": [" cmd "], \"timeoutSeconds\": " #timeout                   \
+    ", \"maxMemoryMB\": " #mb ", \"package\": \"" pkg "\"}"
+static const char default_converters[] = "{\"application/pdf\": " CONV(
+    "\"pdftotext\", \"-q\", \"-enc\", \"UTF-8\", \"-eol\", \"unix\", "
+    "\"{file}\", \"-\"",
+    60,
+    1024,
+    "poppler-utils") ", \"application/msword\": " CONV("\"catdoc\", \"-d\", "
+                                                       "\"utf-8\", \"-w\", "
+                                                       "\"{file}\"",
+                                                       30,
+                                                       512,
+                                                       "catdoc") ", "
+                                                                 "\"application"
+                                                                 "/vnd.ms-"
+                                                                 "excel\":"
+                                                                 " " CONV(
+                                                                     "\"xl"
+                                                                     "s2cs"
+                                                                     "v\","
+                                                                     " \"-"
+                                                                     "d\","
+                                                                     " \"u"
+                                                                     "tf-"
+                                                                     "8\","
+                                                                     " \"{"
+                                                                     "file"
+                                                                     "}\"",
+                                                                     30,
+                                                                     512,
+                                                                     "catd"
+                                                                     "oc") ", "
+                                                                           "\"a"
+                                                                           "ppl"
+                                                                           "ica"
+                                                                           "tio"
+                                                                           "n/"
+                                                                           "vnd"
+                                                                           ".ms"
+                                                                           "-po"
+                                                                           "wer"
+                                                                           "poi"
+                                                                           "nt"
+                                                                           "\":"
+                                                                           " " CONV("\"catppt\", \"-d\", \"utf-8\", \"{file}\"", 30, 512, "catdoc") ", \"text/rtf\": " CONV(
+                                                                               "\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"",
+                                                                               30,
+                                                                               512,
+                                                                               "catdoc") ", \"application/rtf\": " CONV("\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"",
+                                                                                                                        30,
+                                                                                                                        512,
+                                                                                                                        "catdoc") "}";
+#undef CONV
+
 void
 sl_cfg_defaults(struct sl_cfg *cfg)
 {
@@ -227,7 +289,10 @@ sl_cfg_defaults(struct sl_cfg *cfg)
 
     memset(cfg, 0, sizeof(*cfg));
     memcpy(cfg->worker_limits, "{}", 3);
-    memcpy(cfg->converters, "{}", 3);
+    _Static_assert(sizeof(default_converters) <=
+                       sizeof(((struct sl_cfg *)0)->converters),
+                   "the default converters fit their buffer");
+    memcpy(cfg->converters, default_converters, sizeof(default_converters));
     for (i = 0; i < NKEYS; i++) {
         if (set_text(cfg, &keys[i], keys[i].def, NULL) != 0) {
             sl_panic("config: bad default for %s", keys[i].key);
@@ -284,10 +349,35 @@ set_worker_limits(struct sl_cfg *cfg,
     return 0;
 }
 
+/* Is converter entry @c what the textExtractor takes: "command", an array
+ * of strings, integer timeoutSeconds and maxMemoryMB, string package. */
+static int
+converter_ok(const json_t *c)
+{
+    const json_t *cmd = json_object_get(c, "command");
+    const json_t *a = NULL;
+    size_t i = 0;
+    int ok = json_is_array(cmd) && json_array_size(cmd) > 0;
+
+    json_array_foreach(cmd, i, a)
+    {
+        ok = ok && json_is_string(a);
+    }
+    return ok &&
+           (json_object_get(c, "timeoutSeconds") == NULL ||
+            json_is_integer(json_object_get(c, "timeoutSeconds"))) &&
+           (json_object_get(c, "maxMemoryMB") == NULL ||
+            json_is_integer(json_object_get(c, "maxMemoryMB"))) &&
+           (json_object_get(c, "package") == NULL ||
+            json_is_string(json_object_get(c, "package")));
+}
+
 /*
  * textExtractor.converters: {"<mime type>": {"command": [argv...],
- * "timeoutSeconds": n, "maxMemoryMB": n}} (docs/workers.md).  Kept as
- * compact JSON text for the textExtractor.
+ * "timeoutSeconds": n, "maxMemoryMB": n, "package": "name"} or null}
+ * (docs/workers.md), merged over what cfg has (the defaults): an entry
+ * replaces the type's, null removes it.  Kept as compact JSON text for
+ * the textExtractor.
  */
 static int
 set_converters(struct sl_cfg *cfg,
@@ -297,6 +387,7 @@ set_converters(struct sl_cfg *cfg,
 {
     const char *mime = NULL;
     json_t *c = NULL;
+    json_t *all = NULL;
     char *text = NULL;
 
     if (!json_is_object(v)) {
@@ -309,31 +400,33 @@ set_converters(struct sl_cfg *cfg,
     }
     json_object_foreach(v, mime, c)
     {
-        json_t *cmd = json_object_get(c, "command");
-        json_t *a = NULL;
-        size_t i = 0;
-        int ok = json_is_array(cmd) && json_array_size(cmd) > 0;
-
-        json_array_foreach(cmd, i, a)
-        {
-            ok = ok && json_is_string(a);
-        }
-        if (!ok ||
-            (json_object_get(c, "timeoutSeconds") != NULL &&
-             !json_is_integer(json_object_get(c, "timeoutSeconds"))) ||
-            (json_object_get(c, "maxMemoryMB") != NULL &&
-             !json_is_integer(json_object_get(c, "maxMemoryMB")))) {
+        if (!json_is_null(c) && !converter_ok(c)) {
             return sl_err_set(err,
                               SL_ECONFIG,
                               "textExtractor.converters",
                               "%s: textExtractor.converters.%s needs "
-                              "\"command\": [program, args...] and integer "
-                              "timeoutSeconds / maxMemoryMB",
+                              "\"command\": [program, args...], integer "
+                              "timeoutSeconds / maxMemoryMB and a string "
+                              "package, or null to remove the type's "
+                              "converter",
                               path,
                               mime);
         }
     }
-    text = json_dumps(v, JSON_COMPACT);
+    all = json_loads(cfg->converters, 0, NULL);
+    if (all == NULL) {
+        all = json_object();
+    }
+    json_object_foreach(v, mime, c)
+    {
+        if (json_is_null(c)) {
+            (void)json_object_del(all, mime);
+        } else {
+            (void)json_object_set(all, mime, c);
+        }
+    }
+    text = json_dumps(all, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(all);
     if (text == NULL || strlen(text) >= sizeof(cfg->converters)) {
         sl_free(text);
         return sl_err_set(err,
@@ -542,8 +635,9 @@ sl_cfg_print_keys(FILE *out)
             "  %-28s %-7s default %-16s %s\n",
             "textExtractor.converters",
             "object",
-            "{}",
-            "external converters per MIME type (docs/workers.md)");
+            "pdf,doc,xls,ppt,rtf",
+            "external converters per MIME type, merged over the "
+            "defaults (docs/formats.md)");
     for (i = 0; i < NKEYS; i++) {
         fprintf(out,
                 "  %-28s %-7s default %-16s %s\n",

@@ -1,5 +1,7 @@
 #!/bin/sh
-# Installs every Debian 12 package Sluice needs to build, test and run.
+# Installs every Debian 12 package Sluice needs to build, test and run,
+# the converters the textExtractor runs by default among them
+# (poppler-utils: pdftotext; catdoc: catdoc, xls2csv, catppt).
 # Idempotent: packages already present are skipped, and apt-get runs only
 # when something is missing.  Must run as root (or via sudo) on Debian 12.
 set -eu
@@ -10,7 +12,8 @@ libarchive-dev libssl-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev \
 libxml2-dev libmagic-dev libuchardet-dev zlib1g-dev libdeflate-dev clang-format \
 clang libclang-rt-14-dev llvm \
 jq zip openssl nginx-light \
-python3"
+python3 gzip bzip2 xz-utils \
+poppler-utils catdoc"
 
 missing=""
 for p in $PKGS; do

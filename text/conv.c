@@ -208,6 +208,12 @@ conv_read(struct sl_text *x, struct sl_text_doc *d)
 
     if (n > 0) {
         sl__text_buf_bytes(&d->text, x->obuf, (size_t)n);
+        if (d->text.full) {
+            /* the text is complete: the rest would be dropped, so the
+             * converter is stopped (one writing without end, too) */
+            d->conv.enough = 1;
+            conv_close_fd(&d->conv.out_fd);
+        }
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         conv_close_fd(&d->conv.out_fd);
     }
@@ -395,10 +401,12 @@ sl__text_conv_feed(struct sl_text *x,
         }
         return 0;
     }
-    while (rc == 0 && n > 0 && c->in_fd >= 0 && !c->reaped) {
+    while (rc == 0 && n > 0 && c->in_fd >= 0 && !c->reaped && !c->enough) {
         rc = conv_poll(x, d, &p, &n, 100);
     }
-    return rc != 0 ? rc : (c->reaped || c->in_fd < 0 ? SL_TEXT_STOP : 0);
+    return rc != 0
+               ? rc
+               : (c->reaped || c->in_fd < 0 || c->enough ? SL_TEXT_STOP : 0);
 }
 
 /* Wait (until the deadline) for the child to exit while reading its
@@ -412,6 +420,10 @@ conv_wait(struct sl_text *x, struct sl_text_doc *d)
     int rc = 0;
 
     while (!c->reaped) {
+        if (c->enough) {
+            conv_kill(c); /* its text is full: no need to wait */
+            break;
+        }
         memset(&si, 0, sizeof(si));
         if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
                 0 &&
@@ -469,7 +481,8 @@ sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort)
         (void)unlink(c->path);
         SL_FREE(c->path);
     }
-    if (!abort && rc == 0 && c->pid > 0 && d->outcome == SL_TEXT_EXTRACTED) {
+    if (!abort && rc == 0 && c->pid > 0 && d->outcome == SL_TEXT_EXTRACTED &&
+        !c->enough) {
         if (c->timed_out) {
             d->outcome = SL_TEXT_CONV_TIMEOUT;
             SL_WARN("textExtractor: converter %s for %s timed out after "

@@ -52,6 +52,7 @@ struct sl__text_conv {
     int status;       /* wait status once reaped */
     int reaped;       /* status is valid */
     int timed_out;    /* killed at the deadline */
+    int enough;       /* the text is full: stopped, its status is moot */
 };
 
 /* One document being extracted. */

@@ -822,6 +822,8 @@ test_text_no_text(void **state)
     "  \"timeoutSeconds\": 1},"                                                \
     " \"text/x-false\": {\"command\": [\"false\"]},"                           \
     " \"text/x-missing\": {\"command\": [\"/nonexistent/converter\"]},"        \
+    " \"text/x-flood\": {\"command\": [\"yes\", \"flood\"],"                   \
+    "  \"timeoutSeconds\": 30},"                                               \
     " \"text/x-bad\": {\"command\": \"tr a-z A-Z\"}}"
 
 /* External converters: content on stdin (also much more than a pipe
@@ -871,8 +873,9 @@ test_text_converter(void **state)
     sl_free(big);
 }
 
-/* Converters that time out, fail, do not exist or are misconfigured are
- * counted; the records pass with empty text and the task succeeds. */
+/* Converters that time out, fail, are not installed or are misconfigured
+ * are counted, the records pass with empty text and the task succeeds; one
+ * that writes without end is stopped once the text is full, which stays. */
 static void
 test_text_converter_failures(void **state)
 {
@@ -883,10 +886,13 @@ test_text_converter_failures(void **state)
         {"/d/missing", "{\"mimeType\": \"text/x-missing\"}", "zzz", 3},
         {"/d/bad", "{\"mimeType\": \"text/x-bad\"}", "zzz", 3},
         {"/d/ok", "{\"mimeType\": \"text/x-upper\"}", "zzz", 3},
+        {"/d/flood", "{\"mimeType\": \"text/x-flood\"}", "zzz", 3},
     };
     int fds = open_fds();
     int64_t t0 = sl_mono_ms();
-    struct result res = run(f, "{}", CONVERTERS, 0, r, 5);
+    struct result res =
+        run(f, "{\"maxTextBytes\": 65536}", CONVERTERS, 0, r, 6);
+    const char *flood = NULL;
     int64_t ms = sl_mono_ms() - t0;
 
     assert_int_equal(open_fds(), fds);
@@ -894,14 +900,22 @@ test_text_converter_failures(void **state)
     assert_true(ms >= 900);
     assert_true(ms < 5000);
     assert_int_equal(counter(&res, "converter.timeout"), 1);
-    assert_int_equal(counter(&res, "converter.failed"), 3);
-    assert_int_equal(counter(&res, "records.extracted"), 1);
+    assert_int_equal(counter(&res, "converter.failed"), 2);
+    /* a program that is not installed is not run, and not a failure */
+    assert_int_equal(counter(&res, "converter.missing"), 1);
+    /* a converter writing without end is stopped once the text is full,
+     * which is kept (it does not wait for the 30 s timeout) */
+    assert_int_equal(counter(&res, "records.extracted"), 2);
+    flood = attr(&res, "/d/flood", "text");
+    assert_true(strlen(flood) > 60000 && strlen(flood) <= 65536);
+    assert_memory_equal(flood, "flood\nflood\n", 12);
+    assert_int_equal(counter(&res, "records.truncated"), 1);
     assert_string_equal(attr(&res, "/d/slow", "text"), "");
     assert_string_equal(attr(&res, "/d/false", "text"), "");
     assert_string_equal(attr(&res, "/d/missing", "text"), "");
     assert_string_equal(attr(&res, "/d/bad", "text"), "");
     assert_string_equal(attr(&res, "/d/ok", "text"), "ZZZ");
-    assert_int_equal(json_object_size(res.records), 5);
+    assert_int_equal(json_object_size(res.records), 6);
     result_free(&res);
 }
 
