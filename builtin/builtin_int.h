@@ -143,7 +143,9 @@ int sl__bi_extract_fd(struct sl__bi_extract *x,
  * is set back) are a compressed single file with no archive inside
  * (sl_text_archive_probe): then the record carries them as attachment
  * @p att, for the textExtractor to read the document inside, it is
- * counted `compounds.notArchive`, and *@p whole is 1: nothing to walk.
+ * counted `compounds.notArchive`, and *@p whole is 1: nothing to walk.  A
+ * message (.eml) carries its content too (its text), and *@p whole is 0:
+ * its attachments are walked; the offset of @p fd is set back to 0.
  * @return 0 or an SL_E* output or read error (task message set).
  */
 int sl__bi_compound_record(struct sl__bi_extract *x,

@@ -31,7 +31,10 @@ sl_worker_is_archive_name(const char *name)
                                       ".7z",
                                       ".jar",
                                       ".cpio",
-                                      ".iso"};
+                                      ".iso",
+                                      ".eml",
+                                      ".mbox",
+                                      ".mbx"};
     size_t n = strlen(name);
     size_t i = 0;
 
@@ -262,15 +265,24 @@ sl__bi_compound_record(struct sl__bi_extract *x,
                        uint64_t size,
                        int *whole)
 {
+    int kind = sl_text_archive_probe(fd);
+    int content =
+        kind == SL_TEXT_PROBE_COMPRESSED || kind == SL_TEXT_PROBE_MESSAGE;
     int rc = 0;
 
-    *whole = sl_text_archive_probe(fd) == SL_TEXT_PROBE_COMPRESSED;
+    *whole = kind == SL_TEXT_PROBE_COMPRESSED;
     rc = written(x, sl_bulk_writer_record_begin(w, meta));
-    if (rc == 0 && *whole) {
+    if (*whole) {
         sl_task_counter_add(x->ctx, "compounds.notArchive", 1);
+    }
+    if (rc == 0 && content) {
         rc = written(x, sl_bulk_writer_attachment_begin(w, att, size));
         if (rc == 0) {
             rc = copy_fd(x, w, fd, size);
+        }
+        if (rc == 0 && lseek(fd, 0, SEEK_SET) != 0) {
+            sl_task_set_message(x->ctx, "compound: %s", sl_errno_str(errno));
+            rc = SL_EIO;
         }
     }
     if (rc == 0) {

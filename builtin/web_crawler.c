@@ -327,6 +327,8 @@ is_compound(const char *mime, const char *url)
         "application/x-iso9660-image",
         "application/vnd.rar",
         "application/x-rar-compressed",
+        "application/mbox",
+        "message/rfc822",
     };
     char *path = NULL;
     char *q = NULL;

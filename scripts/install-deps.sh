@@ -9,7 +9,7 @@ set -eu
 PKGS="build-essential cmake pkg-config curl ca-certificates \
 libuv1-dev liblmdb-dev lmdb-utils libjansson-dev libcurl4-openssl-dev \
 libarchive-dev libssl-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev \
-libxml2-dev libmagic-dev libuchardet-dev zlib1g-dev libdeflate-dev clang-format \
+libxml2-dev libmagic-dev libuchardet-dev libgmime-3.0-dev zlib1g-dev libdeflate-dev clang-format \
 clang libclang-rt-14-dev llvm \
 jq zip openssl nginx-light \
 python3 gzip bzip2 xz-utils \

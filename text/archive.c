@@ -20,40 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "text/text.h"
-
-#define READ_BUF (64u * 1024u)
-
-/* The ratio limit applies once this much was expanded, so that small,
- * very compressible archives (a 200-byte zip of 30 KB of text) pass. */
-#define RATIO_GRACE (1u << 20)
-
-/* Results of the extraction steps besides 0 (go on) and SL_E* output
- * errors (< 0): the current archive ends, the elements so far are kept. */
-enum {
-    STEP_STOP = 1,    /* a compound-wide limit was hit (x->stopped) */
-    STEP_CORRUPT = 2, /* the archive is corrupt or truncated */
-};
-
-/* The limits and the sink of a walk and the state of the current
- * top-level compound. */
-struct sl_text_archive {
-    const char *who;                    /* for the log, borrowed */
-    struct sl_text_archive_names names; /* of the element attributes */
-    struct sl_text_archive_limits lim;  /* copied */
-    struct sl_text_archive_sink sink;   /* copied */
-    struct sl_err *err;                 /* of the current walk */
-    char *buf;                          /* READ_BUF bytes */
-    const char *top_id;  /* id of the top-level compound, borrowed */
-    const char *source;  /* its _source or NULL, borrowed */
-    uint64_t compressed; /* size of the top-level compound file */
-    uint64_t total;      /* bytes expanded from it so far */
-    int stopped;         /* a compound-wide limit was hit */
-};
+#include "text/archive_int.h"
 
 /* Report @n of event @ev to the sink. */
-static void
-note(struct sl_text_archive *x, int ev, double n)
+void
+sl__text_arc_note(struct sl_text_archive *x, int ev, double n)
 {
     if (x->sink.note != NULL) {
         x->sink.note(x->sink.arg, ev, n);
@@ -80,8 +51,8 @@ arc_error(struct archive *a)
  * result is only ever used in record ids, never on the file system.
  * Returns a new string (possibly empty), caller frees with sl_free.
  */
-static char *
-sanitise(const char *raw, int *sanitised)
+char *
+sl__text_arc_sanitise(const char *raw, int *sanitised)
 {
     size_t n = strlen(raw);
     char *out = sl_malloc(n + 1);
@@ -117,8 +88,8 @@ sanitise(const char *raw, int *sanitised)
 
 /* Is @more bytes on top of the expanded total still within maxTotalBytes
  * and maxRatio?  If not, count the limit once and stop the compound. */
-static int
-budget_ok(struct sl_text_archive *x, uint64_t more)
+int
+sl__text_arc_budget(struct sl_text_archive *x, uint64_t more)
 {
     uint64_t t = x->total + more;
 
@@ -126,11 +97,11 @@ budget_ok(struct sl_text_archive *x, uint64_t more)
         return 0;
     }
     if (t < x->total || t > x->lim.max_total) {
-        note(x, SL_TEXT_ARC_LIMIT_TOTAL, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_TOTAL, 1);
         x->stopped = 1;
     } else if (t > RATIO_GRACE && x->lim.max_ratio > 0 &&
                t / x->lim.max_ratio > x->compressed) {
-        note(x, SL_TEXT_ARC_LIMIT_RATIO, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_RATIO, 1);
         x->stopped = 1;
     }
     if (x->stopped) {
@@ -164,7 +135,7 @@ pull(struct sl_text_archive *x, struct archive *a, size_t want, size_t *n)
         return STEP_CORRUPT;
     }
     x->total += (uint64_t)got;
-    if (!budget_ok(x, 0)) {
+    if (!sl__text_arc_budget(x, 0)) {
         return STEP_STOP;
     }
     *n = (size_t)got;
@@ -261,17 +232,17 @@ set_attr(json_t *meta, const char *name, json_t *v)
 /* The metadata of element @id (escaped) of entry @e, size @size
  * (UINT64_MAX: unknown), with the attribute names of x->names.  New
  * reference. */
-static json_t *
-element_meta(struct sl_text_archive *x,
-             struct archive_entry *e,
-             const char *id,
-             uint64_t size)
+json_t *
+sl__text_arc_meta(struct sl_text_archive *x,
+                  const char *id,
+                  uint64_t size,
+                  int has_time,
+                  int64_t sec,
+                  long nsec)
 {
     const char *slash = strrchr(id, '/');
     const char *name = slash + 1;
     const char *dot = strrchr(name, '.');
-    int64_t sec = archive_entry_mtime_is_set(e) ? archive_entry_mtime(e) : 0;
-    long nsec = archive_entry_mtime_is_set(e) ? archive_entry_mtime_nsec(e) : 0;
     char when[40];
     char hash[64];
     json_t *meta = NULL;
@@ -293,7 +264,7 @@ element_meta(struct sl_text_archive *x,
     if (size != UINT64_MAX) {
         set_attr(meta, x->names.size, json_integer((json_int_t)size));
     }
-    if (archive_entry_mtime_is_set(e)) {
+    if (has_time) {
         time_t t = (time_t)sec;
         struct tm tm;
 
@@ -319,9 +290,26 @@ element_meta(struct sl_text_archive *x,
     return meta;
 }
 
+/* The metadata of element @id, entry @e of an archive. */
+static json_t *
+element_meta(struct sl_text_archive *x,
+             struct archive_entry *e,
+             const char *id,
+             uint64_t size)
+{
+    int has = archive_entry_mtime_is_set(e);
+
+    return sl__text_arc_meta(x,
+                             id,
+                             size,
+                             has,
+                             has ? archive_entry_mtime(e) : 0,
+                             has ? archive_entry_mtime_nsec(e) : 0);
+}
+
 /* Write @meta as a whole record without attachment. */
-static int
-write_bare(struct sl_text_archive *x, const json_t *meta)
+int
+sl__text_arc_write_bare(struct sl_text_archive *x, const json_t *meta)
 {
     int rc = x->sink.begin(x->sink.arg, meta, NULL, 0);
 
@@ -331,16 +319,16 @@ write_bare(struct sl_text_archive *x, const json_t *meta)
     if (rc != 0) {
         return rc;
     }
-    note(x, SL_TEXT_ARC_RECORDS, 1);
+    sl__text_arc_note(x, SL_TEXT_ARC_RECORDS, 1);
     return 0;
 }
 
 /* Write @meta with the @len bytes of spool file @fd as the content. */
-static int
-write_spooled(struct sl_text_archive *x,
-              const json_t *meta,
-              int fd,
-              uint64_t len)
+int
+sl__text_arc_write_spooled(struct sl_text_archive *x,
+                           const json_t *meta,
+                           int fd,
+                           uint64_t len)
 {
     uint64_t left = len;
     ssize_t n = 0;
@@ -364,8 +352,8 @@ write_spooled(struct sl_text_archive *x,
     if (rc != 0) {
         return rc;
     }
-    note(x, SL_TEXT_ARC_RECORDS, 1);
-    note(x, SL_TEXT_ARC_BYTES, (double)len);
+    sl__text_arc_note(x, SL_TEXT_ARC_RECORDS, 1);
+    sl__text_arc_note(x, SL_TEXT_ARC_BYTES, (double)len);
     return 0;
 }
 
@@ -408,19 +396,14 @@ write_streamed(struct sl_text_archive *x,
     if (rc != 0) {
         return rc;
     }
-    note(x, SL_TEXT_ARC_RECORDS, 1);
-    note(x, SL_TEXT_ARC_BYTES, (double)size);
+    sl__text_arc_note(x, SL_TEXT_ARC_RECORDS, 1);
+    sl__text_arc_note(x, SL_TEXT_ARC_BYTES, (double)size);
     return step;
 }
 
 /* ------------------------------------------------------------------------
  * Archives.
  * --------------------------------------------------------------------- */
-
-static int extract_archive(struct sl_text_archive *x,
-                           int fd,
-                           const char *prefix,
-                           uint64_t depth);
 
 /*
  * Nested archive @id (entry of @a at nesting @depth, size @size or
@@ -449,14 +432,14 @@ nested(struct sl_text_archive *x,
         goto out;
     }
     if (fd < 0) {
-        note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
-        rc = write_bare(x, meta);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
+        rc = sl__text_arc_write_bare(x, meta);
         goto out;
     }
     (void)json_object_set_new(meta, "_isCompound", json_true());
-    rc = write_bare(x, meta);
+    rc = sl__text_arc_write_bare(x, meta);
     if (rc == 0) {
-        rc = extract_archive(x, fd, id, depth);
+        rc = sl__text_arc_extract(x, fd, id, depth);
     }
 
 out:
@@ -492,7 +475,7 @@ entry_name(struct sl_text_archive *x,
             prefix,
             (unsigned long long)nth,
             (unsigned long long)nth);
-    note(x, SL_TEXT_ARC_UNNAMED, 1);
+    sl__text_arc_note(x, SL_TEXT_ARC_UNNAMED, 1);
     return sl_asprintf("unnamed-%llu", (unsigned long long)nth);
 }
 
@@ -522,31 +505,31 @@ extract_entry(struct sl_text_archive *x,
     int sanitised = 0;
     int rc = 0;
 
-    clean = sanitise(raw, &sanitised);
+    clean = sl__text_arc_sanitise(raw, &sanitised);
     if (sanitised) {
         SL_WARN("%s: %s: entry '%s' sanitised", x->who, prefix, clean);
-        note(x, SL_TEXT_ARC_SANITISED, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_SANITISED, 1);
     }
     if (clean[0] == '\0') {
-        note(x, SL_TEXT_ARC_SKIPPED, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_SKIPPED, 1);
         goto out;
     }
     esc = x->sink.escape(clean);
     id = sl_asprintf("%s!/%s", prefix, esc);
-    if (size != UINT64_MAX && !budget_ok(x, size)) {
+    if (size != UINT64_MAX && !sl__text_arc_budget(x, size)) {
         rc = STEP_STOP;
         goto out;
     }
     if (size != UINT64_MAX && size > x->lim.max_entry) {
         /* Skipping may decompress: the declared size counts. */
-        note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
         if (archive_read_data_skip(a) != ARCHIVE_OK) {
             rc = STEP_CORRUPT;
             goto out;
         }
         x->total += size;
         meta = element_meta(x, e, id, size);
-        rc = meta != NULL ? write_bare(x, meta) : SL_EINTERNAL;
+        rc = meta != NULL ? sl__text_arc_write_bare(x, meta) : SL_EINTERNAL;
         goto out;
     }
     if (x->sink.is_archive(clean)) {
@@ -554,7 +537,7 @@ extract_entry(struct sl_text_archive *x,
             rc = nested(x, a, e, id, depth + 1);
             goto out;
         }
-        note(x, SL_TEXT_ARC_LIMIT_DEPTH, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_DEPTH, 1);
     }
     if (size != UINT64_MAX) {
         meta = element_meta(x, e, id, size);
@@ -570,13 +553,13 @@ extract_entry(struct sl_text_archive *x,
     if (meta == NULL) {
         rc = SL_EINTERNAL;
     } else if (fd < 0) {
-        note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
         if (x->names.size != NULL) {
             (void)json_object_del(meta, x->names.size);
         }
-        rc = write_bare(x, meta);
+        rc = sl__text_arc_write_bare(x, meta);
     } else {
-        rc = write_spooled(x, meta, fd, len);
+        rc = sl__text_arc_write_spooled(x, meta, fd, len);
     }
 
 out:
@@ -616,6 +599,18 @@ support_archive_formats(struct archive *a)
     (void)archive_read_support_format_raw(a);
 }
 
+/* What the file on @fd starts with at its current offset: a mailbox, a
+ * message (sl__text_mail_kind) or neither. */
+static int
+mail_kind(int fd)
+{
+    char head[1024];
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    ssize_t n = at >= 0 ? pread(fd, head, sizeof(head), at) : -1;
+
+    return n > 0 ? sl__text_mail_kind(head, (size_t)n) : SL__TEXT_MAIL_NONE;
+}
+
 /*
  * Only the raw format bid for archive @a: a compressed stream with no
  * archive inside is a compressed file, a document of its own (reported);
@@ -625,7 +620,7 @@ static int
 not_archive(struct sl_text_archive *x, struct archive *a, const char *prefix)
 {
     if (archive_filter_count(a) > 1) {
-        note(x, SL_TEXT_ARC_NOT_ARCHIVE, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_NOT_ARCHIVE, 1);
         return 0;
     }
     SL_WARN("%s: %s: not an archive", x->who, prefix);
@@ -639,11 +634,11 @@ not_archive(struct sl_text_archive *x, struct archive *a, const char *prefix)
  * ends with the elements read so far; the return value is an output error
  * or SL_ECANCELED.
  */
-static int
-extract_archive(struct sl_text_archive *x,
-                int fd,
-                const char *prefix,
-                uint64_t depth)
+int
+sl__text_arc_extract(struct sl_text_archive *x,
+                     int fd,
+                     const char *prefix,
+                     uint64_t depth)
 {
     struct archive *a = archive_read_new();
     struct archive_entry *e = NULL;
@@ -651,12 +646,18 @@ extract_archive(struct sl_text_archive *x,
     int opened = 0; /* an archive format (or raw) took it */
     int raw = 0;    /* only the raw format: no archive */
     int corrupt = 0;
+    int mail = 0;
     int rc = 0;
     int ar = 0;
 
     if (a == NULL) {
         sl_err_set(x->err, SL_EINTERNAL, NULL, "archive_read_new failed");
         return SL_EINTERNAL;
+    }
+    mail = mail_kind(fd);
+    if (mail != SL__TEXT_MAIL_NONE) {
+        (void)archive_read_free(a);
+        return sl__text_mail_walk(x, fd, prefix, mail, depth);
     }
     (void)archive_read_support_filter_all(a);
     support_archive_formats(a);
@@ -694,7 +695,7 @@ extract_archive(struct sl_text_archive *x,
                     x->who,
                     prefix,
                     (unsigned long long)x->lim.max_entries);
-            note(x, SL_TEXT_ARC_LIMIT_ENTRIES, 1);
+            sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRIES, 1);
             break;
         }
         if (archive_entry_filetype(e) == AE_IFDIR) {
@@ -702,7 +703,7 @@ extract_archive(struct sl_text_archive *x,
         }
         if (archive_entry_filetype(e) != AE_IFREG ||
             archive_entry_hardlink(e) != NULL) {
-            note(x, SL_TEXT_ARC_SKIPPED, 1);
+            sl__text_arc_note(x, SL_TEXT_ARC_SKIPPED, 1);
             continue;
         }
         rc = extract_entry(x, a, e, prefix, depth, entries);
@@ -716,10 +717,10 @@ extract_archive(struct sl_text_archive *x,
 
 out:
     if (opened && !raw) {
-        note(x, SL_TEXT_ARC_EXTRACTED, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_EXTRACTED, 1);
     }
     if (corrupt) {
-        note(x, SL_TEXT_ARC_CORRUPT, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_CORRUPT, 1);
     }
     (void)archive_read_free(a);
     return rc < 0 ? rc : 0;
@@ -740,6 +741,16 @@ sl_text_archive_probe(int fd)
     if (a == NULL || at < 0) {
         (void)archive_read_free(a);
         return kind;
+    }
+    switch (mail_kind(fd)) {
+    case SL__TEXT_MAIL_MESSAGE:
+        (void)archive_read_free(a);
+        return SL_TEXT_PROBE_MESSAGE;
+    case SL__TEXT_MAIL_MBOX:
+        (void)archive_read_free(a);
+        return SL_TEXT_PROBE_ARCHIVE;
+    default:
+        break;
     }
     (void)archive_read_support_filter_all(a);
     support_archive_formats(a);
@@ -822,10 +833,10 @@ sl_text_archive_walk(struct sl_text_archive *x,
     if (utf8_locale != (locale_t)0) {
         locale_t old = uselocale(utf8_locale);
 
-        rc = extract_archive(x, fd, id, 0);
+        rc = sl__text_arc_extract(x, fd, id, 0);
         (void)uselocale(old);
     } else {
-        rc = extract_archive(x, fd, id, 0);
+        rc = sl__text_arc_extract(x, fd, id, 0);
     }
     x->err = NULL;
     x->top_id = x->source = NULL;

@@ -20,7 +20,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "text/text_int.h"
+#include "text/archive_int.h"
 
 #define SPOOL_MAX    ((uint64_t)1 << 30)   /* bytes of a spooled document */
 #define INFLATE_MAX  ((uint64_t)256 << 20) /* decompressed bytes read */
@@ -47,6 +47,9 @@ sl__text_container_of(const char *mime)
 {
     size_t i = 0;
 
+    if (strcmp(mime, "message/rfc822") == 0) {
+        return SL__TEXT_CONT_MAIL;
+    }
     for (i = 0; i < sizeof(compressed) / sizeof(compressed[0]); i++) {
         if (strcmp(mime, compressed[i].mime) == 0) {
             return SL__TEXT_CONT_COMPRESSED;
@@ -263,6 +266,8 @@ sl__text_container_end(struct sl_text *x, struct sl_text_doc *d, int abort)
     if (!abort && lseek(d->spool_fd, 0, SEEK_SET) == 0) {
         if (d->cont == SL__TEXT_CONT_COMPRESSED && d->depth < NESTING_MAX) {
             rc = read_compressed(x, d);
+        } else if (d->cont == SL__TEXT_CONT_MAIL) {
+            rc = sl__text_mail_read(x, d);
         } else {
             d->outcome = SL_TEXT_NOTEXT;
         }

@@ -351,13 +351,17 @@ enum sl_text_probe {
     SL_TEXT_PROBE_ARCHIVE = 0,    /* an archive format (maybe corrupt) */
     SL_TEXT_PROBE_COMPRESSED = 1, /* a compressed file, no archive inside */
     SL_TEXT_PROBE_OTHER = 2,      /* neither: the walk reports it corrupt */
+    SL_TEXT_PROBE_MESSAGE = 3,    /* an e-mail: a document whose
+                                   * attachments the walk makes elements */
 };
 /**
  * @brief What the file open on @p fd is, from its first bytes (as the
  * walk reads them: filters, then the archive formats, then raw); the
  * offset is set back to where it was.  A compressed file is a document,
  * not a compound: its record should carry its content instead of being
- * walked.
+ * walked.  A message (an .eml) is both: its record carries its content
+ * (its text), and the walk makes its attachments elements.  A mailbox is
+ * an archive of messages.
  * @return an enum sl_text_probe (SL_TEXT_PROBE_ARCHIVE when libarchive
  * cannot be set up: the walk then says what went wrong).
  */

@@ -162,6 +162,7 @@ int sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort);
 enum {
     SL__TEXT_CONT_NONE = 0,
     SL__TEXT_CONT_COMPRESSED = 1, /* gzip, bzip2, xz...: one document */
+    SL__TEXT_CONT_MAIL = 2,       /* message/rfc822 (mail.c) */
 };
 int sl__text_container_of(const char *mime);
 int sl__text_container_begin(struct sl_text_doc *d, int cont);

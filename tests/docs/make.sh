@@ -2,8 +2,8 @@
 # Regenerates the test documents of this folder from sample.md and
 # sample.csv with the tools people make such documents with: pandoc
 # (docx, odt, pptx, epub, html, rtf), LibreOffice headless (pdf and doc
-# from the docx, xlsx, ods and xls from the csv, odp from the pptx) and
-# gzip.  The results are committed, so `make test` needs none of these
+# from the docx, xlsx, ods and xls from the csv, odp from the pptx), gzip,
+# and Python's email and mailbox modules (make_mail.py: eml, mbox).  The results are committed, so `make test` needs none of these
 # tools; run this only to change the documents:
 #   apt-get install pandoc libreoffice-writer-nogui libreoffice-calc-nogui \
 #       libreoffice-impress-nogui
@@ -38,4 +38,5 @@ gzip -9n <sample.md >sample.md.gz
 for f in docx odt pptx epub html rtf pdf doc xlsx ods xls odp md.gz; do
     cp "sample.$f" "$out/"
 done
+python3 "$out/make_mail.py" # sample.eml, sample.mbox (attaches sample.pdf)
 echo "tests/docs: $(ls "$out" | wc -l) files"

@@ -7,7 +7,12 @@
 #    text holds the sample sentence, its mimeType is the format's, and a
 #    search finds them;
 # 2. a PDF named .txt is still read as a PDF (the content decides);
-# 3. a converter whose program is not installed: the server warns once at
+# 3. e-mail: sample.eml is a document (its plain text, its subject as the
+#    title) whose attachments are documents below it (the PDF read by
+#    pdftotext); each message of sample.mbox is a document "<mbox>!/<n>"
+#    (ISO-8859-1 read as such), an attached zip's member and a forwarded
+#    message's attachment are documents too;
+# 4. a converter whose program is not installed: the server warns once at
 #    start naming the type and the package, the documents of that type
 #    count converter.missing, the run SUCCEEDS and the others have text.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
@@ -43,6 +48,19 @@ T=$(realpath "$T")
 cp "$DOCS"/sample.pdf "$DOCS"/sample.doc "$DOCS"/sample.rtf "$DOCS"/sample.xls \
     "$DOCS"/sample.html "$DOCS"/sample.md "$DOCS"/sample.md.gz "$T/"
 cp "$DOCS/sample.pdf" "$T/report.txt"
+cp "$DOCS/sample.eml" "$DOCS/sample.mbox" "$T/"
+
+# expect_text ID WORDS [MIME]: ID is indexed, its text holds WORDS (and its
+# mimeType is MIME).
+expect_text() {
+    curl -sS -o "$TMP/doc.json" "$BASE/smila/index/default/$(jq -rn --arg id "$1" '$id|@uri')"
+    if jq -e --arg w "$2" --arg m "${3:-}" '(.text | contains($w)) and ($m == "" or .mimeType == $m)' \
+        "$TMP/doc.json" >/dev/null 2>&1; then
+        ok "${1#"$T"/}: ${3:+$3, }its text"
+    else
+        fail "$1: $(head -c 400 "$TMP/doc.json")"
+    fi
+}
 
 # ---- 1, 2: the default converters
 import_config "$TMP/config.json"
@@ -65,16 +83,27 @@ expect_doc "$T/sample.md.gz" text/plain
 expect_doc "$T/report.txt" application/pdf
 jq -e '.text | contains("Café crème, naïve façade, Straße, 東京")' "$TMP/doc.json" >/dev/null &&
     ok "the PDF's non-ASCII text is UTF-8" || fail "report.txt text: $(jq -c .text "$TMP/doc.json" | head -c 300)"
+expect_text "$T/sample.eml" "The quick sluice gate opens at dawn" message/rfc822
+jq -e '.title == "Sluice Sample Report" and (.text | contains("<p>") | not)' "$TMP/doc.json" >/dev/null &&
+    ok "sample.eml: the subject is the title, the plain alternative the text" ||
+    fail "sample.eml: $(jq -c '{title, text}' "$TMP/doc.json" | head -c 300)"
+expect_text "$T/sample.eml!/report.pdf" "The quick sluice gate opens at dawn" application/pdf
+expect_text "$T/sample.eml!/notes.txt" "kestrel moored at pier four"
+expect_text "$T/sample.mbox!/1" "The gate schedule is unchanged" message/rfc822
+expect_text "$T/sample.mbox!/2" "Café am Hafen ist heiß" message/rfc822
+expect_text "$T/sample.mbox!/2!/manifest.zip!/manifest.txt" "osprey carries salt"
+expect_text "$T/sample.mbox!/3!/message-1.eml" "The quick sluice gate opens at dawn" message/rfc822
+expect_text "$T/sample.mbox!/3!/message-1.eml!/report.pdf" "Herons gather" application/pdf
 "$SLUICE" search --server "$BASE" --limit 50 herons >"$TMP/hits" 2>/dev/null || true
 n=$(grep -c "" "$TMP/hits")
-[ "$n" = 8 ] && ok "a search finds all 8 documents by a word of their text" ||
+[ "$n" = 12 ] && ok "a search finds all 12 documents by a word of their text" ||
     fail "search herons: $n hits: $(cut -f2 "$TMP/hits" | paste -sd' ')"
 [ "$(textex converter.failed)" = 0 ] && [ "$(textex converter.missing)" = 0 ] &&
     ok "no converter failed or was missing" ||
     fail "converter.failed $(textex converter.failed), converter.missing $(textex converter.missing)"
 stop_server
 
-# ---- 3: a converter that is not installed
+# ---- 4: a converter that is not installed
 import_config "$TMP/config2.json" \
     '.textExtractor = {converters: {"application/msword": {command: ["sluice-no-such-converter", "{file}"], package: "sluice-test-pkg"}}}'
 start_server --config "$TMP/config2.json" --data-dir "$TMP/data2"
