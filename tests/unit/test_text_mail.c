@@ -95,9 +95,25 @@ is_archive(const char *name)
     return n > 4 && strcmp(name + n - 4, ".zip") == 0;
 }
 
+static void walk_fd(int fd, uint64_t max_entries, struct seen *s);
+
 /* Walk test document @name with at most @max_entries entries. */
 static void
 walk(const char *name, uint64_t max_entries, struct seen *s)
+{
+    char path[1024];
+    int fd = -1;
+
+    (void)snprintf(path, sizeof(path), "%s/%s", SL_TEST_DOCS, name);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    walk_fd(fd, max_entries, s);
+    (void)close(fd);
+}
+
+/* Walk the mailbox or message on @fd. */
+static void
+walk_fd(int fd, uint64_t max_entries, struct seen *s)
 {
     static const struct sl_text_archive_names names = {
         NULL, NULL, NULL, NULL, NULL, NULL, "content", 0};
@@ -105,8 +121,6 @@ walk(const char *name, uint64_t max_entries, struct seen *s)
     struct sl_text_archive_sink sink;
     struct sl_text_archive *x = NULL;
     struct sl_err err;
-    char path[1024];
-    int fd = -1;
 
     memset(s, 0, sizeof(*s));
     memset(&sink, 0, sizeof(sink));
@@ -117,13 +131,9 @@ walk(const char *name, uint64_t max_entries, struct seen *s)
     sink.note = sink_note;
     sink.escape = escape;
     sink.is_archive = is_archive;
-    (void)snprintf(path, sizeof(path), "%s/%s", SL_TEST_DOCS, name);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    assert_true(fd >= 0);
     x = sl_text_archive_new("test", &lim, &names, &sink);
     assert_int_equal(sl_text_archive_walk(x, "top", NULL, fd, 1, &err), 0);
     sl_text_archive_free(x);
-    (void)close(fd);
 }
 
 static void
@@ -274,12 +284,65 @@ test_eml(void **state)
     (void)close(fd);
 }
 
+/* A mailbox holding a message of 10,000 attachments: the walk stops at
+ * maxEntries (counted); read as a document, the message
+ * gives its text from the parts it reads. */
+static void
+test_many_parts(void **state)
+{
+    struct sl_buf b;
+    struct seen s;
+    char *text = NULL;
+    char *title = NULL;
+    int fd = memfd_create("mbox", MFD_CLOEXEC);
+    int i = 0;
+
+    (void)state;
+    assert_true(fd >= 0);
+    sl_buf_init(&b, 4u << 20);
+    assert_int_equal(
+        sl_buf_appendf(&b,
+                       "From x@example.org Fri Mar 15 10:00:00 2024\n"
+                       "From: x@example.org\nSubject: many\nMIME-Version: 1.0\n"
+                       "Content-Type: multipart/mixed; boundary=BB\n\n"
+                       "--BB\nContent-Type: text/plain\n\nbody words\n"),
+        0);
+    for (i = 0; i < 10000; i++) {
+        assert_int_equal(sl_buf_appendf(&b,
+                                        "--BB\nContent-Type: "
+                                        "application/octet-stream\n"
+                                        "Content-Disposition: attachment; "
+                                        "filename=f%d.bin\n\nx\n",
+                                        i),
+                         0);
+    }
+    assert_int_equal(sl_buf_appendf(&b, "--BB--\n"), 0);
+    assert_int_equal(write(fd, b.data, b.len), (ssize_t)b.len);
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    walk_fd(fd, 25, &s);
+    assert_true(s.events[SL_TEXT_ARC_LIMIT_ENTRIES] >= 1);
+    assert_true(s.n <= 26);
+    seen_free(&s);
+    /* the message without the mbox "From " line */
+    read_message(strchr(b.data, '\n') + 1,
+                 b.len - (size_t)(strchr(b.data, '\n') + 1 - b.data),
+                 &text,
+                 &title);
+    assert_string_equal(title, "many");
+    assert_string_equal(text, "body words");
+    sl_free(text);
+    sl_free(title);
+    sl_buf_free(&b);
+    (void)close(fd);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mbox),
         cmocka_unit_test(test_eml),
+        cmocka_unit_test(test_many_parts),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
