@@ -1,7 +1,8 @@
 /*
  * The archive walk of the fileExtractor and webExtractor
  * (builtin/compound.c, sl__bi_extract_fd): libarchive over every
- * format and filter it knows, nested archives, the limits.  The first
+ * archive format and filter it reads, mailboxes and messages (GMime),
+ * nested archives, the limits.  The first
  * input byte is a mode (bit 0: small limits; bit 1: the webExtractor's
  * attribute names and HTTP dates), the rest the compound, read from a
  * memory file.  The element records go to a bulk in memory, which is
