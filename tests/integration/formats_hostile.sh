@@ -1,0 +1,134 @@
+#!/bin/bash
+# Documents that lie (issue 27): corrupt and truncated files of each
+# format, a PDF of deeply nested objects, a mailbox holding a message of
+# 10,000 attachments, a gzip bomb, a converter that never exits (for RTF)
+# and one that writes without end (for .doc), crawled with good documents
+# beside them:
+# 1. the crawl SUCCEEDS and every file is indexed (the broken ones with
+#    what could be read, often nothing);
+# 2. the good documents keep their text;
+# 3. the problems are counted (converter.failed, converter.timeout,
+#    records.corrupt or records.truncated), never task errors; the
+#    10,000 attachments are documents;
+# 4. the server's peak RSS stays under 300 MiB (under ASan: grows by less
+#    than 300 MiB).
+SLUICE=${SLUICE:?set SLUICE to the sluice binary}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/import_lib.sh"
+
+DOCS=$(cd "$(dirname "$0")/../docs" && pwd)
+asan=0
+ldd "$SLUICE" | grep -q libasan && asan=1
+
+# textex NAME: the textExtractor's counter NAME in the current indexUpdate run.
+textex() {
+    local cur
+    cur=$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r .runs.current)
+    curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/$cur/" |
+        jq --arg n "$1" '[.worker | to_entries[] | select(.key | endswith("_textExtractor"))
+            | .value[$n] // 0] | add // 0'
+}
+
+# half FILE OUT: the first half of FILE.
+half() {
+    head -c $(($(stat -c %s "$1") / 2)) "$1" >"$2"
+}
+
+T="$TMP/tree"
+mkdir -p "$T"
+T=$(realpath "$T")
+cp "$DOCS/sample.pdf" "$DOCS/sample.md" "$T/"
+cp "$DOCS/sample.doc" "$T/flood.doc"
+for f in pdf doc xls rtf eml md.gz; do
+    half "$DOCS/sample.$f" "$T/half.$f"
+done
+# corrupt: the right beginning, then noise
+for f in pdf doc xls; do
+    { head -c 64 "$DOCS/sample.$f"; head -c 20000 /dev/urandom; } >"$T/corrupt.$f"
+done
+# a PDF whose one object nests arrays 200,000 deep
+python3 - "$T/nested.pdf" <<'PY'
+import sys
+depth = 200000
+body = b"[" * depth + b"]" * depth
+pdf = (b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R /X " + body +
+       b" >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n"
+       b"trailer\n<< /Root 1 0 R >>\n%%EOF\n")
+open(sys.argv[1], "wb").write(pdf)
+PY
+# a mailbox holding a message of 10,000 attachments
+python3 - "$T/many.mbox" <<'PY'
+import sys
+parts = "".join("--BB\nContent-Type: application/octet-stream\n"
+                "Content-Disposition: attachment; filename=f%d.bin\n\nx\n" % i
+                for i in range(10000))
+open(sys.argv[1], "w").write(
+    "From x@example.org Fri Mar 15 10:00:00 2024\nFrom: x@example.org\n"
+    "Subject: many parts\nMIME-Version: 1.0\n"
+    "Content-Type: multipart/mixed; boundary=BB\n\n"
+    "--BB\nContent-Type: text/plain\n\nten thousand attachments\n" + parts + "--BB--\n")
+PY
+# 256 MiB of text in 1 MiB of gzip: the text cap, not the memory
+{ yes "sluice gate" || true; } | head -c 268435456 | gzip -9 >"$T/bomb.txt.gz"
+# a converter that never exits (for RTF) and one that writes without end
+# (for .doc), in place of the default ones
+import_config "$TMP/config.json" \
+    '.textExtractor = {converters: {"text/rtf": {command: ["sleep", "600"], timeoutSeconds: 2},
+                                    "application/msword": {command: ["yes", "flood"]}}}'
+start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+base_rss=$(server_peak_rss_kib)
+
+define_crawl hostile "$T" hostile
+if crawl hostile; then ok "the crawl SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
+wait_indexed
+snapshot "$TMP/snap"
+n=$(grep -c "" "$TMP/snap")
+want=$(find "$T" -type f | wc -l)
+[ "$n" -ge "$want" ] && ok "every file is indexed ($n documents, $want files)" ||
+    fail "$n documents for $want files: $(cut -f1 "$TMP/snap" | paste -sd' ' | head -c 600)"
+
+# ---- 2. the good documents
+for f in sample.pdf sample.md; do
+    curl -sS -o "$TMP/doc.json" "$BASE/smila/index/default/$(jq -rn --arg id "$T/$f" '$id|@uri')"
+    jq -e '.text | contains("The quick sluice gate opens at dawn")' "$TMP/doc.json" >/dev/null &&
+        ok "$f keeps its text" || fail "$f: $(head -c 300 "$TMP/doc.json")"
+done
+curl -sS -o "$TMP/doc.json" "$BASE/smila/index/default/$(jq -rn --arg id "$T/many.mbox!/1" '$id|@uri')"
+jq -e '.text | contains("ten thousand attachments")' "$TMP/doc.json" >/dev/null &&
+    ok "the message of 10,000 attachments keeps its text" || fail "many.mbox!/1: $(head -c 300 "$TMP/doc.json")"
+
+# ---- 3. counted, not errors
+failed=$(textex converter.failed)
+[ "$failed" -ge 2 ] && ok "broken PDF and .xls files count converter.failed ($failed)" ||
+    fail "converter.failed $failed"
+[ "$(textex converter.timeout)" = 1 ] && ok "the converter that never exits is killed at its timeout" ||
+    fail "converter.timeout $(textex converter.timeout)"
+curl -sS -o "$TMP/doc.json" "$BASE/smila/index/default/$(jq -rn --arg id "$T/flood.doc" '$id|@uri')"
+jq -e '(.text | length) > 1000000 and (.text | startswith("flood\nflood"))' "$TMP/doc.json" >/dev/null &&
+    ok "the converter that writes without end is stopped with a full text" ||
+    fail "flood.doc: $(head -c 200 "$TMP/doc.json")"
+[ "$(grep -c 'many.mbox!/1!/f' "$TMP/snap")" = 10000 ] &&
+    ok "the 10,000 attachments are documents (maxEntries is 100,000)" ||
+    fail "attachments indexed: $(grep -c 'many.mbox!/1!/f' "$TMP/snap")"
+curl -sS -o "$TMP/doc.json" "$BASE/smila/index/default/$(jq -rn --arg id "$T/bomb.txt.gz" '$id|@uri')"
+jq -e '.contentEncoding == "gzip" and (.text | utf8bytelength) <= 4194304 and
+       (.text | utf8bytelength) > 4000000' "$TMP/doc.json" >/dev/null &&
+    ok "the gzip bomb's text stops at maxTextBytes" ||
+    fail "bomb.txt.gz: $(jq -c '{contentEncoding, n: (.text | utf8bytelength)}' "$TMP/doc.json")"
+[ "$(textex records.truncated)" -ge 2 ] && ok "both cut texts count records.truncated" ||
+    fail "records.truncated $(textex records.truncated)"
+[ "$(textex records.corrupt)" -ge 1 ] && ok "the truncated .gz counts records.corrupt" ||
+    fail "records.corrupt $(textex records.corrupt)"
+
+# ---- 4. memory
+rss=$(server_peak_rss_kib)
+echo "# peak RSS: $((base_rss / 1024)) MiB after start, $((rss / 1024)) MiB after the crawl"
+if [ "$asan" = 1 ]; then
+    [ "$rss" -lt $((base_rss + 300 * 1024)) ] &&
+        ok "peak RSS grew by $(((rss - base_rss) / 1024)) MiB under ASan (less than 300)" ||
+        fail "peak RSS grew by $(((rss - base_rss) / 1024)) MiB under ASan"
+else
+    [ "$rss" -lt $((300 * 1024)) ] && ok "peak RSS $((rss / 1024)) MiB < 300 MiB" ||
+        fail "peak RSS $((rss / 1024)) MiB"
+fi
+finish
