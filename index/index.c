@@ -7,7 +7,7 @@
  * byte order) with the columns of the well-known fields, the SHA-256 of the
  * text and the document without its "text" (which lives in its own
  * column).  Its INTEGER PRIMARY KEY `id` is the stable rowid that the FTS5
- * table `documents_fts` (external content over title, text and path)
+ * table `documents_fts` (external content over title, text, path, author)
  * refers to; write_doc and delete_doc keep the two in step (no triggers,
  * see schema_sql in schema.c, which also says where each column comes
  * from).  `tombstones` remembers versioned deletes.
@@ -23,37 +23,52 @@
 #define BUSY_TIMEOUT_MS 5000
 #define PRUNE_EVERY_MS  60000
 
+/* Columns of SL__IX_OLD: id, the indexed ones (1..SL__IX_NFTS), then: */
+#define OLD_META    (SL__IX_NFTS + 1)
+#define OLD_VERSION (SL__IX_NFTS + 2)
+/* Parameters of SL__IX_UPSERT after _recordid and the columns of
+ * sl__index_fields (2..SL__IX_NFIELDS + 1): */
+#define UPSERT_SHA256  (SL__IX_NFIELDS + 2)
+#define UPSERT_META    (SL__IX_NFIELDS + 3)
+#define UPSERT_VERSION (SL__IX_NFIELDS + 4)
+
 /* Statement texts, indexed by the SL__IX_* constants. */
 static const char *const stmt_sql[SL__IX_NSTMT] = {
     [SL__IX_BEGIN] = "BEGIN IMMEDIATE",
     [SL__IX_COMMIT] = "COMMIT",
     [SL__IX_ROLLBACK] = "ROLLBACK",
     [SL__IX_UPSERT] =
-        "INSERT INTO documents(_recordid, title, text, path, mime, size,"
-        " modified, source, compound_id, text_sha256, meta, version)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        "INSERT INTO documents(_recordid, title, text, path, author, mime,"
+        " size, modified, source, compound_id, created, pages, text_sha256,"
+        " meta, version)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+        " ?14, ?15)"
         " ON CONFLICT(_recordid) DO UPDATE SET title = excluded.title,"
-        " text = excluded.text, path = excluded.path, mime = excluded.mime,"
+        " text = excluded.text, path = excluded.path,"
+        " author = excluded.author, mime = excluded.mime,"
         " size = excluded.size, modified = excluded.modified,"
         " source = excluded.source, compound_id = excluded.compound_id,"
+        " created = excluded.created, pages = excluded.pages,"
         " text_sha256 = excluded.text_sha256, meta = excluded.meta,"
         " version = excluded.version",
     [SL__IX_DELETE] = "DELETE FROM documents WHERE id = ?1",
-    [SL__IX_OLD] = "SELECT id, title, text, path, meta, version"
+    [SL__IX_OLD] = "SELECT id, title, text, path, author, meta, version"
                    " FROM documents WHERE _recordid = ?1",
-    [SL__IX_FTS_ADD] = "INSERT INTO documents_fts(rowid, title, text, path)"
-                       " VALUES (?1, ?2, ?3, ?4)",
-    [SL__IX_FTS_DEL] =
-        "INSERT INTO documents_fts(documents_fts, rowid, title, text, path)"
-        " VALUES ('delete', ?1, ?2, ?3, ?4)",
+    [SL__IX_FTS_ADD] =
+        "INSERT INTO documents_fts(rowid, title, text, path, author)"
+        " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [SL__IX_FTS_DEL] = "INSERT INTO documents_fts(documents_fts, rowid, title,"
+                       " text, path, author)"
+                       " VALUES ('delete', ?1, ?2, ?3, ?4, ?5)",
     [SL__IX_GET] = "SELECT meta, text FROM documents WHERE _recordid = ?1",
     [SL__IX_COUNT] = "SELECT count(*) FROM documents",
     [SL__IX_SEARCH] =
-        "SELECT d._recordid, -bm25(documents_fts, 5.0, 1.0, 2.0), d.title,"
-        " snippet(documents_fts, -1, '<b>', '</b>', '...', 16), d.path"
+        "SELECT d._recordid, -bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
+        " d.title, snippet(documents_fts, -1, '<b>', '</b>', '...', 16),"
+        " d.path, d.author, d.mime, d.created, d.modified, d.pages"
         " FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid"
         " WHERE documents_fts MATCH ?1"
-        " ORDER BY bm25(documents_fts, 5.0, 1.0, 2.0), d._recordid"
+        " ORDER BY bm25(documents_fts, 5.0, 1.0, 2.0, 2.0), d._recordid"
         " LIMIT ?2 OFFSET ?3",
     [SL__IX_TOTAL] =
         "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?1",
@@ -713,8 +728,8 @@ tombstone(struct sl__index *ix,
 
 /*
  * Step SL__IX_OLD for @id: *found says whether the document is stored, and
- * then the statement stands on its row (id, title, text, path, meta,
- * version) until the caller resets it.
+ * then the statement stands on its row (id, title, text, path, author,
+ * meta, version) until the caller resets it.
  */
 static int
 old_row(struct sl__index *ix, const char *id, int *found, struct sl_err *err)
@@ -769,7 +784,8 @@ lookup(struct sl__index *ix,
     *known = 0;
     if (rc != 0 || *found) {
         if (*found) {
-            *known = (uint64_t)sqlite3_column_int64(ix->st[SL__IX_OLD], 5);
+            *known =
+                (uint64_t)sqlite3_column_int64(ix->st[SL__IX_OLD], OLD_VERSION);
         }
         return rc;
     }
@@ -802,7 +818,7 @@ fts_delete_old(struct sl__index *ix, struct sl_err *err)
     int rc = 0;
     int c = 0;
 
-    for (c = 0; c < 4; c++) { /* id, title, text, path */
+    for (c = 0; c <= SL__IX_NFTS; c++) { /* id, the indexed columns */
         if (sqlite3_bind_value(st, c + 1, sqlite3_column_value(old, c)) !=
             SQLITE_OK) {
             rc = sl__index_db_err(ix, SQLITE_NOMEM, "bind", err);
@@ -816,7 +832,7 @@ fts_delete_old(struct sl__index *ix, struct sl_err *err)
     return rc;
 }
 
-/* Index the title, text and path of @doc under FTS rowid @rowid. */
+/* Index the title, text, path and author of @doc under FTS rowid @rowid. */
 static int
 fts_add(struct sl__index *ix,
         sqlite3_int64 rowid,
@@ -848,12 +864,12 @@ old_equals(struct sl__index *ix,
            uint64_t version)
 {
     sqlite3_stmt *old = ix->st[SL__IX_OLD];
-    const char *m = (const char *)sqlite3_column_text(old, 4);
+    const char *m = (const char *)sqlite3_column_text(old, OLD_META);
     const void *t = NULL;
     size_t tlen = 0;
 
-    if ((uint64_t)sqlite3_column_int64(old, 5) != version || m == NULL ||
-        strcmp(m, meta_text) != 0) {
+    if ((uint64_t)sqlite3_column_int64(old, OLD_VERSION) != version ||
+        m == NULL || strcmp(m, meta_text) != 0) {
         return 0;
     }
     if (sqlite3_column_type(old, 2) == SQLITE_NULL) {
@@ -949,9 +965,12 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     }
     if (sqlite3_bind_text(st, 1, json_string_value(jid), -1, SQLITE_STATIC) !=
             SQLITE_OK ||
-        sqlite3_bind_text(st, 10, hex, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
-        sqlite3_bind_text(st, 11, meta_text, -1, SQLITE_STATIC) != SQLITE_OK ||
-        sqlite3_bind_int64(st, 12, (sqlite3_int64)op->version) != SQLITE_OK) {
+        sqlite3_bind_text(st, UPSERT_SHA256, hex, -1, SQLITE_TRANSIENT) !=
+            SQLITE_OK ||
+        sqlite3_bind_text(st, UPSERT_META, meta_text, -1, SQLITE_STATIC) !=
+            SQLITE_OK ||
+        sqlite3_bind_int64(st, UPSERT_VERSION, (sqlite3_int64)op->version) !=
+            SQLITE_OK) {
         rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
         goto out;
     }

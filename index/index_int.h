@@ -142,8 +142,8 @@ struct sl__index_field {
     int kind;            /* what the column accepts (schema.c) */
     const char *keys[3]; /* fields it comes from: the first present wins */
 };
-#define SL__IX_NFIELDS 8
-#define SL__IX_NFTS    3 /* title, text, path */
+#define SL__IX_NFIELDS 11
+#define SL__IX_NFTS    4 /* title, text, path, author */
 extern const struct sl__index_field sl__index_fields[SL__IX_NFIELDS];
 /**
  * Create the schema of @p ix's database or migrate an older one; an index
