@@ -7,9 +7,10 @@
  * byte order) with the columns of the well-known fields, the SHA-256 of the
  * text and the document without its "text" (which lives in its own
  * column).  Its INTEGER PRIMARY KEY `id` is the stable rowid that the FTS5
- * table `documents_fts` (external content over title, text and path)
+ * table `documents_fts` (external content over title, text, path, author)
  * refers to; write_doc and delete_doc keep the two in step (no triggers,
- * see schema_sql).  `tombstones` remembers versioned deletes.
+ * see schema_sql in schema.c, which also says where each column comes
+ * from).  `tombstones` remembers versioned deletes.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,59 +21,16 @@
 #include "index/index_int.h"
 
 #define BUSY_TIMEOUT_MS 5000
-#define SCHEMA_VERSION  4
 #define PRUNE_EVERY_MS  60000
 
-static const char schema_sql[] =
-    /* 16 KiB pages for a new database (an existing one keeps its size):
-     * a document row of a few KiB fits one page instead of spilling to
-     * overflow pages; FTS5 indexing took about 28% less time than with
-     * 4 KiB pages (docs/index.md).  Must come before WAL mode is set. */
-    "PRAGMA page_size=16384;"
-    "PRAGMA journal_mode=WAL;"
-    "PRAGMA synchronous=NORMAL;"
-    "CREATE TABLE IF NOT EXISTS documents("
-    " id INTEGER PRIMARY KEY,"
-    " _recordid TEXT NOT NULL UNIQUE COLLATE BINARY,"
-    " title TEXT, text TEXT, path TEXT, mime TEXT, size INTEGER,"
-    " modified TEXT, source TEXT, compound_id TEXT,"
-    " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL,"
-    " version INTEGER NOT NULL DEFAULT 0);"
-    "CREATE TABLE IF NOT EXISTS tombstones("
-    " _recordid TEXT PRIMARY KEY COLLATE BINARY,"
-    " version INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;"
-    "CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts USING fts5("
-    " title, text, path, content='documents', content_rowid='id',"
-    " tokenize='unicode61 remove_diacritics 2');"
-    /* Schema 2 kept the FTS table in step with triggers; a trigger makes
-     * every upsert a statement transaction, and FTS5 writes its pending
-     * terms to a new segment at each one (one segment per document: 1.5x
-     * slower, docs/index.md).  apply() maintains the FTS table itself. */
-    "DROP TRIGGER IF EXISTS documents_ai;"
-    "DROP TRIGGER IF EXISTS documents_ad;"
-    "DROP TRIGGER IF EXISTS documents_au;"
-    "CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY,"
-    " value INTEGER NOT NULL) WITHOUT ROWID;"
-    /* Schema 4: the sources that hold each document (docs/index.md
-     * "Sources"); a delete from one source leaves it to the others. */
-    "CREATE TABLE IF NOT EXISTS sources("
-    " _recordid TEXT NOT NULL COLLATE BINARY,"
-    " source TEXT NOT NULL COLLATE BINARY,"
-    " PRIMARY KEY(_recordid, source)) WITHOUT ROWID;"
-    "CREATE INDEX IF NOT EXISTS sources_by_source"
-    " ON sources(source, _recordid);"
-    "PRAGMA user_version=4;";
-
-/* Schema 3 (and before) to 4: a document's source column names the one
- * source known to hold it. */
-static const char migrate3_sql[] =
-    "INSERT OR IGNORE INTO sources(_recordid, source)"
-    " SELECT _recordid, source FROM documents"
-    " WHERE typeof(source) = 'text' AND source != '';";
-
-/* Schema 1 (before versions) to 2. */
-static const char migrate1_sql[] =
-    "ALTER TABLE documents ADD COLUMN version INTEGER NOT NULL DEFAULT 0;";
+/* Columns of SL__IX_OLD: id, the indexed ones (1..SL__IX_NFTS), then: */
+#define OLD_META    (SL__IX_NFTS + 1)
+#define OLD_VERSION (SL__IX_NFTS + 2)
+/* Parameters of SL__IX_UPSERT after _recordid and the columns of
+ * sl__index_fields (2..SL__IX_NFIELDS + 1): */
+#define UPSERT_SHA256  (SL__IX_NFIELDS + 2)
+#define UPSERT_META    (SL__IX_NFIELDS + 3)
+#define UPSERT_VERSION (SL__IX_NFIELDS + 4)
 
 /* Statement texts, indexed by the SL__IX_* constants. */
 static const char *const stmt_sql[SL__IX_NSTMT] = {
@@ -80,31 +38,37 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
     [SL__IX_COMMIT] = "COMMIT",
     [SL__IX_ROLLBACK] = "ROLLBACK",
     [SL__IX_UPSERT] =
-        "INSERT INTO documents(_recordid, title, text, path, mime, size,"
-        " modified, source, compound_id, text_sha256, meta, version)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        "INSERT INTO documents(_recordid, title, text, path, author, mime,"
+        " size, modified, source, compound_id, created, pages, text_sha256,"
+        " meta, version)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+        " ?14, ?15)"
         " ON CONFLICT(_recordid) DO UPDATE SET title = excluded.title,"
-        " text = excluded.text, path = excluded.path, mime = excluded.mime,"
+        " text = excluded.text, path = excluded.path,"
+        " author = excluded.author, mime = excluded.mime,"
         " size = excluded.size, modified = excluded.modified,"
         " source = excluded.source, compound_id = excluded.compound_id,"
+        " created = excluded.created, pages = excluded.pages,"
         " text_sha256 = excluded.text_sha256, meta = excluded.meta,"
         " version = excluded.version",
     [SL__IX_DELETE] = "DELETE FROM documents WHERE id = ?1",
-    [SL__IX_OLD] = "SELECT id, title, text, path, meta, version"
+    [SL__IX_OLD] = "SELECT id, title, text, path, author, meta, version"
                    " FROM documents WHERE _recordid = ?1",
-    [SL__IX_FTS_ADD] = "INSERT INTO documents_fts(rowid, title, text, path)"
-                       " VALUES (?1, ?2, ?3, ?4)",
-    [SL__IX_FTS_DEL] =
-        "INSERT INTO documents_fts(documents_fts, rowid, title, text, path)"
-        " VALUES ('delete', ?1, ?2, ?3, ?4)",
+    [SL__IX_FTS_ADD] =
+        "INSERT INTO documents_fts(rowid, title, text, path, author)"
+        " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [SL__IX_FTS_DEL] = "INSERT INTO documents_fts(documents_fts, rowid, title,"
+                       " text, path, author)"
+                       " VALUES ('delete', ?1, ?2, ?3, ?4, ?5)",
     [SL__IX_GET] = "SELECT meta, text FROM documents WHERE _recordid = ?1",
     [SL__IX_COUNT] = "SELECT count(*) FROM documents",
     [SL__IX_SEARCH] =
-        "SELECT d._recordid, -bm25(documents_fts, 5.0, 1.0, 2.0), d.title,"
-        " snippet(documents_fts, -1, '<b>', '</b>', '...', 16), d.path"
+        "SELECT d._recordid, -bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
+        " d.title, snippet(documents_fts, -1, '<b>', '</b>', '...', 16),"
+        " d.path, d.author, d.mime, d.created, d.modified, d.pages"
         " FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid"
         " WHERE documents_fts MATCH ?1"
-        " ORDER BY bm25(documents_fts, 5.0, 1.0, 2.0), d._recordid"
+        " ORDER BY bm25(documents_fts, 5.0, 1.0, 2.0, 2.0), d._recordid"
         " LIMIT ?2 OFFSET ?3",
     [SL__IX_TOTAL] =
         "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?1",
@@ -127,24 +91,6 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
                         " AND _recordid > ?2 ORDER BY _recordid LIMIT ?3",
     [SL__IX_SRC_LIST] = "SELECT source FROM sources WHERE _recordid = ?1"
                         " ORDER BY source",
-};
-
-/* Where the columns of an upsert come from: the first key present wins. */
-struct field {
-    int param;     /* statement parameter */
-    int text_only; /* must be a string when present */
-    const char *keys[3];
-};
-
-static const struct field fields[] = {
-    {2, 1, {"title", NULL, NULL}},
-    {3, 1, {"text", NULL, NULL}},
-    {4, 1, {"path", "FilePath", NULL}},
-    {5, 0, {"mimeType", "mime", NULL}},
-    {6, 0, {"size", "FileSize", NULL}},
-    {7, 0, {"lastModified", "modified", NULL}},
-    {8, 0, {"_source", "source", NULL}},
-    {9, 0, {"_compoundRecordId", "compoundId", NULL}},
 };
 
 const char *
@@ -372,27 +318,6 @@ sl_index_close(struct sl_index_set *set)
 }
 
 /*
- * Open (and with @create, create) the database of index @name: pragmas,
- * schema and every prepared statement.  Called with the set's mutex held,
- * so an index is opened once.
- */
-/* PRAGMA user_version of @db into *version (0 for a new database). */
-static int
-schema_version(sqlite3 *db, int *version)
-{
-    sqlite3_stmt *st = NULL;
-    int src = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
-
-    *version = 0;
-    if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
-        *version = sqlite3_column_int(st, 0);
-        src = SQLITE_OK;
-    }
-    (void)sqlite3_finalize(st);
-    return src;
-}
-
-/*
  * The shard count of a shard 0 database: its "shards" setting, written
  * when it is created (@fresh); an index from before shards has one.
  */
@@ -429,6 +354,11 @@ read_shards(struct sl_index_set *set, struct sl__index *ix, int fresh)
     return src == SQLITE_ROW || src == SQLITE_DONE ? SQLITE_OK : src;
 }
 
+/*
+ * Open (and with @create, create) the database of index @name: pragmas,
+ * schema and every prepared statement.  Called with the set's mutex held,
+ * so an index is opened once.
+ */
 static int
 index_open(struct sl_index_set *set,
            const char *name,
@@ -442,7 +372,7 @@ index_open(struct sl_index_set *set,
                             : sl_asprintf("%s/%s~%u.db", set->dir, name, shard);
     struct stat sb;
     int src = SQLITE_OK;
-    int version = 0;
+    int fresh = 0;
     int rc = 0;
 
     (void)snprintf(ix->name, sizeof(ix->name), "%s", name);
@@ -472,41 +402,12 @@ index_open(struct sl_index_set *set,
     }
     (void)sqlite3_busy_timeout(ix->db, BUSY_TIMEOUT_MS);
     (void)sqlite3_extended_result_codes(ix->db, 1);
-    src = schema_version(ix->db, &version);
-    if (src == SQLITE_OK && version == 1) {
-        src = sqlite3_exec(ix->db, migrate1_sql, NULL, NULL, NULL);
-    }
-    if (src == SQLITE_OK && version > SCHEMA_VERSION) {
-        rc = sl_err_set(err,
-                        SL_ECORRUPT,
-                        "index",
-                        "index '%s' has schema %d, newer than this "
-                        "program's %d",
-                        name,
-                        version,
-                        SCHEMA_VERSION);
+    rc = sl__index_schema(ix, &fresh, err);
+    if (rc != 0) {
         goto fail;
     }
-    if (src == SQLITE_OK) {
-        src = sqlite3_exec(ix->db, schema_sql, NULL, NULL, NULL);
-    }
-    if (src == SQLITE_OK && version > 0 && version < 4) {
-        src = sqlite3_exec(ix->db, migrate3_sql, NULL, NULL, NULL);
-    }
-    if (src == SQLITE_OK && version == 0) {
-        /* Merge FTS5 segments in bigger steps: about 25% less time per
-         * document when many small transactions arrive (measured with the
-         * import benchmark's documents; docs/index.md).  Stored in the
-         * table's configuration, so set once at creation. */
-        src = sqlite3_exec(ix->db,
-                           "INSERT INTO documents_fts(documents_fts, rank)"
-                           " VALUES('automerge', 16);",
-                           NULL,
-                           NULL,
-                           NULL);
-    }
-    if (src == SQLITE_OK && shard == 0) {
-        src = read_shards(set, ix, version == 0);
+    if (shard == 0) {
+        src = read_shards(set, ix, fresh);
     }
     if (src != SQLITE_OK) {
         rc = sl__index_db_err(ix, src, "schema", err);
@@ -782,63 +683,6 @@ step_done(struct sl__index *ix, int which, struct sl_err *err)
     return 0;
 }
 
-/*
- * Bind the column of field @f from @doc: strings, numbers and booleans as
- * they are, absent or null as NULL.  Title, text and path must be strings
- * since they are indexed.
- */
-static int
-bind_field(sqlite3_stmt *st,
-           const json_t *doc,
-           const struct field *f,
-           struct sl_err *err)
-{
-    const json_t *v = NULL;
-    const char *key = NULL;
-    size_t k = 0;
-
-    for (k = 0; k < 3 && f->keys[k] != NULL && v == NULL; k++) {
-        key = f->keys[k];
-        v = json_object_get(doc, key);
-    }
-    if (v == NULL || json_is_null(v)) {
-        return sqlite3_bind_null(st, f->param) == SQLITE_OK ? 0 : SL_EINTERNAL;
-    }
-    if (json_is_string(v)) {
-        return sqlite3_bind_text64(st,
-                                   f->param,
-                                   json_string_value(v),
-                                   json_string_length(v),
-                                   SQLITE_STATIC,
-                                   SQLITE_UTF8) == SQLITE_OK
-                   ? 0
-                   : SL_EINTERNAL;
-    }
-    if (f->text_only || json_is_object(v) || json_is_array(v)) {
-        return sl_err_set(err,
-                          SL_EINVAL,
-                          key,
-                          "field '%s' must be a %s",
-                          key,
-                          f->text_only ? "string" : "string or number");
-    }
-    if (json_is_integer(v)) {
-        return sqlite3_bind_int64(st, f->param, json_integer_value(v)) ==
-                       SQLITE_OK
-                   ? 0
-                   : SL_EINTERNAL;
-    }
-    if (json_is_real(v)) {
-        return sqlite3_bind_double(st, f->param, json_real_value(v)) ==
-                       SQLITE_OK
-                   ? 0
-                   : SL_EINTERNAL;
-    }
-    return sqlite3_bind_int(st, f->param, json_is_true(v)) == SQLITE_OK
-               ? 0
-               : SL_EINTERNAL;
-}
-
 /* Check that @id is a usable record id: non-empty, bounded, no NUL. */
 static int
 check_id(const char *id, size_t len, struct sl_err *err)
@@ -884,8 +728,8 @@ tombstone(struct sl__index *ix,
 
 /*
  * Step SL__IX_OLD for @id: *found says whether the document is stored, and
- * then the statement stands on its row (id, title, text, path, meta,
- * version) until the caller resets it.
+ * then the statement stands on its row (id, title, text, path, author,
+ * meta, version) until the caller resets it.
  */
 static int
 old_row(struct sl__index *ix, const char *id, int *found, struct sl_err *err)
@@ -940,7 +784,8 @@ lookup(struct sl__index *ix,
     *known = 0;
     if (rc != 0 || *found) {
         if (*found) {
-            *known = (uint64_t)sqlite3_column_int64(ix->st[SL__IX_OLD], 5);
+            *known =
+                (uint64_t)sqlite3_column_int64(ix->st[SL__IX_OLD], OLD_VERSION);
         }
         return rc;
     }
@@ -973,7 +818,7 @@ fts_delete_old(struct sl__index *ix, struct sl_err *err)
     int rc = 0;
     int c = 0;
 
-    for (c = 0; c < 4; c++) { /* id, title, text, path */
+    for (c = 0; c <= SL__IX_NFTS; c++) { /* id, the indexed columns */
         if (sqlite3_bind_value(st, c + 1, sqlite3_column_value(old, c)) !=
             SQLITE_OK) {
             rc = sl__index_db_err(ix, SQLITE_NOMEM, "bind", err);
@@ -987,7 +832,7 @@ fts_delete_old(struct sl__index *ix, struct sl_err *err)
     return rc;
 }
 
-/* Index the title, text and path of @doc under FTS rowid @rowid. */
+/* Index the title, text, path and author of @doc under FTS rowid @rowid. */
 static int
 fts_add(struct sl__index *ix,
         sqlite3_int64 rowid,
@@ -1001,9 +846,8 @@ fts_add(struct sl__index *ix,
     if (sqlite3_bind_int64(st, 1, rowid) != SQLITE_OK) {
         rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
     }
-    /* fields[0..2] are title, text and path: parameters 2..4 here too */
-    for (i = 0; i < 3 && rc == 0; i++) {
-        rc = bind_field(st, doc, &fields[i], err);
+    for (i = 0; i < SL__IX_NFTS && rc == 0; i++) {
+        rc = sl__index_bind_field(st, doc, i, err);
     }
     if (rc == 0) {
         rc = step_done(ix, SL__IX_FTS_ADD, err);
@@ -1020,12 +864,12 @@ old_equals(struct sl__index *ix,
            uint64_t version)
 {
     sqlite3_stmt *old = ix->st[SL__IX_OLD];
-    const char *m = (const char *)sqlite3_column_text(old, 4);
+    const char *m = (const char *)sqlite3_column_text(old, OLD_META);
     const void *t = NULL;
     size_t tlen = 0;
 
-    if ((uint64_t)sqlite3_column_int64(old, 5) != version || m == NULL ||
-        strcmp(m, meta_text) != 0) {
+    if ((uint64_t)sqlite3_column_int64(old, OLD_VERSION) != version ||
+        m == NULL || strcmp(m, meta_text) != 0) {
         return 0;
     }
     if (sqlite3_column_type(old, 2) == SQLITE_NULL) {
@@ -1099,8 +943,8 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
         rc = found ? src_add(ix, op, err) : 0;
         goto out;
     }
-    for (i = 0; i < sizeof(fields) / sizeof(fields[0]) && rc == 0; i++) {
-        rc = bind_field(st, doc, &fields[i], err);
+    for (i = 0; i < SL__IX_NFIELDS && rc == 0; i++) {
+        rc = sl__index_bind_field(st, doc, i, err);
     }
     if (rc != 0) {
         goto out;
@@ -1121,9 +965,12 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     }
     if (sqlite3_bind_text(st, 1, json_string_value(jid), -1, SQLITE_STATIC) !=
             SQLITE_OK ||
-        sqlite3_bind_text(st, 10, hex, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
-        sqlite3_bind_text(st, 11, meta_text, -1, SQLITE_STATIC) != SQLITE_OK ||
-        sqlite3_bind_int64(st, 12, (sqlite3_int64)op->version) != SQLITE_OK) {
+        sqlite3_bind_text(st, UPSERT_SHA256, hex, -1, SQLITE_TRANSIENT) !=
+            SQLITE_OK ||
+        sqlite3_bind_text(st, UPSERT_META, meta_text, -1, SQLITE_STATIC) !=
+            SQLITE_OK ||
+        sqlite3_bind_int64(st, UPSERT_VERSION, (sqlite3_int64)op->version) !=
+            SQLITE_OK) {
         rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
         goto out;
     }
@@ -1228,13 +1075,12 @@ op_id(const struct sl_index_op *op)
 /*
  * Check op @i of @n before anything is written, so that a batch with a
  * bad document writes nothing on any shard: the checks write_doc and
- * delete_doc (and bind_field) make.
+ * delete_doc (and sl__index_bind_field) make.
  */
 static int
 check_op(const struct sl_index_op *op, size_t i, size_t n, struct sl_err *err)
 {
     const char *id = op_id(op);
-    size_t k = 0;
     int rc = 0;
 
     if (op->doc != NULL && !json_is_object(op->doc)) {
@@ -1246,27 +1092,8 @@ check_op(const struct sl_index_op *op, size_t i, size_t n, struct sl_err *err)
     } else {
         rc = check_id(id, id ? strlen(id) : 0, err);
     }
-    for (k = 0;
-         op->doc != NULL && rc == 0 && k < sizeof(fields) / sizeof(*fields);
-         k++) {
-        const json_t *v = NULL;
-        const char *key = NULL;
-        size_t j = 0;
-
-        for (j = 0; j < 3 && fields[k].keys[j] != NULL && v == NULL; j++) {
-            key = fields[k].keys[j];
-            v = json_object_get(op->doc, key);
-        }
-        if (v != NULL && !json_is_null(v) && !json_is_string(v) &&
-            (fields[k].text_only || json_is_object(v) || json_is_array(v))) {
-            rc =
-                sl_err_set(err,
-                           SL_EINVAL,
-                           key,
-                           "field '%s' must be a %s",
-                           key,
-                           fields[k].text_only ? "string" : "string or number");
-        }
+    if (rc == 0 && op->doc != NULL) {
+        rc = sl__index_check_fields(op->doc, err);
     }
     if (rc != 0 && err != NULL && n > 1) {
         (void)snprintf(err->field, sizeof(err->field), "ops[%zu]", i);

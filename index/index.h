@@ -6,9 +6,9 @@
  *
  * Model:
  * - A document is a JSON object with a non-empty string "_recordid".  Its
- *   columns come from well-known fields (title, text, path, mime type,
- *   size, modification date, source, compound id); the whole object is
- *   kept and returned by sl_index_get.
+ *   columns come from well-known fields (title, text, path, author, mime
+ *   type, size, modification date, source, compound id, creation date,
+ *   page count); the whole object is kept and returned by sl_index_get.
  * - Writes are idempotent: an upsert of an existing id replaces it (or
  *   does nothing when the document is unchanged), a delete of an absent id
  *   succeeds.  sl_index_apply writes many: one transaction per shard.
@@ -198,8 +198,10 @@ sl_index_drop(struct sl_index_set *set, const char *index, struct sl_err *err);
  * @param[in] limit hits to return, capped at SL_INDEX_MAX_LIMIT.
  * @param[in] offset hits to skip, at most SL_INDEX_MAX_OFFSET.
  * @param[out] out new reference, caller decrefs:
- * {"total":n,"hits":[{"_recordid","score","title","snippet","path"}]};
- * a higher score is a better match.
+ * {"total":n,"hits":[{"_recordid","score","title","snippet","path",
+ * "author","mimeType","created","modified","pages"}]}; a higher score is
+ * a better match.  The last five only when the document has them
+ * (docs/index.md "Search hits").
  * @return 0, SL_ENOENT (no such index), SL_EINVAL (empty, too long or
  * malformed query, with SQLite's message), SL_EBADNAME, SL_EIO.
  */

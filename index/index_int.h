@@ -1,7 +1,7 @@
 /*
  * Private to index/: one open index (a SQLite connection, its mutex and its
- * prepared statements) and the helpers shared by the write side (index.c)
- * and the read side (query.c).
+ * prepared statements) and the helpers shared by the write side (index.c),
+ * the read side (query.c) and the schema (schema.c).
  */
 #ifndef SL_INDEX_INT_H_INCLUDED
 #define SL_INDEX_INT_H_INCLUDED
@@ -133,6 +133,33 @@ int sl__index_src_step(struct sl__index *ix,
                        const char *source,
                        int *row,
                        struct sl_err *err);
+/*
+ * The columns of `documents` that come from document fields (schema.c):
+ * column i is parameter i + 2 of SL__IX_UPSERT, and the first SL__IX_NFTS
+ * (the FTS-indexed ones) also of SL__IX_FTS_ADD.
+ */
+struct sl__index_field {
+    int kind;            /* what the column accepts (schema.c) */
+    const char *keys[3]; /* fields it comes from: the first present wins */
+};
+#define SL__IX_NFIELDS 11
+#define SL__IX_NFTS    4 /* title, text, path, author */
+extern const struct sl__index_field sl__index_fields[SL__IX_NFIELDS];
+/**
+ * Create the schema of @p ix's database or migrate an older one; an index
+ * of a newer schema is SL_ECORRUPT.  *fresh says whether the database was
+ * new.
+ */
+int sl__index_schema(struct sl__index *ix, int *fresh, struct sl_err *err);
+/** Check the fields of @p doc for their columns: 0 or SL_EINVAL naming
+ * the field. */
+int sl__index_check_fields(const json_t *doc, struct sl_err *err);
+/** Bind column @p i of @p doc as parameter i + 2 of @p st; SL_EINVAL as
+ * sl__index_check_fields. */
+int sl__index_bind_field(sqlite3_stmt *st,
+                         const json_t *doc,
+                         size_t i,
+                         struct sl_err *err);
 /** Directory of the set (borrowed). */
 const char *sl__index_dir(const struct sl_index_set *set);
 /* A name sl_index_drop is dropping (drop.c); list of the set. */

@@ -27,6 +27,56 @@ col_json(sqlite3_stmt *st, int i)
     return v != NULL ? v : json_null();
 }
 
+/* A column as it is stored (string, integer or real); NULL for a NULL
+ * column or bad UTF-8. */
+static json_t *
+col_value(sqlite3_stmt *st, int i)
+{
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER:
+        return json_integer(sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, i));
+    case SQLITE_NULL:
+        return NULL;
+    default:
+        return json_stringn((const char *)sqlite3_column_text(st, i),
+                            (size_t)sqlite3_column_bytes(st, i));
+    }
+}
+
+/* The hit fields SL__IX_SEARCH's columns 5.. give when the document has
+ * them (docs/index.md "REST"). */
+static const char *const hit_fields[] = {
+    "author", "mimeType", "created", "modified", "pages"};
+
+/* The hit of the row @st stands on. */
+static json_t *
+hit_json(sqlite3_stmt *st)
+{
+    json_t *hit = json_pack("{s:o, s:f, s:o, s:o, s:o}",
+                            "_recordid",
+                            col_json(st, 0),
+                            "score",
+                            sqlite3_column_double(st, 1),
+                            "title",
+                            col_json(st, 2),
+                            "snippet",
+                            col_json(st, 3),
+                            "path",
+                            col_json(st, 4));
+    size_t i = 0;
+
+    for (i = 0; i < sizeof(hit_fields) / sizeof(hit_fields[0]); i++) {
+        json_t *v = col_value(st, (int)i + 5);
+
+        if (v != NULL) {
+            (void)json_object_set_new(hit, hit_fields[i], v);
+        }
+    }
+    return hit;
+}
+
 /*
  * Step a statement that reads FTS5 MATCH results.  FTS5 reports query
  * syntax errors (and unknown column filters) as SQLITE_ERROR while
@@ -192,18 +242,7 @@ sl_index_search(struct sl_index_set *set,
            (best = merge_next(ix, has, n, SL__IX_SEARCH, 1)) >= 0) {
         st = ix[best]->rd.st[SL__IX_SEARCH];
         if (seen++ >= offset) {
-            (void)json_array_append_new(hits,
-                                        json_pack("{s:o, s:f, s:o, s:o, s:o}",
-                                                  "_recordid",
-                                                  col_json(st, 0),
-                                                  "score",
-                                                  sqlite3_column_double(st, 1),
-                                                  "title",
-                                                  col_json(st, 2),
-                                                  "snippet",
-                                                  col_json(st, 3),
-                                                  "path",
-                                                  col_json(st, 4)));
+            (void)json_array_append_new(hits, hit_json(st));
         }
         rc = step_match(ix[best], st, err);
         has[best] = rc == SQLITE_ROW;

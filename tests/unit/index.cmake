@@ -7,3 +7,8 @@ sl_add_cmocka_test(test_index SOURCES unit/test_index.c
 # is bounded by text bytes as well as by records.
 sl_add_cmocka_test(test_index_writer SOURCES unit/test_index_writer.c
   LINK_LIBRARIES sl_builtin sl_workers sl_index TIMEOUT 120)
+# Document metadata in the index (schema 5): the author column and its
+# column filter, the fields of a search hit, the types of the new columns,
+# migration of a schema 4 database, a newer schema refused.
+sl_add_cmocka_test(test_index_meta SOURCES unit/test_index_meta.c
+  LINK_LIBRARIES sl_index PkgConfig::SQLITE TIMEOUT 60)

@@ -1,14 +1,18 @@
 /*
  * Set-up shared by the embedded index unit tests (test_index,
- * test_index_drop): each test gets an index set opened on a fresh
- * directory under $TMPDIR.  A test file defines its setup as a call of
- * index_setup with its own directory prefix; teardown is this one.
- * Include after cmocka.h.
+ * test_index_drop, test_index_meta): each test gets an index set opened
+ * on a fresh directory under $TMPDIR.  A test file defines its setup as a
+ * call of index_setup with its own directory prefix; teardown is this
+ * one.  Also the helpers the index tests share.  Include after cmocka.h.
  */
 #ifndef SL_TESTS_INDEX_FIXTURE_H
 #define SL_TESTS_INDEX_FIXTURE_H
 
 #include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+#include <sys/stat.h>
 
 #include "index/index.h"
 #include "tmpdir.h"
@@ -53,5 +57,67 @@ count(struct sl_index_set *set, const char *index)
     assert_int_equal(sl_index_count(set, index, &n, NULL), 0);
     return n;
 }
+
+/* The search result of @q in @index, at most 10 hits (caller decrefs). */
+static inline json_t *
+search(struct sl_index_set *set, const char *index, const char *q)
+{
+    json_t *out = NULL;
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    if (sl_index_search(set, index, q, 10, 0, &out, &err) != 0) {
+        fail_msg("search %s: %s", q, err.message);
+    }
+    return out;
+}
+
+/* Run FTS5's integrity check (which also compares the index with the
+ * content table) on every shard database of index @name; the first
+ * failure's result code. */
+static inline int
+fts_integrity(const char *dir, const char *name)
+{
+    char path[600];
+    sqlite3 *db = NULL;
+    struct stat sb;
+    int src = SQLITE_OK;
+    int k = 0;
+
+    for (k = 0; src == SQLITE_OK; k++) {
+        if (k == 0) {
+            (void)snprintf(path, sizeof(path), "%s/%s.db", dir, name);
+        } else {
+            (void)snprintf(path, sizeof(path), "%s/%s~%d.db", dir, name, k);
+        }
+        if (stat(path, &sb) != 0) {
+            break;
+        }
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        src = sqlite3_exec(db,
+                           "INSERT INTO documents_fts(documents_fts, rank)"
+                           " VALUES('integrity-check', 1)",
+                           NULL,
+                           NULL,
+                           NULL);
+        (void)sqlite3_close(db);
+    }
+    return src;
+}
+
+/* The tables documents, tombstones and documents_fts as schemas 2 to 4
+ * created them, for the migration tests. */
+#define INDEX_TABLES_V2_SQL                                                    \
+    "CREATE TABLE documents(id INTEGER PRIMARY KEY,"                           \
+    " _recordid TEXT NOT NULL UNIQUE COLLATE BINARY,"                          \
+    " title TEXT, text TEXT, path TEXT, mime TEXT, size INTEGER,"              \
+    " modified TEXT, source TEXT, compound_id TEXT,"                           \
+    " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL,"                          \
+    " version INTEGER NOT NULL DEFAULT 0);"                                    \
+    "CREATE TABLE tombstones(_recordid TEXT PRIMARY KEY COLLATE BINARY,"       \
+    " version INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;"           \
+    "CREATE VIRTUAL TABLE documents_fts USING fts5(title, text, path,"         \
+    " content='documents', content_rowid='id',"                                \
+    " tokenize='unicode61 remove_diacritics 2');"
 
 #endif /* SL_TESTS_INDEX_FIXTURE_H */

@@ -1,0 +1,532 @@
+/*
+ * Unit tests of document metadata in the embedded index (index/, schema
+ * 5, docs/index.md): the author column (FTS-indexed, the column filter
+ * author:, its bm25 weight), the fields search hits carry (author,
+ * mimeType, created, modified, pages), the types the new columns accept,
+ * and the migration of a schema 4 database (all or nothing).  Each test works
+ * in its own temporary directory under $TMPDIR, with one shard per index, so an
+ * index is one database file.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "index/index.h"
+#include "index_fixture.h"
+
+static int
+setup(void **state)
+{
+    struct fixture *f = NULL;
+
+    (void)index_setup(state, "test_index_meta.");
+    f = *state;
+    assert_int_equal(sl_index_set_shards(f->set, 1), 0);
+    return 0;
+}
+
+/* Upsert the document of JSON text @json into @index; its result. */
+static int
+upsert(struct sl_index_set *set,
+       const char *index,
+       const char *json,
+       struct sl_err *err)
+{
+    json_t *doc = json_loads(json, 0, NULL);
+    int rc = 0;
+
+    assert_non_null(doc);
+    sl_err_clear(err);
+    rc = sl_index_upsert(set, index, doc, err);
+    json_decref(doc);
+    return rc;
+}
+
+/* Upsert that must succeed. */
+static void
+store(struct sl_index_set *set, const char *index, const char *json)
+{
+    struct sl_err err;
+
+    if (upsert(set, index, json, &err) != 0) {
+        fail_msg("upsert %s: %s", json, err.message);
+    }
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The record ids of the hits of @q in @index, sorted, joined by ","
+ * (a static buffer). */
+static const char *
+ids(struct sl_index_set *set, const char *index, const char *q)
+{
+    static char out[512];
+    const char *id[16];
+    json_t *res = search(set, index, q);
+    json_t *hit = NULL;
+    size_t n = 0;
+    size_t i = 0;
+    size_t len = 0;
+
+    json_array_foreach(json_object_get(res, "hits"), i, hit)
+    {
+        assert_true(n < sizeof(id) / sizeof(id[0]));
+        id[n++] = json_string_value(json_object_get(hit, "_recordid"));
+    }
+    qsort(id, n, sizeof(id[0]), cmp_id);
+    out[0] = '\0';
+    for (i = 0; i < n; i++) {
+        len += (size_t)snprintf(
+            out + len, sizeof(out) - len, "%s%s", i > 0 ? "," : "", id[i]);
+        assert_true(len < sizeof(out));
+    }
+    json_decref(res);
+    return out;
+}
+
+/* The hit of record @id in search result @res, or NULL (borrowed). */
+static json_t *
+hit_of(json_t *res, const char *id)
+{
+    json_t *hit = NULL;
+    size_t i = 0;
+
+    json_array_foreach(json_object_get(res, "hits"), i, hit)
+    {
+        if (strcmp(json_string_value(json_object_get(hit, "_recordid")), id) ==
+            0) {
+            return hit;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * The author comes from author, then creator, then Author; it is
+ * searched like title, text and path, alone with author:, and follows
+ * updates and deletes.
+ */
+static void
+test_meta_author_search(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_err err;
+
+    store(f->set,
+          "a",
+          "{\"_recordid\":\"a1\",\"title\":\"Sketch\","
+          "\"text\":\"the analytical engine\",\"author\":\"Ada Lovelace\"}");
+    store(f->set,
+          "a",
+          "{\"_recordid\":\"a2\",\"title\":\"Letters\","
+          "\"text\":\"letters to lovelace\",\"creator\":\"Charles Babbage\"}");
+    store(f->set,
+          "a",
+          "{\"_recordid\":\"a3\",\"text\":\"memo\","
+          "\"Author\":\"Lovelace Byron\"}");
+    store(f->set,
+          "a",
+          "{\"_recordid\":\"a4\",\"text\":\"note\",\"author\":\"Grace Hopper\","
+          "\"creator\":\"Ada Lovelace\"}");
+    /* any column; the creator of a4 is not its author (author wins) */
+    assert_string_equal(ids(f->set, "a", "lovelace"), "a1,a2,a3");
+    assert_string_equal(ids(f->set, "a", "author:lovelace"), "a1,a3");
+    assert_string_equal(ids(f->set, "a", "author:babbage"), "a2");
+    assert_string_equal(ids(f->set, "a", "author:hopper"), "a4");
+    assert_string_equal(ids(f->set, "a", "{title author}:lovelace"), "a1,a3");
+    assert_string_equal(ids(f->set, "a", "author:letters"), "");
+    assert_string_equal(ids(f->set, "a", "author:\"ada lovelace\""), "a1");
+    /* a changed author replaces the old one in the FTS table */
+    store(f->set,
+          "a",
+          "{\"_recordid\":\"a1\",\"title\":\"Sketch\","
+          "\"text\":\"the analytical engine\",\"author\":\"L. F. Menabrea\"}");
+    assert_string_equal(ids(f->set, "a", "author:lovelace"), "a3");
+    assert_string_equal(ids(f->set, "a", "author:menabrea"), "a1");
+    assert_int_equal(sl_index_delete(f->set, "a", "a3", &err), 0);
+    assert_string_equal(ids(f->set, "a", "lovelace"), "a2");
+    assert_int_equal(fts_integrity(f->dir, "a"), SQLITE_OK);
+}
+
+/* The author weighs twice the text (as the path does): the same term
+ * once in the author ranks above once in the text of a shorter
+ * document. */
+static void
+test_meta_author_weight(void **state)
+{
+    struct fixture *f = *state;
+    json_t *res = NULL;
+
+    store(f->set,
+          "w",
+          "{\"_recordid\":\"w1\",\"text\":\"alpha beta gamma\","
+          "\"author\":\"zed\"}");
+    store(f->set, "w", "{\"_recordid\":\"w2\",\"text\":\"alpha beta zed\"}");
+    store(f->set, "w", "{\"_recordid\":\"w3\",\"text\":\"filler one\"}");
+    store(f->set, "w", "{\"_recordid\":\"w4\",\"text\":\"filler two\"}");
+    store(f->set, "w", "{\"_recordid\":\"w5\",\"text\":\"filler three\"}");
+    assert_string_equal(ids(f->set, "w", "zed"), "w1,w2");
+    res = search(f->set, "w", "zed");
+    assert_true(json_real_value(json_object_get(hit_of(res, "w1"), "score")) >
+                json_real_value(json_object_get(hit_of(res, "w2"), "score")));
+    json_decref(res);
+}
+
+/* Member @key of @hit when a string, else "(none)". */
+static const char *
+str(json_t *hit, const char *key)
+{
+    const char *v = json_string_value(json_object_get(hit, key));
+
+    return v != NULL ? v : "(none)";
+}
+
+/* Number of members of @hit. */
+static size_t
+nkeys(json_t *hit)
+{
+    assert_non_null(hit);
+    return json_object_size(hit);
+}
+
+/*
+ * A hit carries author, mimeType, created, modified and pages when the
+ * document has them, as stored (modified: lastModified before the
+ * document's own modified); absent ones are left out.
+ */
+static void
+test_meta_hit_fields(void **state)
+{
+    struct fixture *f = *state;
+    json_t *res = NULL;
+    json_t *h = NULL;
+
+    store(f->set,
+          "h",
+          "{\"_recordid\":\"h1\",\"title\":\"Report\",\"text\":\"quarterly "
+          "numbers\",\"path\":\"/d/h1.pdf\",\"author\":\"Ada\","
+          "\"mimeType\":\"application/pdf\","
+          "\"created\":\"2024-03-15T10:00:00Z\","
+          "\"lastModified\":\"2024-04-01T00:00:00Z\","
+          "\"modified\":\"2024-03-20\",\"pageCount\":12}");
+    store(f->set,
+          "h",
+          "{\"_recordid\":\"h2\",\"text\":\"quarterly memo\","
+          "\"modified\":\"2024-03-20\",\"pages\":3,\"mime\":\"text/plain\","
+          "\"dateCreated\":\"2024-03-15\"}");
+    store(f->set, "h", "{\"_recordid\":\"h3\",\"text\":\"quarterly plain\"}");
+    store(f->set,
+          "h",
+          "{\"_recordid\":\"h4\",\"text\":\"quarterly epoch\","
+          "\"lastModified\":1700000000,\"pageCount\":2.0,\"author\":null}");
+    res = search(f->set, "h", "quarterly");
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 4);
+
+    h = hit_of(res, "h1");
+    assert_int_equal(nkeys(h), 10);
+    assert_string_equal(str(h, "title"), "Report");
+    assert_string_equal(str(h, "path"), "/d/h1.pdf");
+    assert_non_null(strstr(json_string_value(json_object_get(h, "snippet")),
+                           "<b>quarterly</b>"));
+    assert_string_equal(str(h, "author"), "Ada");
+    assert_string_equal(str(h, "mimeType"), "application/pdf");
+    assert_string_equal(str(h, "created"), "2024-03-15T10:00:00Z");
+    assert_string_equal(str(h, "modified"), "2024-04-01T00:00:00Z");
+    assert_true(json_is_integer(json_object_get(h, "pages")));
+    assert_int_equal(json_integer_value(json_object_get(h, "pages")), 12);
+
+    h = hit_of(res, "h2");
+    assert_int_equal(nkeys(h), 9); /* no author */
+    assert_null(json_object_get(h, "author"));
+    assert_string_equal(str(h, "mimeType"), "text/plain");
+    assert_string_equal(str(h, "created"), "2024-03-15");
+    assert_string_equal(str(h, "modified"), "2024-03-20");
+    assert_int_equal(json_integer_value(json_object_get(h, "pages")), 3);
+
+    /* the five of before, title null as before */
+    h = hit_of(res, "h3");
+    assert_int_equal(nkeys(h), 5);
+    assert_true(json_is_null(json_object_get(h, "title")));
+    assert_true(json_is_null(json_object_get(h, "path")));
+
+    h = hit_of(res, "h4");
+    assert_int_equal(nkeys(h), 7);
+    /* the modified column is TEXT: a number comes back as its digits */
+    assert_string_equal(str(h, "modified"), "1700000000");
+    assert_int_equal(json_integer_value(json_object_get(h, "pages")), 2);
+    json_decref(res);
+}
+
+/* A document with field @field of the wrong type (JSON text @json) is
+ * refused with SL_EINVAL naming the field, also by sl_index_op_check. */
+static void
+refused(struct sl_index_set *set, const char *json, const char *field)
+{
+    json_t *doc = json_loads(json, 0, NULL);
+    struct sl_index_op op;
+    struct sl_err err;
+
+    assert_non_null(doc);
+    assert_int_equal(upsert(set, "t", json, &err), SL_EINVAL);
+    assert_string_equal(err.field, field);
+    assert_non_null(strstr(err.message, field));
+    memset(&op, 0, sizeof(op));
+    op.doc = doc;
+    sl_err_clear(&err);
+    assert_int_equal(sl_index_op_check(&op, &err), SL_EINVAL);
+    assert_string_equal(err.field, field);
+    json_decref(doc);
+}
+
+/* author and created must be strings, pages a number; null is no value. */
+static void
+test_meta_types(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_index_op ops[2];
+    json_t *d[2];
+    struct sl_err err;
+
+    store(f->set, "t", "{\"_recordid\":\"t0\",\"text\":\"kept\"}");
+    refused(f->set, "{\"_recordid\":\"t1\",\"author\":5}", "author");
+    refused(f->set, "{\"_recordid\":\"t1\",\"creator\":[\"a\"]}", "creator");
+    refused(f->set, "{\"_recordid\":\"t1\",\"Author\":{\"n\":1}}", "Author");
+    refused(f->set, "{\"_recordid\":\"t1\",\"created\":20240315}", "created");
+    refused(
+        f->set, "{\"_recordid\":\"t1\",\"dateCreated\":true}", "dateCreated");
+    refused(f->set, "{\"_recordid\":\"t1\",\"pageCount\":\"12\"}", "pageCount");
+    refused(f->set, "{\"_recordid\":\"t1\",\"pageCount\":[1]}", "pageCount");
+    refused(f->set, "{\"_recordid\":\"t1\",\"pages\":true}", "pages");
+    /* the first field present decides: a good author hides a bad creator */
+    store(f->set,
+          "t",
+          "{\"_recordid\":\"t2\",\"author\":\"ok\",\"creator\":5,"
+          "\"pageCount\":7,\"pages\":\"vii\"}");
+    store(f->set,
+          "t",
+          "{\"_recordid\":\"t3\",\"author\":null,\"created\":null,"
+          "\"pageCount\":null}");
+    assert_int_equal(count(f->set, "t"), 3);
+    /* a batch with a bad document writes nothing */
+    d[0] = json_pack("{s:s, s:s}", "_recordid", "t4", "author", "fine");
+    d[1] = json_pack("{s:s, s:s}", "_recordid", "t5", "pageCount", "many");
+    memset(ops, 0, sizeof(ops));
+    ops[0].doc = d[0];
+    ops[1].doc = d[1];
+    sl_err_clear(&err);
+    assert_int_equal(sl_index_apply(f->set, "t", ops, 2, &err), SL_EINVAL);
+    assert_string_equal(err.field, "ops[1]");
+    assert_non_null(strstr(err.message, "pageCount"));
+    assert_int_equal(count(f->set, "t"), 3);
+    json_decref(d[0]);
+    json_decref(d[1]);
+}
+
+/* The tables of schema 4 as the index wrote them before schema 5 (one
+ * shard), with three documents written as it wrote them. */
+static const char schema4_sql[] =
+    "PRAGMA page_size=16384;"
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=NORMAL;" INDEX_TABLES_V2_SQL
+    "CREATE TABLE settings(key TEXT PRIMARY KEY,"
+    " value INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE sources(_recordid TEXT NOT NULL COLLATE BINARY,"
+    " source TEXT NOT NULL COLLATE BINARY,"
+    " PRIMARY KEY(_recordid, source)) WITHOUT ROWID;"
+    "CREATE INDEX sources_by_source ON sources(source, _recordid);"
+    "PRAGMA user_version=4;"
+    "INSERT INTO documents_fts(documents_fts, rank) VALUES('automerge', 16);"
+    "INSERT INTO settings VALUES('shards', 1);"
+    "INSERT INTO documents(_recordid, title, text, path, mime, modified,"
+    " source, text_sha256, meta) VALUES"
+    " ('m1', 'Notes', 'analytical engine notes', '/d/m1.pdf',"
+    "  'application/pdf', '2024-01-02T03:04:05Z', NULL, 'x',"
+    "  '{\"Author\":\"Ada Lovelace\",\"_recordid\":\"m1\","
+    "\"created\":\"1843-10-01\",\"lastModified\":\"2024-01-02T03:04:05Z\","
+    "\"mimeType\":\"application/pdf\",\"pageCount\":52,"
+    "\"path\":\"/d/m1.pdf\",\"title\":\"Notes\"}'),"
+    " ('m2', NULL, 'legacy plain words', NULL, NULL, NULL, 'S', 'x',"
+    "  '{\"_recordid\":\"m2\",\"_source\":\"S\"}'),"
+    " ('m3', NULL, 'legacy odd types', NULL, NULL, NULL, NULL, 'x',"
+    "  '{\"_recordid\":\"m3\",\"author\":[\"A\",\"B\"],\"pages\":\"x\"}'),"
+    " ('m4', NULL, 'legacy broken meta', NULL, NULL, NULL, NULL, 'x',"
+    "  'not json');"
+    "INSERT INTO documents_fts(rowid, title, text, path)"
+    " SELECT id, title, text, path FROM documents;"
+    "INSERT INTO sources VALUES ('m2', 'S');";
+
+/* One integer of @sql on the database of index @name. */
+static int64_t
+db_int(const char *dir, const char *name, const char *sql)
+{
+    char path[600];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+
+    (void)snprintf(path, sizeof(path), "%s/%s.db", dir, name);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    (void)sqlite3_finalize(st);
+    (void)sqlite3_close(db);
+    return v;
+}
+
+/* Run @sql on a new database file for index @name. */
+static void
+make_db(const char *dir, const char *name, const char *sql)
+{
+    char path[600];
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+
+    (void)snprintf(path, sizeof(path), "%s/%s.db", dir, name);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        fail_msg("%s", msg);
+    }
+    (void)sqlite3_close(db);
+}
+
+/*
+ * A schema 4 database gets the columns at open: documents that have the
+ * fields get them (one of a wrong type is left out), the others stay as
+ * they were; the FTS table is made again with author and agrees with the
+ * documents; sources, search and writes keep working; a reopen finds
+ * schema 5.
+ */
+static void
+test_meta_migrate4(void **state)
+{
+    struct fixture *f = *state;
+    json_t *res = NULL;
+    json_t *doc = NULL;
+    json_t *h = NULL;
+    struct sl_err err;
+
+    make_db(f->dir, "old", schema4_sql);
+    assert_int_equal(count(f->set, "old"), 4);
+    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 5);
+    assert_string_equal(ids(f->set, "old", "legacy"), "m2,m3,m4");
+    assert_string_equal(ids(f->set, "old", "author:lovelace"), "m1");
+    assert_string_equal(ids(f->set, "old", "author:a"), "");
+    res = search(f->set, "old", "engine OR legacy");
+    h = hit_of(res, "m1");
+    assert_int_equal(nkeys(h), 10);
+    assert_string_equal(str(h, "author"), "Ada Lovelace");
+    assert_string_equal(str(h, "created"), "1843-10-01");
+    assert_int_equal(json_integer_value(json_object_get(h, "pages")), 52);
+    assert_string_equal(str(h, "modified"), "2024-01-02T03:04:05Z");
+    assert_int_equal(nkeys(hit_of(res, "m2")), 5);
+    assert_int_equal(nkeys(hit_of(res, "m3")), 5);
+    json_decref(res);
+    assert_int_equal(fts_integrity(f->dir, "old"), SQLITE_OK);
+    /* the sources of schema 4 are kept */
+    assert_int_equal(sl_index_get(f->set, "old", "m2", &doc, &err), 0);
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(doc, "_sources"), 0)),
+        "S");
+    json_decref(doc);
+    /* writes of the new columns */
+    store(f->set,
+          "old",
+          "{\"_recordid\":\"m2\",\"_source\":\"S\",\"text\":\"legacy plain "
+          "words\",\"author\":\"Grace Hopper\",\"pageCount\":4}");
+    assert_int_equal(sl_index_delete(f->set, "old", "m1", &err), 0);
+    assert_string_equal(ids(f->set, "old", "author:hopper"), "m2");
+    assert_string_equal(ids(f->set, "old", "lovelace"), "");
+    assert_int_equal(fts_integrity(f->dir, "old"), SQLITE_OK);
+    /* reopened: schema 5 stays, nothing is migrated again */
+    sl_index_close(f->set);
+    assert_int_equal(sl_index_open(f->dir, &f->set, &err), 0);
+    assert_string_equal(ids(f->set, "old", "author:hopper"), "m2");
+    assert_int_equal(count(f->set, "old"), 3);
+    assert_int_equal(
+        db_int(f->dir, "old", "SELECT pages FROM documents WHERE id = 2"), 4);
+}
+
+/* A migration that fails leaves the database as it was (one
+ * transaction): here the third new column exists already. */
+static void
+test_meta_migrate_atomic(void **state)
+{
+    struct fixture *f = *state;
+    char sql[sizeof(schema4_sql) + 64];
+    uint64_t n = 0;
+    struct sl_err err;
+
+    (void)snprintf(sql,
+                   sizeof(sql),
+                   "%sALTER TABLE documents ADD COLUMN pages INTEGER;",
+                   schema4_sql);
+    make_db(f->dir, "half", sql);
+    sl_err_clear(&err);
+    assert_int_not_equal(sl_index_count(f->set, "half", &n, &err), 0);
+    assert_non_null(strstr(err.message, "pages"));
+    assert_int_equal(db_int(f->dir, "half", "PRAGMA user_version"), 4);
+    assert_int_equal(db_int(f->dir,
+                            "half",
+                            "SELECT count(*) FROM pragma_table_info("
+                            "'documents') WHERE name = 'author'"),
+                     0);
+    assert_int_equal(db_int(f->dir,
+                            "half",
+                            "SELECT count(*) FROM pragma_table_info("
+                            "'documents_fts')"),
+                     3);
+}
+
+/* An index of a newer schema than the program's is refused, untouched. */
+static void
+test_meta_newer_refused(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t n = 0;
+    struct sl_err err;
+
+    make_db(f->dir,
+            "new",
+            "CREATE TABLE documents(id INTEGER PRIMARY KEY);"
+            "PRAGMA user_version=6;");
+    sl_err_clear(&err);
+    assert_int_equal(sl_index_count(f->set, "new", &n, &err), SL_ECORRUPT);
+    assert_non_null(strstr(err.message, "newer"));
+    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 6);
+    assert_int_equal(
+        db_int(f->dir, "new", "SELECT count(*) FROM sqlite_master"), 1);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_meta_author_search, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_meta_author_weight, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_meta_hit_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_meta_types, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_meta_migrate4, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_meta_migrate_atomic, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_meta_newer_refused, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
