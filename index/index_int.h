@@ -141,6 +141,7 @@ int sl__index_src_step(struct sl__index *ix,
 struct sl__index_field {
     int kind;            /* what the column accepts (schema.c) */
     const char *keys[3]; /* fields it comes from: the first present wins */
+    int lenient;         /* another type fills no column, refuses nothing */
 };
 #define SL__IX_NFIELDS 11
 #define SL__IX_NFTS    4 /* title, text, path, author */

@@ -106,7 +106,9 @@ static const struct {
 };
 
 /* Field kinds: what a column accepts (a string and numbers are kept as
- * they are, a boolean as 0 or 1; null is no value). */
+ * they are, a boolean as 0 or 1; null is no value).  The metadata columns
+ * (author, created, pages) are lenient: a value of another type is left
+ * out of the column, never a reason to refuse the document. */
 enum { TEXT, SCALAR, NUMBER };
 static const char *const kinds[] = {"string", "string or number", "number"};
 
@@ -115,17 +117,17 @@ static const char *const kinds[] = {"string", "string or number", "number"};
  * are strings since they are indexed. */
 enum { F_AUTHOR = 3, F_CREATED = 9, F_PAGES = 10 }; /* schema 5's */
 const struct sl__index_field sl__index_fields[SL__IX_NFIELDS] = {
-    {TEXT, {"title", NULL, NULL}},
-    {TEXT, {"text", NULL, NULL}},
-    {TEXT, {"path", "FilePath", NULL}},
-    [F_AUTHOR] = {TEXT, {"author", "creator", "Author"}},
-    {SCALAR, {"mimeType", "mime", NULL}},
-    {SCALAR, {"size", "FileSize", NULL}},
-    {SCALAR, {"lastModified", "modified", NULL}},
-    {SCALAR, {"_source", "source", NULL}},
-    {SCALAR, {"_compoundRecordId", "compoundId", NULL}},
-    [F_CREATED] = {TEXT, {"created", "dateCreated", NULL}},
-    [F_PAGES] = {NUMBER, {"pageCount", "pages", NULL}},
+    {TEXT, {"title", NULL, NULL}, 0},
+    {TEXT, {"text", NULL, NULL}, 0},
+    {TEXT, {"path", "FilePath", NULL}, 0},
+    [F_AUTHOR] = {TEXT, {"author", "creator", "Author"}, 1},
+    {SCALAR, {"mimeType", "mime", NULL}, 0},
+    {SCALAR, {"size", "FileSize", NULL}, 0},
+    {SCALAR, {"lastModified", "modified", NULL}, 0},
+    {SCALAR, {"_source", "source", NULL}, 0},
+    {SCALAR, {"_compoundRecordId", "compoundId", NULL}, 0},
+    [F_CREATED] = {TEXT, {"created", "dateCreated", NULL}, 1},
+    [F_PAGES] = {NUMBER, {"pageCount", "pages", NULL}, 1},
 };
 
 /* PRAGMA user_version of @db into *version (0 for a new database). */
@@ -263,6 +265,12 @@ field_value(const json_t *doc,
     }
     *value = v;
     if (v == NULL || json_is_null(v) || kind_ok(f->kind, v)) {
+        return 0;
+    }
+    if (f->lenient) {
+        /* metadata as a pusher wrote it (several authors as an array, a
+         * page count as a string): kept in the document, in no column */
+        *value = NULL;
         return 0;
     }
     return sl_err_set(
