@@ -2,9 +2,10 @@
  * text/: office documents and EPUB read in-process (text/office.c,
  * text/epub.c): the real documents of tests/docs/ (made by pandoc and
  * LibreOffice) through MIME detection and a document fed in chunks, their
- * text and metadata; and hostile zips made here with libarchive's zip
- * writer: a zip bomb, a billion laughs, a truncated document, a zip that
- * only claims to be a document, too many entries.
+ * text and metadata; zips with parts out of order; and hostile zips made
+ * here with libarchive's zip writer: zip bombs, a billion laughs, a
+ * truncated document, a zip that only claims to be a document, too many
+ * entries.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "text/text.h"
+#include "text_fixture.h"
 
 #ifndef SL_TEST_DOCS
 #error "SL_TEST_DOCS: the tests/docs folder"
@@ -32,36 +34,6 @@
 #define DOCX                                                                   \
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 #define ODT "application/vnd.oasis.opendocument.text"
-
-/* Detect the type of @fd's content (@mime its own type, or NULL), feed it
- * in 4 KiB chunks, end it; the results in @r.  The type is in @out. */
-static struct sl_text_doc *
-extract_fd(struct sl_text *t,
-           const char *id,
-           const char *mime,
-           int fd,
-           struct sl_text_result *r,
-           char *out)
-{
-    struct sl_text_doc *d = sl_text_doc_new(t);
-    struct sl_text_hints h = {mime, NULL, id};
-    char buf[4096];
-    ssize_t n = read(fd, buf, sizeof(buf));
-    int fed = 0;
-
-    assert_true(n > 0);
-    (void)sl_text_mime_detect(t, &h, buf, (size_t)n, out);
-    sl_text_doc_name(d, id);
-    assert_int_equal(sl_text_doc_begin(d, out, NULL, buf, (size_t)n), 0);
-    while (fed == 0 && n > 0) {
-        fed = sl_text_doc_feed(d, buf, (size_t)n);
-        n = read(fd, buf, sizeof(buf));
-    }
-    assert_true(fed == 0 || fed == SL_TEXT_STOP);
-    assert_int_equal(sl_text_doc_end(d, 0), 0);
-    sl_text_doc_result(d, r);
-    return d;
-}
 
 /* The same for file @name of tests/docs. */
 static struct sl_text_doc *
@@ -77,7 +49,7 @@ extract_file(struct sl_text *t,
     (void)snprintf(path, sizeof(path), "%s/%s", SL_TEST_DOCS, name);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     assert_true(fd >= 0);
-    d = extract_fd(t, name, NULL, fd, r, mime);
+    d = text_extract_fd(t, name, NULL, fd, r, mime);
     (void)close(fd);
     return d;
 }
@@ -185,11 +157,9 @@ gzip_file(const char *name)
 {
     char path[1024];
     static char buf[1 << 16];
-    int fd = memfd_create("gz", MFD_CLOEXEC);
+    uint64_t size = 0;
     int in = -1;
     ssize_t n = 0;
-    struct archive *a = archive_write_new();
-    struct archive_entry *ae = archive_entry_new();
 
     (void)snprintf(path, sizeof(path), "%s/%s", SL_TEST_DOCS, name);
     in = open(path, O_RDONLY | O_CLOEXEC);
@@ -197,19 +167,7 @@ gzip_file(const char *name)
     n = read(in, buf, sizeof(buf));
     assert_true(n > 0 && n < (ssize_t)sizeof(buf));
     (void)close(in);
-    assert_int_equal(archive_write_add_filter_gzip(a), ARCHIVE_OK);
-    assert_int_equal(archive_write_set_format_raw(a), ARCHIVE_OK);
-    assert_int_equal(archive_write_open_fd(a, fd), ARCHIVE_OK);
-    archive_entry_set_pathname(ae, name);
-    archive_entry_set_filetype(ae, AE_IFREG);
-    archive_entry_set_size(ae, (la_int64_t)n);
-    assert_int_equal(archive_write_header(a, ae), ARCHIVE_OK);
-    assert_int_equal(archive_write_data(a, buf, (size_t)n), n);
-    archive_entry_free(ae);
-    assert_int_equal(archive_write_close(a), ARCHIVE_OK);
-    assert_int_equal(archive_write_free(a), ARCHIVE_OK);
-    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
-    return fd;
+    return text_compressed_fd(ARCHIVE_FILTER_GZIP, buf, (size_t)n, &size);
 }
 
 /* Does @s start with @prefix? */
@@ -262,7 +220,7 @@ test_office_details(void **state)
     {
         int fd = gzip_file("sample.docx");
 
-        d = extract_fd(t, "sample.docx.gz", NULL, fd, &r, mime);
+        d = text_extract_fd(t, "sample.docx.gz", NULL, fd, &r, mime);
         assert_string_equal(mime, "application/gzip");
         assert_string_equal(r.encoding, "gzip");
         assert_string_equal(r.inner_mime, DOCX);
@@ -291,9 +249,10 @@ test_office_details(void **state)
 }
 
 /* ------------------------------------------------------------------------
- * Hostile documents.
+ * Zips made here with libarchive's zip writer.
  * --------------------------------------------------------------------- */
 
+/* A zip written on @fd. */
 static struct archive *
 zip_open(int fd)
 {
@@ -342,6 +301,7 @@ zip_add(struct archive *a,
     archive_entry_free(ae);
 }
 
+/* The zip's end; its size, and @fd back at its start. */
 static uint64_t
 zip_close(struct archive *a, int fd)
 {
@@ -358,6 +318,68 @@ zip_close(struct archive *a, int fd)
     "<?xml version=\"1.0\"?><w:document xmlns:w=\"http://schemas."             \
     "openxmlformats.org/wordprocessingml/2006/main\"><w:body>"
 #define W_P(s) "<w:p><w:r><w:t>" s "</w:t></w:r></w:p>"
+
+/* Parts out of their order in the zip: slides by number, an EPUB by its
+ * spine (the OPF last, an escaped href, the navigation document left
+ * out, a document the manifest does not name after the spine's). */
+static void
+test_office_order(void **state)
+{
+    static const char pptx[] =
+        "application/vnd.openxmlformats-officedocument.presentationml."
+        "presentation";
+    struct sl_text_opts o = {1 << 20, NULL, NULL, NULL};
+    struct sl_text *t = sl_text_new(&o);
+    struct sl_text_result r;
+    char mime[SL_TEXT_MIME_MAX];
+    int fd = memfd_create("order", MFD_CLOEXEC);
+    struct archive *a = zip_open(fd);
+    struct sl_text_doc *d = NULL;
+
+    (void)state;
+    zip_add(a, "ppt/slides/slide10.xml", "<s><p><t>Ten</t></p></s>", "", 0, "");
+    zip_add(a, "ppt/slides/slide2.xml", "<s><p><t>Two</t></p></s>", "", 0, "");
+    zip_add(a, "ppt/slides/slide1.xml", "<s><p><t>One</t></p></s>", "", 0, "");
+    zip_add(a, "ppt/slides/slide3.xml.rels", "<s><t>No</t></s>", "", 0, "");
+    (void)zip_close(a, fd);
+    d = text_extract_fd(t, "order.pptx", pptx, fd, &r, mime);
+    assert_string_equal(r.text, "One\nTwo\nTen");
+    sl_text_doc_free(d);
+    (void)close(fd);
+    fd = memfd_create("order", MFD_CLOEXEC);
+    a = zip_open(fd);
+    zip_add(a, "mimetype", "application/epub+zip", "", 0, "");
+    zip_add(a, "OPS/extra.html", "<p>Extra</p>", "", 0, "");
+    zip_add(a, "OPS/text/b.xhtml", "<p>Second</p>", "", 0, "");
+    zip_add(a, "OPS/nav.xhtml", "<p>Contents</p>", "", 0, "");
+    zip_add(a, "OPS/text/chap 1.xhtml", "<p>First</p>", "", 0, "");
+    zip_add(a,
+            "OPS/book.opf",
+            "<package><metadata><title>Order</title><creator>A</creator>"
+            "<creator>B</creator></metadata><manifest>"
+            "<item id='n' href='nav.xhtml' media-type='application/xhtml+xml'/>"
+            "<item id='b' href='./text/b.xhtml#top' "
+            "media-type='application/xhtml+xml'/>"
+            "<item id='a' href='text/chap%201.xhtml' "
+            "media-type='application/xhtml+xml'/></manifest>"
+            "<spine><itemref idref='a'/><itemref idref='b'/></spine>"
+            "</package>",
+            "",
+            0,
+            "");
+    (void)zip_close(a, fd);
+    d = text_extract_fd(t, "order.epub", "application/epub+zip", fd, &r, mime);
+    assert_string_equal(r.text, "First\nSecond\nExtra");
+    assert_string_equal(r.title, "Order");
+    assert_string_equal(r.author, "A");
+    sl_text_doc_free(d);
+    (void)close(fd);
+    sl_text_free(t);
+}
+
+/* ------------------------------------------------------------------------
+ * Hostile documents.
+ * --------------------------------------------------------------------- */
 
 /* A DOCX whose document.xml holds 200 MiB of spaces deflated to about
  * 200 KB: between two paragraphs (one text node: libxml2 stops at 10 MB)
@@ -407,7 +429,7 @@ test_office_zip_bomb(void **state)
             a, "docProps/core.xml", "<c><title>Bomb</title></c>", "", 0, "");
         size = zip_close(a, fd);
         t0 = sl_mono_ms();
-        d = extract_fd(t, "bomb.docx", DOCX, fd, &r, mime);
+        d = text_extract_fd(t, "bomb.docx", DOCX, fd, &r, mime);
         print_message("zip bomb %zu (%llu bytes, %zu MiB inside): %lld ms, "
                       "cut %d, malformed %d, corrupt %d, text \"%s\"\n",
                       i,
@@ -429,31 +451,14 @@ test_office_zip_bomb(void **state)
     sl_text_free(t);
 }
 
-#define LOL(a, b)                                                              \
-    "<!ENTITY " a " \"&" b ";&" b ";&" b ";&" b ";&" b ";&" b ";&" b ";&" b    \
-    ";&" b ";&" b ";\">"
-
-/* An ODT whose content.xml declares a billion laughs (and an external
- * entity): neither is expanded, fast. */
+/* An ODT whose content.xml declares a billion laughs (l9: 10^9 "lol")
+ * and an external entity: neither is expanded, fast. */
 static void
 test_office_entities(void **state)
 {
-    static const char content[] =
-        "<?xml version=\"1.0\"?>\n<!DOCTYPE office:document-content [\n"
-        "<!ENTITY l0 \"lol\">" LOL("l1", "l0") LOL("l2", "l1") LOL(
-            "l3", "l2") LOL("l4", "l3") LOL("l5", "l4") LOL("l6", "l5")
-            LOL("l7", "l6") LOL("l8", "l7") LOL(
-                "l9",
-                "l8") "<!ENTITY xx SYSTEM \"file:///etc/passwd\">\n]>\n"
-                      "<office:document-content "
-                      "xmlns:office=\"urn:oasis:names:tc:"
-                      "opendocument:xmlns:office:1.0\" "
-                      "xmlns:text=\"urn:oasis:names:tc:"
-                      "opendocument:xmlns:text:1.0\"><office:body><office:text>"
-                      "<text:p>Before the "
-                      "laughs</text:p><text:p>&l9;&xx;</text:p>"
-                      "<text:p>After the laughs</text:p>"
-                      "</office:text></office:body></office:document-content>";
+    struct sl_buf content;
+    size_t i = 0;
+    size_t k = 0;
     struct sl_text_opts o = {1 << 20, NULL, NULL, NULL};
     struct sl_text *t = sl_text_new(&o);
     struct sl_text_result r;
@@ -464,11 +469,33 @@ test_office_entities(void **state)
     int64_t t0 = 0;
 
     (void)state;
+    sl_buf_init(&content, 1 << 16);
+    (void)sl_buf_appendf(&content,
+                         "<?xml version=\"1.0\"?>\n"
+                         "<!DOCTYPE office:document-content [\n"
+                         "<!ENTITY l0 \"lol\">\n");
+    for (i = 1; i < 10; i++) {
+        (void)sl_buf_appendf(&content, "<!ENTITY l%zu \"", i);
+        for (k = 0; k < 10; k++) {
+            (void)sl_buf_appendf(&content, "&l%zu;", i - 1);
+        }
+        (void)sl_buf_appendf(&content, "\">\n");
+    }
+    (void)sl_buf_appendf(
+        &content,
+        "<!ENTITY xx SYSTEM \"file:///etc/passwd\">\n]>\n"
+        "<office:document-content xmlns:office=\"urn:oasis:names:tc:"
+        "opendocument:xmlns:office:1.0\" xmlns:text=\"urn:oasis:names:tc:"
+        "opendocument:xmlns:text:1.0\"><office:body><office:text>"
+        "<text:p>Before the laughs</text:p><text:p>&l9;&xx;</text:p>"
+        "<text:p>After the laughs</text:p>"
+        "</office:text></office:body></office:document-content>");
     zip_add(a, "mimetype", ODT, "", 0, "");
-    zip_add(a, "content.xml", content, "", 0, "");
+    zip_add(a, "content.xml", content.data, "", 0, "");
+    sl_buf_free(&content);
     (void)zip_close(a, fd);
     t0 = sl_mono_ms();
-    d = extract_fd(t, "lol.odt", ODT, fd, &r, mime);
+    d = text_extract_fd(t, "lol.odt", ODT, fd, &r, mime);
     print_message("billion laughs: %lld ms, %zu bytes, malformed %d, "
                   "text \"%s\"\n",
                   (long long)(sl_mono_ms() - t0),
@@ -481,6 +508,22 @@ test_office_entities(void **state)
     assert_null(strstr(r.text, "lol"));
     assert_null(strstr(r.text, "root:"));
     assert_true(r.len < 100);
+    sl_text_doc_free(d);
+    (void)close(fd);
+    /* a harmless entity: the text stays, the reference is not expanded */
+    fd = memfd_create("ent", MFD_CLOEXEC);
+    a = zip_open(fd);
+    zip_add(a,
+            "content.xml",
+            "<!DOCTYPE d [<!ENTITY co \"Sluice Co\">]><d><p>Made by &co;."
+            "</p></d>",
+            "",
+            0,
+            "");
+    (void)zip_close(a, fd);
+    d = text_extract_fd(t, "ent.odt", ODT, fd, &r, mime);
+    assert_string_equal(r.text, "Made by .");
+    assert_int_equal(r.malformed, 0);
     sl_text_doc_free(d);
     (void)close(fd);
     sl_text_free(t);
@@ -513,7 +556,7 @@ test_office_broken(void **state)
     (void)close(in);
     assert_int_equal(write(fd, buf, (size_t)n / 2), n / 2);
     assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
-    d = extract_fd(t, "half.docx", NULL, fd, &r, mime);
+    d = text_extract_fd(t, "half.docx", NULL, fd, &r, mime);
     print_message("half of sample.docx: corrupt %d, outcome %d, text \"%s\"\n",
                   r.corrupt,
                   r.outcome,
@@ -529,7 +572,7 @@ test_office_broken(void **state)
     zip_add(
         a, "word/document.xml.bak", W_DOC W_P("hidden"), "", 0, "</w:body>");
     (void)zip_close(a, fd);
-    d = extract_fd(t, "fake.docx", DOCX, fd, &r, mime);
+    d = text_extract_fd(t, "fake.docx", DOCX, fd, &r, mime);
     assert_string_equal(mime, DOCX);
     assert_int_equal(r.len, 0);
     assert_int_equal(r.outcome, SL_TEXT_NOTEXT);
@@ -542,7 +585,7 @@ test_office_broken(void **state)
     memcpy(buf, "PK\003\004", 4);
     assert_int_equal(write(fd, buf, 5000), 5000);
     assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
-    d = extract_fd(t, "junk.epub", "application/epub+zip", fd, &r, mime);
+    d = text_extract_fd(t, "junk.epub", "application/epub+zip", fd, &r, mime);
     assert_int_equal(r.len, 0);
     assert_int_equal(r.corrupt, 1);
     sl_text_doc_free(d);
@@ -556,7 +599,7 @@ test_office_broken(void **state)
     }
     zip_add(a, "word/document.xml", W_DOC W_P("late"), "", 0, "</w:body>");
     (void)zip_close(a, fd);
-    d = extract_fd(t, "many.docx", DOCX, fd, &r, mime);
+    d = text_extract_fd(t, "many.docx", DOCX, fd, &r, mime);
     assert_int_equal(r.cut, 1);
     assert_int_equal(r.len, 0);
     sl_text_doc_free(d);
@@ -571,6 +614,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_office_documents),
         cmocka_unit_test(test_office_details),
+        cmocka_unit_test(test_office_order),
         cmocka_unit_test(test_office_zip_bomb),
         cmocka_unit_test(test_office_entities),
         cmocka_unit_test(test_office_broken),
