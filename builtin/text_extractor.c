@@ -258,6 +258,27 @@ count(struct tx *x, const struct doc *d, int has_content)
     }
 }
 
+/* The metadata of an office document or an EPUB, when it has some:
+ * `author`, `created`, `modified` (ISO 8601 as the document gives them)
+ * and `pageCount`. */
+static void
+set_metadata(json_t *meta, const struct sl_text_result *r)
+{
+    const char *keys[] = {"author", "created", "modified"};
+    const char *values[] = {r->author, r->created, r->modified};
+    size_t i = 0;
+
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        if (values[i][0] != '\0') {
+            set_string(meta, keys[i], values[i], strlen(values[i]));
+        }
+    }
+    if (r->pages > 0 && r->pages <= (uint64_t)INT64_MAX) {
+        (void)json_object_set_new(
+            meta, "pageCount", json_integer((json_int_t)r->pages));
+    }
+}
+
 /* Write @meta (its attachments are not copied) with the extraction
  * results.  Returns an enum sl_worker_result. */
 static int
@@ -322,6 +343,7 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
         set_string(meta, "charset", d->r.charset, strlen(d->r.charset));
     }
     set_string(meta, "title", title, strlen(title));
+    set_metadata(meta, &d->r);
     if (x->text_attribute) {
         set_string(meta, "text", d->r.text, d->r.len);
     } else {

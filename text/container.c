@@ -22,9 +22,7 @@
 
 #include "text/archive_int.h"
 
-#define SPOOL_MAX    ((uint64_t)1 << 30)   /* bytes of a spooled document */
-#define INFLATE_MAX  ((uint64_t)256 << 20) /* decompressed bytes read */
-#define NESTING_MAX  2u                    /* compressed in compressed */
+#define SPOOL_MAX    ((uint64_t)1 << 30) /* bytes of a spooled document */
 #define ARC_READ_BUF ((size_t)64 << 10)
 
 static const struct {
@@ -55,7 +53,7 @@ sl__text_container_of(const char *mime)
             return SL__TEXT_CONT_COMPRESSED;
         }
     }
-    return SL__TEXT_CONT_NONE;
+    return sl__text_office_of(mime);
 }
 
 /* ------------------------------------------------------------------------
@@ -142,10 +140,13 @@ take_inner(struct sl_text_doc *d, const struct sl_text_doc *in)
     sl_text_doc_result(in, &r);
     sl__text_buf_bytes(&d->text, r.text, r.len);
     if (r.title[0] != '\0') {
-        sl_buf_free(&d->title.b);
-        sl__text_buf_init(&d->title, SL_TEXT_TITLE_MAX, 1);
-        sl__text_buf_bytes(&d->title, r.title, strlen(r.title));
+        sl__text_buf_set(&d->title, SL_TEXT_TITLE_MAX, r.title);
     }
+    /* a compressed office document: its metadata */
+    sl__text_buf_set(&d->author, SL_TEXT_TITLE_MAX, r.author);
+    sl__text_buf_set(&d->created, SL_TEXT_TITLE_MAX, r.created);
+    sl__text_buf_set(&d->modified, SL_TEXT_TITLE_MAX, r.modified);
+    d->pages = r.pages;
     (void)snprintf(d->charset, sizeof(d->charset), "%s", r.charset);
     (void)snprintf(d->inner_mime, sizeof(d->inner_mime), "%s", in->mime);
     d->kind = r.kind;
@@ -157,39 +158,51 @@ take_inner(struct sl_text_doc *d, const struct sl_text_doc *in)
 }
 
 /*
- * Feed the decompressed data of @a into a new document @in, typed by its
- * first chunk and @name.  Returns 0 or SL_ECANCELED; a corrupt stream
- * ends the document with what was read.
+ * Feed the decompressed data of the current entry of @a into document
+ * @in, typed by its first chunk and @name unless its type is set already,
+ * decompressing at most *@left bytes (decremented; @d is cut when they
+ * run out).  Returns 0 or SL_ECANCELED; a corrupt stream marks @d corrupt
+ * and ends @in with what was read.
  */
-static int
-inflate_into(struct sl_text *x,
-             struct sl_text_doc *d,
-             struct archive *a,
-             struct sl_text_doc *in,
-             const char *name)
+int
+sl__text_inflate(struct sl_text *x,
+                 struct sl_text_doc *d,
+                 struct archive *a,
+                 struct sl_text_doc *in,
+                 const char *name,
+                 uint64_t *left)
 {
     char *buf = sl_malloc(ARC_READ_BUF);
-    uint64_t total = 0;
     size_t len = 0;
     int began = 0;
     int fed = 0;
     la_ssize_t got = 0;
 
     for (;;) {
-        got = archive_read_data(a, buf + len, ARC_READ_BUF - len);
+        size_t want = ARC_READ_BUF - len;
+
+        if (want > *left) {
+            want = (size_t)*left;
+        }
+        if (want == 0) {
+            d->too_big = 1; /* the budget ran out: ends as the data would */
+        }
+        got = want > 0 ? archive_read_data(a, buf + len, want) : 0;
         if (got < 0) {
             SL_DEBUG("text: %s: %s", name, archive_error_string(a));
             d->corrupt = 1;
         }
         if (got > 0) {
             len += (size_t)got;
-            total += (uint64_t)got;
+            *left -= (uint64_t)got;
         }
         /* the first chunk types the document; later ones are fed */
         if (!began && (len == ARC_READ_BUF || got <= 0)) {
             struct sl_text_hints h = {NULL, NULL, name};
 
-            (void)sl_text_mime_detect(x, &h, buf, len, in->mime);
+            if (in->mime[0] == '\0') {
+                (void)sl_text_mime_detect(x, &h, buf, len, in->mime);
+            }
             in->depth = d->depth + 1;
             began = 1;
             if (sl__text_doc_start(x, in, buf, len) != 0) {
@@ -201,10 +214,6 @@ inflate_into(struct sl_text *x,
             len = 0;
         }
         if (got <= 0 || fed != 0) {
-            break;
-        }
-        if (total >= INFLATE_MAX) {
-            d->too_big = 1;
             break;
         }
     }
@@ -221,6 +230,7 @@ read_compressed(struct sl_text *x, struct sl_text_doc *d)
     struct sl_text_doc *in = NULL;
     const char *encoding = NULL;
     const char *suffix = NULL;
+    uint64_t left = SL__TEXT_INFLATE_MAX;
     char name[256];
     int rc = 0;
 
@@ -241,7 +251,7 @@ read_compressed(struct sl_text *x, struct sl_text_doc *d)
         return 0;
     }
     in = sl_text_doc_new(x);
-    rc = inflate_into(x, d, a, in, name[0] != '\0' ? name : NULL);
+    rc = sl__text_inflate(x, d, a, in, name[0] != '\0' ? name : NULL, &left);
     if (sl_text_doc_end(in, rc != 0) != 0 && rc == 0) {
         rc = SL_ECANCELED;
     }
@@ -264,10 +274,14 @@ sl__text_container_end(struct sl_text *x, struct sl_text_doc *d, int abort)
         return 0;
     }
     if (!abort && lseek(d->spool_fd, 0, SEEK_SET) == 0) {
-        if (d->cont == SL__TEXT_CONT_COMPRESSED && d->depth < NESTING_MAX) {
+        if (d->depth >= SL__TEXT_NESTING_MAX) {
+            d->outcome = SL_TEXT_NOTEXT;
+        } else if (d->cont == SL__TEXT_CONT_COMPRESSED) {
             rc = read_compressed(x, d);
         } else if (d->cont == SL__TEXT_CONT_MAIL) {
             rc = sl__text_mail_read(x, d);
+        } else if (d->cont != SL__TEXT_CONT_NONE) {
+            rc = sl__text_office_read(x, d);
         } else {
             d->outcome = SL_TEXT_NOTEXT;
         }

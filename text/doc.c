@@ -53,6 +53,9 @@ sl__text_doc_init(struct sl_text_doc *d, uint64_t max_text)
     memset(d, 0, sizeof(*d));
     sl__text_buf_init(&d->text, (size_t)max_text, 0);
     sl__text_buf_init(&d->title, 0, 1);
+    sl__text_buf_init(&d->author, 0, 1);
+    sl__text_buf_init(&d->created, 0, 1);
+    sl__text_buf_init(&d->modified, 0, 1);
     d->cd = (iconv_t)-1;
     d->outcome = SL_TEXT_NOTEXT;
     d->conv.file_fd = -1;
@@ -68,6 +71,9 @@ sl__text_doc_fini(struct sl_text_doc *d)
 {
     sl_buf_free(&d->text.b);
     sl_buf_free(&d->title.b);
+    sl_buf_free(&d->author.b);
+    sl_buf_free(&d->created.b);
+    sl_buf_free(&d->modified.b);
 }
 
 /* Choose and start the extractor of a record whose content starts with
@@ -246,4 +252,8 @@ sl_text_doc_result(const struct sl_text_doc *d, struct sl_text_result *r)
     r->encoding = d->encoding;
     r->cut = d->too_big;
     r->corrupt = d->corrupt;
+    r->author = d->author.b.len > 0 ? d->author.b.data : "";
+    r->created = d->created.b.len > 0 ? d->created.b.data : "";
+    r->modified = d->modified.b.len > 0 ? d->modified.b.data : "";
+    r->pages = d->pages;
 }

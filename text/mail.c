@@ -543,6 +543,35 @@ text_of(struct sl_text *x, struct sl_text_doc *d, GMimeObject *o, unsigned *k)
     g_free(s);
 }
 
+/* The sender (From, decoded: "Ada Lovelace <ada@example.org>") as the
+ * author, the Date header (ISO 8601, UTC) as the creation date. */
+static void
+message_meta(struct sl_text_doc *d, GMimeMessage *m)
+{
+    InternetAddressList *from = g_mime_message_get_from(m);
+    GDateTime *date = g_mime_message_get_date(m);
+
+    if (from != NULL && internet_address_list_length(from) > 0) {
+        char *who = internet_address_list_to_string(from, NULL, FALSE);
+
+        sl__text_buf_set(&d->author, SL_TEXT_TITLE_MAX, who);
+        g_free(who);
+    }
+    if (date != NULL) {
+        GDateTime *utc = g_date_time_to_utc(date);
+        char *iso =
+            utc != NULL ? g_date_time_format(utc, "%Y-%m-%dT%H:%M:%SZ") : NULL;
+
+        if (iso != NULL) {
+            sl__text_buf_set(&d->created, SL_TEXT_TITLE_MAX, iso);
+        }
+        g_free(iso);
+        if (utc != NULL) {
+            g_date_time_unref(utc);
+        }
+    }
+}
+
 int
 sl__text_mail_read(struct sl_text *x, struct sl_text_doc *d)
 {
@@ -568,10 +597,9 @@ sl__text_mail_read(struct sl_text *x, struct sl_text_doc *d)
     d->kind = SL_TEXT_KIND_TEXT;
     subject = g_mime_message_get_subject(m);
     if (subject != NULL && subject[0] != '\0') {
-        sl_buf_free(&d->title.b);
-        sl__text_buf_init(&d->title, SL_TEXT_TITLE_MAX, 1);
-        sl__text_buf_bytes(&d->title, subject, strlen(subject));
+        sl__text_buf_set(&d->title, SL_TEXT_TITLE_MAX, subject);
     }
+    message_meta(d, m);
     text_of(x, d, g_mime_message_get_mime_part(m), &k);
     g_object_unref(m);
     return 0;

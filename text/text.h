@@ -14,6 +14,8 @@
  *   `converters` configuration), fed on stdin or through a spool file.
  * - The text itself: always valid UTF-8, capped, optionally with white
  *   space collapsed.
+ * - Office documents (Office Open XML, OpenDocument) and EPUB: the text
+ *   parts of the zip through libxml2's xmlTextReader, and their metadata.
  * - Archives: every regular entry of a (nested) archive, under limits.
  *
  * Errors: 0 or a negative SL_E* code of core/sl.h.
@@ -172,7 +174,7 @@ void sl_text_doc_give_end(struct sl_text_doc *d);
 struct sl_text_result {
     const char *text;    /* valid UTF-8, NUL-terminated; never NULL */
     size_t len;          /* its bytes */
-    const char *title;   /* an HTML <title>; "" when none */
+    const char *title;   /* an HTML <title>, a document's; "" when none */
     const char *charset; /* the charset read, "" when none */
     int kind;            /* enum sl_text_kind */
     int outcome;         /* enum sl_text_outcome */
@@ -185,6 +187,13 @@ struct sl_text_result {
     const char *inner_mime;
     int cut;     /* content past a limit of the library was not read */
     int corrupt; /* the format could not be read (a corrupt gzip...) */
+    /* The metadata of an office document or an EPUB ("" and 0 when it
+     * gives none); dates are ISO 8601 strings as the document writes
+     * them (2024-03-15, 2024-03-15T09:30:00Z). */
+    const char *author;   /* its author (creator) */
+    const char *created;  /* its creation (EPUB: publication) date */
+    const char *modified; /* its last modification date */
+    uint64_t pages;       /* its pages (slides), 0: unknown */
 };
 /** @brief The results of @p d so far. */
 void sl_text_doc_result(const struct sl_text_doc *d, struct sl_text_result *r);

@@ -88,7 +88,12 @@ struct sl_text_doc {
     const char *id;                    /* its id or name, borrowed, or NULL */
     char encoding[16];                 /* "gzip"...: a compressed file */
     char inner_mime[SL_TEXT_MIME_MAX]; /* the type inside, or "" */
-    struct sl_text *t;                 /* the extractor, borrowed */
+    /* metadata of office documents and EPUB (office.c) */
+    struct sl__text_buf author;   /* its author */
+    struct sl__text_buf created;  /* its creation date, as given */
+    struct sl__text_buf modified; /* its last modification date */
+    uint64_t pages;               /* its page (slide) count, 0: unknown */
+    struct sl_text *t;            /* the extractor, borrowed */
 };
 
 /* An extractor: its options, the libraries it loaded, its buffers. */
@@ -162,12 +167,31 @@ int sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort);
 enum {
     SL__TEXT_CONT_NONE = 0,
     SL__TEXT_CONT_COMPRESSED = 1, /* gzip, bzip2, xz...: one document */
-    SL__TEXT_CONT_MAIL = 2,       /* message/rfc822 (mail.c) */
+    SL__TEXT_CONT_DOCX = 2,       /* zips of Office Open XML (office.c) */
+    SL__TEXT_CONT_XLSX = 3,
+    SL__TEXT_CONT_PPTX = 4,
+    SL__TEXT_CONT_ODF = 5,  /* OpenDocument (and OpenOffice.org 1) */
+    SL__TEXT_CONT_EPUB = 6, /* EPUB: XHTML through the HTML extractor */
+    SL__TEXT_CONT_MAIL = 7, /* message/rfc822 (mail.c) */
 };
+#define SL__TEXT_INFLATE_MAX ((uint64_t)256 << 20) /* bytes decompressed */
+#define SL__TEXT_NESTING_MAX 2u /* documents read whole inside others */
+struct archive;
 int sl__text_container_of(const char *mime);
 int sl__text_container_begin(struct sl_text_doc *d, int cont);
 int sl__text_container_feed(struct sl_text_doc *d, const char *p, size_t n);
 int sl__text_container_end(struct sl_text *x, struct sl_text_doc *d, int abort);
+int sl__text_inflate(struct sl_text *x,
+                     struct sl_text_doc *d,
+                     struct archive *a,
+                     struct sl_text_doc *in,
+                     const char *name,
+                     uint64_t *left);
+void sl__text_buf_set(struct sl__text_buf *t, size_t max, const char *s);
+
+/* office.c: office documents and EPUB, read from their spooled zip */
+int sl__text_office_of(const char *mime);
+int sl__text_office_read(struct sl_text *x, struct sl_text_doc *d);
 
 /* doc.c */
 void sl__text_doc_init(struct sl_text_doc *d, uint64_t max_text);

@@ -274,3 +274,15 @@ sl__text_buf_end(struct sl__text_buf *t)
             t, SL__TEXT_REPLACEMENT, sizeof(SL__TEXT_REPLACEMENT), 0xfffd);
     }
 }
+
+/* Make @t a collapsed text of at most @max bytes holding @s (NULL: none);
+ * what it held is freed. */
+void
+sl__text_buf_set(struct sl__text_buf *t, size_t max, const char *s)
+{
+    sl_buf_free(&t->b);
+    sl__text_buf_init(t, max, 1);
+    if (s != NULL) {
+        sl__text_buf_bytes(t, s, strlen(s));
+    }
+}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "text/text.h"
+#include "text_fixture.h"
 
 /* ------------------------------------------------------------------------
  * MIME types.
@@ -160,58 +161,6 @@ test_text_doc_plain_and_markup(void **state)
     sl_text_free(t);
 }
 
-/* @n bytes @p compressed with libarchive's filter @filter into a new
- * memory file of *size bytes. */
-static int
-compressed_fd(int filter, const char *p, size_t n, uint64_t *size)
-{
-    int fd = memfd_create("z", MFD_CLOEXEC);
-    struct archive *a = archive_write_new();
-    struct archive_entry *ae = archive_entry_new();
-
-    assert_true(fd >= 0);
-    assert_int_equal(archive_write_add_filter(a, filter), ARCHIVE_OK);
-    assert_int_equal(archive_write_set_format_raw(a), ARCHIVE_OK);
-    assert_int_equal(archive_write_open_fd(a, fd), ARCHIVE_OK);
-    archive_entry_set_pathname(ae, "data");
-    archive_entry_set_filetype(ae, AE_IFREG);
-    archive_entry_set_size(ae, (la_int64_t)n);
-    assert_int_equal(archive_write_header(a, ae), ARCHIVE_OK);
-    assert_int_equal(archive_write_data(a, p, n), (la_ssize_t)n);
-    archive_entry_free(ae);
-    assert_int_equal(archive_write_close(a), ARCHIVE_OK);
-    assert_int_equal(archive_write_free(a), ARCHIVE_OK);
-    *size = (uint64_t)lseek(fd, 0, SEEK_END);
-    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
-    return fd;
-}
-
-/* Extract the document of type @mime and name @id on @fd through the
- * detector and the document API in 4 KiB reads. */
-static struct sl_text_doc *
-extract_fd(struct sl_text *t, const char *id, int fd, struct sl_text_result *r)
-{
-    struct sl_text_doc *d = sl_text_doc_new(t);
-    struct sl_text_hints h = {NULL, NULL, id};
-    char buf[4096];
-    char mime[SL_TEXT_MIME_MAX];
-    ssize_t n = read(fd, buf, sizeof(buf));
-    int fed = 0;
-
-    assert_true(n > 0);
-    (void)sl_text_mime_detect(t, &h, buf, (size_t)n, mime);
-    sl_text_doc_name(d, id);
-    assert_int_equal(sl_text_doc_begin(d, mime, NULL, buf, (size_t)n), 0);
-    while (fed == 0 && n > 0) {
-        fed = sl_text_doc_feed(d, buf, (size_t)n);
-        n = read(fd, buf, sizeof(buf));
-    }
-    assert_true(fed == 0 || fed == SL_TEXT_STOP);
-    assert_int_equal(sl_text_doc_end(d, 0), 0);
-    sl_text_doc_result(d, r);
-    return d;
-}
-
 /* A compressed single file is one document: the text of what is inside,
  * typed by its content and its name without the suffix; every filter
  * libarchive reads, a compressed HTML page (title and all), a compressed
@@ -247,8 +196,9 @@ test_text_doc_compressed(void **state)
 
     (void)state;
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        fd = compressed_fd(cases[i].filter, readme, sizeof(readme) - 1, &size);
-        d = extract_fd(t, cases[i].id, fd, &r);
+        fd = text_compressed_fd(
+            cases[i].filter, readme, sizeof(readme) - 1, &size);
+        d = text_extract_fd(t, cases[i].id, NULL, fd, &r, NULL);
         assert_string_equal(r.text, "Sluice reads compressed files.\n");
         assert_string_equal(r.encoding, cases[i].encoding);
         assert_string_equal(r.inner_mime, "text/plain");
@@ -258,8 +208,8 @@ test_text_doc_compressed(void **state)
         (void)close(fd);
     }
     /* typed by its name inside: caching.html.gz is HTML */
-    fd = compressed_fd(ARCHIVE_FILTER_GZIP, page, sizeof(page) - 1, &size);
-    d = extract_fd(t, "site/caching.html.gz", fd, &r);
+    fd = text_compressed_fd(ARCHIVE_FILTER_GZIP, page, sizeof(page) - 1, &size);
+    d = text_extract_fd(t, "site/caching.html.gz", NULL, fd, &r, NULL);
     assert_string_equal(r.inner_mime, "text/html");
     assert_string_equal(r.title, "Caching");
     assert_string_equal(r.text, "Keep it warm.");
@@ -273,10 +223,10 @@ test_text_doc_compressed(void **state)
         assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
         n = read(fd, twice, sizeof(twice));
         assert_true(n > 0 && (uint64_t)n == size);
-        fd2 = compressed_fd(ARCHIVE_FILTER_XZ, twice, (size_t)n, &size);
+        fd2 = text_compressed_fd(ARCHIVE_FILTER_XZ, twice, (size_t)n, &size);
     }
     (void)close(fd);
-    d = extract_fd(t, "site/caching.html.gz.xz", fd2, &r);
+    d = text_extract_fd(t, "site/caching.html.gz.xz", NULL, fd2, &r, NULL);
     assert_string_equal(r.encoding, "xz");
     assert_string_equal(r.text, "Keep it warm.");
     sl_text_doc_free(d);
@@ -285,8 +235,8 @@ test_text_doc_compressed(void **state)
     for (i = 0; i < (1u << 20); i++) {
         big[i] = (char)(i % 64 == 63 ? '\n' : 'a' + (char)(i % 26));
     }
-    fd = compressed_fd(ARCHIVE_FILTER_GZIP, big, 1u << 20, &size);
-    d = extract_fd(t, "big.txt.gz", fd, &r);
+    fd = text_compressed_fd(ARCHIVE_FILTER_GZIP, big, 1u << 20, &size);
+    d = text_extract_fd(t, "big.txt.gz", NULL, fd, &r, NULL);
     assert_int_equal(r.full, 1);
     assert_true(r.len > 4000 && r.len <= 4096);
     sl_text_doc_free(d);
@@ -296,7 +246,7 @@ test_text_doc_compressed(void **state)
     t = sl_text_new(&o);
     assert_int_equal(ftruncate(fd, (off_t)size / 2), 0);
     assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
-    d = extract_fd(t, "big.txt.gz", fd, &r);
+    d = text_extract_fd(t, "big.txt.gz", NULL, fd, &r, NULL);
     assert_int_equal(r.corrupt, 1);
     assert_int_equal(r.full, 0);
     assert_true(r.len > 0 && r.len < (1u << 20));
@@ -306,7 +256,7 @@ test_text_doc_compressed(void **state)
     fd = memfd_create("bad", MFD_CLOEXEC);
     assert_int_equal(write(fd, "\x1f\x8b\x08\0garbage garbage", 20), 20);
     assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
-    d = extract_fd(t, "bad.gz", fd, &r);
+    d = text_extract_fd(t, "bad.gz", NULL, fd, &r, NULL);
     assert_string_equal(r.encoding, "gzip");
     assert_int_equal(r.corrupt, 1);
     assert_int_equal(r.len, 0);
@@ -666,7 +616,8 @@ test_text_archive_walk(void **state)
         uint64_t zsize = 0;
 
         memset(&s, 0, sizeof(s));
-        fd = compressed_fd(ARCHIVE_FILTER_GZIP, rst, sizeof(rst) - 1, &zsize);
+        fd = text_compressed_fd(
+            ARCHIVE_FILTER_GZIP, rst, sizeof(rst) - 1, &zsize);
         assert_int_equal(walk(fd, zsize, &lim, &s), 0);
         assert_int_equal(s.n, 0);
         assert_true(s.events[SL_TEXT_ARC_CORRUPT] == 0);

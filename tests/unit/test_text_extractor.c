@@ -1097,6 +1097,71 @@ test_text_corrupt_input(void **state)
     sl_buf_free(&bulk);
 }
 
+/* The bytes of file @name of tests/docs; *@len set; caller frees. */
+static char *
+doc_file(const char *name, size_t *len)
+{
+    char path[1024];
+    char *buf = sl_malloc(1 << 20);
+    FILE *fp = NULL;
+
+    (void)snprintf(path, sizeof(path), "%s/%s", SL_TEST_DOCS, name);
+    fp = fopen(path, "rb");
+    assert_non_null(fp);
+    *len = fread(buf, 1, 1 << 20, fp);
+    assert_true(*len > 0 && *len < (1 << 20));
+    (void)fclose(fp);
+    return buf;
+}
+
+/* Office documents and EPUB are read in-process: their text, and their
+ * metadata as attributes author, created, modified, pageCount (only
+ * those the document has); a plain text has none of them. */
+static void
+test_text_office(void **state)
+{
+    struct fixture *f = *state;
+    size_t docx_len = 0;
+    size_t odt_len = 0;
+    char *docx = doc_file("sample.docx", &docx_len);
+    char *odt = doc_file("sample.odt", &odt_len);
+    const struct rec r[] = {
+        {"/d/sample.docx", NULL, docx, docx_len},
+        {"/d/sample.odt", NULL, odt, odt_len},
+        {"/d/a.txt", NULL, "plain", 5},
+    };
+    struct result res = run(f, "{}", NULL, 1, r, 3);
+    const json_t *m = json_object_get(res.records, "/d/sample.docx");
+
+    assert_string_equal(
+        attr(&res, "/d/sample.docx", "mimeType"),
+        "application/vnd.openxmlformats-officedocument.wordprocessingml."
+        "document");
+    assert_non_null(strstr(attr(&res, "/d/sample.docx", "text"),
+                           "\nThe quick sluice gate opens at dawn"));
+    assert_string_equal(attr(&res, "/d/sample.docx", "title"),
+                        "Sluice Sample Report");
+    assert_string_equal(attr(&res, "/d/sample.docx", "author"), "Ada Lovelace");
+    assert_int_equal(strncmp(attr(&res, "/d/sample.docx", "created"), "20", 2),
+                     0);
+    assert_non_null(attr(&res, "/d/sample.docx", "modified"));
+    assert_int_equal(json_integer_value(json_object_get(m, "pageCount")), 1);
+    assert_string_equal(attr(&res, "/d/sample.odt", "mimeType"),
+                        "application/vnd.oasis.opendocument.text");
+    assert_non_null(strstr(attr(&res, "/d/sample.odt", "text"),
+                           "Café crème, naïve façade, Straße, 東京."));
+    assert_string_equal(attr(&res, "/d/sample.odt", "author"), "Ada Lovelace");
+    assert_null(json_object_get(json_object_get(res.records, "/d/sample.odt"),
+                                "pageCount"));
+    assert_null(attr(&res, "/d/a.txt", "author"));
+    assert_null(attr(&res, "/d/a.txt", "created"));
+    assert_int_equal(counter(&res, "records.extracted"), 3);
+    assert_int_equal(counter(&res, "records.corrupt"), 0);
+    result_free(&res);
+    sl_free(docx);
+    sl_free(odt);
+}
+
 /* A record that brings its text as attachment `text` (the webCrawler's
  * extractText, or this worker's own output) keeps its text, title, MIME
  * type and charset: copied as stored, or with textOutput "attribute" or a
@@ -1581,6 +1646,7 @@ main(void)
             test_text_mime_and_params, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_text_corrupt_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_office, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_text_given_attachment, setup, teardown),
         cmocka_unit_test_setup_teardown(

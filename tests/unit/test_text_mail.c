@@ -164,6 +164,9 @@ find(const struct seen *s, const char *id)
     return 0;
 }
 
+static char last_author[256]; /* of the last read_message */
+static char last_created[64];
+
 /* The text and title of message @p (@n bytes) read as a document. */
 static void
 read_message(const char *p, size_t n, char **text, char **title)
@@ -184,6 +187,8 @@ read_message(const char *p, size_t n, char **text, char **title)
     assert_int_equal(r.outcome, SL_TEXT_EXTRACTED);
     *text = sl_strdup(r.text);
     *title = sl_strdup(r.title);
+    (void)snprintf(last_author, sizeof(last_author), "%s", r.author);
+    (void)snprintf(last_created, sizeof(last_created), "%s", r.created);
     sl_text_doc_free(d);
     sl_text_free(t);
 }
@@ -224,6 +229,7 @@ test_mbox(void **state)
     i = find(&s, "top!/2");
     read_message(s.content[i], s.len[i], &text, &title);
     assert_string_equal(title, "Café crème");
+    assert_string_equal(last_author, "Björn <bjorn@example.org>");
     assert_non_null(strstr(text, "Café am Hafen ist heiß; naïve façade."));
     assert_null(strstr(text, "Cargo manifest"));
     sl_free(text);
@@ -269,6 +275,8 @@ test_eml(void **state)
     assert_true(p != MAP_FAILED);
     read_message(p, (size_t)n, &text, &title);
     assert_string_equal(title, "Sluice Sample Report");
+    assert_string_equal(last_author, "Ada Lovelace <ada@example.org>");
+    assert_string_equal(last_created, "2024-03-15T10:00:00Z");
     assert_non_null(strstr(text, "The quick sluice gate opens at dawn"));
     assert_null(strstr(strstr(text, "opens at dawn") + 1, "opens at dawn"));
     assert_null(strstr(text, "Tide table"));
