@@ -3,9 +3,11 @@
 # of tests/docs (made by pandoc and LibreOffice) crawled from disk with the
 # default configuration.
 # 1. PDF (pdftotext), Word 97 .doc and RTF (catdoc), Excel .xls
-#    (xls2csv), HTML, Markdown and a gzip'd Markdown file: each document's
-#    text holds the sample sentence, its mimeType is the format's, and a
-#    search finds them;
+#    (xls2csv), HTML, Markdown, a gzip'd Markdown file, DOCX, XLSX, PPTX,
+#    ODT, ODS, ODP and EPUB (in-process): each document's text holds the
+#    sample sentence, its mimeType is the format's, a search finds them,
+#    and the metadata of the office documents, EPUB and e-mail (author,
+#    created, pageCount) is searchable (author:) and in the hits;
 # 2. a PDF named .txt is still read as a PDF (the content decides);
 # 3. e-mail: sample.eml is a document (its plain text, its subject as the
 #    title) whose attachments are documents below it (the PDF read by
@@ -49,6 +51,9 @@ cp "$DOCS"/sample.pdf "$DOCS"/sample.doc "$DOCS"/sample.rtf "$DOCS"/sample.xls \
     "$DOCS"/sample.html "$DOCS"/sample.md "$DOCS"/sample.md.gz "$T/"
 cp "$DOCS/sample.pdf" "$T/report.txt"
 cp "$DOCS/sample.eml" "$DOCS/sample.mbox" "$T/"
+for f in docx xlsx pptx odt ods odp epub; do
+    cp "$DOCS/sample.$f" "$T/"
+done
 
 # expect_text ID WORDS [MIME]: ID is indexed, its text holds WORDS (and its
 # mimeType is MIME).
@@ -83,9 +88,24 @@ expect_doc "$T/sample.md.gz" text/plain
 expect_doc "$T/report.txt" application/pdf
 jq -e '.text | contains("Café crème, naïve façade, Straße, 東京")' "$TMP/doc.json" >/dev/null &&
     ok "the PDF's non-ASCII text is UTF-8" || fail "report.txt text: $(jq -c .text "$TMP/doc.json" | head -c 300)"
+expect_doc "$T/sample.docx" application/vnd.openxmlformats-officedocument.wordprocessingml.document
+jq -e '.title == "Sluice Sample Report" and .author == "Ada Lovelace" and .pageCount == 1' \
+    "$TMP/doc.json" >/dev/null && ok "sample.docx: title, author and page count from its metadata" ||
+    fail "sample.docx metadata: $(jq -c '{title, author, created, pageCount}' "$TMP/doc.json")"
+expect_doc "$T/sample.xlsx" application/vnd.openxmlformats-officedocument.spreadsheetml.sheet
+expect_doc "$T/sample.pptx" application/vnd.openxmlformats-officedocument.presentationml.presentation
+expect_doc "$T/sample.odt" application/vnd.oasis.opendocument.text
+expect_doc "$T/sample.ods" application/vnd.oasis.opendocument.spreadsheet
+expect_doc "$T/sample.odp" application/vnd.oasis.opendocument.presentation
+expect_doc "$T/sample.epub" application/epub+zip
+jq -e '.created == "2024-03-15" and .author == "Ada Lovelace"' "$TMP/doc.json" >/dev/null &&
+    ok "sample.epub: author and date from its package document" ||
+    fail "sample.epub metadata: $(jq -c '{title, author, created}' "$TMP/doc.json")"
 expect_text "$T/sample.eml" "The quick sluice gate opens at dawn" message/rfc822
-jq -e '.title == "Sluice Sample Report" and (.text | contains("<p>") | not)' "$TMP/doc.json" >/dev/null &&
-    ok "sample.eml: the subject is the title, the plain alternative the text" ||
+jq -e '.title == "Sluice Sample Report" and (.text | contains("<p>") | not) and
+       .author == "Ada Lovelace <ada@example.org>" and .created == "2024-03-15T10:00:00Z"' \
+    "$TMP/doc.json" >/dev/null &&
+    ok "sample.eml: the subject is the title, the sender the author, the date created, the plain alternative the text" ||
     fail "sample.eml: $(jq -c '{title, text}' "$TMP/doc.json" | head -c 300)"
 expect_text "$T/sample.eml!/report.pdf" "The quick sluice gate opens at dawn" application/pdf
 expect_text "$T/sample.eml!/notes.txt" "kestrel moored at pier four"
@@ -94,9 +114,17 @@ expect_text "$T/sample.mbox!/2" "Café am Hafen ist heiß" message/rfc822
 expect_text "$T/sample.mbox!/2!/manifest.zip!/manifest.txt" "osprey carries salt"
 expect_text "$T/sample.mbox!/3!/message-1.eml" "The quick sluice gate opens at dawn" message/rfc822
 expect_text "$T/sample.mbox!/3!/message-1.eml!/report.pdf" "Herons gather" application/pdf
+# the metadata is searchable and comes back in the hits
+curl -sS -G -o "$TMP/search.json" "$BASE/smila/index/default/search" \
+    --data-urlencode 'q=author:lovelace' --data-urlencode limit=50
+jq -e --arg t "$T" '([.hits[]._recordid] | index($t + "/sample.docx") != null) and
+       ([.hits[]._recordid] | index($t + "/sample.eml") != null) and
+       ([.hits[] | select(._recordid == $t + "/sample.docx") | .author][0] == "Ada Lovelace")' \
+    "$TMP/search.json" >/dev/null && ok "author:lovelace finds the DOCX and the e-mail, hits carry the author" ||
+    fail "author:lovelace: $(jq -c '[.hits[] | {_recordid, author}]' "$TMP/search.json" | head -c 600)"
 "$SLUICE" search --server "$BASE" --limit 50 herons >"$TMP/hits" 2>/dev/null || true
 n=$(grep -c "" "$TMP/hits")
-[ "$n" = 12 ] && ok "a search finds all 12 documents by a word of their text" ||
+[ "$n" = 19 ] && ok "a search finds all 19 documents by a word of their text" ||
     fail "search herons: $n hits: $(cut -f2 "$TMP/hits" | paste -sd' ')"
 [ "$(textex converter.failed)" = 0 ] && [ "$(textex converter.missing)" = 0 ] &&
     ok "no converter failed or was missing" ||
