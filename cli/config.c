@@ -227,60 +227,29 @@ set_text(struct sl_cfg *cfg,
  * the program is missing (sl_text_converters_check).  All read a spooled
  * copy ({file}): none of them reads stdin reliably.
  */
-#define CONV(cmd, timeout, mb, pkg)                                            \
-    "{\"command\": [" cmd "], \"timeoutSeconds\": " #timeout                   \
-    ", \"maxMemoryMB\": " #mb ", \"package\": \"" pkg "\"}"
-static const char default_converters[] = "{\"application/pdf\": " CONV(
-    "\"pdftotext\", \"-q\", \"-enc\", \"UTF-8\", \"-eol\", \"unix\", "
-    "\"{file}\", \"-\"",
-    60,
-    1024,
-    "poppler-utils") ", \"application/msword\": " CONV("\"catdoc\", \"-d\", "
-                                                       "\"utf-8\", \"-w\", "
-                                                       "\"{file}\"",
-                                                       30,
-                                                       512,
-                                                       "catdoc") ", "
-                                                                 "\"application"
-                                                                 "/vnd.ms-"
-                                                                 "excel\":"
-                                                                 " " CONV(
-                                                                     "\"xl"
-                                                                     "s2cs"
-                                                                     "v\","
-                                                                     " \"-"
-                                                                     "d\","
-                                                                     " \"u"
-                                                                     "tf-"
-                                                                     "8\","
-                                                                     " \"{"
-                                                                     "file"
-                                                                     "}\"",
-                                                                     30,
-                                                                     512,
-                                                                     "catd"
-                                                                     "oc") ", "
-                                                                           "\"a"
-                                                                           "ppl"
-                                                                           "ica"
-                                                                           "tio"
-                                                                           "n/"
-                                                                           "vnd"
-                                                                           ".ms"
-                                                                           "-po"
-                                                                           "wer"
-                                                                           "poi"
-                                                                           "nt"
-                                                                           "\":"
-                                                                           " " CONV("\"catppt\", \"-d\", \"utf-8\", \"{file}\"", 30, 512, "catdoc") ", \"text/rtf\": " CONV(
-                                                                               "\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"",
-                                                                               30,
-                                                                               512,
-                                                                               "catdoc") ", \"application/rtf\": " CONV("\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"",
-                                                                                                                        30,
-                                                                                                                        512,
-                                                                                                                        "catdoc") "}";
-#undef CONV
+static const char default_converters[] =
+    "{\"application/pdf\": {"
+    "\"command\": [\"pdftotext\", \"-q\", \"-enc\", \"UTF-8\", \"-eol\","
+    " \"unix\", \"{file}\", \"-\"],"
+    " \"metaCommand\": [\"pdfinfo\", \"-isodates\", \"-enc\", \"UTF-8\","
+    " \"{file}\"],"
+    " \"timeoutSeconds\": 60, \"maxMemoryMB\": 1024,"
+    " \"package\": \"poppler-utils\"},"
+    " \"application/msword\": {"
+    "\"command\": [\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"},"
+    " \"application/vnd.ms-excel\": {"
+    "\"command\": [\"xls2csv\", \"-d\", \"utf-8\", \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"},"
+    " \"application/vnd.ms-powerpoint\": {"
+    "\"command\": [\"catppt\", \"-d\", \"utf-8\", \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"},"
+    " \"text/rtf\": {"
+    "\"command\": [\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"},"
+    " \"application/rtf\": {"
+    "\"command\": [\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"}}";
 
 void
 sl_cfg_defaults(struct sl_cfg *cfg)
@@ -369,7 +338,11 @@ converter_ok(const json_t *c)
            (json_object_get(c, "maxMemoryMB") == NULL ||
             json_is_integer(json_object_get(c, "maxMemoryMB"))) &&
            (json_object_get(c, "package") == NULL ||
-            json_is_string(json_object_get(c, "package")));
+            json_is_string(json_object_get(c, "package"))) &&
+           (json_object_get(c, "metaCommand") == NULL ||
+            (json_is_array(json_object_get(c, "metaCommand")) &&
+             json_is_string(
+                 json_array_get(json_object_get(c, "metaCommand"), 0))));
 }
 
 /*

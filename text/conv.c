@@ -57,6 +57,14 @@ conv_config(struct sl__text_conv *c, const json_t *cfg, const char *mime)
                                             : CONV_DEFAULT_TIMEOUT);
     c->memory =
         m != NULL ? (uint64_t)json_integer_value(m) : CONV_DEFAULT_MEMORY;
+    c->meta = json_object_get(cfg, "metaCommand");
+    if (c->meta != NULL && (!json_is_array(c->meta) ||
+                            !json_is_string(json_array_get(c->meta, 0)))) {
+        SL_WARN("textExtractor: converter for %s: \"metaCommand\" must be "
+                "an array of strings; ignored",
+                mime);
+        c->meta = NULL;
+    }
     c->argv = sl_calloc(n + 1, sizeof(*c->argv));
     c->file_arg = SIZE_MAX;
     for (i = 0; i < n; i++) {
@@ -91,8 +99,9 @@ conv_close_fd(int *fd)
  * space limit, stdin/stdout/stderr, no other descriptor, default signal
  * dispositions and mask.
  */
-static _Noreturn void
-conv_child(const struct sl__text_conv *c, int in, int out, int err)
+_Noreturn void
+sl__text_conv_child(
+    const struct sl__text_conv *c, char **argv, int in, int out, int err)
 {
     struct rlimit rl;
     sigset_t none;
@@ -121,7 +130,7 @@ conv_child(const struct sl__text_conv *c, int in, int out, int err)
     }
     (void)sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
-    execvp(c->argv[0], c->argv);
+    execvp(argv[0], argv);
     _exit(127);
 }
 
@@ -156,7 +165,8 @@ conv_spawn(struct sl__text_conv *c)
     }
     c->pid = fork();
     if (c->pid == 0) {
-        conv_child(c, null_in >= 0 ? null_in : in[1], out[1], null_err);
+        sl__text_conv_child(
+            c, c->argv, null_in >= 0 ? null_in : in[1], out[1], null_err);
     }
     if (c->pid < 0) {
         SL_WARN("textExtractor: fork: %s", sl_errno_str(errno));
@@ -335,8 +345,20 @@ sl_text_converters_check(const json_t *converters)
     {
         const char *prog =
             json_string_value(json_array_get(json_object_get(c, "command"), 0));
+        const char *meta = json_string_value(
+            json_array_get(json_object_get(c, "metaCommand"), 0));
         const char *pkg = json_string_value(json_object_get(c, "package"));
 
+        if (meta != NULL && !sl_text_program_found(meta)) {
+            SL_WARN("textExtractor: converter for %s: metadata program '%s' "
+                    "is not installed%s%s%s; documents of this type have no "
+                    "metadata",
+                    mime,
+                    meta,
+                    pkg != NULL ? " (Debian package " : "",
+                    pkg != NULL ? pkg : "",
+                    pkg != NULL ? ")" : "");
+        }
         if (prog != NULL && !sl_text_program_found(prog)) {
             SL_WARN("textExtractor: converter for %s: program '%s' is not "
                     "installed%s%s%s; documents of this type are counted "
@@ -477,10 +499,6 @@ sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort)
         }
     }
     conv_close_fd(&c->out_fd);
-    if (c->path != NULL) {
-        (void)unlink(c->path);
-        SL_FREE(c->path);
-    }
     if (!abort && rc == 0 && c->pid > 0 && d->outcome == SL_TEXT_EXTRACTED &&
         !c->enough) {
         if (c->timed_out) {
@@ -499,6 +517,14 @@ sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort)
                     WIFEXITED(c->status) ? WEXITSTATUS(c->status)
                                          : WTERMSIG(c->status));
         }
+    }
+    if (!abort && rc == 0 && d->outcome == SL_TEXT_EXTRACTED &&
+        c->meta != NULL && c->path != NULL) {
+        sl__text_conv_meta(x, d);
+    }
+    if (c->path != NULL) {
+        (void)unlink(c->path);
+        SL_FREE(c->path);
     }
     if (d->outcome != SL_TEXT_EXTRACTED) {
         sl__text_buf_clear(&d->text);

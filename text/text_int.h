@@ -39,20 +39,21 @@ struct sl__text_buf {
 
 /* An external converter process of one document. */
 struct sl__text_conv {
-    char **argv;      /* NULL-terminated; strings borrowed */
-    size_t file_arg;  /* index of "{file}" in argv, or SIZE_MAX */
-    char *path;       /* spool file of the {file} mode, or NULL */
-    int file_fd;      /* open spool file, or -1 */
-    int in_fd;        /* our end of the child's stdin (a socket), or -1 */
-    int out_fd;       /* our end of the child's stdout (a pipe), or -1 */
-    pid_t pid;        /* the child (and its process group), or -1 */
-    int64_t timeout;  /* milliseconds */
-    uint64_t memory;  /* MiB of address space, 0: unlimited */
-    int64_t deadline; /* sl_mono_ms() when the child is killed */
-    int status;       /* wait status once reaped */
-    int reaped;       /* status is valid */
-    int timed_out;    /* killed at the deadline */
-    int enough;       /* the text is full: stopped, its status is moot */
+    char **argv;        /* NULL-terminated; strings borrowed */
+    size_t file_arg;    /* index of "{file}" in argv, or SIZE_MAX */
+    char *path;         /* spool file of the {file} mode, or NULL */
+    int file_fd;        /* open spool file, or -1 */
+    int in_fd;          /* our end of the child's stdin (a socket), or -1 */
+    int out_fd;         /* our end of the child's stdout (a pipe), or -1 */
+    pid_t pid;          /* the child (and its process group), or -1 */
+    int64_t timeout;    /* milliseconds */
+    uint64_t memory;    /* MiB of address space, 0: unlimited */
+    int64_t deadline;   /* sl_mono_ms() when the child is killed */
+    int status;         /* wait status once reaped */
+    int reaped;         /* status is valid */
+    int timed_out;      /* killed at the deadline */
+    int enough;         /* the text is full: stopped, its status is moot */
+    const json_t *meta; /* metaCommand (argv) of the entry, or NULL */
 };
 
 /* One document being extracted. */
@@ -162,6 +163,13 @@ int sl__text_conv_feed(struct sl_text *x,
                        const char *p,
                        size_t n);
 int sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort);
+/* In a child between fork and exec: the converter's limits and
+ * descriptors, then exec @argv. */
+_Noreturn void sl__text_conv_child(
+    const struct sl__text_conv *c, char **argv, int in, int out, int err);
+
+/* conv_meta.c: the metadata of a converted document */
+void sl__text_conv_meta(struct sl_text *x, struct sl_text_doc *d);
 
 /* container.c: documents read whole from a spool file */
 enum {

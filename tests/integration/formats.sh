@@ -79,6 +79,10 @@ define_crawl docs "$T" docs
 if crawl docs; then ok "crawl SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
 wait_indexed
 expect_doc "$T/sample.pdf" application/pdf
+jq -e '.title == "Sluice Sample Report" and .author == "Ada Lovelace" and .pageCount == 1 and
+       (.created | test("^20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T"))' "$TMP/doc.json" >/dev/null &&
+    ok "sample.pdf: title, author, created and page count from pdfinfo" ||
+    fail "sample.pdf metadata: $(jq -c '{title, author, created, pageCount}' "$TMP/doc.json")"
 expect_doc "$T/sample.doc" application/msword
 expect_doc "$T/sample.rtf" text/rtf
 expect_doc "$T/sample.xls" application/vnd.ms-excel

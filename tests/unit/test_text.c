@@ -339,6 +339,46 @@ test_text_doc_converter(void **state)
     json_decref(conv);
 }
 
+/* A converter's metaCommand (run on the spooled file once the converter
+ * succeeded) gives the metadata from "Key: value" lines, as pdfinfo
+ * prints them; one that fails leaves the text alone. */
+static void
+test_text_doc_converter_meta(void **state)
+{
+    json_t *conv = json_loads(
+        "{\"application/x-meta\": {\"command\": [\"cat\", \"{file}\"],"
+        " \"metaCommand\": [\"sh\", \"-c\", \"printf 'Title:  The Title\\n"
+        "Author: Ada Lovelace\\nCreationDate: 2024-03-15T10:00:00Z\\n"
+        "ModDate: 2024-03-16T10:00:00Z\\nPages: 52\\nOther: x\\n'; "
+        "test -s \\\"$0\\\"\", \"{file}\"]},"
+        " \"application/x-badmeta\": {\"command\": [\"cat\", \"{file}\"],"
+        " \"metaCommand\": [\"false\", \"{file}\"]}}",
+        0,
+        NULL);
+    struct sl_text_opts o = {1 << 20, conv, NULL, NULL};
+    struct sl_text *t = sl_text_new(&o);
+    struct sl_text_result r;
+    struct sl_text_doc *d = NULL;
+
+    (void)state;
+    assert_non_null(conv);
+    d = extract(t, "application/x-meta", NULL, "words", 5, 2, &r);
+    assert_string_equal(r.text, "words");
+    assert_string_equal(r.title, "The Title");
+    assert_string_equal(r.author, "Ada Lovelace");
+    assert_string_equal(r.created, "2024-03-15T10:00:00Z");
+    assert_string_equal(r.modified, "2024-03-16T10:00:00Z");
+    assert_int_equal(r.pages, 52);
+    sl_text_doc_free(d);
+    d = extract(t, "application/x-badmeta", NULL, "kept", 4, 4, &r);
+    assert_string_equal(r.text, "kept");
+    assert_int_equal(r.outcome, SL_TEXT_EXTRACTED);
+    assert_string_equal(r.author, "");
+    sl_text_doc_free(d);
+    sl_text_free(t);
+    json_decref(conv);
+}
+
 /* ------------------------------------------------------------------------
  * The HTML text of a links parser.
  * --------------------------------------------------------------------- */
@@ -641,6 +681,7 @@ main(void)
         cmocka_unit_test(test_text_doc_cap_and_given),
         cmocka_unit_test(test_text_doc_compressed),
         cmocka_unit_test(test_text_doc_converter),
+        cmocka_unit_test(test_text_doc_converter_meta),
         cmocka_unit_test(test_text_html_tap),
         cmocka_unit_test(test_text_archive_walk),
     };
