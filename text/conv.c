@@ -334,6 +334,30 @@ sl_text_program_found(const char *prog)
     return found;
 }
 
+/* Warn when @what @prog (NULL: none) of the converter for @mime is not
+ * installed, naming @pkg; 1 when it is not. */
+static size_t
+warn_missing(const char *mime,
+             const char *what,
+             const char *prog,
+             const char *pkg,
+             const char *then)
+{
+    if (prog == NULL || sl_text_program_found(prog)) {
+        return 0;
+    }
+    SL_WARN("textExtractor: converter for %s: %s '%s' is not installed%s%s%s; "
+            "documents of this type %s",
+            mime,
+            what,
+            prog,
+            pkg != NULL ? " (Debian package " : "",
+            pkg != NULL ? pkg : "",
+            pkg != NULL ? ")" : "",
+            then);
+    return 1;
+}
+
 size_t
 sl_text_converters_check(const json_t *converters)
 {
@@ -349,27 +373,14 @@ sl_text_converters_check(const json_t *converters)
             json_array_get(json_object_get(c, "metaCommand"), 0));
         const char *pkg = json_string_value(json_object_get(c, "package"));
 
-        if (meta != NULL && !sl_text_program_found(meta)) {
-            SL_WARN("textExtractor: converter for %s: metadata program '%s' "
-                    "is not installed%s%s%s; documents of this type have no "
-                    "metadata",
-                    mime,
-                    meta,
-                    pkg != NULL ? " (Debian package " : "",
-                    pkg != NULL ? pkg : "",
-                    pkg != NULL ? ")" : "");
-        }
-        if (prog != NULL && !sl_text_program_found(prog)) {
-            SL_WARN("textExtractor: converter for %s: program '%s' is not "
-                    "installed%s%s%s; documents of this type are counted "
-                    "converter.missing and have no text",
-                    mime,
-                    prog,
-                    pkg != NULL ? " (Debian package " : "",
-                    pkg != NULL ? pkg : "",
-                    pkg != NULL ? ")" : "");
-            missing++;
-        }
+        missing +=
+            warn_missing(mime,
+                         "program",
+                         prog,
+                         pkg,
+                         "are counted converter.missing and have no text");
+        (void)warn_missing(
+            mime, "metadata program", meta, pkg, "have no metadata");
     }
     return missing;
 }
