@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gmime/gmime.h>
@@ -81,13 +82,17 @@ sl__text_mail_kind(const char *head, size_t len)
  * --------------------------------------------------------------------- */
 
 /* Write @o (a message or a part's decoded content when @part) into a new
- * spool file: its descriptor at offset 0 and *len, or -1. */
+ * spool file: its descriptor at offset 0 and *len; -1 when the spool file
+ * failed (x->err set), -2 when the object could not be read back (a
+ * damaged part: GMime gives no more than that). */
 static int
 spool_object(struct sl_text_archive *x, GMimeObject *o, int part, uint64_t *len)
 {
     int fd = sl_text_spool_open();
     GMimeStream *s = NULL;
+    struct stat st;
     ssize_t n = -1;
+    int e = 0;
 
     if (fd < 0) {
         sl_err_set(
@@ -96,6 +101,7 @@ spool_object(struct sl_text_archive *x, GMimeObject *o, int part, uint64_t *len)
     }
     s = g_mime_stream_fs_new(dup(fd));
     g_mime_stream_fs_set_owner(GMIME_STREAM_FS(s), TRUE);
+    errno = 0;
     if (part) {
         GMimeDataWrapper *w = g_mime_part_get_content(GMIME_PART(o));
 
@@ -103,17 +109,27 @@ spool_object(struct sl_text_archive *x, GMimeObject *o, int part, uint64_t *len)
     } else {
         n = g_mime_object_write_to_stream(o, NULL, s);
     }
-    if (g_mime_stream_flush(s) != 0) {
+    if (n >= 0 && g_mime_stream_flush(s) != 0) {
         n = -1;
     }
+    e = errno;
     g_object_unref(s);
-    if (n < 0 || lseek(fd, 0, SEEK_SET) != 0) {
-        sl_err_set(x->err, SL_EIO, NULL, "temporary file: write failed");
-        (void)close(fd);
+    /* the size is the file's: what GMime returns counts what it meant to
+     * write, which a damaged part can make more than it wrote */
+    if (n >= 0 && fstat(fd, &st) == 0 && lseek(fd, 0, SEEK_SET) == 0) {
+        *len = (uint64_t)st.st_size;
+        return fd;
+    }
+    (void)close(fd);
+    if (e == ENOSPC || e == EDQUOT || e == EIO || e == EFBIG) {
+        sl_err_set(x->err,
+                   sl_err_from_errno(e),
+                   NULL,
+                   "temporary file: %s",
+                   sl_errno_str(e));
         return -1;
     }
-    *len = (uint64_t)n;
-    return fd;
+    return -2; /* the message could not be read back: a damaged part */
 }
 
 /* The time of message @m (its Date header), for the element's date. */
@@ -151,8 +167,13 @@ write_element(struct sl_text_archive *x,
     json_t *meta = NULL;
     int rc = 0;
 
+    if (fd == -2) {
+        SL_WARN("%s: %s: cannot be read; skipped", x->who, id);
+        sl__text_arc_note(x, SL_TEXT_ARC_CORRUPT, 1);
+        return 0;
+    }
     if (fd < 0) {
-        return SL_EIO;
+        return x->err != NULL && x->err->code != 0 ? x->err->code : SL_EIO;
     }
     if (!sl__text_arc_budget(x, len)) {
         (void)close(fd);
