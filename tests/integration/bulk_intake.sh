@@ -17,7 +17,7 @@ SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/import_lib.sh"
 
 asan=0
-ldd "$SLUICE" | grep -q libasan && asan=1
+case "$(ldd "$SLUICE")" in *libasan*) asan=1 ;; esac # not grep -q: an early exit breaks ldd's pipe, and pipefail
 # freed memory waits in ASan's quarantine and counts in the RSS
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
 # debug: libmicrohttpd's own messages reach the log (a connection it

@@ -18,7 +18,7 @@ SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 
 DOCS=$(cd "$(dirname "$0")/../docs" && pwd)
 asan=0
-ldd "$SLUICE" | grep -q libasan && asan=1
+case "$(ldd "$SLUICE")" in *libasan*) asan=1 ;; esac # not grep -q: an early exit breaks ldd's pipe, and pipefail
 # ASan keeps 256 MiB of freed memory in quarantine by default, more than
 # what is measured here: a small one, so that its RSS says something
 [ "$asan" = 0 ] || export ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=8:thread_local_quarantine_size_kb=64"
