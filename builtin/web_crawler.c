@@ -779,10 +779,10 @@ input_links(struct web_crawl *c)
 static int
 strategy_deletes(struct sl_task_ctx *ctx)
 {
-    const char *name = sl_task_param_str(ctx, "deltaImportStrategy");
     enum sl_delta_strategy s = SL_DELTA_STRATEGY_FULL;
 
-    if (name != NULL && sl_delta_strategy_parse(name, &s, NULL) != 0) {
+    if (sl__bi_strategy(
+            json_object_get(sl_task_json(ctx), "parameters"), &s, NULL) != 0) {
         return 1;
     }
     return sl_delta_strategy_deletes(s);
