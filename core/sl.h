@@ -357,6 +357,13 @@ int sl_mkdirs(const char *path, struct sl_err *err);
 char *sl_url_escape(const char *s, int keep_slash);
 /** @brief Write all of @p len bytes to @p fd, retrying on EINTR. */
 int sl_write_all(int fd, const void *buf, size_t len);
+/**
+ * @brief 1 when the file system holding @p path has less than
+ * SL_DISK_FULL_SLACK bytes left for us (statvfs), else 0.  LMDB reports
+ * a short write as EIO: on such a disk that was a full disk.
+ */
+int sl_disk_full(const char *path);
+#define SL_DISK_FULL_SLACK ((uint64_t)4 << 20)
 /** @brief Peak resident set size of this process in KiB (VmHWM), or -1. */
 long sl_peak_rss_kib(void);
 

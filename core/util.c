@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -212,6 +213,15 @@ sl_url_escape(const char *s, int keep_slash)
     }
     out[j] = '\0';
     return out;
+}
+
+int
+sl_disk_full(const char *path)
+{
+    struct statvfs st;
+
+    return statvfs(path, &st) == 0 &&
+           (uint64_t)st.f_bavail * st.f_frsize < SL_DISK_FULL_SLACK;
 }
 
 int

@@ -44,7 +44,8 @@ sl__delta_lmdb_err(const struct sl_delta *d,
                           where,
                           (unsigned long long)d->map_size);
     }
-    if (rc == ENOSPC) {
+    if (rc == ENOSPC || (rc == EIO && sl_disk_full(d->dir))) {
+        /* (LMDB says EIO when a write came up short) */
         return sl_err_set(err,
                           SL_ENOSPC,
                           NULL,

@@ -35,6 +35,9 @@ test_errors_table(void **state)
     assert_true(sl_err_nospace(-EDQUOT));
     assert_false(sl_err_nospace(SL_EIO));
     assert_false(sl_err_nospace(0));
+    /* a disk with room is not full; a path that is not there says nothing */
+    assert_false(sl_disk_full("."));
+    assert_false(sl_disk_full("/nonexistent/sluice"));
     assert_string_equal(sl_err_api_code(SL_ENOSPC), "NO_SPACE");
     assert_int_equal(sl_err_http_status(SL_ENOSPC), 507);
 }
