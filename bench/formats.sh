@@ -43,6 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cp "$SLUICE" "$TMP/sluice"
+cp "$(dirname "$SLUICE")/sluice-pdf" "$TMP/sluice-pdf" # its PDF converter, found beside it
 
 # ---------------------------------------------------------------- corpus
 python3 - "$REPO/tests/docs" "$TMP/corpus" "$N" <<'PY'

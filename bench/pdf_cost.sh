@@ -1,18 +1,23 @@
 #!/bin/bash
-# bench/pdf_cost.sh: what one PDF costs the way Sluice reads it (a
-# pdftotext and a pdfinfo process per document, poppler-utils) against
-# poppler read in-process (poppler-glib: the text of every page, the
-# title, author and page count; a helper compiled here from the C below),
-# on the same file, N times each, one after the other in this run.  The
-# choice it informs: in-process saves the start of two processes per PDF,
-# but a PDF that crashes or hangs poppler would take the server with it
-# (docs/formats.md).  Not a test; needs libpoppler-glib-dev (installed
-# with apt-get when missing, as root) and cc.
+# bench/pdf_cost.sh: what one PDF costs three ways, on the same file, N
+# times each, one after the other in this run: a pdftotext and a pdfinfo
+# process per document (poppler-utils; the way a plain converter entry
+# reads PDFs), poppler read in-process (poppler-glib: the text of every
+# page, the title, author and page count; a program compiled here from
+# the C below), and sluice-pdf as the server runs it (one persistent
+# process given N requests; docs/formats.md "Persistent converters").
+# The choice it informs: in-process saves the start of two processes per
+# PDF, but a PDF that crashes or hangs poppler would take the server with
+# it; sluice-pdf keeps the isolation.  Not a test; needs
+# libpoppler-glib-dev (installed with apt-get when missing, as root), cc
+# and build/sluice-pdf (SLUICE_PDF).
 #   bench/pdf_cost.sh [PDF] [N]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 PDF=${1:-$REPO/tests/docs/sample.pdf}
 N=${2:-200}
+SLUICE_PDF=${SLUICE_PDF:-$REPO/build/sluice-pdf}
+[ -x "$SLUICE_PDF" ] || { echo "pdf_cost.sh: no $SLUICE_PDF (make build)" >&2; exit 1; }
 if ! pkg-config --exists poppler-glib; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
         libpoppler-glib-dev >/dev/null
@@ -65,9 +70,19 @@ t=$(per pdftotext -q -enc UTF-8 -eol unix "$PDF" -)
 i=$(per pdfinfo -isodates -enc UTF-8 "$PDF")
 b=$(per /bin/true)
 read -r p bytes < <("$TMP/inproc" "$PDF" "$N")
+# sluice-pdf as the server runs it: one process, N requests on its stdin
+abs=$(realpath "$PDF")
+for _ in $(seq "$N"); do printf '%s\t%s\n' "$abs" 4194304; done >"$TMP/requests"
+s=$EPOCHREALTIME
+oks=$("$SLUICE_PDF" <"$TMP/requests" | grep -ac '^ok$' || true)
+e=$EPOCHREALTIME
+h=$(awk -v s="$s" -v e="$e" -v n="$N" 'BEGIN { printf "%.2f", (e - s) * 1000 / n }')
+[ "$oks" = "$N" ] || echo "sluice-pdf answered ok $oks times of $N"
 echo "pdftotext process:         $t ms"
 echo "pdfinfo process:           $i ms"
 echo "a process that does nothing: $b ms"
-echo "Sluice's way (both):       $(awk -v a="$t" -v b="$i" 'BEGIN { printf "%.2f", a + b }') ms"
+echo "both (pdftotext, pdfinfo): $(awk -v a="$t" -v b="$i" 'BEGIN { printf "%.2f", a + b }') ms"
 echo "poppler-glib in-process:   $p ms ($bytes bytes of text)"
-echo "ratio external / in-process: $(awk -v a="$t" -v b="$i" -v c="$p" 'BEGIN { printf "%.1f", (a + b) / c }')"
+echo "sluice-pdf, persistent (Sluice's way): $h ms"
+echo "ratio both processes / sluice-pdf: $(awk -v a="$t" -v b="$i" -v c="$h" 'BEGIN { printf "%.1f", (a + b) / c }')"
+echo "ratio sluice-pdf / in-process: $(awk -v h="$h" -v c="$p" 'BEGIN { printf "%.2f", h / c }')"

@@ -501,6 +501,7 @@ close_services(struct services *s)
 {
     sl_jm_shutdown(s->jm); /* again, for the ways here without a signal */
     sl_worker_pool_stop(s->pool); /* running tasks finish first */
+    sl_text_helpers_close();      /* idle persistent converters */
     run_end_set(NULL);
     sl_bb_close(s->bb);
     sl_jm_close(s->jm);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "text/text.h"
 
 enum cfg_type { CFG_STRING, CFG_UINT };
 
@@ -223,18 +224,16 @@ set_text(struct sl_cfg *cfg,
 /*
  * The converters a server has without configuration: the Debian programs
  * that read the formats the text library does not read itself
- * (docs/formats.md).  Each entry names its package for the warning when
- * the program is missing (sl_text_converters_check).  All read a spooled
- * copy ({file}): none of them reads stdin reliably.
+ * (docs/formats.md), and Sluice's own sluice-pdf (poppler, a persistent
+ * converter: started once for many PDFs).  Each Debian program's entry
+ * names its package for the warning when the program is missing
+ * (sl_text_converters_check).  All read a spooled copy ({file}): none of
+ * them reads stdin reliably.
  */
 static const char default_converters[] =
     "{\"application/pdf\": {"
-    "\"command\": [\"pdftotext\", \"-q\", \"-enc\", \"UTF-8\", \"-eol\","
-    " \"unix\", \"{file}\", \"-\"],"
-    " \"metaCommand\": [\"pdfinfo\", \"-isodates\", \"-enc\", \"UTF-8\","
-    " \"{file}\"],"
-    " \"timeoutSeconds\": 60, \"maxMemoryMB\": 1024,"
-    " \"package\": \"poppler-utils\"},"
+    "\"command\": [\"sluice-pdf\"], \"persistent\": true,"
+    " \"maxDocuments\": 1000, \"timeoutSeconds\": 60, \"maxMemoryMB\": 1024},"
     " \"application/msword\": {"
     "\"command\": [\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"],"
     " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"},"
@@ -318,33 +317,6 @@ set_worker_limits(struct sl_cfg *cfg,
     return 0;
 }
 
-/* Is converter entry @c what the textExtractor takes: "command", an array
- * of strings, integer timeoutSeconds and maxMemoryMB, string package. */
-static int
-converter_ok(const json_t *c)
-{
-    const json_t *cmd = json_object_get(c, "command");
-    const json_t *a = NULL;
-    size_t i = 0;
-    int ok = json_is_array(cmd) && json_array_size(cmd) > 0;
-
-    json_array_foreach(cmd, i, a)
-    {
-        ok = ok && json_is_string(a);
-    }
-    return ok &&
-           (json_object_get(c, "timeoutSeconds") == NULL ||
-            json_is_integer(json_object_get(c, "timeoutSeconds"))) &&
-           (json_object_get(c, "maxMemoryMB") == NULL ||
-            json_is_integer(json_object_get(c, "maxMemoryMB"))) &&
-           (json_object_get(c, "package") == NULL ||
-            json_is_string(json_object_get(c, "package"))) &&
-           (json_object_get(c, "metaCommand") == NULL ||
-            (json_is_array(json_object_get(c, "metaCommand")) &&
-             json_is_string(
-                 json_array_get(json_object_get(c, "metaCommand"), 0))));
-}
-
 /*
  * textExtractor.converters: {"<mime type>": {"command": [argv...],
  * "timeoutSeconds": n, "maxMemoryMB": n, "package": "name"} or null}
@@ -373,17 +345,18 @@ set_converters(struct sl_cfg *cfg,
     }
     json_object_foreach(v, mime, c)
     {
-        if (!json_is_null(c) && !converter_ok(c)) {
+        struct sl_err why;
+
+        sl_err_clear(&why);
+        if (!json_is_null(c) && sl_text_converter_valid(c, &why) != 0) {
             return sl_err_set(err,
                               SL_ECONFIG,
                               "textExtractor.converters",
-                              "%s: textExtractor.converters.%s needs "
-                              "\"command\": [program, args...], integer "
-                              "timeoutSeconds / maxMemoryMB and a string "
-                              "package, or null to remove the type's "
-                              "converter",
+                              "%s: textExtractor.converters.%s: %s (or null "
+                              "to remove the type's converter)",
                               path,
-                              mime);
+                              mime,
+                              why.message);
         }
     }
     all = json_loads(cfg->converters, 0, NULL);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs every Debian 12 package Sluice needs to build, test and run,
-# the converters the textExtractor runs by default among them
-# (poppler-utils: pdftotext; catdoc: catdoc, xls2csv, catppt).
+# the converters the textExtractor runs by default among them (catdoc:
+# catdoc, xls2csv, catppt; libpoppler-glib-dev for the sluice-pdf it
+# builds; poppler-utils: pdftotext and pdfinfo, the benchmarks' baseline).
 # Idempotent: packages already present are skipped, and apt-get runs only
 # when something is missing.  Must run as root (or via sudo) on Debian 12.
 set -eu
@@ -9,7 +10,7 @@ set -eu
 PKGS="build-essential cmake pkg-config curl ca-certificates \
 libuv1-dev liblmdb-dev lmdb-utils libjansson-dev libcurl4-openssl-dev \
 libarchive-dev libssl-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev \
-libxml2-dev libmagic-dev libuchardet-dev libgmime-3.0-dev zlib1g-dev libdeflate-dev clang-format \
+libxml2-dev libmagic-dev libuchardet-dev libgmime-3.0-dev libpoppler-glib-dev zlib1g-dev libdeflate-dev clang-format \
 clang libclang-rt-14-dev llvm \
 jq zip openssl nginx-light \
 python3 gzip bzip2 xz-utils \

@@ -23,13 +23,14 @@ allowed() {
     builtin) echo "core objectstore deltaservice index web text jobmanager bulkbuilder workers" ;;
     http) echo "core objectstore deltaservice index jobmanager bulkbuilder" ;;
     cli) echo "core objectstore deltaservice index web text jobmanager bulkbuilder workers builtin http" ;;
+    converters) echo "" ;;
     *) echo "?" ;;
     esac
 }
 
 bad=0
 checked=0
-for dir in core objectstore deltaservice index web text jobmanager bulkbuilder workers builtin http cli; do
+for dir in core objectstore deltaservice index web text jobmanager bulkbuilder workers builtin http cli converters; do
     [ -d "$dir" ] || continue
     ok=$(allowed "$dir")
     for f in "$dir"/*.c "$dir"/*.h; do

@@ -21,15 +21,92 @@
 #define CONV_DEFAULT_MEMORY  512u /* MiB of address space */
 #define CONV_MAX_MEMORY      (1u << 20)
 #define CONV_MAX_TIMEOUT     86400u
+#define CONV_DEFAULT_DOCS    1000u /* a persistent converter's documents */
+#define CONV_MAX_DOCS        1000000000u
 
 /* ------------------------------------------------------------------------
  * External converters.
  * --------------------------------------------------------------------- */
 
+/* Is @v, when there, an integer @lo..@hi? */
+static int
+int_ok(const json_t *v, json_int_t lo, json_int_t hi)
+{
+    return v == NULL || (json_is_integer(v) && json_integer_value(v) >= lo &&
+                         json_integer_value(v) <= hi);
+}
+
+/* Is @v a non-empty array of strings, the first non-empty?  *@file is
+ * set when one is "{file}". */
+static int
+argv_ok(const json_t *v, int *file)
+{
+    const json_t *a = NULL;
+    size_t i = 0;
+    int ok =
+        json_array_size(v) > 0 && json_string_length(json_array_get(v, 0)) > 0;
+
+    json_array_foreach(v, i, a)
+    {
+        ok = ok && json_is_string(a);
+        *file = *file || (json_is_string(a) &&
+                          strcmp(json_string_value(a), "{file}") == 0);
+    }
+    return ok;
+}
+
+int
+sl_text_converter_valid(const json_t *c, struct sl_err *err)
+{
+    const json_t *meta = json_object_get(c, "metaCommand");
+    const json_t *pkg = json_object_get(c, "package");
+    const json_t *per = json_object_get(c, "persistent");
+    int file = 0;
+    int meta_file = 0;
+
+    if (!json_is_object(c) || !argv_ok(json_object_get(c, "command"), &file)) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "command",
+                          "needs \"command\": a non-empty array of strings "
+                          "(program, arguments)");
+    }
+    if (!int_ok(json_object_get(c, "timeoutSeconds"), 1, CONV_MAX_TIMEOUT) ||
+        !int_ok(json_object_get(c, "maxMemoryMB"), 0, CONV_MAX_MEMORY) ||
+        !int_ok(json_object_get(c, "maxDocuments"), 1, CONV_MAX_DOCS)) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "timeoutSeconds",
+                          "\"timeoutSeconds\" must be an integer 1..%u, "
+                          "\"maxMemoryMB\" 0..%u, \"maxDocuments\" 1..%u",
+                          CONV_MAX_TIMEOUT,
+                          CONV_MAX_MEMORY,
+                          CONV_MAX_DOCS);
+    }
+    if ((meta != NULL && !argv_ok(meta, &meta_file)) ||
+        (pkg != NULL && !json_is_string(pkg)) ||
+        (per != NULL && !json_is_boolean(per))) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "metaCommand",
+                          "\"metaCommand\" must be an array of strings, "
+                          "\"package\" a string, \"persistent\" true or "
+                          "false");
+    }
+    if (json_is_true(per) && file) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "command",
+                          "a persistent converter is given the file in its "
+                          "requests: its \"command\" has no \"{file}\"");
+    }
+    return 0;
+}
+
 /*
- * Read a converter entry @cfg of @mime into @c: `command` (argv, no
- * shell; an element "{file}" selects the spool file mode),
- * `timeoutSeconds`, `maxMemoryMB`.  Returns 0 or SL_EINVAL (logged).
+ * Read a converter entry @cfg of @mime into @c (sl_text_converter_valid
+ * says what it holds; an element "{file}" of `command` selects the spool
+ * file mode).  Returns 0 or SL_EINVAL (logged).
  */
 static int
 conv_config(struct sl__text_conv *c, const json_t *cfg, const char *mime)
@@ -37,49 +114,37 @@ conv_config(struct sl__text_conv *c, const json_t *cfg, const char *mime)
     const json_t *cmd = json_object_get(cfg, "command");
     const json_t *t = json_object_get(cfg, "timeoutSeconds");
     const json_t *m = json_object_get(cfg, "maxMemoryMB");
+    const json_t *docs = json_object_get(cfg, "maxDocuments");
+    struct sl_err err;
     size_t n = json_array_size(cmd);
     size_t i = 0;
 
-    if (n == 0 ||
-        (t != NULL && (!json_is_integer(t) || json_integer_value(t) <= 0 ||
-                       json_integer_value(t) > CONV_MAX_TIMEOUT)) ||
-        (m != NULL && (!json_is_integer(m) || json_integer_value(m) < 0 ||
-                       json_integer_value(m) > CONV_MAX_MEMORY))) {
-        SL_WARN("textExtractor: converter for %s: needs a non-empty "
-                "\"command\" array, \"timeoutSeconds\" 1..%u and "
-                "\"maxMemoryMB\" 0..%u",
-                mime,
-                CONV_MAX_TIMEOUT,
-                CONV_MAX_MEMORY);
+    sl_err_clear(&err);
+    if (sl_text_converter_valid(cfg, &err) != 0) {
+        SL_WARN("textExtractor: converter for %s: %s", mime, err.message);
         return SL_EINVAL;
     }
     c->timeout = 1000 * (int64_t)(t != NULL ? json_integer_value(t)
                                             : CONV_DEFAULT_TIMEOUT);
     c->memory =
         m != NULL ? (uint64_t)json_integer_value(m) : CONV_DEFAULT_MEMORY;
+    c->persistent = json_is_true(json_object_get(cfg, "persistent"));
+    c->max_docs =
+        docs != NULL ? (uint64_t)json_integer_value(docs) : CONV_DEFAULT_DOCS;
     c->meta = json_object_get(cfg, "metaCommand");
-    if (c->meta != NULL && (!json_is_array(c->meta) ||
-                            !json_is_string(json_array_get(c->meta, 0)))) {
-        SL_WARN("textExtractor: converter for %s: \"metaCommand\" must be "
-                "an array of strings; ignored",
-                mime);
-        c->meta = NULL;
-    }
     c->argv = sl_calloc(n + 1, sizeof(*c->argv));
     c->file_arg = SIZE_MAX;
     for (i = 0; i < n; i++) {
         const char *a = json_string_value(json_array_get(cmd, i));
 
-        if (a == NULL || (i == 0 && a[0] == '\0')) {
-            SL_WARN("textExtractor: converter for %s: \"command\" must hold "
-                    "strings",
-                    mime);
-            return SL_EINVAL;
-        }
         if (strcmp(a, "{file}") == 0) {
             c->file_arg = i;
         }
         c->argv[i] = (char *)(uintptr_t)a;
+    }
+    c->prog = sl__text_own_program(c->argv[0]);
+    if (c->prog != NULL) {
+        c->argv[0] = c->prog;
     }
     return 0;
 }
@@ -306,13 +371,47 @@ conv_poll(struct sl_text *x,
     return 0;
 }
 
+char *
+sl__text_own_program(const char *prog)
+{
+    char self[4096];
+    ssize_t n = 0;
+    char *slash = NULL;
+    char *path = NULL;
+
+    if (prog == NULL || strncmp(prog, "sluice-", 7) != 0 ||
+        strchr(prog, '/') != NULL) {
+        return NULL;
+    }
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0) {
+        return NULL;
+    }
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    if (slash == NULL) {
+        return NULL;
+    }
+    *slash = '\0';
+    path = sl_asprintf("%s/%s", self, prog);
+    if (access(path, X_OK) != 0) {
+        SL_FREE(path);
+    }
+    return path;
+}
+
 int
 sl_text_program_found(const char *prog)
 {
     const char *path = getenv("PATH");
     const char *p = NULL;
-    int found = 0;
+    char *own = sl__text_own_program(prog);
+    int found = own != NULL;
 
+    sl_free(own);
+    if (found) {
+        return 1;
+    }
     if (prog == NULL || prog[0] == '\0') {
         return 0;
     }
@@ -399,7 +498,7 @@ sl__text_conv_begin(struct sl_text_doc *d, const json_t *cfg)
         d->outcome = SL_TEXT_CONV_MISSING;
         return;
     }
-    if (c->file_arg != SIZE_MAX) {
+    if (c->file_arg != SIZE_MAX || c->persistent) {
         if (conv_spool(c) != 0) {
             d->outcome = SL_TEXT_CONV_FAILED;
         }
@@ -497,7 +596,12 @@ sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort)
 
     if (c->file_fd >= 0) {
         conv_close_fd(&c->file_fd);
-        if (!abort && d->outcome == SL_TEXT_EXTRACTED && conv_spawn(c) != 0) {
+        if (c->persistent) {
+            if (!abort && d->outcome == SL_TEXT_EXTRACTED) {
+                rc = sl__text_helper_run(x, d);
+            }
+        } else if (!abort && d->outcome == SL_TEXT_EXTRACTED &&
+                   conv_spawn(c) != 0) {
             d->outcome = SL_TEXT_CONV_FAILED;
         }
     }
@@ -541,6 +645,7 @@ sl__text_conv_end(struct sl_text *x, struct sl_text_doc *d, int abort)
         sl__text_buf_clear(&d->text);
     }
     SL_FREE(c->argv);
+    SL_FREE(c->prog);
     c->pid = -1;
     return rc;
 }

@@ -86,9 +86,8 @@ fail:
                : -1;
 }
 
-/* Take "Key: value" line @line into @d's metadata. */
-static void
-meta_line(struct sl_text_doc *d, char *line)
+void
+sl__text_conv_meta_line(struct sl_text_doc *d, char *line)
 {
     char *colon = strchr(line, ':');
     char *v = NULL;
@@ -144,7 +143,7 @@ sl__text_conv_meta(struct sl_text *x, struct sl_text_doc *d)
     } else {
         for (line = strtok_r(out, "\n", &save); line != NULL;
              line = strtok_r(NULL, "\n", &save)) {
-            meta_line(d, line);
+            sl__text_conv_meta_line(d, line);
         }
     }
     sl_free(out);

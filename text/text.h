@@ -109,10 +109,16 @@ struct sl_text *sl_text_new(const struct sl_text_opts *o);
 /** @brief Free @p t; NULL-safe. */
 void sl_text_free(struct sl_text *t);
 /**
- * @brief Whether program @p prog (a path, or a name looked up in $PATH)
- * can be run: 1 or 0.
+ * @brief Whether program @p prog (a path, or a name looked up in $PATH;
+ * Sluice's own converters, "sluice-..." names, beside the running binary
+ * first) can be run: 1 or 0.
  */
 int sl_text_program_found(const char *prog);
+/**
+ * @brief End the idle processes of persistent converters (at shutdown;
+ * without it they end when the server does).  Thread-safe.
+ */
+void sl_text_helpers_close(void);
 /**
  * @brief Check the converters configuration @p converters (MIME type ->
  * converter entry, docs/workers.md): warn once for each converter whose
@@ -121,6 +127,15 @@ int sl_text_program_found(const char *prog);
  * @return how many are missing.
  */
 size_t sl_text_converters_check(const json_t *converters);
+/**
+ * @brief Whether @p entry is a converter entry the text library takes
+ * (docs/workers.md): "command" a non-empty array of strings;
+ * timeoutSeconds, maxMemoryMB and maxDocuments integers in range;
+ * metaCommand an array of strings; package a string; persistent a
+ * boolean, and then no "{file}" in the command.
+ * @return 0, or SL_EINVAL with @p err naming the key and the rule.
+ */
+int sl_text_converter_valid(const json_t *entry, struct sl_err *err);
 
 /**
  * @brief The MIME type of a document whose content starts with @p len

@@ -54,6 +54,9 @@ struct sl__text_conv {
     int timed_out;      /* killed at the deadline */
     int enough;         /* the text is full: stopped, its status is moot */
     const json_t *meta; /* metaCommand (argv) of the entry, or NULL */
+    int persistent;     /* a persistent converter (conv_helper.c) */
+    uint64_t max_docs;  /* its documents before it is replaced */
+    char *prog;         /* argv[0] found beside the sluice binary, or NULL */
 };
 
 /* One document being extracted. */
@@ -170,6 +173,14 @@ _Noreturn void sl__text_conv_child(
 
 /* conv_meta.c: the metadata of a converted document */
 void sl__text_conv_meta(struct sl_text *x, struct sl_text_doc *d);
+/* Take "Key: value" line @line (changed) into @d's metadata. */
+void sl__text_conv_meta_line(struct sl_text_doc *d, char *line);
+/* conv_helper.c: the document (spooled at d->conv.path) converted by a
+ * persistent converter; sets d->outcome.  0 or SL_ECANCELED. */
+int sl__text_helper_run(struct sl_text *x, struct sl_text_doc *d);
+/* conv.c: the file Sluice's own converter @prog ("sluice-...") is,
+ * beside the running binary; NULL when @prog is not one or not there. */
+char *sl__text_own_program(const char *prog);
 
 /* container.c: documents read whole from a spool file */
 enum {

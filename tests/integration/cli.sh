@@ -21,7 +21,10 @@ echo '{"http": {"threads": 0}}' >"$TMP/range.json"
 echo '{"http": {"thread": 4}}' >"$TMP/subkey.json"
 echo '{"listen": 5}' >"$TMP/type.json"
 echo '{"listen": ' >"$TMP/broken.json"
-for c in typo:htpp range:http.threads subkey:http.thread type:listen broken:line; do
+echo '{"textExtractor": {"converters": {"application/pdf": {"command": ["sluice-pdf", "{file}"], "persistent": true}}}}' >"$TMP/conv.json"
+echo '{"textExtractor": {"converters": {"application/pdf": {"command": ["x"], "maxDocuments": 0}}}}' >"$TMP/convdocs.json"
+for c in typo:htpp range:http.threads subkey:http.thread type:listen broken:line \
+    'conv:converters.application/pdf: a persistent converter' 'convdocs:maxDocuments'; do
     f=${c%%:*} want=${c#*:}
     rc=0; timeout 10 "$SLUICE" serve --config "$TMP/$f.json" --data-dir "$TMP/d" 2>"$TMP/err" || rc=$?
     if [ "$rc" = 2 ] && grep -q "$want" "$TMP/err"; then
