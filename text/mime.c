@@ -13,11 +13,29 @@
  * --------------------------------------------------------------------- */
 
 /* Types guessed from the file extension when libmagic has nothing better
- * than text/plain or application/octet-stream. */
+ * than text/plain or application/octet-stream, or only names the
+ * container (zip, OLE2) of an office document. */
 static const struct {
     const char *ext;
     const char *mime;
 } ext_types[] = {
+    {"pdf", "application/pdf"},
+    {"docx",
+     "application/vnd.openxmlformats-officedocument.wordprocessingml."
+     "document"},
+    {"xlsx",
+     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"},
+    {"pptx",
+     "application/vnd.openxmlformats-officedocument.presentationml."
+     "presentation"},
+    {"odt", "application/vnd.oasis.opendocument.text"},
+    {"ods", "application/vnd.oasis.opendocument.spreadsheet"},
+    {"odp", "application/vnd.oasis.opendocument.presentation"},
+    {"odg", "application/vnd.oasis.opendocument.graphics"},
+    {"epub", "application/epub+zip"},
+    {"doc", "application/msword"},
+    {"xls", "application/vnd.ms-excel"},
+    {"ppt", "application/vnd.ms-powerpoint"},
     {"htm", "text/html"},
     {"html", "text/html"},
     {"shtml", "text/html"},
@@ -200,6 +218,28 @@ mime_trust_given(const char *given, const char *magic)
            strncmp(given, magic, (size_t)(gs - given)) == 0;
 }
 
+/*
+ * Is @magic the container format that libmagic names when it cannot tell
+ * which document is inside (a zip without the members it looks for, an
+ * OLE2 file it cannot place), and the extension's type @ext a document of
+ * that container?  Then the extension says more than libmagic.
+ */
+static int
+mime_container_of(const char *magic, const char *ext)
+{
+    if (strcmp(magic, "application/zip") == 0) {
+        return sl__text_office_of(ext) != SL__TEXT_CONT_NONE;
+    }
+    if (strcmp(magic, "application/x-ole-storage") == 0 ||
+        strcmp(magic, "application/cdfv2") == 0 ||
+        strcmp(magic, "application/vnd.ms-office") == 0) {
+        return strcmp(ext, "application/msword") == 0 ||
+               strcmp(ext, "application/vnd.ms-excel") == 0 ||
+               strcmp(ext, "application/vnd.ms-powerpoint") == 0;
+    }
+    return 0;
+}
+
 /* libmagic's type of @len bytes @head into @out ("" when unavailable).
  * One magic_t per extractor, loaded on first use. */
 static void
@@ -268,8 +308,9 @@ sl__text_head_textual(const char *head, size_t len)
  * The MIME type of a record from the first @len bytes of its content:
  * the record's `mimeType` unless libmagic disagrees strongly, else
  * libmagic's, refined by the file extension when libmagic only says
- * text/plain or application/octet-stream (or generic XML for an HTML or
- * XML-based file).
+ * text/plain or application/octet-stream, generic XML for an HTML or
+ * XML-based file, or the container (zip, OLE2) of the extension's
+ * document.
  */
 int
 sl_text_mime_detect(struct sl_text *x,
@@ -298,9 +339,10 @@ sl_text_mime_detect(struct sl_text *x,
     mime_magic(x, head, len, magic);
     if (given[0] != '\0' && mime_trust_given(given, magic)) {
         (void)snprintf(out, SL_TEXT_MIME_MAX, "%s", given);
-    } else if (ext != NULL && (mime_weak(magic) ||
-                               (mime_is_xml(magic) &&
-                                sl_text_mime_kind(ext) != SL_TEXT_KIND_TEXT))) {
+    } else if (ext != NULL &&
+               (mime_weak(magic) || mime_container_of(magic, ext) ||
+                (mime_is_xml(magic) &&
+                 sl_text_mime_kind(ext) != SL_TEXT_KIND_TEXT))) {
         (void)snprintf(out, SL_TEXT_MIME_MAX, "%s", ext);
     } else if (magic[0] != '\0') {
         (void)snprintf(out, SL_TEXT_MIME_MAX, "%s", magic);

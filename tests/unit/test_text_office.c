@@ -608,10 +608,41 @@ test_office_broken(void **state)
     sl_text_free(t);
 }
 
+/* A zip that libmagic calls application/zip (its members are not the
+ * ones libmagic looks for) is read as the office document its extension
+ * names; named .zip it stays a zip. */
+static void
+test_office_generic_zip(void **state)
+{
+    struct sl_text_opts o = {1 << 20, NULL, NULL, NULL};
+    struct sl_text *t = sl_text_new(&o);
+    struct sl_text_result r;
+    char mime[SL_TEXT_MIME_MAX];
+    int fd = memfd_create("plain", MFD_CLOEXEC);
+    struct archive *a = zip_open(fd);
+    struct sl_text_doc *d = NULL;
+
+    (void)state;
+    zip_add(a, "[Content_Types].xml", "<Types/>", "", 0, "");
+    zip_add(a, "word/document.xml", W_DOC W_P(SENTENCE), "", 0, "</w:body>");
+    (void)zip_close(a, fd);
+    d = text_extract_fd(t, "plain.docx", NULL, fd, &r, mime);
+    assert_string_equal(mime, DOCX);
+    assert_string_equal(r.text, SENTENCE);
+    sl_text_doc_free(d);
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    d = text_extract_fd(t, "plain.zip", NULL, fd, &r, mime);
+    assert_string_equal(mime, "application/zip");
+    sl_text_doc_free(d);
+    (void)close(fd);
+    sl_text_free(t);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_office_generic_zip),
         cmocka_unit_test(test_office_documents),
         cmocka_unit_test(test_office_details),
         cmocka_unit_test(test_office_order),
