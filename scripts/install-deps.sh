@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs every Debian 12 package Sluice needs to build, test and run,
 # the converters the textExtractor runs by default among them
-# (poppler-utils: pdftotext; catdoc: catdoc, xls2csv, catppt).
+# (poppler-utils: pdftotext, pdfinfo; catdoc: catdoc, xls2csv; recollcmd:
+# Recoll's ppt-dump.py for .ppt; libimage-exiftool-perl: exiftool, the
+# metadata of .doc, .xls, .ppt and RTF).
 # Idempotent: packages already present are skipped, and apt-get runs only
 # when something is missing.  Must run as root (or via sudo) on Debian 12.
 set -eu
@@ -13,7 +15,7 @@ libxml2-dev libmagic-dev libuchardet-dev libgmime-3.0-dev zlib1g-dev libdeflate-
 clang libclang-rt-14-dev llvm \
 jq zip openssl nginx-light \
 python3 gzip bzip2 xz-utils \
-poppler-utils catdoc"
+poppler-utils catdoc recollcmd libimage-exiftool-perl"
 
 missing=""
 for p in $PKGS; do
