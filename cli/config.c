@@ -236,19 +236,49 @@ static const char default_converters[] =
     " \"maxDocuments\": 1000, \"timeoutSeconds\": 60, \"maxMemoryMB\": 1024},"
     " \"application/msword\": {"
     "\"command\": [\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"],"
-    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"},"
+    /* The legacy formats' metadata: exiftool reads the OLE2
+     * SummaryInformation (and RTF's \info group) and prints the tags
+     * asked for as "Tag: value" lines (-S); an OLE2 date is a FILETIME,
+     * UTC, which exiftool prints unconverted, hence the Z. */
+    " \"metaCommand\": [\"exiftool\", \"-S\", \"-d\", \"%Y-%m-%dT%H:%M:%SZ\","
+    " \"-Title\", \"-Author\", \"-CreateDate\", \"-ModifyDate\", \"-Pages\","
+    " \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512,"
+    " \"package\": \"catdoc libimage-exiftool-perl\"},"
     " \"application/vnd.ms-excel\": {"
     "\"command\": [\"xls2csv\", \"-d\", \"utf-8\", \"{file}\"],"
-    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"},"
+    " \"metaCommand\": [\"exiftool\", \"-S\", \"-d\", \"%Y-%m-%dT%H:%M:%SZ\","
+    " \"-Title\", \"-Author\", \"-CreateDate\", \"-ModifyDate\", \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512,"
+    " \"package\": \"catdoc libimage-exiftool-perl\"},"
+    /* Not catppt: it reads only the text PowerPoint copies into the
+     * SlideListWithText, none of the text inside the slides' drawings,
+     * which is all LibreOffice writes.  Recoll's ppt-dump.py (LibreOffice's
+     * mso-dumper) reads every text atom; its slide count is "Slides". */
     " \"application/vnd.ms-powerpoint\": {"
-    "\"command\": [\"catppt\", \"-d\", \"utf-8\", \"{file}\"],"
-    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"},"
+    "\"command\": [\"/usr/share/recoll/filters/ppt-dump.py\","
+    " \"--no-struct-output\", \"--dump-text\", \"{file}\"],"
+    " \"metaCommand\": [\"exiftool\", \"-S\", \"-d\", \"%Y-%m-%dT%H:%M:%SZ\","
+    " \"-Title\", \"-Author\", \"-CreateDate\", \"-ModifyDate\", \"-Slides\","
+    " \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512,"
+    " \"package\": \"recollcmd libimage-exiftool-perl\"},"
+    /* RTF's \creatim and \revtim are the writer's local time, zone
+     * unknown: no Z */
     " \"text/rtf\": {"
     "\"command\": [\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"],"
-    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"},"
+    " \"metaCommand\": [\"exiftool\", \"-S\", \"-d\", \"%Y-%m-%dT%H:%M:%S\","
+    " \"-Title\", \"-Author\", \"-CreateDate\", \"-ModifyDate\", \"-Pages\","
+    " \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512,"
+    " \"package\": \"catdoc libimage-exiftool-perl\"},"
     " \"application/rtf\": {"
     "\"command\": [\"catdoc\", \"-d\", \"utf-8\", \"-w\", \"{file}\"],"
-    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512, \"package\": \"catdoc\"}}";
+    " \"metaCommand\": [\"exiftool\", \"-S\", \"-d\", \"%Y-%m-%dT%H:%M:%S\","
+    " \"-Title\", \"-Author\", \"-CreateDate\", \"-ModifyDate\", \"-Pages\","
+    " \"{file}\"],"
+    " \"timeoutSeconds\": 30, \"maxMemoryMB\": 512,"
+    " \"package\": \"catdoc libimage-exiftool-perl\"}}";
 
 void
 sl_cfg_defaults(struct sl_cfg *cfg)

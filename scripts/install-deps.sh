@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs every Debian 12 package Sluice needs to build, test and run,
 # the converters the textExtractor runs by default among them (catdoc:
-# catdoc, xls2csv, catppt; libpoppler-glib-dev for the sluice-pdf it
-# builds; poppler-utils: pdftotext and pdfinfo, the benchmarks' baseline).
+# catdoc, xls2csv; recollcmd: Recoll's ppt-dump.py for .ppt;
+# libimage-exiftool-perl: exiftool, the metadata of .doc, .xls, .ppt and
+# RTF; libpoppler-glib-dev for the sluice-pdf Sluice builds;
+# poppler-utils: pdftotext and pdfinfo, the benchmarks' baseline).
 # Idempotent: packages already present are skipped, and apt-get runs only
 # when something is missing.  Must run as root (or via sudo) on Debian 12.
 set -eu
@@ -14,7 +16,7 @@ libxml2-dev libmagic-dev libuchardet-dev libgmime-3.0-dev libpoppler-glib-dev zl
 clang libclang-rt-14-dev llvm \
 jq zip openssl nginx-light \
 python3 gzip bzip2 xz-utils \
-poppler-utils catdoc"
+poppler-utils catdoc recollcmd libimage-exiftool-perl"
 
 missing=""
 for p in $PKGS; do

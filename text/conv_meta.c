@@ -2,11 +2,11 @@
  * The metadata of a document read by a converter: a converter entry's
  * `metaCommand` (an argv with "{file}", run on the spooled document once
  * the converter succeeded, under the same time and memory limits) prints
- * "Key: value" lines, as pdfinfo does; Title, Author, CreationDate,
- * ModDate and Pages become the document's title, author, created,
- * modified and pages.  What it prints beyond 64 KiB is not read; a
- * command that fails or times out leaves the document without metadata
- * (logged), never without its text.
+ * "Key: value" lines, as pdfinfo and `exiftool -S` do; the keys of
+ * meta_keys become the document's title, author, created, modified and
+ * pages.  What it prints beyond 64 KiB is not read; a command that fails
+ * or times out leaves the document without metadata (logged), never
+ * without its text.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,12 +86,47 @@ fail:
                : -1;
 }
 
+enum meta_field {
+    META_TITLE,
+    META_AUTHOR,
+    META_CREATED,
+    META_MODIFIED,
+    META_PAGES
+};
+
+/* The keys taken: pdfinfo's (CreationDate, ModDate) and exiftool's tag
+ * names (CreateDate, ModifyDate; Slides, the page count of a
+ * presentation, as in an OOXML docProps/app.xml). */
+static const struct {
+    const char *key;
+    enum meta_field field;
+} meta_keys[] = {
+    {"Title", META_TITLE},
+    {"Author", META_AUTHOR},
+    {"CreationDate", META_CREATED},
+    {"CreateDate", META_CREATED},
+    {"ModDate", META_MODIFIED},
+    {"ModifyDate", META_MODIFIED},
+    {"Pages", META_PAGES},
+    {"Slides", META_PAGES},
+};
+
+/* Is date @v no date at all: no digit other than 0?  An OLE2 property
+ * that was never set is a zero FILETIME, which exiftool prints as "0"
+ * (or "0000:00:00 00:00:00"), and a zero date is no creation date. */
+static int
+meta_date_unset(const char *v)
+{
+    return strpbrk(v, "123456789") == NULL;
+}
+
 void
 sl__text_conv_meta_line(struct sl_text_doc *d, char *line)
 {
     char *colon = strchr(line, ':');
     char *v = NULL;
     uint64_t pages = 0;
+    size_t i = 0;
 
     if (colon == NULL) {
         return;
@@ -102,16 +137,36 @@ sl__text_conv_meta_line(struct sl_text_doc *d, char *line)
     if (v[0] == '\0' || !sl_utf8_valid(v, strlen(v))) {
         return;
     }
-    if (strcmp(line, "Title") == 0) {
+    for (i = 0; i < sizeof(meta_keys) / sizeof(meta_keys[0]); i++) {
+        if (strcmp(line, meta_keys[i].key) == 0) {
+            break;
+        }
+    }
+    if (i == sizeof(meta_keys) / sizeof(meta_keys[0])) {
+        return;
+    }
+    switch (meta_keys[i].field) {
+    case META_TITLE:
         sl__text_buf_set(&d->title, SL_TEXT_TITLE_MAX, v);
-    } else if (strcmp(line, "Author") == 0) {
+        break;
+    case META_AUTHOR:
         sl__text_buf_set(&d->author, SL_TEXT_TITLE_MAX, v);
-    } else if (strcmp(line, "CreationDate") == 0) {
-        sl__text_buf_set(&d->created, SL_TEXT_TITLE_MAX, v);
-    } else if (strcmp(line, "ModDate") == 0) {
-        sl__text_buf_set(&d->modified, SL_TEXT_TITLE_MAX, v);
-    } else if (strcmp(line, "Pages") == 0 && sl_parse_u64(v, &pages) == 0) {
-        d->pages = pages;
+        break;
+    case META_CREATED:
+        if (!meta_date_unset(v)) {
+            sl__text_buf_set(&d->created, SL_TEXT_TITLE_MAX, v);
+        }
+        break;
+    case META_MODIFIED:
+        if (!meta_date_unset(v)) {
+            sl__text_buf_set(&d->modified, SL_TEXT_TITLE_MAX, v);
+        }
+        break;
+    case META_PAGES:
+        if (sl_parse_u64(v, &pages) == 0 && pages > 0) {
+            d->pages = pages;
+        }
+        break;
     }
 }
 

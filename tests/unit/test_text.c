@@ -379,6 +379,48 @@ test_text_doc_converter_meta(void **state)
     json_decref(conv);
 }
 
+/* The metadata of the legacy Office formats and RTF, as `exiftool -S`
+ * prints it: its tag names CreateDate and ModifyDate are the dates,
+ * Slides (a presentation's) the page count; an OLE2 date never set (a
+ * zero FILETIME, printed "0" or "0000:00:00 00:00:00") is no date. */
+static void
+test_text_doc_converter_meta_exiftool(void **state)
+{
+    json_t *conv = json_loads(
+        "{\"application/x-ole\": {\"command\": [\"cat\", \"{file}\"],"
+        " \"metaCommand\": [\"printf\", \"Title: Sluice Sample Report\\n"
+        "Author: Ada Lovelace\\nCreateDate: 2024-03-15T10:00:00Z\\n"
+        "ModifyDate: 2024-03-16T09:30:00Z\\nSlides: 3\\n\"]},"
+        " \"application/x-unset\": {\"command\": [\"cat\", \"{file}\"],"
+        " \"metaCommand\": [\"printf\", \"Title: T\\nCreateDate: 0\\n"
+        "ModifyDate: 0000:00:00 00:00:00\\nPages: 0\\n\"]}}",
+        0,
+        NULL);
+    struct sl_text_opts o = {1 << 20, conv, NULL, NULL};
+    struct sl_text *t = sl_text_new(&o);
+    struct sl_text_result r;
+    struct sl_text_doc *d = NULL;
+
+    (void)state;
+    assert_non_null(conv);
+    d = extract(t, "application/x-ole", NULL, "slides", 6, 6, &r);
+    assert_string_equal(r.text, "slides");
+    assert_string_equal(r.title, "Sluice Sample Report");
+    assert_string_equal(r.author, "Ada Lovelace");
+    assert_string_equal(r.created, "2024-03-15T10:00:00Z");
+    assert_string_equal(r.modified, "2024-03-16T09:30:00Z");
+    assert_int_equal(r.pages, 3);
+    sl_text_doc_free(d);
+    d = extract(t, "application/x-unset", NULL, "sheet", 5, 5, &r);
+    assert_string_equal(r.title, "T");
+    assert_string_equal(r.created, "");
+    assert_string_equal(r.modified, "");
+    assert_int_equal(r.pages, 0);
+    sl_text_doc_free(d);
+    sl_text_free(t);
+    json_decref(conv);
+}
+
 /* ------------------------------------------------------------------------
  * The HTML text of a links parser.
  * --------------------------------------------------------------------- */
@@ -682,6 +724,7 @@ main(void)
         cmocka_unit_test(test_text_doc_compressed),
         cmocka_unit_test(test_text_doc_converter),
         cmocka_unit_test(test_text_doc_converter_meta),
+        cmocka_unit_test(test_text_doc_converter_meta_exiftool),
         cmocka_unit_test(test_text_html_tap),
         cmocka_unit_test(test_text_archive_walk),
     };
