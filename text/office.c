@@ -220,6 +220,8 @@ static const struct {
     {1u << SL__TEXT_CONT_XLSX, "xl/sharedStrings.xml", 0, 0, &strings_rules},
     {1u << SL__TEXT_CONT_XLSX, "xl/worksheets/sheet", 1, 1, &sheet_rules},
     {1u << SL__TEXT_CONT_PPTX, "ppt/slides/slide", 1, 0, &pptx_rules},
+    /* speaker notes, after the slides (as ODF's are in content.xml) */
+    {1u << SL__TEXT_CONT_PPTX, "ppt/notesSlides/notesSlide", 1, 1, &pptx_rules},
     {OOXML_ALL, "docProps/core.xml", 0, META_GROUP, &core_rules},
     {OOXML_ALL, "docProps/app.xml", 0, META_GROUP, &app_rules},
     {1u << SL__TEXT_CONT_ODF, "content.xml", 0, 0, &odf_rules},

@@ -319,7 +319,8 @@ zip_close(struct archive *a, int fd)
     "openxmlformats.org/wordprocessingml/2006/main\"><w:body>"
 #define W_P(s) "<w:p><w:r><w:t>" s "</w:t></w:r></w:p>"
 
-/* Parts out of their order in the zip: slides by number, an EPUB by its
+/* Parts out of their order in the zip: slides by number (their notes
+ * after them), an EPUB by its
  * spine (the OPF last, an escaped href, the navigation document left
  * out, a document the manifest does not name after the spine's). */
 static void
@@ -341,9 +342,22 @@ test_office_order(void **state)
     zip_add(a, "ppt/slides/slide2.xml", "<s><p><t>Two</t></p></s>", "", 0, "");
     zip_add(a, "ppt/slides/slide1.xml", "<s><p><t>One</t></p></s>", "", 0, "");
     zip_add(a, "ppt/slides/slide3.xml.rels", "<s><t>No</t></s>", "", 0, "");
+    zip_add(a,
+            "ppt/notesSlides/notesSlide2.xml",
+            "<s><p><t>Note two</t></p></s>",
+            "",
+            0,
+            "");
+    zip_add(a,
+            "ppt/notesSlides/notesSlide1.xml",
+            "<s><p><t>Note one</t></p></s>",
+            "",
+            0,
+            "");
     (void)zip_close(a, fd);
     d = text_extract_fd(t, "order.pptx", pptx, fd, &r, mime);
-    assert_string_equal(r.text, "One\nTwo\nTen");
+    /* the slides in order, then their speaker notes in order */
+    assert_string_equal(r.text, "One\nTwo\nTen\nNote one\nNote two");
     sl_text_doc_free(d);
     (void)close(fd);
     fd = memfd_create("order", MFD_CLOEXEC);
