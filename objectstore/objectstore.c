@@ -94,6 +94,28 @@ sl_obj_open_fs(const char *root,
     return obj_wrap(&sl__obj_backend_fs, ctx, out, err);
 }
 
+int
+sl_obj_open_s3(const struct sl_obj_s3_config *cfg,
+               struct sl_obj **out,
+               struct sl_err *err)
+{
+    void *ctx = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    rc = sl__obj_s3_new(cfg, &ctx, err);
+    if (rc != 0) {
+        return rc;
+    }
+    return obj_wrap(&sl__obj_backend_s3, ctx, out, err);
+}
+
+const char *
+sl_obj_backend_name(const struct sl_obj *o)
+{
+    return o->type->name;
+}
+
 void
 sl_obj_close(struct sl_obj *o)
 {

@@ -47,6 +47,38 @@ int sl_obj_open_fs(const char *root,
                    enum sl_durability durability,
                    struct sl_obj **out,
                    struct sl_err *err);
+/** Configuration of the S3 backend (docs/objectstore.md "S3"); strings
+ * borrowed, NULL or 0 for the defaults given. */
+struct sl_obj_s3_config {
+    const char *endpoint; /* "https://s3.eu-west-1.amazonaws.com" (required) */
+    const char *region;   /* for the signature; "us-east-1" */
+    const char
+        *bucket; /* stores are prefixes of it; NULL: stores are buckets */
+    const char *prefix; /* before every key (with a bucket) or bucket name */
+    int path_style;     /* endpoint/bucket/key, else bucket.endpoint/key */
+    const char *access_key; /* NULL: AWS_ACCESS_KEY_ID..., then the */
+    const char *secret_key; /* shared credentials file */
+    const char *session_token;
+    const char *ca_file;  /* CA bundle for TLS; NULL: the system's */
+    uint64_t part_size;   /* bytes buffered per writer, 5 MiB-5 GiB; 8 MiB */
+    unsigned max_retries; /* of a request that failed for the network, 429
+                           * or 5xx; 5 */
+    unsigned backoff_ms;  /* the first pause between them, doubled; 100 */
+};
+
+/**
+ * @brief Open the S3 backend: stores are buckets or prefixes of one
+ * bucket on an S3-compatible server (AWS S3, MinIO, Ceph), requests signed
+ * with AWS Signature V4.  Nothing is sent yet: a missing bucket or wrong
+ * credentials show at the first request.
+ * @return 0, or SL_ECONFIG (no endpoint, no credentials, a part size out
+ * of range) with details in @p err.  *out as for sl_obj_open_fs.
+ */
+int sl_obj_open_s3(const struct sl_obj_s3_config *cfg,
+                   struct sl_obj **out,
+                   struct sl_err *err);
+/** @brief The name of the backend of @p o: "fs" or "s3". */
+const char *sl_obj_backend_name(const struct sl_obj *o);
 /** @brief Close the store service; NULL-safe. Readers and writers must be
  * freed before. */
 void sl_obj_close(struct sl_obj *o);

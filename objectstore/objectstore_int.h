@@ -1,8 +1,8 @@
 /*
  * Object store internals: the backend interface shared by objectstore.c
  * (the public API, which validates names and keeps writer state) and the
- * backends (fs.c with fs_path.c, fs_object.c and fs_list.c; an S3 backend
- * is planned).  Not for other modules.
+ * backends (fs.c with fs_path.c, fs_object.c and fs_list.c; s3.c with
+ * s3_xml.c, s3_store.c and s3_object.c).  Not for other modules.
  *
  * A backend is a `static const struct sl__obj_backend_type` table of
  * function pointers plus a per-instance context (`void *ctx`) created by
@@ -131,6 +131,13 @@ struct sl__obj_backend_type {
      * for writer_open_file.  Default: none (the object is copied). */
     int (*reader_fd)(void *rctx);
 };
+
+/** The S3 backend (s3.c, s3_xml.c, s3_store.c, s3_object.c). */
+extern const struct sl__obj_backend_type sl__obj_backend_s3;
+/** @brief An S3 backend context from @p cfg (copied); SL_ECONFIG. */
+int sl__obj_s3_new(const struct sl_obj_s3_config *cfg,
+                   void **ctx,
+                   struct sl_err *err);
 
 /** The filesystem backend (fs.c). */
 extern const struct sl__obj_backend_type sl__obj_backend_fs;

@@ -1,0 +1,43 @@
+#!/bin/bash
+# with-s3rver.sh COMMAND [ARGS...]: runs COMMAND beside a real S3 server,
+# s3rver (npm; scripts/install-deps.sh installs it under tests/s3), on
+# 127.0.0.1 at a port the kernel picks, with a data directory of its own
+# under $TMPDIR.  COMMAND finds it in the environment:
+#   SL_TEST_S3_ENDPOINT  http://127.0.0.1:PORT
+#   SL_TEST_S3_KEY, SL_TEST_S3_SECRET  its credentials (S3RVER, S3RVER)
+#   SL_TEST_S3_DIR  its data directory (the objects are files below it)
+# The server is stopped when COMMAND ends; COMMAND's status is returned.
+# Node.js 20 runs s3rver 3.7 with the legacy OpenSSL provider: s3rver's
+# continuation tokens use a cipher OpenSSL 3 only has there.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+js="$here/node_modules/s3rver/bin/s3rver.js"
+if [ ! -f "$js" ] || ! command -v node >/dev/null; then
+    echo "with-s3rver.sh: s3rver is not installed (scripts/install-deps.sh runs npm ci in tests/s3)" >&2
+    exit 1
+fi
+dir=$(mktemp -d "${TMPDIR:-/tmp}/s3rver.XXXXXX")
+NODE_OPTIONS=--openssl-legacy-provider node "$js" -a 127.0.0.1 -p 0 -d "$dir/data" \
+    >"$dir/log" 2>&1 &
+pid=$!
+stop() {
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap stop EXIT
+port=""
+for _ in $(seq 1 200); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/log" | head -1)
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+done
+if [ -z "$port" ]; then
+    echo "with-s3rver.sh: s3rver did not start: $(head -c 2000 "$dir/log")" >&2
+    exit 1
+fi
+export SL_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
+export SL_TEST_S3_KEY=S3RVER SL_TEST_S3_SECRET=S3RVER
+export SL_TEST_S3_DIR="$dir/data"
+"$@"
