@@ -25,16 +25,30 @@ for p in $PKGS; do
     fi
 done
 
-if [ -z "$missing" ]; then
-    exit 0
+if [ -n "$missing" ]; then
+    echo "install-deps: installing:$missing" >&2
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then
+        SUDO="sudo"
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -q --no-install-recommends $missing
 fi
 
-echo "install-deps: installing:$missing" >&2
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    SUDO="sudo"
+# The S3 server the tests start (tests/s3): s3rver from the npm registry,
+# at the version of tests/s3/package-lock.json, with the machine's Node.js
+# (Debian's nodejs and npm when there is none).
+s3dir=$(cd "$(dirname "$0")/../tests/s3" && pwd)
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "install-deps: installing nodejs npm" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -q --no-install-recommends $missing
+if [ ! -f "$s3dir/node_modules/s3rver/bin/s3rver.js" ] ||
+    [ "$s3dir/package-lock.json" -nt "$s3dir/node_modules/.package-lock.json" ]; then
+    echo "install-deps: npm ci in tests/s3 (s3rver)" >&2
+    (cd "$s3dir" && npm ci --no-audit --no-fund --loglevel=error)
+fi
