@@ -11,9 +11,10 @@
  * (S3_SMALL_SEAL) in memory, so that sealed writers hold little.
  *
  * A reader reads ranges (S3_CHUNK at a time, or the caller's whole
- * buffer when bigger), each with If-Match on the ETag it opened, so an
- * object replaced while it is read fails the read (SL_ECONFLICT) instead
- * of mixing two versions.
+ * buffer when bigger), each with If-Match on the ETag it opened (and the
+ * reply's ETag compared, for servers that ignore If-Match), so an object
+ * replaced while it is read fails the read (SL_ECONFLICT) instead of
+ * mixing two versions.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -404,6 +405,15 @@ get_range(
                         NULL,
                         "S3 read of %s: the object was replaced or deleted "
                         "while it was read",
+                        rd->key);
+    } else if (rc == 0 && rd->etag[0] != '\0' && r.etag[0] != '\0' &&
+               strcmp(r.etag, rd->etag) != 0) {
+        /* a server that does not honour If-Match */
+        rc = sl_err_set(err,
+                        SL_ECONFLICT,
+                        NULL,
+                        "S3 read of %s: the object was replaced while it "
+                        "was read",
                         rd->key);
     } else if (rc == 0 && r.dst_len != n) {
         rc = sl_err_set(err,

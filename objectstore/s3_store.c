@@ -159,11 +159,11 @@ sl__s3_store_create(void *ctx,
     struct s3_req r;
     char *bucket = NULL;
     char *key = NULL;
-    int rc = sl__s3_store_exists(ctx, store, NULL);
+    int rc = sl__s3_store_exists(ctx, store, err);
 
     *created = 0;
     if (rc != SL_ENOENT) {
-        return rc == 0 ? 0 : sl_err_set(err, rc, NULL, "store '%s': S3", store);
+        return rc;
     }
     sl__s3_where(s, store, NULL, &bucket, &key);
     sl__s3_req_init(&r, "PUT");
