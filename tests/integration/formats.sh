@@ -173,6 +173,30 @@ n=$(grep -c "" "$TMP/hits")
 [ "$(textex converter.failed)" = 0 ] && [ "$(textex converter.missing)" = 0 ] &&
     ok "no converter failed or was missing" ||
     fail "converter.failed $(textex converter.failed), converter.missing $(textex converter.missing)"
+
+# ---- 3b: every format under a name that says nothing (.bin): read by
+# what it is (libmagic), metadata included.  Not the .ppt: LibreOffice's
+# keeps its OLE2 directory past the first 64 KiB, where only its
+# extension or a given type tells (docs/formats.md).
+W="$TMP/wrong"
+mkdir -p "$W"
+W=$(realpath "$W")
+for f in pdf doc xls rtf docx xlsx pptx odt ods odp epub; do
+    cp "$DOCS/sample.$f" "$W/sample-$f.bin"
+done
+define_crawl wrong "$W" wrong
+if crawl wrong; then ok "crawl of .bin files SUCCEEDED"; else fail "crawl: $(cat "$TMP/crawl.err")"; fi
+wait_indexed
+for f in pdf:application/pdf doc:application/msword xls:application/vnd.ms-excel rtf:text/rtf \
+    docx:application/vnd.openxmlformats-officedocument.wordprocessingml.document \
+    xlsx:application/vnd.openxmlformats-officedocument.spreadsheetml.sheet \
+    pptx:application/vnd.openxmlformats-officedocument.presentationml.presentation \
+    odt:application/vnd.oasis.opendocument.text odp:application/vnd.oasis.opendocument.presentation \
+    ods:application/vnd.oasis.opendocument.spreadsheet epub:application/epub+zip; do
+    expect_doc "$W/sample-${f%%:*}.bin" "${f#*:}"
+done
+jq -e '.author == "Ada Lovelace"' "$TMP/doc.json" >/dev/null &&
+    ok "sample-epub.bin keeps its metadata" || fail "sample-epub.bin: $(jq -c '{title, author}' "$TMP/doc.json")"
 stop_server
 
 # ---- 4: a converter that is not installed
