@@ -139,6 +139,17 @@ struct sl_cfg {
     uint64_t bb_limit_ms;        /* bulkbuilder.bulkLimitTimeMs */
     uint64_t index_shards;       /* index.shards */
     char converters[16384];      /* textExtractor.converters, JSON text */
+    char obj_backend[8];         /* objectstore.backend: "fs" | "s3" */
+    char s3_endpoint[1024];      /* objectstore.s3.endpoint */
+    char s3_region[64];          /* objectstore.s3.region */
+    char s3_bucket[256];         /* objectstore.s3.bucket, "": buckets */
+    char s3_prefix[256];         /* objectstore.s3.prefix */
+    char s3_addressing[16];      /* objectstore.s3.addressing */
+    char s3_access_key[256];     /* objectstore.s3.accessKeyId */
+    char s3_secret_key[256];     /* objectstore.s3.secretAccessKey */
+    char s3_ca_file[4096];       /* objectstore.s3.caFile */
+    uint64_t s3_part_mb;         /* objectstore.s3.partSizeMB */
+    uint64_t s3_retries;         /* objectstore.s3.maxRetries */
 };
 
 /** @brief Fill @p cfg with the built-in defaults (the embedded config). */

@@ -440,7 +440,47 @@ struct services {
     struct sl_worker_pool *pool;
 };
 
-/* The object store under <dataDir>/store (docs/objectstore.md). */
+/* Stops a store listing at its first store. */
+static int
+first_store(void *ctx, const char *store)
+{
+    (void)ctx;
+    (void)store;
+    return 1;
+}
+
+/* The S3 object store of the configuration, tried with one listing so
+ * that a wrong endpoint, bucket or key stops the start, said plainly. */
+static int
+open_s3(const struct sl_cfg *cfg, struct sl_obj **out, struct sl_err *err)
+{
+    struct sl_obj_s3_config c;
+    int rc = 0;
+
+    memset(&c, 0, sizeof(c));
+    c.endpoint = cfg->s3_endpoint;
+    c.region = cfg->s3_region;
+    c.bucket = cfg->s3_bucket[0] != '\0' ? cfg->s3_bucket : NULL;
+    c.prefix = cfg->s3_prefix;
+    c.path_style = strcmp(cfg->s3_addressing, "path") == 0;
+    c.access_key = cfg->s3_access_key[0] != '\0' ? cfg->s3_access_key : NULL;
+    c.secret_key = cfg->s3_secret_key[0] != '\0' ? cfg->s3_secret_key : NULL;
+    c.ca_file = cfg->s3_ca_file[0] != '\0' ? cfg->s3_ca_file : NULL;
+    c.part_size = cfg->s3_part_mb << 20;
+    c.max_retries = (unsigned)cfg->s3_retries;
+    rc = sl_obj_open_s3(&c, out, err);
+    if (rc == 0) {
+        rc = sl_obj_store_list(*out, first_store, NULL, err);
+        rc = rc == 1 ? 0 : rc;
+        if (rc != 0) {
+            sl_obj_close(*out);
+            *out = NULL;
+        }
+    }
+    return rc;
+}
+
+/* The object store: under <dataDir>/store, or on S3 (docs/objectstore.md). */
 static int
 open_store(const struct sl_cfg *cfg, struct sl_obj **out)
 {
@@ -449,14 +489,24 @@ open_store(const struct sl_cfg *cfg, struct sl_obj **out)
     int rc = 0;
 
     sl_err_clear(&err);
-    rc = sl_obj_open_fs(root,
-                        strcmp(cfg->durability, "fsync") == 0
-                            ? SL_DURABILITY_FSYNC
-                            : SL_DURABILITY_PROCESS,
-                        out,
-                        &err);
+    if (strcmp(cfg->obj_backend, "s3") == 0) {
+        rc = open_s3(cfg, out, &err);
+    } else {
+        rc = sl_obj_open_fs(root,
+                            strcmp(cfg->durability, "fsync") == 0
+                                ? SL_DURABILITY_FSYNC
+                                : SL_DURABILITY_PROCESS,
+                            out,
+                            &err);
+    }
     if (rc != 0) {
         SL_ERROR("cannot open the object store: %s", err.message);
+    } else if (strcmp(cfg->obj_backend, "s3") == 0) {
+        SL_INFO("object store: S3 at %s, %s%s%s",
+                cfg->s3_endpoint,
+                cfg->s3_bucket[0] != '\0' ? "bucket " : "stores as buckets",
+                cfg->s3_bucket,
+                cfg->s3_prefix[0] != '\0' ? " (with a key prefix)" : "");
     }
     sl_free(root);
     return rc;

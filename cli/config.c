@@ -40,6 +40,49 @@ static const struct cfg_key keys[] = {
         "127.0.0.1:8080",
         "HOST:PORT to listen on; port 0 picks a free port"),
     STR("dataDir", data_dir, "./data", "directory for all state"),
+    STR("objectstore.backend",
+        obj_backend,
+        "fs",
+        "'fs' (dataDir/store) or 's3' (objectstore.s3.*)"),
+    STR("objectstore.s3.endpoint",
+        s3_endpoint,
+        "",
+        "http(s)://host[:port] of the S3 server"),
+    STR("objectstore.s3.region", s3_region, "us-east-1", "signing region"),
+    STR("objectstore.s3.bucket",
+        s3_bucket,
+        "",
+        "stores are prefixes of this bucket; empty: each store is a bucket"),
+    STR("objectstore.s3.prefix",
+        s3_prefix,
+        "",
+        "before every key (with a bucket) or every bucket name"),
+    STR("objectstore.s3.addressing",
+        s3_addressing,
+        "path",
+        "'path' (endpoint/bucket/key) or 'virtualHost' "
+        "(bucket.endpoint/key)"),
+    STR("objectstore.s3.accessKeyId",
+        s3_access_key,
+        "",
+        "empty: AWS_ACCESS_KEY_ID, then the shared credentials file"),
+    STR("objectstore.s3.secretAccessKey",
+        s3_secret_key,
+        "",
+        "with accessKeyId"),
+    STR("objectstore.s3.caFile", s3_ca_file, "", "CA bundle for https"),
+    UINT("objectstore.s3.partSizeMB",
+         s3_part_mb,
+         "8",
+         5,
+         5120,
+         "bytes a writer buffers; bigger objects are multipart uploads"),
+    UINT("objectstore.s3.maxRetries",
+         s3_retries,
+         "5",
+         0,
+         20,
+         "retries of a request after a network error, 429 or 5xx"),
     STR("durability",
         durability,
         "process",
@@ -583,6 +626,29 @@ sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err)
     }
     if (cfg->data_dir[0] == '\0') {
         return sl_err_set(err, SL_ECONFIG, "dataDir", "dataDir is empty");
+    }
+    if (strcmp(cfg->obj_backend, "fs") != 0 &&
+        strcmp(cfg->obj_backend, "s3") != 0) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "objectstore.backend",
+                          "objectstore.backend must be 'fs' or 's3', not '%s'",
+                          cfg->obj_backend);
+    }
+    if (strcmp(cfg->obj_backend, "s3") == 0 && cfg->s3_endpoint[0] == '\0') {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "objectstore.s3.endpoint",
+                          "objectstore.backend 's3' needs "
+                          "objectstore.s3.endpoint");
+    }
+    if (strcmp(cfg->s3_addressing, "path") != 0 &&
+        strcmp(cfg->s3_addressing, "virtualHost") != 0) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "objectstore.s3.addressing",
+                          "objectstore.s3.addressing must be 'path' or "
+                          "'virtualHost'");
     }
     if (cfg->nospace_max_ms < cfg->nospace_first_ms) {
         return sl_err_set(err,

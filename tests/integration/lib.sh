@@ -29,12 +29,24 @@ cleanup() {
 trap cleanup EXIT
 
 # write_config FILE [jq-filter applied to the defaults]
+# With SLUICE_TEST_ON_S3=1 (and the S3 server of tests/s3/with-s3rver.sh)
+# the object store is that server's bucket "sluice-it" (made here).
 write_config() {
     local file=$1 filter=${2:-.}
     jq "$filter" <<'JSON' >"$file"
 {"listen": "127.0.0.1:0", "dataDir": "./data", "log": {"level": "info"},
  "http": {"threads": 4, "shutdownGraceSeconds": 10}}
 JSON
+    if [ "${SLUICE_TEST_ON_S3:-}" = 1 ]; then
+        curl -sS -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" \
+            --user "$SL_TEST_S3_KEY:$SL_TEST_S3_SECRET" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
+            "$SL_TEST_S3_ENDPOINT/sluice-it"
+        jq --arg e "$SL_TEST_S3_ENDPOINT" --arg k "$SL_TEST_S3_KEY" --arg s "$SL_TEST_S3_SECRET" \
+            --arg p "$(basename "$TMP")/" \
+            '.objectstore = {backend: "s3", s3: {endpoint: $e, bucket: "sluice-it", prefix: $p,
+                accessKeyId: $k, secretAccessKey: $s}}' "$file" >"$file.s3"
+        mv "$file.s3" "$file"
+    fi
 }
 
 # start_server [serve args...]: starts the server, sets SERVER_PID and BASE.
@@ -47,6 +59,10 @@ start_server() {
         port=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$log" | head -1)
         if [ -n "$port" ]; then
             BASE="http://127.0.0.1:$port"
+            if [ "${SLUICE_TEST_ON_S3:-}" = 1 ] && ! grep -q "object store: S3 at" "$log"; then
+                echo "SLUICE_TEST_ON_S3: the server does not store on S3" >&2
+                return 1
+            fi
             return 0
         fi
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then

@@ -1,0 +1,18 @@
+# A file import with the S3 object store, against s3rver on 127.0.0.1
+# (tests/s3/with-s3rver.sh starts it): refused starts, the import, the
+# same index as with the filesystem store, a re-crawl.
+add_test(NAME it_s3_import
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/s3/with-s3rver.sh
+    ${CMAKE_CURRENT_SOURCE_DIR}/integration/s3_import.sh)
+set_tests_properties(it_s3_import PROPERTIES TIMEOUT 300
+  ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+# The web crawl end to end (web_crawl.sh) and the import end to end with
+# its delta strategies (import_e2e.sh) with every bucket on S3
+# (SLUICE_TEST_ON_S3: lib.sh's write_config points the store there).
+foreach(t web_crawl import_e2e)
+  add_test(NAME it_${t}_on_s3
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/s3/with-s3rver.sh
+      ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
+  set_tests_properties(it_${t}_on_s3 PROPERTIES TIMEOUT 300
+    ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp;SLUICE_TEST_ON_S3=1")
+endforeach()
