@@ -12,6 +12,33 @@
 
 #include "objectstore/s3_int.h"
 
+/* @method on object @id of @store (NULL: the store's marker, or its
+ * bucket) without a body: what came back in *@r, which the caller frees
+ * with sl__s3_req_free. */
+static int
+object_req(struct s3 *s,
+           const char *method,
+           const char *store,
+           const char *id,
+           const char *what,
+           struct s3_req *r,
+           struct sl_err *err)
+{
+    char *bucket = NULL;
+    char *key = NULL;
+    int rc = 0;
+
+    sl__s3_where(s, store, id, &bucket, &key);
+    sl__s3_req_init(r, method);
+    r->bucket = bucket;
+    r->key = key;
+    rc = sl__s3_do(s, r, what, err);
+    r->bucket = r->key = NULL;
+    sl_free(key);
+    sl_free(bucket);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------
  * Object listing.
  * --------------------------------------------------------------------- */
@@ -129,23 +156,13 @@ sl__s3_list(void *ctx,
 int
 sl__s3_store_exists(void *ctx, const char *store, struct sl_err *err)
 {
-    struct s3 *s = ctx;
     struct s3_req r;
-    char *bucket = NULL;
-    char *key = NULL;
-    int rc = 0;
+    int rc = object_req(ctx, "HEAD", store, NULL, "store", &r, err);
 
-    sl__s3_where(s, store, NULL, &bucket, &key);
-    sl__s3_req_init(&r, "HEAD");
-    r.bucket = bucket;
-    r.key = key;
-    rc = sl__s3_do(s, &r, "store", err);
     if (rc == SL_ENOENT) {
         rc = sl_err_set(err, SL_ENOENT, NULL, "no store '%s'", store);
     }
     sl__s3_req_free(&r);
-    sl_free(key);
-    sl_free(bucket);
     return rc;
 }
 
@@ -157,27 +174,20 @@ sl__s3_store_create(void *ctx,
 {
     struct s3 *s = ctx;
     struct s3_req r;
-    char *bucket = NULL;
-    char *key = NULL;
     int rc = sl__s3_store_exists(ctx, store, err);
 
     *created = 0;
     if (rc != SL_ENOENT) {
         return rc;
     }
-    sl__s3_where(s, store, NULL, &bucket, &key);
-    sl__s3_req_init(&r, "PUT");
-    r.bucket = bucket;
-    r.key = key; /* the marker, or the bucket itself */
-    rc = sl__s3_do(s, &r, "store create", err);
-    if (rc == SL_ECONFLICT && key == NULL) {
+    /* the marker, or the bucket itself */
+    rc = object_req(s, "PUT", store, NULL, "store create", &r, err);
+    if (rc == SL_ECONFLICT && s->bucket == NULL) {
         rc = 0; /* BucketAlreadyOwnedByYou: created meanwhile */
     } else if (rc == 0) {
         *created = 1;
     }
     sl__s3_req_free(&r);
-    sl_free(key);
-    sl_free(bucket);
     return rc;
 }
 
@@ -205,11 +215,8 @@ collect(void *ctx, const struct sl_obj_info *info)
 int
 sl__s3_store_delete(void *ctx, const char *store, struct sl_err *err)
 {
-    struct s3 *s = ctx;
     struct keys k;
     struct s3_req r;
-    char *bucket = NULL;
-    char *key = NULL;
     size_t i = 0;
     int rc = 0;
 
@@ -233,14 +240,8 @@ sl__s3_store_delete(void *ctx, const char *store, struct sl_err *err)
     if (rc != 0) {
         return rc;
     }
-    sl__s3_where(s, store, NULL, &bucket, &key);
-    sl__s3_req_init(&r, "DELETE");
-    r.bucket = bucket;
-    r.key = key;
-    rc = sl__s3_do(s, &r, "store delete", err);
+    rc = object_req(ctx, "DELETE", store, NULL, "store delete", &r, err);
     sl__s3_req_free(&r);
-    sl_free(key);
-    sl_free(bucket);
     return rc;
 }
 
@@ -319,17 +320,9 @@ sl__s3_stat(void *ctx,
             struct sl_obj_info *info,
             struct sl_err *err)
 {
-    struct s3 *s = ctx;
     struct s3_req r;
-    char *bucket = NULL;
-    char *key = NULL;
-    int rc = 0;
+    int rc = object_req(ctx, "HEAD", store, id, "stat", &r, err);
 
-    sl__s3_where(s, store, id, &bucket, &key);
-    sl__s3_req_init(&r, "HEAD");
-    r.bucket = bucket;
-    r.key = key;
-    rc = sl__s3_do(s, &r, "stat", err);
     if (rc == SL_ENOENT) {
         rc = sl_err_set(
             err, SL_ENOENT, NULL, "no object '%s' in store '%s'", id, store);
@@ -338,34 +331,22 @@ sl__s3_stat(void *ctx,
         info->mtime_ms = r.mtime_ms;
     }
     sl__s3_req_free(&r);
-    sl_free(key);
-    sl_free(bucket);
     return rc;
 }
 
 int
 sl__s3_delete(void *ctx, const char *store, const char *id, struct sl_err *err)
 {
-    struct s3 *s = ctx;
     struct sl_obj_info info;
     struct s3_req r;
-    char *bucket = NULL;
-    char *key = NULL;
-    int rc = 0;
-
     /* S3 deletes what is not there without a word: SL_ENOENT needs a look
      * first (a delete between the two is still a delete) */
-    rc = sl__s3_stat(ctx, store, id, &info, err);
+    int rc = sl__s3_stat(ctx, store, id, &info, err);
+
     if (rc != 0) {
         return rc;
     }
-    sl__s3_where(s, store, id, &bucket, &key);
-    sl__s3_req_init(&r, "DELETE");
-    r.bucket = bucket;
-    r.key = key;
-    rc = sl__s3_do(s, &r, "delete", err);
+    rc = object_req(ctx, "DELETE", store, id, "delete", &r, err);
     sl__s3_req_free(&r);
-    sl_free(key);
-    sl_free(bucket);
     return rc;
 }
