@@ -107,6 +107,8 @@ void sl_cli_print_error(const char *prog, long status, const json_t *reply);
 char *sl_cli_url(const char *server, const char *path);
 
 /** Server configuration; see docs/configuration.md for every key. */
+struct sl_obj;
+
 struct sl_cfg {
     char listen[256];            /* listen */
     char data_dir[4096];         /* dataDir */
@@ -164,5 +166,13 @@ int sl_cfg_load_file(struct sl_cfg *cfg, const char *path, struct sl_err *err);
 int sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err);
 /** @brief Print the key table (name, type, default) for --help. */
 void sl_cfg_print_keys(FILE *out);
+/**
+ * @brief The S3 object store of @p cfg (objectstore.s3.*), tried with one
+ * listing, so that a wrong endpoint, bucket or key is said now.
+ * @return 0 and *out (free with sl_obj_close), or the error in @p err.
+ */
+int sl_cli_open_s3(const struct sl_cfg *cfg,
+                   struct sl_obj **out,
+                   struct sl_err *err);
 
 #endif /* SL_CLI_H_INCLUDED */

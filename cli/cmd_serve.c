@@ -440,46 +440,6 @@ struct services {
     struct sl_worker_pool *pool;
 };
 
-/* Stops a store listing at its first store. */
-static int
-first_store(void *ctx, const char *store)
-{
-    (void)ctx;
-    (void)store;
-    return 1;
-}
-
-/* The S3 object store of the configuration, tried with one listing so
- * that a wrong endpoint, bucket or key stops the start, said plainly. */
-static int
-open_s3(const struct sl_cfg *cfg, struct sl_obj **out, struct sl_err *err)
-{
-    struct sl_obj_s3_config c;
-    int rc = 0;
-
-    memset(&c, 0, sizeof(c));
-    c.endpoint = cfg->s3_endpoint;
-    c.region = cfg->s3_region;
-    c.bucket = cfg->s3_bucket[0] != '\0' ? cfg->s3_bucket : NULL;
-    c.prefix = cfg->s3_prefix;
-    c.path_style = strcmp(cfg->s3_addressing, "path") == 0;
-    c.access_key = cfg->s3_access_key[0] != '\0' ? cfg->s3_access_key : NULL;
-    c.secret_key = cfg->s3_secret_key[0] != '\0' ? cfg->s3_secret_key : NULL;
-    c.ca_file = cfg->s3_ca_file[0] != '\0' ? cfg->s3_ca_file : NULL;
-    c.part_size = cfg->s3_part_mb << 20;
-    c.max_retries = (unsigned)cfg->s3_retries;
-    rc = sl_obj_open_s3(&c, out, err);
-    if (rc == 0) {
-        rc = sl_obj_store_list(*out, first_store, NULL, err);
-        rc = rc == 1 ? 0 : rc;
-        if (rc != 0) {
-            sl_obj_close(*out);
-            *out = NULL;
-        }
-    }
-    return rc;
-}
-
 /* The object store: under <dataDir>/store, or on S3 (docs/objectstore.md). */
 static int
 open_store(const struct sl_cfg *cfg, struct sl_obj **out)
@@ -490,7 +450,7 @@ open_store(const struct sl_cfg *cfg, struct sl_obj **out)
 
     sl_err_clear(&err);
     if (strcmp(cfg->obj_backend, "s3") == 0) {
-        rc = open_s3(cfg, out, &err);
+        rc = sl_cli_open_s3(cfg, out, &err);
     } else {
         rc = sl_obj_open_fs(root,
                             strcmp(cfg->durability, "fsync") == 0

@@ -18,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "cli/cli.h"
+#include "objectstore/objectstore.h"
 #include "workers/workers.h"
 
 #define EXIT_FAIL  1
@@ -32,7 +33,8 @@ usage(FILE *out)
 
     fprintf(out,
             "usage: sluice worker --server URL --worker NAME [--threads N]\n"
-            "                     [--token TOKEN] [--host NAME]\n"
+            "                     [--token TOKEN] [--host NAME] [--config "
+            "FILE]\n"
             "\n"
             "Takes tasks of worker NAME from the server at URL and performs "
             "them\n"
@@ -41,6 +43,12 @@ usage(FILE *out)
             "options:\n"
             "  -w, --worker NAME  the worker type to run\n"
             "  -t, --threads N    tasks performed at once (default 1)\n"
+            "  -c, --config FILE  the server's configuration file: with\n"
+            "                     objectstore.backend \"s3\" the bulks are\n"
+            "                     read and written on S3 directly, not\n"
+            "                     through the server; its converters are the\n"
+            "                     textExtractor's (default: the built-in\n"
+            "                     ones)\n"
             "      --host NAME    host name reported with each task (default:\n"
             "                     this machine's name)\n"
             "      --log-level L  debug, info, warn or error\n"
@@ -66,6 +74,7 @@ struct args {
     const char *worker;
     const char *host;
     const char *level;
+    const char *config;
     unsigned threads;
 };
 
@@ -78,6 +87,7 @@ parse_args(int argc, char **argv, struct args *a)
         {"worker", required_argument, NULL, 'w'},
         {"threads", required_argument, NULL, 't'},
         {"host", required_argument, NULL, 'H'},
+        {"config", required_argument, NULL, 'c'},
         {"log-level", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -89,7 +99,7 @@ parse_args(int argc, char **argv, struct args *a)
     a->threads = 1;
     sl_cli_conn_init(&a->conn, NULL);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "s:w:t:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:w:t:c:h", opts, NULL)) != -1) {
         switch (c) {
         case 'w':
             a->worker = optarg;
@@ -106,6 +116,9 @@ parse_args(int argc, char **argv, struct args *a)
             break;
         case 'H':
             a->host = optarg;
+            break;
+        case 'c':
+            a->config = optarg;
             break;
         case 'L':
             a->level = optarg;
@@ -135,6 +148,37 @@ parse_args(int argc, char **argv, struct args *a)
     return -1;
 }
 
+/*
+ * What a worker takes of the server's configuration file @path (NULL:
+ * the defaults): the object store when it is on S3 (*@store, else NULL:
+ * objects go through the server) and the textExtractor's converters.  0,
+ * or -1 said.
+ */
+static int
+worker_config(const char *path, struct sl_obj **store, json_t **converters)
+{
+    struct sl_cfg *cfg = sl_malloc(sizeof(*cfg));
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    sl_cfg_defaults(cfg);
+    rc = path != NULL ? sl_cfg_load_file(cfg, path, &err) : 0;
+    if (rc == 0) {
+        rc = sl_cfg_validate(cfg, &err);
+    }
+    if (rc == 0 && strcmp(cfg->obj_backend, "s3") == 0) {
+        rc = sl_cli_open_s3(cfg, store, &err);
+    }
+    if (rc == 0) {
+        *converters = json_loads(cfg->converters, 0, NULL);
+    } else {
+        fprintf(stderr, "sluice worker: %s\n", err.message);
+    }
+    sl_free(cfg);
+    return rc == 0 ? 0 : -1;
+}
+
 int
 sl_cli_worker_main(int argc, char **argv)
 {
@@ -142,6 +186,8 @@ sl_cli_worker_main(int argc, char **argv)
     const struct sl_worker_type *type = NULL;
     struct sl_worker_remote_config rc_cfg;
     struct sl_worker_pool *pool = NULL;
+    struct sl_obj *store = NULL;
+    json_t *converters = NULL;
     enum sl_log_level level = SL_LOG_INFO;
     struct timespec tick = {0, 200 * 1000000L};
     struct args a;
@@ -183,15 +229,22 @@ sl_cli_worker_main(int argc, char **argv)
     rc_cfg.server = a.conn.server;
     rc_cfg.token = a.conn.token;
     rc_cfg.host = a.host;
+    if (worker_config(a.config, &store, &converters) != 0) {
+        status = EXIT_USAGE;
+        goto out;
+    }
+    rc_cfg.store = store;
+    rc_cfg.converters = converters;
     rc = sl_worker_remote_start(&rc_cfg, type, a.threads, &pool);
     if (rc != 0) {
         SL_ERROR("cannot start worker %s: %s", a.worker, sl_strerror(rc));
         goto out;
     }
-    SL_INFO("worker %s: %u thread(s) taking tasks from %s",
+    SL_INFO("worker %s: %u thread(s) taking tasks from %s, objects %s",
             a.worker,
             a.threads,
-            a.conn.server);
+            a.conn.server,
+            store != NULL ? "on S3 directly" : "through the server");
     for (;;) {
         sig = sigtimedwait(&set, NULL, &tick);
         if (sig == SIGINT || sig == SIGTERM) {
@@ -212,6 +265,8 @@ sl_cli_worker_main(int argc, char **argv)
     SL_INFO("worker %s stopped", a.worker);
 
 out:
+    sl_obj_close(store);
+    json_decref(converters);
     curl_global_cleanup();
     return status;
 }

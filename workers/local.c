@@ -55,6 +55,85 @@ local_finish(void *conn,
     return sl_jm_task_finish(l->jm, worker, task_id, result, err);
 }
 
+int
+sl__wk_obj_input_open(struct sl_obj *o,
+                      const char *store,
+                      const char *id,
+                      void **handle,
+                      struct sl_source *src,
+                      struct sl_err *err)
+{
+    struct sl_obj_reader *r = NULL;
+    int rc = sl_obj_reader_open(o, store, id, &r, err);
+
+    if (rc != 0) {
+        return rc;
+    }
+    sl_obj_reader_source(r, src);
+    *handle = r;
+    return 0;
+}
+
+void
+sl__wk_obj_input_close(void *handle)
+{
+    sl_obj_reader_free(handle);
+}
+
+int
+sl__wk_obj_output_open(struct sl_obj *o,
+                       const char *store,
+                       const char *id,
+                       void **handle,
+                       struct sl_sink *sink,
+                       struct sl_err *err)
+{
+    struct sl_obj_writer *w = NULL;
+    int rc = sl_obj_writer_open(o, store, id, &w, err);
+
+    if (rc != 0) {
+        return rc;
+    }
+    sl_obj_writer_sink(w, sink);
+    *handle = w;
+    return 0;
+}
+
+int
+sl__wk_obj_output_open_copy(struct sl_obj *o,
+                            const char *store,
+                            const char *id,
+                            void *in_handle,
+                            void **handle,
+                            struct sl_err *err)
+{
+    struct sl_obj_writer *w = NULL;
+    int rc = sl_obj_writer_open_copy(o, store, id, in_handle, &w, err);
+
+    if (rc == 0) {
+        *handle = w;
+    }
+    return rc;
+}
+
+int
+sl__wk_obj_output_commit(void *handle, struct sl_err *err)
+{
+    return sl_obj_writer_commit(handle, NULL, err);
+}
+
+int
+sl__wk_obj_output_seal(void *handle, struct sl_err *err)
+{
+    return sl_obj_writer_seal(handle, err);
+}
+
+void
+sl__wk_obj_output_free(void *handle)
+{
+    sl_obj_writer_free(handle);
+}
+
 static int
 local_input_open(void *conn,
                  const char *store,
@@ -64,22 +143,8 @@ local_input_open(void *conn,
                  struct sl_err *err)
 {
     struct local *l = conn;
-    struct sl_obj_reader *r = NULL;
-    int rc = 0;
 
-    rc = sl_obj_reader_open(l->store, store, id, &r, err);
-    if (rc != 0) {
-        return rc;
-    }
-    sl_obj_reader_source(r, src);
-    *handle = r;
-    return 0;
-}
-
-static void
-local_input_close(void *handle)
-{
-    sl_obj_reader_free(handle);
+    return sl__wk_obj_input_open(l->store, store, id, handle, src, err);
 }
 
 static int
@@ -91,16 +156,8 @@ local_output_open(void *conn,
                   struct sl_err *err)
 {
     struct local *l = conn;
-    struct sl_obj_writer *w = NULL;
-    int rc = 0;
 
-    rc = sl_obj_writer_open(l->store, store, id, &w, err);
-    if (rc != 0) {
-        return rc;
-    }
-    sl_obj_writer_sink(w, sink);
-    *handle = w;
-    return 0;
+    return sl__wk_obj_output_open(l->store, store, id, handle, sink, err);
 }
 
 static int
@@ -112,33 +169,23 @@ local_output_open_copy(void *conn,
                        struct sl_err *err)
 {
     struct local *l = conn;
-    struct sl_obj_writer *w = NULL;
-    int rc = sl_obj_writer_open_copy(l->store, store, id, in_handle, &w, err);
 
-    if (rc == 0) {
-        *handle = w;
-    }
-    return rc;
+    return sl__wk_obj_output_open_copy(
+        l->store, store, id, in_handle, handle, err);
 }
 
 static int
 local_output_commit(void *conn, void *handle, struct sl_err *err)
 {
     (void)conn;
-    return sl_obj_writer_commit(handle, NULL, err);
+    return sl__wk_obj_output_commit(handle, err);
 }
 
 static int
 local_output_seal(void *conn, void *handle, struct sl_err *err)
 {
     (void)conn;
-    return sl_obj_writer_seal(handle, err);
-}
-
-static void
-local_output_free(void *handle)
-{
-    sl_obj_writer_free(handle);
+    return sl__wk_obj_output_seal(handle, err);
 }
 
 static int
@@ -172,10 +219,10 @@ static const struct sl__wk_ops local_ops = {
     local_keepalive,
     local_finish,
     local_input_open,
-    local_input_close,
+    sl__wk_obj_input_close,
     local_output_open,
     local_output_commit,
-    local_output_free,
+    sl__wk_obj_output_free,
     local_event,
     local_wait_work,
     local_output_seal,

@@ -1,7 +1,9 @@
 /*
  * The REST backend of `sluice worker`: a libcurl client of the task API
  * (/smila/tasks/...), the events API and the object store API
- * (/smila/store/...).  Only this file sees CURLcode.
+ * (/smila/store/...); or, given the object store the server uses (shared
+ * storage such as S3), of the task and events APIs only, the objects
+ * read and written in that store directly.  Only this file sees CURLcode.
  *
  * Bulks never sit in memory: an input object is downloaded into an
  * unlinked temporary file under $TMPDIR and read from there; an output
@@ -28,9 +30,10 @@
 #define TMP_NAME_MAX    4096
 
 struct remote {
-    char *server; /* base URL without a trailing '/' */
-    char *auth;   /* "Authorization: Bearer ..." or NULL */
-    char *host;   /* reported host name */
+    char *server;         /* base URL without a trailing '/' */
+    char *auth;           /* "Authorization: Bearer ..." or NULL */
+    char *host;           /* reported host name */
+    struct sl_obj *store; /* shared with the server (borrowed), or NULL */
 };
 
 struct conn {
@@ -551,6 +554,80 @@ remote_event(void *conn, const char *name, int complete, struct sl_err *err)
     return rc;
 }
 
+/* With the server's object store at hand (shared storage): objects are
+ * read and written there, only tasks and events go through the server. */
+
+static int
+shared_input_open(void *conn,
+                  const char *store,
+                  const char *id,
+                  void **handle,
+                  struct sl_source *src,
+                  struct sl_err *err)
+{
+    struct conn *c = conn;
+
+    return sl__wk_obj_input_open(c->r->store, store, id, handle, src, err);
+}
+
+static int
+shared_output_open(void *conn,
+                   const char *store,
+                   const char *id,
+                   void **handle,
+                   struct sl_sink *sink,
+                   struct sl_err *err)
+{
+    struct conn *c = conn;
+
+    return sl__wk_obj_output_open(c->r->store, store, id, handle, sink, err);
+}
+
+static int
+shared_output_open_copy(void *conn,
+                        const char *store,
+                        const char *id,
+                        void *in_handle,
+                        void **handle,
+                        struct sl_err *err)
+{
+    struct conn *c = conn;
+
+    return sl__wk_obj_output_open_copy(
+        c->r->store, store, id, in_handle, handle, err);
+}
+
+static int
+shared_output_commit(void *conn, void *handle, struct sl_err *err)
+{
+    (void)conn;
+    return sl__wk_obj_output_commit(handle, err);
+}
+
+static int
+shared_output_seal(void *conn, void *handle, struct sl_err *err)
+{
+    (void)conn;
+    return sl__wk_obj_output_seal(handle, err);
+}
+
+static const struct sl__wk_ops shared_ops = {
+    remote_conn_new,
+    remote_conn_free,
+    remote_take,
+    remote_keepalive,
+    remote_finish,
+    shared_input_open,
+    sl__wk_obj_input_close,
+    shared_output_open,
+    shared_output_commit,
+    sl__wk_obj_output_free,
+    remote_event,
+    NULL,
+    shared_output_seal,
+    shared_output_open_copy,
+};
+
 static const struct sl__wk_ops remote_ops = {
     remote_conn_new,
     remote_conn_free,
@@ -592,7 +669,9 @@ sl__wk_remote_new(const struct sl_worker_remote_config *cfg)
         hn[sizeof(hn) - 1] = '\0';
         r->host = sl_strdup(hn);
     }
-    b->ops = &remote_ops;
+    r->store = cfg->store;
+    b->ops = cfg->store != NULL ? &shared_ops : &remote_ops;
+    b->services.converters = cfg->converters;
     b->impl = r;
     return b;
 }

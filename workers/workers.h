@@ -366,6 +366,13 @@ struct sl_worker_remote_config {
     const char *server; /* base URL, "http://127.0.0.1:8080" */
     const char *token;  /* bearer token or NULL */
     const char *host;   /* reported to the server or NULL (hostname) */
+    /* the object store the server uses (shared storage such as S3),
+     * borrowed, outliving the pool: inputs and outputs are read and
+     * written there directly; NULL: through the server's store API */
+    struct sl_obj *store;
+    /* textExtractor converters (the configuration's), borrowed, or NULL:
+     * given to the worker type as its services' converters */
+    const json_t *converters;
 };
 
 /**

@@ -94,6 +94,32 @@ struct sl__wk_backend {
  * sl__wk_local_free. */
 struct sl__wk_backend *sl__wk_local_new(struct sl_jm *jm, struct sl_obj *store);
 void sl__wk_local_free(struct sl__wk_backend *b);
+/* Objects of object store @o, for the backends that read and write it
+ * (local.c; remote.c with a shared store): the input_open...output_free
+ * hooks of struct sl__wk_ops, with the store instead of the conn. */
+int sl__wk_obj_input_open(struct sl_obj *o,
+                          const char *store,
+                          const char *id,
+                          void **handle,
+                          struct sl_source *src,
+                          struct sl_err *err);
+void sl__wk_obj_input_close(void *handle);
+int sl__wk_obj_output_open(struct sl_obj *o,
+                           const char *store,
+                           const char *id,
+                           void **handle,
+                           struct sl_sink *sink,
+                           struct sl_err *err);
+int sl__wk_obj_output_open_copy(struct sl_obj *o,
+                                const char *store,
+                                const char *id,
+                                void *in_handle,
+                                void **handle,
+                                struct sl_err *err);
+int sl__wk_obj_output_commit(void *handle, struct sl_err *err);
+int sl__wk_obj_output_seal(void *handle, struct sl_err *err);
+void sl__wk_obj_output_free(void *handle);
+
 /** @brief The REST backend.  New object, free with sl__wk_remote_free. */
 struct sl__wk_backend *
 sl__wk_remote_new(const struct sl_worker_remote_config *cfg);

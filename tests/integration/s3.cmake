@@ -16,3 +16,10 @@ foreach(t web_crawl import_e2e)
   set_tests_properties(it_${t}_on_s3 PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp;SLUICE_TEST_ON_S3=1")
 endforeach()
+# Workers in processes of their own reading and writing the bulks on S3
+# (sluice worker --config), one killed mid-run.
+add_test(NAME it_s3_workers
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/s3/with-s3rver.sh
+    ${CMAKE_CURRENT_SOURCE_DIR}/integration/s3_workers.sh)
+set_tests_properties(it_s3_workers PROPERTIES TIMEOUT 300
+  ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
