@@ -13,7 +13,7 @@ foreach(t web_crawl import_e2e)
   add_test(NAME it_${t}_on_s3
     COMMAND ${PROJECT_SOURCE_DIR}/tests/s3/with-s3rver.sh
       ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
-  set_tests_properties(it_${t}_on_s3 PROPERTIES TIMEOUT 300
+  set_tests_properties(it_${t}_on_s3 PROPERTIES TIMEOUT 300 COST 500
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp;SLUICE_TEST_ON_S3=1")
 endforeach()
 # Workers in processes of their own reading and writing the bulks on S3
@@ -33,5 +33,6 @@ else()
 endif()
 add_test(NAME it_multinode
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/multinode.sh)
-set_tests_properties(it_multinode PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
+# (COST: started first, so that its waits overlap other tests)
+set_tests_properties(it_multinode PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 COST 1000
   ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp;FILES=${SL_MULTINODE_FILES}")
