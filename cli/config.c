@@ -80,7 +80,7 @@ static const struct cfg_key keys[] = {
     UINT("objectstore.s3.maxRetries",
          s3_retries,
          "5",
-         0,
+         1,
          20,
          "retries of a request after a network error, 429 or 5xx"),
     STR("durability",

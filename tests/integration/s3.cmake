@@ -36,3 +36,17 @@ add_test(NAME it_multinode
 # (COST: started first, so that its waits overlap other tests)
 set_tests_properties(it_multinode PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 COST 1000
   ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp;FILES=${SL_MULTINODE_FILES}")
+# https with a certificate of the test's own: refused without caFile,
+# an import with it.
+add_test(NAME it_s3_tls
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/s3/with-s3rver.sh --tls
+    ${CMAKE_CURRENT_SOURCE_DIR}/integration/s3_tls.sh)
+set_tests_properties(it_s3_tls PROPERTIES TIMEOUT 120
+  ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+# A busy S3 (a proxy that answers every third request 503 or 429): the
+# requests are retried, the import completes.
+add_test(NAME it_s3_retry
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/s3/with-s3rver.sh
+    ${CMAKE_CURRENT_SOURCE_DIR}/integration/s3_retry.sh)
+set_tests_properties(it_s3_retry PROPERTIES TIMEOUT 120 COST 300
+  ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")

@@ -1,11 +1,13 @@
 #!/bin/bash
-# with-s3rver.sh COMMAND [ARGS...]: runs COMMAND beside a real S3 server,
+# with-s3rver.sh [--tls] COMMAND [ARGS...]: runs COMMAND beside a real S3 server,
 # s3rver (npm; scripts/install-deps.sh installs it under tests/s3), on
 # 127.0.0.1 at a port the kernel picks, with a data directory of its own
 # under $TMPDIR.  COMMAND finds it in the environment:
 #   SL_TEST_S3_ENDPOINT  http://127.0.0.1:PORT
 #   SL_TEST_S3_KEY, SL_TEST_S3_SECRET  its credentials (S3RVER, S3RVER)
 #   SL_TEST_S3_DIR  its data directory (the objects are files below it)
+# With --tls it serves https with a certificate for 127.0.0.1 made here
+# (openssl), whose CA file is SL_TEST_S3_CA.
 # The server is stopped when COMMAND ends; COMMAND's status is returned.
 # Node.js 20 runs s3rver 3.7 with the legacy OpenSSL provider: s3rver's
 # continuation tokens use a cipher OpenSSL 3 only has there.
@@ -17,7 +19,18 @@ if [ ! -f "$js" ] || ! command -v node >/dev/null; then
     exit 1
 fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/s3rver.XXXXXX")
-NODE_OPTIONS=--openssl-legacy-provider node "$js" -a 127.0.0.1 -p 0 -d "$dir/data" \
+scheme=http
+tls=()
+if [ "${1:-}" = --tls ]; then
+    shift
+    scheme=https
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+        -addext "subjectAltName=IP:127.0.0.1" -keyout "$dir/key.pem" -out "$dir/cert.pem" \
+        >/dev/null 2>&1 || { echo "with-s3rver.sh: openssl could not make a certificate" >&2; exit 1; }
+    tls=(--key "$dir/key.pem" --cert "$dir/cert.pem")
+    export SL_TEST_S3_CA="$dir/cert.pem"
+fi
+NODE_OPTIONS=--openssl-legacy-provider node "$js" -a 127.0.0.1 -p 0 -d "$dir/data" "${tls[@]}" \
     >"$dir/log" 2>&1 &
 pid=$!
 stop() {
@@ -37,7 +50,7 @@ if [ -z "$port" ]; then
     echo "with-s3rver.sh: s3rver did not start: $(head -c 2000 "$dir/log")" >&2
     exit 1
 fi
-export SL_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
+export SL_TEST_S3_ENDPOINT="$scheme://127.0.0.1:$port"
 export SL_TEST_S3_KEY=S3RVER SL_TEST_S3_SECRET=S3RVER
 export SL_TEST_S3_DIR="$dir/data"
 "$@"
