@@ -14,7 +14,7 @@ set -euo pipefail
 usage() {
     cat <<'EOF'
 usage: bench/import.sh [--files N] [--peer-files K] [--seed S] [--runs R]
-                       [--no-peers] [--keep] [--help]
+                       [--threads T] [--no-peers] [--keep] [--help]
 
 File import benchmark: Sluice against find (stat-only baseline), omindex
 (xapian-omega) and recollindex (recollcmd), all measured in this run on the
@@ -32,6 +32,9 @@ same generated tree.
   --runs R        measured runs of find and of each no-change re-import
                   (default 3, after a warm-up; median, min and max);
                   initial and 1%-changed imports change state, one run each
+  --threads T     workers.threads of the server (default: the server's
+                  own default, from the number of cores); repeat the
+                  scaling measurement with 2, 4, 8, 16...
   --no-peers      skip omindex and recollindex
   --keep          keep the temporary directory (tree, data dirs, logs)
   -h, --help      this text
@@ -64,6 +67,7 @@ PEER_FILES=10000
 SEED=42
 RUNS=3
 PEERS=1
+THREADS=""
 KEEP=0
 while [ $# -gt 0 ]; do
     case $1 in
@@ -71,6 +75,7 @@ while [ $# -gt 0 ]; do
     --peer-files) PEER_FILES=${2:?--peer-files needs a value}; shift 2 ;;
     --seed) SEED=${2:?--seed needs a value}; shift 2 ;;
     --runs) RUNS=${2:?--runs needs a value}; shift 2 ;;
+    --threads) THREADS=${2:?--threads needs a value}; shift 2 ;;
     --no-peers) PEERS=0; shift ;;
     --keep) KEEP=1; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -80,6 +85,7 @@ done
 for v in FILES PEER_FILES SEED RUNS; do
     case ${!v} in '' | *[!0-9]*) echo "import.sh: ${v,,} must be a number" >&2; exit 2 ;; esac
 done
+case $THREADS in *[!0-9]*) echo "import.sh: threads must be a number" >&2; exit 2 ;; esac
 if [ "$FILES" -lt 100 ] || [ "$RUNS" -lt 1 ] || [ "$PEER_FILES" -lt 100 ]; then
     echo "import.sh: need --files >= 100, --peer-files >= 100, --runs >= 1" >&2
     exit 2
@@ -558,7 +564,9 @@ start_server() { # SCOPE
     SDATA[$s]=$TMP/sluice-$s
     SLOG[$s]=$TMP/sluice-$s.log
     # from the repo root: config/jobs.json and workflows/ are loaded
-    (cd "$REPO" && exec "$TMP/sluice" serve --config config/sluice.json --listen 127.0.0.1:0 \
+    jq --arg t "${THREADS:-}" 'if $t == "" then . else .workers.threads = ($t | tonumber) end' \
+        "$REPO/config/sluice.json" >"$TMP/sluice.json"
+    (cd "$REPO" && exec "$TMP/sluice" serve --config "$TMP/sluice.json" --listen 127.0.0.1:0 \
         --data-dir "${SDATA[$s]}" --log-level info) >"${SLOG[$s]}" 2>&1 &
     pid=$!
     SERVERS+=("$pid")
@@ -821,7 +829,7 @@ printf '  %-66s %8s  %s\n' "peak RSS of the server < 300 MiB (full tree, after a
 # summed over its threads, from the run counters)
 echo
 for s in "${SCOPES[@]}"; do
-    printf 'sluice %s initial import, worker busy time (s, summed over threads; 2 threads a worker): %s\n' "$s" \
+    printf 'sluice %s initial import, worker busy time (s, summed over threads; %s threads a worker): %s\n' "$s" "${THREADS:-default}" \
         "$(jq -s -r '[.[].worker // {} | to_entries[] | "\(.key | sub("^[0-9]+_"; "")) \(.value.duration // 0 | . * 100 | round / 100)"] | join(", ")' \
             "$TMP/crawl-$s-initial.json" "$TMP/index-$s-initial.json")"
 done

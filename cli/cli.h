@@ -154,8 +154,12 @@ struct sl_cfg {
     uint64_t s3_retries;         /* objectstore.s3.maxRetries */
 };
 
-/** @brief Fill @p cfg with the built-in defaults (the embedded config). */
+/** @brief Fill @p cfg with the built-in defaults (the embedded config):
+ * workers.threads and index.shards from the cores this process may use. */
 void sl_cfg_defaults(struct sl_cfg *cfg);
+/** @brief The cores this process may use, divided by @p per, clamped to
+ * @p lo .. @p hi. */
+uint64_t sl_cfg_cores_clamp(unsigned per, uint64_t lo, uint64_t hi);
 /**
  * @brief Apply the JSON configuration file @p path over @p cfg.
  * @return 0, SL_ENOENT (no such file), SL_EBADJSON, SL_ECONFIG (unknown key,

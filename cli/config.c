@@ -4,9 +4,11 @@
  * embedded configuration; config/sluice.json repeats them for users.
  * Unknown keys are errors, so a typo never silently falls back.
  */
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "text/text.h"
@@ -186,7 +188,8 @@ static const struct cfg_key keys[] = {
          "2",
          0,
          256,
-         "threads per built-in worker type (0 = none in-process)"),
+         "threads per built-in worker type (0 = none in-process; default: "
+         "the cores this process may use, 2 to 16)"),
     STR("workers.external",
         workers_external,
         "",
@@ -225,7 +228,8 @@ static const struct cfg_key keys[] = {
          1,
          64,
          "database files per embedded index, written in parallel (fixed "
-         "when an index is created)"),
+         "when an index is created; default: a quarter of the cores, 2 to "
+         "8)"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -339,6 +343,23 @@ sl_cfg_defaults(struct sl_cfg *cfg)
             sl_panic("config: bad default for %s", keys[i].key);
         }
     }
+    cfg->worker_threads = sl_cfg_cores_clamp(1, 2, 16);
+    cfg->index_shards = sl_cfg_cores_clamp(4, 2, 8);
+}
+
+uint64_t
+sl_cfg_cores_clamp(unsigned per, uint64_t lo, uint64_t hi)
+{
+    cpu_set_t set;
+    long n = 0;
+
+    /* the cores this process may run on (a container's cpuset included) */
+    CPU_ZERO(&set);
+    n = sched_getaffinity(0, sizeof(set), &set) == 0
+            ? CPU_COUNT(&set)
+            : sysconf(_SC_NPROCESSORS_ONLN);
+    n = n > 0 ? n / (long)per : 0;
+    return (uint64_t)n < lo ? lo : (uint64_t)n > hi ? hi : (uint64_t)n;
 }
 
 /*
@@ -665,6 +686,7 @@ sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err)
 void
 sl_cfg_print_keys(FILE *out)
 {
+    static struct sl_cfg d; /* large (converters): not on the stack */
     size_t i = 0;
 
     fprintf(out,
@@ -680,12 +702,28 @@ sl_cfg_print_keys(FILE *out)
             "pdf,doc,xls,ppt,rtf",
             "external converters per MIME type, merged over the "
             "defaults (docs/formats.md)");
+    sl_cfg_defaults(&d);
     for (i = 0; i < NKEYS; i++) {
+        char v[32];
+
+        /* integers as this machine's defaults have them (some follow the
+         * number of cores) */
+        if (keys[i].type == CFG_UINT) {
+            (void)snprintf(
+                v,
+                sizeof(v),
+                "%llu",
+                (unsigned long long)*(
+                    const uint64_t *)(const void *)((const char *)&d +
+                                                    keys[i].offset));
+        }
         fprintf(out,
                 "  %-28s %-7s default %-16s %s\n",
                 keys[i].key,
                 keys[i].type == CFG_UINT ? "integer" : "string",
-                keys[i].def[0] ? keys[i].def : "\"\"",
+                keys[i].type == CFG_UINT ? v
+                : keys[i].def[0]         ? keys[i].def
+                                         : "\"\"",
                 keys[i].help);
     }
 }

@@ -42,6 +42,21 @@ start_server --config "$TMP/config.json" --listen 127.0.0.1:0 --data-dir "$TMP/f
 req GET /smila/
 expect_status 200 "--listen overrides the file"
 [ -d "$TMP/flagdata/store" ] && ok "--data-dir overrides the file" || fail "--data-dir ignored"
+# workers.threads and index.shards follow the cores this process may use:
+# threads = cores (2 to 16), shards = cores / 4 (2 to 8); one core (taskset)
+n=$(nproc)
+want_t=$((n < 2 ? 2 : n > 16 ? 16 : n))
+want_s=$((n / 4 < 2 ? 2 : n / 4 > 8 ? 8 : n / 4))
+"$SLUICE" serve --help >"$TMP/help" 2>&1 || true
+grep -Eq "workers.threads +integer default $want_t " "$TMP/help" &&
+    grep -Eq "index.shards +integer default $want_s " "$TMP/help" &&
+    ok "defaults from $n cores: workers.threads $want_t, index.shards $want_s" ||
+    fail "defaults on $n cores: $(grep -E "workers.threads|index.shards" "$TMP/help")"
+if command -v taskset >/dev/null; then
+    taskset -c 0 "$SLUICE" serve --help 2>&1 | grep -Eq "workers.threads +integer default 2 " &&
+        ok "on one core workers.threads is still 2" || fail "one core: $(taskset -c 0 "$SLUICE" serve --help 2>&1 | grep workers.threads)"
+fi
+
 # A second server on the same data directory refuses to start.
 rc=0; timeout 10 "$SLUICE" serve --config "$TMP/config.json" --listen 127.0.0.1:0 \
     --data-dir "$TMP/flagdata" 2>"$TMP/err" || rc=$?
