@@ -141,6 +141,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-import.XXXXXX")
 TREE=$TMP/tree
 # a private copy: a rebuild of build/ during the run cannot mix two binaries
 cp "$SLUICE" "$TMP/sluice"
+cp "$(dirname "$SLUICE")/sluice-pdf" "$TMP/sluice-pdf" # its PDF converter, found beside it
 SERVERS=()
 cleanup() {
     local pid

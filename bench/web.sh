@@ -197,6 +197,7 @@ median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2
 mkfifo "$TMP/never"
 exec 9<>"$TMP/never" # index polls wait on it (read -t)
 cp "$SLUICE" "$TMP/sluice"
+cp "$(dirname "$SLUICE")/sluice-pdf" "$TMP/sluice-pdf" # its PDF converter, found beside it
 echo "warm-up: wget2 $(wget2_run) pages/s, sluice $(sluice_run 0) pages/s (not counted)"
 W=()
 S=()
