@@ -28,6 +28,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# s3_request METHOD PATH: a signed request to the S3 server of
+# tests/s3/with-s3rver.sh (its CA with --tls); prints the HTTP status.
+s3_request() {
+    curl -sS -o /dev/null -w '%{http_code}' -X "$1" ${SL_TEST_S3_CA:+--cacert "$SL_TEST_S3_CA"} \
+        --aws-sigv4 "aws:amz:us-east-1:s3" --user "$SL_TEST_S3_KEY:$SL_TEST_S3_SECRET" \
+        -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$SL_TEST_S3_ENDPOINT/$2"
+}
+
 # write_config FILE [jq-filter applied to the defaults]
 # With SLUICE_TEST_ON_S3=1 (and the S3 server of tests/s3/with-s3rver.sh)
 # the object store is that server's bucket "sluice-it" (made here).
@@ -38,9 +46,7 @@ write_config() {
  "http": {"threads": 4, "shutdownGraceSeconds": 10}}
 JSON
     if [ "${SLUICE_TEST_ON_S3:-}" = 1 ]; then
-        curl -sS -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" \
-            --user "$SL_TEST_S3_KEY:$SL_TEST_S3_SECRET" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
-            "$SL_TEST_S3_ENDPOINT/sluice-it"
+        s3_request PUT sluice-it >/dev/null
         jq --arg e "$SL_TEST_S3_ENDPOINT" --arg k "$SL_TEST_S3_KEY" --arg s "$SL_TEST_S3_SECRET" \
             --arg p "$(basename "$TMP")/" \
             '.objectstore = {backend: "s3", s3: {endpoint: $e, bucket: "sluice-it", prefix: $p,

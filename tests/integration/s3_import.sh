@@ -37,12 +37,6 @@ expected() {
         LC_ALL=C sort
 }
 
-s3() { # METHOD PATH: a signed request to the S3 server
-    curl -sS -o /dev/null -w '%{http_code}' -X "$1" --aws-sigv4 "aws:amz:us-east-1:s3" \
-        --user "$SL_TEST_S3_KEY:$SL_TEST_S3_SECRET" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
-        "$SL_TEST_S3_ENDPOINT/$2"
-}
-
 s3_config() { # FILE BUCKET [KEY]
     import_config "$1" ".objectstore = {backend: \"s3\", s3: {endpoint: \"$SL_TEST_S3_ENDPOINT\",
         bucket: \"$2\", prefix: \"sluice/\", accessKeyId: \"${3:-$SL_TEST_S3_KEY}\",
@@ -54,7 +48,7 @@ s3_config "$TMP/nobucket.json" no-such-bucket
 rc=0; timeout 30 "$SLUICE" serve --config "$TMP/nobucket.json" --data-dir "$TMP/d0" >"$TMP/out" 2>&1 || rc=$?
 [ "$rc" != 0 ] && grep -q "NoSuchBucket" "$TMP/out" &&
     ok "a start with a missing bucket is refused, naming it" || fail "missing bucket: rc $rc, $(tail -3 "$TMP/out")"
-[ "$(s3 PUT sluice-data)" = 200 ] && ok "bucket sluice-data made" || fail "cannot make the bucket"
+[ "$(s3_request PUT sluice-data)" = 200 ] && ok "bucket sluice-data made" || fail "cannot make the bucket"
 s3_config "$TMP/badkey.json" sluice-data NOT-A-KEY
 rc=0; timeout 30 "$SLUICE" serve --config "$TMP/badkey.json" --data-dir "$TMP/d0" >"$TMP/out" 2>&1 || rc=$?
 [ "$rc" != 0 ] && grep -q "check the credentials" "$TMP/out" &&

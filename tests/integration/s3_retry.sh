@@ -13,9 +13,7 @@ T="$TMP/tree"
 mkdir -p "$T/a" "$T/b"
 T=$(realpath "$T")
 for i in $(seq 1 60); do echo "busy file $i" >"$T/$([ $((i % 2)) = 0 ] && echo a || echo b)/f$i.txt"; done
-curl -sS -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" \
-    --user "$SL_TEST_S3_KEY:$SL_TEST_S3_SECRET" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
-    "$SL_TEST_S3_ENDPOINT/sluice-busy"
+s3_request PUT sluice-busy >/dev/null
 python3 "$(dirname "$0")/../s3/flaky_proxy.py" --upstream "$SL_TEST_S3_ENDPOINT" --every 3 \
     --count-file "$TMP/injected" >"$TMP/proxy.port" 2>"$TMP/proxy.log" &
 PROXY=$!

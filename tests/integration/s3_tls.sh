@@ -15,9 +15,7 @@ T="$TMP/tree"
 mkdir -p "$T"
 T=$(realpath "$T")
 for i in $(seq 1 20); do echo "secure file $i" >"$T/f$i.txt"; done
-curl -sS -o /dev/null --cacert "$SL_TEST_S3_CA" -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" \
-    --user "$SL_TEST_S3_KEY:$SL_TEST_S3_SECRET" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
-    "$SL_TEST_S3_ENDPOINT/sluice-tls"
+s3_request PUT sluice-tls >/dev/null
 s3cfg() { # FILE CAFILE
     import_config "$1" ".objectstore = {backend: \"s3\", s3: {endpoint: \"$SL_TEST_S3_ENDPOINT\",
         bucket: \"sluice-tls\", accessKeyId: \"$SL_TEST_S3_KEY\", secretAccessKey: \"$SL_TEST_S3_SECRET\",

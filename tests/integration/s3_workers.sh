@@ -35,9 +35,7 @@ expected() {
     { find "$T" -type f; unzip -Z1 "$T/pack.zip" | sed "s|^|$T/pack.zip!/|"; } | LC_ALL=C sort
 }
 
-curl -sS -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" \
-    --user "$SL_TEST_S3_KEY:$SL_TEST_S3_SECRET" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
-    "$SL_TEST_S3_ENDPOINT/sluice-shared"
+s3_request PUT sluice-shared >/dev/null
 import_config "$TMP/config.json" ".objectstore = {backend: \"s3\", s3: {endpoint: \"$SL_TEST_S3_ENDPOINT\",
     bucket: \"sluice-shared\", accessKeyId: \"$SL_TEST_S3_KEY\", secretAccessKey: \"$SL_TEST_S3_SECRET\"}}
     | .jobmanager.leaseSeconds = 3 | .workers.external = \"fileFetcher,fileExtractor,textExtractor\""
