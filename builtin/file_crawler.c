@@ -591,16 +591,51 @@ crawl_entry(struct crawl *c,
 }
 
 /*
- * Directory @raw could not be listed (errno): one that is gone is counted
- * (its files' documents are to be deleted); one that exists makes the
+ * Is rootFolder still the directory the crawl started in, the first
+ * (dev, ino) of @chain?  Not when the volume it is on was unmounted (the
+ * mount point is another directory), or it was removed or replaced.
+ */
+static int
+root_intact(const struct crawl *c, const json_t *chain)
+{
+    struct stat st;
+    json_t *me = NULL;
+    int same = 0;
+
+    if (c->root[0] == '\0' || json_array_size(chain) == 0 ||
+        stat(c->root, &st) != 0) {
+        return 0;
+    }
+    me = devino(&st);
+    same = json_equal(json_array_get(chain, 0), me);
+    json_decref(me);
+    return same;
+}
+
+/*
+ * Directory @raw below @ancestors (NULL for rootFolder itself) could not
+ * be listed (errno).  One that is gone is counted (its files' documents
+ * are to be deleted), unless rootFolder went with it: an unmounted volume
+ * is not a tree whose files were all removed.  Anything else makes the
  * task incomplete, so the run deletes nothing of what it did not see.
  */
 static void
-dir_unreadable(struct crawl *c, const char *raw)
+dir_unreadable(struct crawl *c, const char *raw, const json_t *ancestors)
 {
     int e = errno;
 
     SL_WARN("fileCrawler: directory %s: %s", raw, sl_errno_str(e));
+    if ((e == ENOENT || e == ENOTDIR) && !root_intact(c, ancestors)) {
+        sl_task_counter_add(c->ctx, "directories.unreadable", 1);
+        sl_task_set_incomplete(c->ctx,
+                               "directory %s: %s, and rootFolder %s is not "
+                               "the directory the crawl started in (an "
+                               "unmounted volume?)",
+                               raw,
+                               sl_errno_str(e),
+                               c->root);
+        return;
+    }
     if (e == ENOENT || e == ENOTDIR) {
         sl_task_counter_add(c->ctx, "directories.vanished", 1);
         return;
@@ -630,12 +665,12 @@ crawl_dir(struct crawl *c,
 
     fd = open(raw, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
-        dir_unreadable(c, raw);
+        dir_unreadable(c, raw, ancestors);
         goto out;
     }
     d = fdopendir(fd);
     if (d == NULL) {
-        dir_unreadable(c, raw);
+        dir_unreadable(c, raw, ancestors);
         goto out;
     }
     fd = -1;
@@ -647,7 +682,7 @@ crawl_dir(struct crawl *c,
         de = readdir(d);
         if (de == NULL) {
             if (errno != 0) {
-                dir_unreadable(c, raw);
+                dir_unreadable(c, raw, chain);
             }
             break;
         }
@@ -747,6 +782,16 @@ crawl_root(struct crawl *c)
     }
     epath = sl_worker_path_escape(abs);
     rc = crawl_dir(c, abs, epath, 0, NULL);
+    if (rc == 0 && c->entries == 0) {
+        /* an unmounted volume leaves its empty mount point: a run that
+         * saw nothing must not delete everything (purge the source to
+         * empty the index) */
+        sl_task_counter_add(c->ctx, "directories.empty", 1);
+        sl_task_set_incomplete(c->ctx,
+                               "rootFolder %s is empty (an unmounted "
+                               "volume?): nothing is deleted",
+                               root);
+    }
     if (rc == 0) {
         rc = crawl_queue(c);
     }
@@ -775,6 +820,7 @@ crawl_input(void *arg, json_t *meta)
     if (sl_worker_json_u64(json_object_get(meta, "depth"), 0, &depth) != 0) {
         depth = 0;
     }
+    sl_test_delay("fileCrawler.directory"); /* a volume may go meanwhile */
     raw = sl_worker_path_unescape(id);
     rc = crawl_dir(c, raw, id, depth, json_object_get(meta, "ancestors"));
     if (rc == 0) {
