@@ -575,6 +575,7 @@ serve(const struct sl_cfg *cfg, const struct services *s)
                 sl_http_port(http),
                 cfg->data_dir,
                 cfg->durability);
+        sl_http_purges_resume(&svc);
         (void)uv_run(&loop, UV_RUN_DEFAULT);
         /* From now on a state commit that fails (a full disk) is given
          * up: requests, workers and the bulkbuilder waiting for it

@@ -441,9 +441,9 @@ sl_delta_open(const char *dir,
               struct sl_delta **out,
               struct sl_err *err)
 {
-    static const char *const meta_names[2] = {"config", "runs"};
+    static const char *const meta_names[3] = {"config", "runs", "purges"};
     struct sl_delta *d = NULL;
-    MDB_dbi dbis[2];
+    MDB_dbi dbis[3];
     char *path = NULL;
     int rc = 0;
 
@@ -468,7 +468,7 @@ sl_delta_open(const char *dir,
     d->durability = durability;
     d->map_size = map_size != 0 ? map_size : SL_DELTA_DEFAULT_MAP_SIZE;
     path = sl_asprintf("%s/meta", dir);
-    rc = open_env(path, (uint64_t)1 << 26, meta_names, dbis, 2, &d->meta);
+    rc = open_env(path, (uint64_t)1 << 26, meta_names, dbis, 3, &d->meta);
     sl_free(path);
     if (rc != 0) {
         rc = sl__delta_lmdb_err(d, err, rc, -1, "open");
@@ -476,6 +476,7 @@ sl_delta_open(const char *dir,
     }
     d->meta_config = dbis[0];
     d->meta_runs = dbis[1];
+    d->meta_purges = dbis[2];
     d->maxkey = (size_t)mdb_env_get_maxkeysize(d->meta);
     rc = settle_shards(d, shards, err);
     if (rc == 0) {
@@ -728,10 +729,4 @@ int
 sl_delta_strategy_deletes(enum sl_delta_strategy s)
 {
     return strategies[row(s)].deletes;
-}
-
-int
-sl_delta_should_delete(enum sl_delta_strategy s, int fatal_errors, int canceled)
-{
-    return sl_delta_strategy_deletes(s) && !fatal_errors && !canceled;
 }

@@ -316,6 +316,29 @@ int sl_delta_sources(struct sl_delta *d,
                      void *ctx,
                      struct sl_err *err);
 
+/**
+ * @brief Note that a purge of @p source is under way (@p pending 1), or
+ * that it ended (0).  The mark survives a crash: at the next start the
+ * purge is carried out again (sl_delta_purges_pending).  Entries are left
+ * alone; the caller forgets them (sl_delta_forget).
+ * @return 0, SL_EINVAL (bad source), SL_ENOSPC, SL_EIO.
+ */
+int sl_delta_purge_mark(struct sl_delta *d,
+                        const char *source,
+                        int pending,
+                        struct sl_err *err);
+
+/**
+ * @brief Call @p cb once for each source with a purge under way, in byte
+ * order; @p cb may mark and unmark purges.  The source string is borrowed
+ * for the call; a non-zero return stops the listing.
+ * @return 0, cb's non-zero value or SL_EIO.
+ */
+int sl_delta_purges_pending(struct sl_delta *d,
+                            int (*cb)(void *ctx, const char *source),
+                            void *ctx,
+                            struct sl_err *err);
+
 /* ------------------------------------------------------------------------
  * Visited links (SMILA's VisitedLinksService): which URLs a run of a source has
  * already visited, so a crawler follows each link once per run however often it
@@ -447,13 +470,5 @@ int sl_delta_strategy_reads(enum sl_delta_strategy s);
 int sl_delta_strategy_writes(enum sl_delta_strategy s);
 /** @brief 1 when the completion phase runs delta-delete (full). */
 int sl_delta_strategy_deletes(enum sl_delta_strategy s);
-/**
- * @brief 1 when the completion phase of a run must run delta-delete: the
- * strategy deletes, the crawl phase had no fatal task errors and the run
- * was not canceled.
- */
-int sl_delta_should_delete(enum sl_delta_strategy s,
-                           int fatal_errors,
-                           int canceled);
 
 #endif /* SL_DELTASERVICE_H_INCLUDED */

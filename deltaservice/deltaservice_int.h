@@ -52,6 +52,7 @@ struct sl_delta {
     MDB_env *meta;                  /* dir/meta */
     MDB_dbi meta_config;            /* "shards" -> u32 */
     MDB_dbi meta_runs;              /* source -> u64 last sequence */
+    MDB_dbi meta_purges;            /* source -> u64 ms: purge under way */
     struct sl__delta_shard *shards; /* nshards, immutable after open */
 };
 

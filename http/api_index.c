@@ -11,13 +11,6 @@
 #define SEARCH_DEFAULT_LIMIT  10
 #define RECORDS_DEFAULT_LIMIT 100
 
-/* The worker that writes indexes and its parameter naming the index, with
- * the parameter's default (workers/index_writer.c, docs/workers.md): an
- * index is in use while an active run has such an action writing it. */
-#define WRITER_WORKER "indexWriter"
-#define WRITER_PARAM  "index"
-#define WRITER_INDEX  "default"
-
 /* The index service may be absent (servers built without it): 503. */
 static int
 no_index(struct sl__req *req)
@@ -125,9 +118,9 @@ sl__api_index_delete(struct sl__req *req)
         return sl__reply_err(req, &err);
     }
     if (req->svc->jm != NULL && sl_jm_param_in_use(req->svc->jm,
-                                                   WRITER_WORKER,
-                                                   WRITER_PARAM,
-                                                   WRITER_INDEX,
+                                                   SL__WRITER_WORKER,
+                                                   SL__WRITER_PARAM,
+                                                   SL__WRITER_INDEX,
                                                    name,
                                                    job)) {
         return sl__reply_error(req,

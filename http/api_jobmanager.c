@@ -292,7 +292,11 @@ job_delete(struct sl__req *req, const char *name)
                                     : "no job '%s'",
                         name);
     } else if (purge) {
-        rc = sl__api_purge_source(req, source, &purged, &err);
+        /* a job that cannot go (predefined, running) keeps its documents */
+        rc = sl_jm_defs_delete_check(req->svc->jm, "jobs", name, &err);
+        if (rc == 0) {
+            rc = sl__api_purge_source(req, source, &purged, &err);
+        }
     }
     if (rc == 0) {
         rc = sl_jm_defs_delete(req->svc->jm, "jobs", name, &err);

@@ -1,10 +1,17 @@
 /*
- * Purging a data source (docs/rest-api.md "Purge"): its delta entries and
- * visited links are forgotten, and a purge record goes to every running
- * processing job (a standard job whose start worker is the bulkbuilder).
- * The bulkbuilder journals it like any record, so the purge survives
- * kill -9; the job's indexWriter then deletes every document of the
- * source that no other source holds (docs/index.md "Sources").
+ * Purging a data source (docs/deltaservice.md "Purging a source"): its
+ * delta entries and visited links are forgotten, and its documents leave
+ * every index, except those another source holds (docs/index.md
+ * "Sources").
+ *
+ * An index that a running processing job (a standard job whose start
+ * worker is the bulkbuilder) writes gets a purge record through that
+ * job: the bulkbuilder journals it like any record, and the job's
+ * indexWriter deletes the documents after the records pushed before it.
+ * Every other index is purged here, directly.  The purge is marked in the
+ * delta service before its first step and unmarked after its last, so
+ * one that kill -9 interrupted is carried out again at the next start
+ * (sl_http_purges_resume); every step may be repeated.
  *
  * Used by DELETE /smila/importing/delta/<source>/?purge=true and
  * DELETE /smila/jobmanager/jobs/<job>/?purge=true.
@@ -71,22 +78,162 @@ push_purge(struct sl_bb *bb,
     return rc;
 }
 
+/* Is index @name written by one of the running processing @jobs? */
+static int
+written_by(struct sl_jm *jm, const json_t *jobs, const char *name)
+{
+    char job[SL_NAME_MAX + 1];
+    const json_t *v = NULL;
+    size_t i = 0;
+
+    if (!sl_jm_param_in_use(jm,
+                            SL__WRITER_WORKER,
+                            SL__WRITER_PARAM,
+                            SL__WRITER_INDEX,
+                            name,
+                            job)) {
+        return 0;
+    }
+    json_array_foreach(jobs, i, v)
+    {
+        if (strcmp(json_string_value(v), job) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Purge @source from every index that none of the running processing
+ * @jobs writes; each one purged is appended to @done as {"index",
+ * "deleted", "kept"}.
+ */
+static int
+purge_indexes(const struct sl_http_services *svc,
+              const json_t *jobs,
+              const char *source,
+              json_t *done,
+              struct sl_err *err)
+{
+    json_t *list = NULL;
+    json_t *v = NULL;
+    size_t i = 0;
+    int rc = svc->index != NULL ? sl_index_list(svc->index, &list, err) : 0;
+
+    json_array_foreach(list, i, v)
+    {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        uint64_t deleted = 0;
+        uint64_t kept = 0;
+
+        if (rc != 0 || name == NULL || written_by(svc->jm, jobs, name)) {
+            continue;
+        }
+        rc = sl_index_purge_source(
+            svc->index, name, source, 0, &deleted, &kept, err);
+        if (rc == 0 && deleted + kept > 0) {
+            (void)json_array_append_new(done,
+                                        json_pack("{s:s, s:I, s:I}",
+                                                  "index",
+                                                  name,
+                                                  "deleted",
+                                                  (json_int_t)deleted,
+                                                  "kept",
+                                                  (json_int_t)kept));
+        }
+    }
+    json_decref(list);
+    return rc;
+}
+
+/* The steps of a purge of @source, between its mark and its unmark. */
+static int
+purge_steps(const struct sl_http_services *svc,
+            const char *source,
+            const json_t *jobs,
+            json_t *done,
+            struct sl_err *err)
+{
+    const json_t *v = NULL;
+    size_t i = 0;
+    /* Forget first: a crash before the documents are deleted leaves the
+     * mark, and the purge is done again at the next start. */
+    int rc = sl_delta_forget(svc->delta, source, err);
+
+    if (rc == 0) {
+        rc = sl_delta_visited_clear(svc->delta, source, err);
+    }
+    sl_test_delay("purge.forgotten"); /* a crash may come here */
+    json_array_foreach(jobs, i, v)
+    {
+        if (rc == 0) {
+            rc =
+                push_purge(svc->bulkbuilder, json_string_value(v), source, err);
+        }
+    }
+    if (rc == 0) {
+        rc = purge_indexes(svc, jobs, source, done, err);
+    }
+    return rc;
+}
+
+/* Purge @source; the reply body in *out. */
+static int
+purge(const struct sl_http_services *svc,
+      const char *source,
+      json_t **out,
+      struct sl_err *err)
+{
+    json_t *jobs = processing_jobs(svc->jm);
+    json_t *done = json_array();
+    uint64_t entries = 0;
+    int rc = sl_delta_count(svc->delta, source, &entries, NULL, err);
+
+    *out = NULL;
+    if (rc == 0) {
+        rc = sl_delta_purge_mark(svc->delta, source, 1, err);
+    }
+    if (rc == 0) {
+        rc = purge_steps(svc, source, jobs, done, err);
+    }
+    if (rc == 0) {
+        rc = sl_delta_purge_mark(svc->delta, source, 0, err);
+    }
+    if (rc != 0) {
+        json_decref(jobs);
+        json_decref(done);
+        return rc;
+    }
+    SL_INFO("purge: source %s: %llu delta entries forgotten; its documents "
+            "leave the indexes of %zu processing jobs and %zu other indexes",
+            source,
+            (unsigned long long)entries,
+            json_array_size(jobs),
+            json_array_size(done));
+    *out = json_pack("{s:s, s:b, s:I, s:o, s:o}",
+                     "source",
+                     source,
+                     "purged",
+                     1,
+                     "deltaEntries",
+                     (json_int_t)entries,
+                     "processingJobs",
+                     jobs,
+                     "indexes",
+                     done);
+    return 0;
+}
+
 int
 sl__api_purge_source(struct sl__req *req,
                      const char *source,
                      json_t **out,
                      struct sl_err *err)
 {
-    const struct sl_http_services *svc = req->svc;
     char crawler[SL_NAME_MAX + 1];
-    json_t *jobs = NULL;
-    json_t *v = NULL;
-    uint64_t entries = 0;
-    size_t i = 0;
-    int rc = 0;
 
     *out = NULL;
-    if (sl_jm_source_in_use(svc->jm, source, crawler)) {
+    if (sl_jm_source_in_use(req->svc->jm, source, crawler)) {
         return sl_err_set(err,
                           SL_ECONFLICT,
                           "source",
@@ -95,50 +242,35 @@ sl__api_purge_source(struct sl__req *req,
                           source,
                           crawler);
     }
-    jobs = processing_jobs(svc->jm);
-    if (json_array_size(jobs) == 0) {
-        json_decref(jobs);
-        return sl_err_set(err,
-                          SL_ECONFLICT,
-                          "purge",
-                          "no processing job is running to delete the "
-                          "documents of source '%s' (start the job that "
-                          "indexes them, e.g. indexUpdate)",
-                          source);
+    return purge(req->svc, source, out, err);
+}
+
+/* A purge a crash interrupted (a callback of sl_delta_purges_pending). */
+static int
+resume_one(void *ctx, const char *source)
+{
+    const struct sl_http_services *svc = ctx;
+    json_t *out = NULL;
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    SL_INFO("purge: source %s: the purge a stop interrupted goes on", source);
+    if (purge(svc, source, &out, &err) != 0) {
+        SL_ERROR("purge: source %s: %s (purge it again)", source, err.message);
     }
-    rc = sl_delta_count(svc->delta, source, &entries, NULL, err);
-    /* Forget first: a crash before the purge records leaves documents a
-     * re-crawl pushes again, never entries without their documents. */
-    if (rc == 0) {
-        rc = sl_delta_forget(svc->delta, source, err);
-    }
-    if (rc == 0) {
-        rc = sl_delta_visited_clear(svc->delta, source, err);
-    }
-    json_array_foreach(jobs, i, v)
-    {
-        if (rc == 0) {
-            rc =
-                push_purge(svc->bulkbuilder, json_string_value(v), source, err);
-        }
-    }
-    if (rc != 0) {
-        json_decref(jobs);
-        return rc;
-    }
-    SL_INFO("purge: source %s: %llu delta entries forgotten; its documents "
-            "leave the indexes of %zu processing jobs",
-            source,
-            (unsigned long long)entries,
-            json_array_size(jobs));
-    *out = json_pack("{s:s, s:b, s:I, s:o}",
-                     "source",
-                     source,
-                     "purged",
-                     1,
-                     "deltaEntries",
-                     (json_int_t)entries,
-                     "processingJobs",
-                     jobs);
+    json_decref(out);
     return 0;
+}
+
+void
+sl_http_purges_resume(const struct sl_http_services *svc)
+{
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    if (svc->delta != NULL &&
+        sl_delta_purges_pending(svc->delta, resume_one, (void *)svc, &err) !=
+            0) {
+        SL_ERROR("purge: the purges under way: %s", err.message);
+    }
 }

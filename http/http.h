@@ -54,6 +54,12 @@ int sl_http_start(const struct sl_http_config *cfg,
                   const struct sl_http_services *svc,
                   struct sl_http_server **out,
                   struct sl_err *err);
+/**
+ * @brief Carry out again the purges of data sources that a stop
+ * interrupted (docs/deltaservice.md "Purging a source").  Call once the
+ * jobmanager and the bulkbuilder run; errors are logged.
+ */
+void sl_http_purges_resume(const struct sl_http_services *svc);
 /** @brief The port actually bound (useful with port 0). */
 unsigned sl_http_port(const struct sl_http_server *s);
 /** @brief Requests being served right now. */

@@ -133,6 +133,13 @@ int sl__api_delta_list(struct sl__req *req);
 int sl__api_delta_clear_all(struct sl__req *req);
 int sl__api_delta_source_get(struct sl__req *req);
 int sl__api_delta_source_delete(struct sl__req *req);
+/* The worker that writes indexes and its parameter naming the index, with
+ * the parameter's default (builtin/index_writer.c, docs/workers.md): an
+ * index is in use while an active run has such an action writing it. */
+#define SL__WRITER_WORKER "indexWriter"
+#define SL__WRITER_PARAM  "index"
+#define SL__WRITER_INDEX  "default"
+
 /* api_purge.c: the ?purge= query argument into *purge (0 or a 400 sent),
  * and the purge of a source (reply body in *out). */
 int sl__api_purge_flag(struct sl__req *req, int *purge);

@@ -692,11 +692,13 @@ job_using(const struct sl__jm_defs *d, enum sl__jm_kind kind, const char *name)
     return NULL;
 }
 
-int
-sl__jm_defs_delete(struct sl__jm_defs *d,
-                   enum sl__jm_kind kind,
-                   const char *name,
-                   struct sl_err *err)
+/* Delete definition @name, or with @dry only say whether it could be. */
+static int
+defs_delete(struct sl__jm_defs *d,
+            enum sl__jm_kind kind,
+            const char *name,
+            int dry,
+            struct sl_err *err)
 {
     int rc = 0;
     json_t *old = NULL;
@@ -741,7 +743,7 @@ sl__jm_defs_delete(struct sl__jm_defs *d,
     old = json_incref(old);
     (void)json_object_del(d->defs[kind], name);
     rc = sl__jm_defs_check_dependents(d, kind, name, SL_ECONFLICT, err);
-    if (rc != 0) {
+    if (rc != 0 || dry) {
         (void)json_object_set(d->defs[kind], name, old);
     }
 
@@ -749,4 +751,22 @@ out:
     json_decref(old);
     unlock(d);
     return rc;
+}
+
+int
+sl__jm_defs_delete(struct sl__jm_defs *d,
+                   enum sl__jm_kind kind,
+                   const char *name,
+                   struct sl_err *err)
+{
+    return defs_delete(d, kind, name, 0, err);
+}
+
+int
+sl__jm_defs_deletable(struct sl__jm_defs *d,
+                      enum sl__jm_kind kind,
+                      const char *name,
+                      struct sl_err *err)
+{
+    return defs_delete(d, kind, name, 1, err);
 }

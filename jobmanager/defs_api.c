@@ -119,6 +119,43 @@ sl_jm_defs_put(struct sl_jm *jm,
     return rc;
 }
 
+/* The checks of a delete before the definitions' own: kind, name, a
+ * running job.  The kind in *k. */
+static int
+delete_precheck(struct sl_jm *jm,
+                const char *kind,
+                const char *name,
+                enum sl__jm_kind *k,
+                struct sl_err *err)
+{
+    if (kind_parse(kind, k) != 0) {
+        return sl_err_set(err, SL_EINVAL, "kind", "unknown kind '%s'", kind);
+    }
+    if (strlen(name) > SL_NAME_MAX) {
+        return sl_err_set(err, SL_ENOENT, "name", "no %s '%s'", kind, name);
+    }
+    if (*k == SL__JM_JOB && sl_jm_run_state(jm, name, NULL) != NULL) {
+        return sl_err_set(err,
+                          SL_ECONFLICT,
+                          "name",
+                          "job '%s' is running; delete it after the run",
+                          name);
+    }
+    return 0;
+}
+
+int
+sl_jm_defs_delete_check(struct sl_jm *jm,
+                        const char *kind,
+                        const char *name,
+                        struct sl_err *err)
+{
+    enum sl__jm_kind k = SL__JM_BUCKET;
+    int rc = delete_precheck(jm, kind, name, &k, err);
+
+    return rc != 0 ? rc : sl__jm_defs_deletable(jm->defs, k, name, err);
+}
+
 int
 sl_jm_defs_delete(struct sl_jm *jm,
                   const char *kind,
@@ -128,20 +165,10 @@ sl_jm_defs_delete(struct sl_jm *jm,
     enum sl__jm_kind k = SL__JM_BUCKET;
     char key[SL_NAME_MAX + 3];
     uint64_t seq = 0;
-    int rc = 0;
+    int rc = delete_precheck(jm, kind, name, &k, err);
 
-    if (kind_parse(kind, &k) != 0) {
-        return sl_err_set(err, SL_EINVAL, "kind", "unknown kind '%s'", kind);
-    }
-    if (strlen(name) > SL_NAME_MAX) {
-        return sl_err_set(err, SL_ENOENT, "name", "no %s '%s'", kind, name);
-    }
-    if (k == SL__JM_JOB && sl_jm_run_state(jm, name, NULL) != NULL) {
-        return sl_err_set(err,
-                          SL_ECONFLICT,
-                          "name",
-                          "job '%s' is running; delete it after the run",
-                          name);
+    if (rc != 0) {
+        return rc;
     }
     (void)pthread_mutex_lock(&jm->mu);
     rc = sl__jm_defs_delete(jm->defs, k, name, err);

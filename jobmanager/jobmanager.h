@@ -165,6 +165,12 @@ int sl_jm_defs_delete(struct sl_jm *jm,
                       const char *kind,
                       const char *name,
                       struct sl_err *err);
+/** @brief Could sl_jm_defs_delete delete it now?  The same returns;
+ * nothing changes (a job started meanwhile still refuses the delete). */
+int sl_jm_defs_delete_check(struct sl_jm *jm,
+                            const char *kind,
+                            const char *name,
+                            struct sl_err *err);
 /** @brief Worker descriptions (array) or one (NULL if unknown). */
 json_t *sl_jm_workers(struct sl_jm *jm, const char *name);
 /** @brief Data object types (array) or one (NULL if unknown). */

@@ -302,6 +302,12 @@ int sl__jm_defs_delete(struct sl__jm_defs *d,
                        enum sl__jm_kind kind,
                        const char *name,
                        struct sl_err *err);
+/** @brief Could sl__jm_defs_delete delete it?  The same returns; nothing
+ * changes. */
+int sl__jm_defs_deletable(struct sl__jm_defs *d,
+                          enum sl__jm_kind kind,
+                          const char *name,
+                          struct sl_err *err);
 
 /**
  * @brief Load the predefined definitions: @p config_dir/buckets.json

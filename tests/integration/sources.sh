@@ -11,7 +11,15 @@
 #    (held by srcA alone) leaves the index, both.txt stays for srcB; a bad
 #    purge value is a 400;
 # 6. DELETE of job B with ?purge=true, then kill -9 at once: after the
-#    restart the purge is carried out, both.txt is gone, and so is job B.
+#    restart the purge is carried out, both.txt is gone, and so is job B;
+# 7. a job that cannot be deleted (the predefined crawlFilesystem) with
+#    ?purge=true is refused before anything is purged: its source "file"
+#    keeps its documents;
+# 8. kill -9 in the middle of a purge, after the delta entries are
+#    forgotten and before the documents go (SLUICE_TEST_DELAY
+#    purge.forgotten): the next start carries the purge out;
+# 9. a purge while no processing job runs deletes the documents from the
+#    index directly.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -100,6 +108,56 @@ req GET /smila/jobmanager/jobs/crawlB/
 expect_status 404 "6: job B is gone"
 req GET /smila/index/default/
 expect_jq '.documentCount == 0' "6: the index is empty"
+
+# ---- 7. a predefined job with ?purge=true
+define_crawl crawlF "$F" file
+crawl crawlF || fail "7: crawl F: $(cat "$TMP/crawl.err")"
+req DELETE "/smila/jobmanager/jobs/crawlFilesystem/?purge=true"
+[ "${STATUS:0:1}" = 4 ] && jq -e '.error.message | test("predefined")' "$BODY" >/dev/null &&
+    ok "7: deleting predefined crawlFilesystem with purge is refused ($STATUS: $(jq -r .error.message "$BODY"))" ||
+    fail "7: $STATUS $(cat "$BODY")"
+[ "$(sources both.txt)" = "file" ] && ok "7: source file keeps its documents" || fail "7: both.txt '$(sources both.txt)'"
+req GET /smila/importing/delta/file/
+expect_status 200 "7: source file keeps its delta entries"
+
+# ---- 8. kill -9 in the middle of a purge
+SLUICE_TEST_DELAY=purge.forgotten=5000 kill9_restart "$TMP/data"
+curl -sS -X DELETE "$BASE/smila/importing/delta/file/?purge=true" >/dev/null 2>&1 &
+PURGE=$!
+for i in $(seq 1 100); do
+    [ "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/smila/importing/delta/file/")" = 404 ] && break
+    sleep 0.05
+done
+kill9_restart "$TMP/data"
+wait "$PURGE" 2>/dev/null || true
+for i in $(seq 1 100); do
+    [ "$(sources both.txt)" = "" ] && break
+    sleep 0.1
+done
+grep -q "the purge a stop interrupted goes on" "$TMP/server.log" &&
+    ok "8: the restarted server carries on the interrupted purge" || fail "8: the log does not say so"
+doc both.txt
+expect_status 404 "8: the documents of source file are gone after the restart"
+for f in shared.txt other.txt; do
+    doc "$f"
+    expect_status 404 "8: $f is gone too"
+done
+
+# ---- 9. a purge while no processing job runs
+crawl crawlF || fail "9: crawl F: $(cat "$TMP/crawl.err")"
+[ "$(sources both.txt)" = "file" ] && ok "9: source file's documents are back" || fail "9: '$(sources both.txt)'"
+CUR=$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r .runs.current)
+req POST "/smila/jobmanager/jobs/indexUpdate/$CUR/finish/"
+for i in $(seq 1 100); do
+    [ "$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r '.runs.current // "none"')" = none ] && break
+    sleep 0.1
+done
+req DELETE "/smila/importing/delta/file/?purge=true"
+expect_status 200 "9: the purge is accepted with no processing job running"
+expect_jq '(.processingJobs | length) == 0 and .indexes == [{"index": "default", "deleted": 3, "kept": 0}]' \
+    "9: the reply names the index it purged directly"
+req GET /smila/index/default/
+expect_jq '.documentCount == 0' "9: the index is empty"
 
 stop_server
 finish

@@ -114,9 +114,6 @@ test_delta_strategy_table(void **state)
         assert_int_equal(sl_delta_strategy_reads(s), rows[i].reads);
         assert_int_equal(sl_delta_strategy_writes(s), rows[i].writes);
         assert_int_equal(sl_delta_strategy_deletes(s), rows[i].deletes);
-        assert_int_equal(sl_delta_should_delete(s, 0, 0), rows[i].deletes);
-        assert_int_equal(sl_delta_should_delete(s, 1, 0), 0);
-        assert_int_equal(sl_delta_should_delete(s, 0, 1), 0);
     }
     assert_int_equal(sl_delta_strategy_parse(NULL, &s, &err), 0);
     assert_int_equal(s, SL_DELTA_STRATEGY_FULL);
@@ -670,6 +667,58 @@ test_delta_map_full_is_an_error(void **state)
     sl_free(path);
 }
 
+/* Purge marks: listed in byte order, kept across a reopen, removed. */
+struct purges {
+    char names[4][32];
+    size_t n;
+    struct sl_delta *d; /* unmark each one listed when set */
+};
+
+static int
+on_purge(void *ctx, const char *source)
+{
+    struct purges *p = ctx;
+    struct sl_err err;
+
+    if (p->n < 4) {
+        (void)snprintf(p->names[p->n], sizeof(p->names[0]), "%s", source);
+        p->n++;
+    }
+    if (p->d != NULL) {
+        assert_int_equal(sl_delta_purge_mark(p->d, source, 0, &err), 0);
+    }
+    return 0;
+}
+
+static void
+test_delta_purge_marks(void **state)
+{
+    struct fixture *f = *state;
+    struct purges p;
+    struct sl_err err;
+
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(sl_delta_purges_pending(f->d, on_purge, &p, &err), 0);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(sl_delta_purge_mark(f->d, "web", 1, &err), 0);
+    assert_int_equal(sl_delta_purge_mark(f->d, "files", 1, &err), 0);
+    assert_int_equal(sl_delta_purge_mark(f->d, "files", 1, &err), 0);
+    assert_int_equal(sl_delta_purge_mark(f->d, "", 1, &err), SL_EINVAL);
+    assert_int_equal(sl_delta_purge_mark(f->d, "nothing", 0, &err), 0);
+    sl_delta_close(f->d);
+    f->d = NULL;
+    assert_int_equal(
+        sl_delta_open(f->path, 16, SL_DURABILITY_FSYNC, 0, &f->d, &err), 0);
+    p.d = f->d; /* unmarking while listing */
+    assert_int_equal(sl_delta_purges_pending(f->d, on_purge, &p, &err), 0);
+    assert_int_equal(p.n, 2);
+    assert_string_equal(p.names[0], "files");
+    assert_string_equal(p.names[1], "web");
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(sl_delta_purges_pending(f->d, on_purge, &p, &err), 0);
+    assert_int_equal(p.n, 0);
+}
+
 int
 main(void)
 {
@@ -699,6 +748,8 @@ main(void)
             test_delta_new_service_shard_count, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_delta_map_full_is_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_delta_purge_marks, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
