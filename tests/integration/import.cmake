@@ -1,8 +1,11 @@
 # File import end to end with the repository's workflows and jobs; a page
 # of tags only does not stay whole in the textExtractor (text_tags); a
-# full crawl deletes only after a complete run (completion).
+# full crawl deletes only after a complete run (completion); documents
+# several sources reach and purging a source (sources); the same with two
+# web crawls, a zip and its elements, an additive source and kill -9
+# during a shared delta-delete (sources_shared).
 foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder bulk_intake
-    text_tags completion sources)
+    text_tags completion sources sources_shared)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
