@@ -15,7 +15,7 @@ libarchive-dev libssl-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev \
 libxml2-dev libmagic-dev libuchardet-dev libgmime-3.0-dev libpoppler-glib-dev zlib1g-dev libdeflate-dev clang-format \
 clang libclang-rt-14-dev llvm \
 jq zip openssl nginx-light \
-python3 gzip bzip2 xz-utils \
+python3 python3-botocore gzip bzip2 xz-utils \
 poppler-utils catdoc recollcmd libimage-exiftool-perl"
 
 missing=""

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A busy S3 server (issue 28), through tests/s3/with-s3rver.sh: between
-# the server and s3rver a flaky proxy (tests/s3/flaky_proxy.py) answers
+# the server and s3rver a flaky proxy (tests/s3/s3_proxy.py) answers
 # every third request 503 or 429 itself.  The requests are retried with
 # backoff: the import SUCCEEDS with every file indexed, no task needed a
 # retry of its own, and the proxy did inject its faults.
@@ -14,7 +14,7 @@ mkdir -p "$T/a" "$T/b"
 T=$(realpath "$T")
 for i in $(seq 1 60); do echo "busy file $i" >"$T/$([ $((i % 2)) = 0 ] && echo a || echo b)/f$i.txt"; done
 s3_request PUT sluice-busy >/dev/null
-python3 "$(dirname "$0")/../s3/flaky_proxy.py" --upstream "$SL_TEST_S3_ENDPOINT" --every 3 \
+python3 "$(dirname "$0")/../s3/s3_proxy.py" --upstream "$SL_TEST_S3_ENDPOINT" --every 3 \
     --count-file "$TMP/injected" >"$TMP/proxy.port" 2>"$TMP/proxy.log" &
 PROXY=$!
 trap 'kill "$PROXY" 2>/dev/null || true; cleanup' EXIT

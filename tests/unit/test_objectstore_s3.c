@@ -6,7 +6,8 @@
  * its object replaced, stores as buckets, wrong credentials, a missing
  * bucket, a server that is not there (retried, then a clear error), the
  * configuration's mistakes and the credentials from the environment and
- * from a shared credentials file.
+ * from a shared credentials file, virtual-host requests.  Through
+ * `with-s3rver.sh --signed` every signature is checked by its proxy.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -254,6 +255,66 @@ test_s3_buckets_as_stores(void **state)
     sl_obj_close(o);
 }
 
+/* Virtual-host requests (BUCKET.s3.localhost, the endpoint of
+ * with-s3rver.sh): the same object store; through its proxy (--signed),
+ * the proxy's log shows the bucket in the host name, not in the path. */
+static void
+test_s3_virtual_host(void **state)
+{
+    struct sl_obj_s3_config c = config(BUCKET, "vhost/");
+    const char *plog = getenv("SL_TEST_S3_PROXY_LOG");
+    struct sl_obj *o = NULL;
+    struct sl_obj_writer *w = NULL;
+    struct sl_obj_info info;
+    struct sl_err err;
+    char line[1024];
+    char stores[256] = "";
+    int vhost = 0;
+    int pathed = 0;
+    FILE *f = NULL;
+
+    (void)state;
+    c.endpoint = getenv("SL_TEST_S3_VHOST_ENDPOINT");
+    if (c.endpoint == NULL) {
+        skip();
+    }
+    c.path_style = 0;
+    assert_int_equal(sl_obj_open_s3(&c, &o, &err), 0);
+    assert_int_equal(sl_obj_store_create(o, "vs", NULL, &err), 0);
+    assert_int_equal(sl_obj_writer_open(o, "vs", "dir/obj", &w, &err), 0);
+    assert_int_equal(sl_obj_writer_write(w, "virtual", 7, &err), 0);
+    assert_int_equal(sl_obj_writer_commit(w, NULL, &err), 0);
+    sl_obj_writer_free(w);
+    assert_int_equal(sl_obj_stat(o, "vs", "dir/obj", &info, &err), 0);
+    assert_int_equal(info.size, 7);
+    assert_int_equal(sl_obj_store_list(o, store_cb, stores, &err), 0);
+    assert_string_equal(stores, "vs\n");
+    assert_int_equal(sl_obj_store_delete(o, "vs", &err), 0);
+    sl_obj_close(o);
+    /* the same objects path-style: the store is gone for both */
+    c = config(BUCKET, "vhost/");
+    assert_int_equal(sl_obj_open_s3(&c, &o, &err), 0);
+    assert_int_equal(sl_obj_store_exists(o, "vs", &err), SL_ENOENT);
+    sl_obj_close(o);
+    if (plog == NULL) {
+        return;
+    }
+    f = fopen(plog, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strstr(line, "PUT " BUCKET ".s3.localhost:") == line &&
+            strstr(line, " /vhost/vs/dir/obj ") != NULL) {
+            vhost++;
+        }
+        if (strstr(line, "/" BUCKET "/vhost/vs/dir/obj") != NULL) {
+            pathed++;
+        }
+    }
+    (void)fclose(f);
+    assert_true(vhost >= 1);
+    assert_int_equal(pathed, 0);
+}
+
 static void
 test_s3_refused(void **state)
 {
@@ -359,6 +420,7 @@ main(void)
         cmocka_unit_test(test_s3_multipart),
         cmocka_unit_test(test_s3_replaced_while_read),
         cmocka_unit_test(test_s3_buckets_as_stores),
+        cmocka_unit_test(test_s3_virtual_host),
         cmocka_unit_test(test_s3_refused),
         cmocka_unit_test(test_s3_config),
     };
