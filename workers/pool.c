@@ -213,16 +213,17 @@ worker_main(void *arg)
     char tname[16];
     int rc = 0;
 
-    /* the worker type in top -H, ps -L and gdb (15 bytes at most) */
-    (void)snprintf(tname, sizeof(tname), "%s", name);
-    (void)pthread_setname_np(pthread_self(), tname);
-    /* Linux keeps a niceness per thread: this one only */
+    /* Linux keeps a niceness per thread: this one only; before the name,
+     * so a thread seen by its name has its niceness */
     if (wt->wt->nice > 0 &&
         setpriority(PRIO_PROCESS, (id_t)gettid(), wt->wt->nice) != 0) {
         SL_WARN("worker %s: cannot lower the priority: %s",
                 name,
                 sl_errno_str(errno));
     }
+    /* the worker type in top -H, ps -L and gdb (15 bytes at most) */
+    (void)snprintf(tname, sizeof(tname), "%s", name);
+    (void)pthread_setname_np(pthread_self(), tname);
     for (;;) {
         (void)pthread_mutex_lock(&p->mu);
         rc = p->stopping;

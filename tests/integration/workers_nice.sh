@@ -19,13 +19,19 @@ nice_of() {
     done | sort -u | paste -sd' '
 }
 
-# expect_nice DESCRIPTION NAME=WANT...: for each NAME, all its threads at WANT
+# expect_nice DESCRIPTION NAME=WANT...: for each NAME, all its threads at
+# WANT (the threads may still be starting: looked at for 2 s at most)
 expect_nice() {
-    local what=$1 pair got bad=""
+    local what=$1 pair got bad i
     shift
-    for pair in "$@"; do
-        got=$(nice_of "${pair%%=*}")
-        [ "$got" = "${pair#*=}" ] || bad="$bad ${pair%%=*}: '$got' (want ${pair#*=})"
+    for i in $(seq 1 40); do
+        bad=""
+        for pair in "$@"; do
+            got=$(nice_of "${pair%%=*}")
+            [ "$got" = "${pair#*=}" ] || bad="$bad ${pair%%=*}: '$got' (want ${pair#*=})"
+        done
+        [ -z "$bad" ] && break
+        sleep 0.05
     done
     [ -z "$bad" ] && ok "$what" || fail "$what:$bad"
 }
