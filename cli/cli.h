@@ -157,6 +157,10 @@ struct sl_cfg {
 /** @brief Fill @p cfg with the built-in defaults (the embedded config):
  * workers.threads and index.shards from the cores this process may use. */
 void sl_cfg_defaults(struct sl_cfg *cfg);
+/** @brief malloc for a process of many threads (serve, worker): a fixed
+ * trim threshold, two arenas per core (8 to 32); GLIBC_TUNABLES with
+ * glibc.malloc settings, or MALLOC_ARENA_MAX, win.  Call before threads. */
+void sl_cli_tune_malloc(void);
 /** @brief The cores this process may use, divided by @p per, clamped to
  * @p lo .. @p hi. */
 uint64_t sl_cfg_cores_clamp(unsigned per, uint64_t lo, uint64_t hi);

@@ -5,7 +5,6 @@
  * (http.shutdownGraceSeconds) and closes every file before exiting.
  */
 #include <getopt.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,29 +24,6 @@
 #include "objectstore/objectstore.h"
 #include "text/text.h"
 #include "workers/workers.h"
-
-/*
- * Free memory at the top of a malloc heap is given back to the kernel
- * only above this size.  glibc's default adapts between 128 KiB and 64 MiB
- * as big blocks come and go; with the indexWriter's SQLite allocations it
- * kept trimming the heaps and growing them again (sysmalloc: the top
- * chunk, mprotect, fresh pages), 3-5% of a web crawl's CPU.  A fixed
- * threshold (which also fixes the mmap threshold at 128 KiB) did not
- * raise the peak RSS on that bench (docs/performance.md).  Malloc
- * settings in GLIBC_TUNABLES win.
- */
-#define TRIM_THRESHOLD (8 << 20)
-
-static void
-tune_malloc(void)
-{
-    const char *t = getenv("GLIBC_TUNABLES");
-
-    if ((t == NULL || strstr(t, "glibc.malloc.") == NULL) &&
-        mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1) {
-        SL_WARN("serve: mallopt(M_TRIM_THRESHOLD) refused");
-    }
-}
 
 static void
 usage(FILE *out)
@@ -103,6 +79,47 @@ run_end_set(struct sl_bb *bb)
 }
 
 /*
+ * The check before a run starts (sl_jm_set_start_check): the workers'
+ * own (sl_worker_start_check), then no action crawls a source whose purge
+ * is marked: one under way, or one that failed or was interrupted and is
+ * to be done again, would forget what this run records
+ * (docs/deltaservice.md "Purging a source").
+ */
+struct start_ctx {
+    struct sl_jm *jm;
+    struct sl_delta *delta;
+};
+
+static struct start_ctx start_ctx;
+
+static int
+start_check(void *arg,
+            const char *job,
+            const char *worker,
+            const json_t *params,
+            struct sl_err *err)
+{
+    const struct start_ctx *c = arg;
+    const char *source =
+        json_string_value(json_object_get(params, "dataSource"));
+    int rc = sl_worker_start_check(c->jm, job, worker, params, err);
+
+    if (rc == 0 && source != NULL &&
+        sl_delta_purge_is_marked(c->delta, source)) {
+        rc = sl_err_set(err,
+                        SL_ECONFLICT,
+                        "parameters.dataSource",
+                        "job '%s': source '%s' is being purged, or its "
+                        "purge did not finish (purge it again: DELETE "
+                        "/smila/importing/delta/%s/?purge=true)",
+                        job,
+                        source,
+                        source);
+    }
+    return rc;
+}
+
+/*
  * Open the jobmanager under <dataDir>/jobmanager, register the external
  * worker descriptions of <configDir>/workers.json, load definitions and
  * resume the runs that were active when the server stopped.
@@ -110,6 +127,7 @@ run_end_set(struct sl_bb *bb)
 static int
 open_jobmanager(const struct sl_cfg *cfg,
                 struct sl_obj *store,
+                struct sl_delta *delta,
                 struct sl_jm **out,
                 struct sl_bb **bb)
 {
@@ -155,7 +173,9 @@ open_jobmanager(const struct sl_cfg *cfg,
         bc.nospace_max_ms = jc.nospace_max_ms;
         rc = sl_bb_open(&bc, *out, store, bb, &err);
         sl_free(dir);
-        sl_jm_set_start_check(*out, sl_worker_start_check, *out);
+        start_ctx.jm = *out;
+        start_ctx.delta = delta;
+        sl_jm_set_start_check(*out, start_check, &start_ctx);
         sl_jm_set_def_check(*out, sl_builtin_def_check, NULL);
         sl_jm_set_run_end_hook(*out, run_end, NULL);
     }
@@ -491,7 +511,7 @@ open_services(const struct sl_cfg *cfg, struct services *s)
         rc = open_index(cfg, &s->index);
     }
     if (rc == 0) {
-        rc = open_jobmanager(cfg, s->store, &s->jm, &s->bb);
+        rc = open_jobmanager(cfg, s->store, s->delta, &s->jm, &s->bb);
     }
     if (rc != 0) {
         return rc;
@@ -564,6 +584,8 @@ serve(const struct sl_cfg *cfg, const struct services *s)
     (void)uv_signal_start(&sigint, on_signal, SIGINT);
     (void)uv_signal_start(&sigterm, on_signal, SIGTERM);
 
+    /* before any request can start a crawl of a source it purges */
+    sl_http_purges_resume(&svc);
     if (sl_http_start(&hc, &svc, &http, &err) != 0) {
         SL_ERROR("cannot start the HTTP server: %s", err.message);
     } else {
@@ -575,7 +597,6 @@ serve(const struct sl_cfg *cfg, const struct services *s)
                 sl_http_port(http),
                 cfg->data_dir,
                 cfg->durability);
-        sl_http_purges_resume(&svc);
         (void)uv_run(&loop, UV_RUN_DEFAULT);
         /* From now on a state commit that fails (a full disk) is given
          * up: requests, workers and the bulkbuilder waiting for it
@@ -611,7 +632,7 @@ sl_cli_serve_main(int argc, char **argv)
     (void)sl_log_level_parse(cfg.log_level, &level);
     sl_log_set_level(level);
     (void)signal(SIGPIPE, SIG_IGN);
-    tune_malloc();
+    sl_cli_tune_malloc();
 
     rc = sl_mkdirs(cfg.data_dir, &err);
     if (rc != 0) {

@@ -220,6 +220,7 @@ sl_cli_worker_main(int argc, char **argv)
         return EXIT_FAIL;
     }
     (void)signal(SIGPIPE, SIG_IGN);
+    sl_cli_tune_malloc();
     (void)sigemptyset(&set);
     (void)sigaddset(&set, SIGINT);
     (void)sigaddset(&set, SIGTERM);

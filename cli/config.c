@@ -4,7 +4,9 @@
  * embedded configuration; config/sluice.json repeats them for users.
  * Unknown keys are errors, so a typo never silently falls back.
  */
+#include <malloc.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -360,6 +362,51 @@ sl_cfg_cores_clamp(unsigned per, uint64_t lo, uint64_t hi)
             : sysconf(_SC_NPROCESSORS_ONLN);
     n = n > 0 ? n / (long)per : 0;
     return (uint64_t)n < lo ? lo : (uint64_t)n > hi ? hi : (uint64_t)n;
+}
+
+/*
+ * Free memory at the top of a malloc heap is given back to the kernel
+ * only above this size.  glibc's default adapts between 128 KiB and 64 MiB
+ * as big blocks come and go; with the indexWriter's SQLite allocations it
+ * kept trimming the heaps and growing them again (sysmalloc: the top
+ * chunk, mprotect, fresh pages), 3-5% of a web crawl's CPU.  A fixed
+ * threshold (which also fixes the mmap threshold at 128 KiB) did not
+ * raise the peak RSS on that bench (docs/performance.md).
+ */
+#define TRIM_THRESHOLD (8 << 20)
+
+/*
+ * glibc gives threads up to 8 malloc arenas per core, and each keeps
+ * freed memory up to the trim threshold: with 16 threads per worker type
+ * on 16 cores about every worker thread had an arena of its own, and the
+ * peak RSS grew with the threads.  Two arenas per core (8 to 32) keep the
+ * lock contention low (docs/performance.md "Malloc arenas": 4 per core
+ * cost 4% of the time, 2 per core 10%).
+ */
+#define ARENAS_PER_CORE 2
+#define ARENAS_MIN      8
+#define ARENAS_MAX      32
+
+void
+sl_cli_tune_malloc(void)
+{
+    const char *t = getenv("GLIBC_TUNABLES");
+
+    /* malloc settings in GLIBC_TUNABLES (or MALLOC_ARENA_MAX) win */
+    if (t != NULL && strstr(t, "glibc.malloc.") != NULL) {
+        return;
+    }
+    if (mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1) {
+        SL_WARN("mallopt(M_TRIM_THRESHOLD) refused");
+    }
+    if (getenv("MALLOC_ARENA_MAX") == NULL &&
+        mallopt(M_ARENA_MAX,
+                (int)(ARENAS_PER_CORE *
+                      sl_cfg_cores_clamp(1,
+                                         ARENAS_MIN / ARENAS_PER_CORE,
+                                         ARENAS_MAX / ARENAS_PER_CORE))) != 1) {
+        SL_WARN("mallopt(M_ARENA_MAX) refused");
+    }
 }
 
 /*

@@ -329,6 +329,13 @@ int sl_delta_purge_mark(struct sl_delta *d,
                         struct sl_err *err);
 
 /**
+ * @brief Is a purge of @p source marked (under way, or interrupted and
+ * not yet carried out again)?  1 or 0 (also for a bad source or a read
+ * error, which are logged).
+ */
+int sl_delta_purge_is_marked(struct sl_delta *d, const char *source);
+
+/**
  * @brief Call @p cb once for each source with a purge under way, in byte
  * order; @p cb may mark and unmark purges.  The source string is borrowed
  * for the call; a non-zero return stops the listing.

@@ -48,6 +48,32 @@ sl_delta_purge_mark(struct sl_delta *d,
 }
 
 int
+sl_delta_purge_is_marked(struct sl_delta *d, const char *source)
+{
+    MDB_txn *txn = NULL;
+    MDB_val k = {0, NULL};
+    MDB_val v = {0, NULL};
+    int rc = 0;
+
+    if (sl_delta_source_check(source, NULL) != 0) {
+        return 0;
+    }
+    k.mv_size = strlen(source);
+    k.mv_data = (void *)source;
+    rc = mdb_txn_begin(d->meta, NULL, MDB_RDONLY, &txn);
+    if (rc == 0) {
+        rc = mdb_get(txn, d->meta_purges, &k, &v);
+        mdb_txn_abort(txn);
+    }
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+        SL_ERROR("delta service: is a purge of %s marked: %s",
+                 source,
+                 mdb_strerror(rc));
+    }
+    return rc == 0;
+}
+
+int
 sl_delta_purges_pending(struct sl_delta *d,
                         int (*cb)(void *ctx, const char *source),
                         void *ctx,

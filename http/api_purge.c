@@ -11,11 +11,16 @@
  * Every other index is purged here, directly.  The purge is marked in the
  * delta service before its first step and unmarked after its last, so
  * one that kill -9 interrupted is carried out again at the next start
- * (sl_http_purges_resume); every step may be repeated.
+ * (sl_http_purges_resume); every step may be repeated.  A purge that
+ * fails keeps its mark: it is repeated by the user or at the next start,
+ * and meanwhile no run crawling the source may start (the server's start
+ * check), so a repeated purge never forgets what a later crawl recorded.
+ * Purges run one at a time (purge_mu): two of one source share its mark.
  *
  * Used by DELETE /smila/importing/delta/<source>/?purge=true and
  * DELETE /smila/jobmanager/jobs/<job>/?purge=true.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "bulkbuilder/bulkbuilder.h"
@@ -177,21 +182,25 @@ purge_steps(const struct sl_http_services *svc,
     return rc;
 }
 
-/* Purge @source; the reply body in *out. */
+static pthread_mutex_t purge_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Purge @source; the reply body in *out.  purge_mu held. */
 static int
-purge(const struct sl_http_services *svc,
-      const char *source,
-      json_t **out,
-      struct sl_err *err)
+purge_locked(const struct sl_http_services *svc,
+             const char *source,
+             json_t **out,
+             struct sl_err *err)
 {
     json_t *jobs = processing_jobs(svc->jm);
     json_t *done = json_array();
     uint64_t entries = 0;
+    int marked = 0;
     int rc = sl_delta_count(svc->delta, source, &entries, NULL, err);
 
     *out = NULL;
     if (rc == 0) {
         rc = sl_delta_purge_mark(svc->delta, source, 1, err);
+        marked = rc == 0;
     }
     if (rc == 0) {
         rc = purge_steps(svc, source, jobs, done, err);
@@ -200,6 +209,18 @@ purge(const struct sl_http_services *svc,
         rc = sl_delta_purge_mark(svc->delta, source, 0, err);
     }
     if (rc != 0) {
+        if (marked) {
+            struct sl_err why = *err;
+
+            (void)sl_err_set(err,
+                             why.code,
+                             why.field[0] != '\0' ? why.field : NULL,
+                             "%s (the purge of source '%s' is not finished: "
+                             "repeat it; crawls of the source are refused "
+                             "until then)",
+                             why.message,
+                             source);
+        }
         json_decref(jobs);
         json_decref(done);
         return rc;
@@ -222,6 +243,20 @@ purge(const struct sl_http_services *svc,
                      "indexes",
                      done);
     return 0;
+}
+
+static int
+purge(const struct sl_http_services *svc,
+      const char *source,
+      json_t **out,
+      struct sl_err *err)
+{
+    int rc = 0;
+
+    (void)pthread_mutex_lock(&purge_mu);
+    rc = purge_locked(svc, source, out, err);
+    (void)pthread_mutex_unlock(&purge_mu);
+    return rc;
 }
 
 int
@@ -254,6 +289,13 @@ resume_one(void *ctx, const char *source)
     struct sl_err err;
 
     sl_err_clear(&err);
+    if (sl_jm_source_in_use(svc->jm, source, NULL)) {
+        SL_ERROR("purge: source %s: the purge a stop interrupted waits: an "
+                 "active run crawls the source (purge it again after that "
+                 "run)",
+                 source);
+        return 0;
+    }
     SL_INFO("purge: source %s: the purge a stop interrupted goes on", source);
     if (purge(svc, source, &out, &err) != 0) {
         SL_ERROR("purge: source %s: %s (purge it again)", source, err.message);

@@ -56,8 +56,11 @@ int sl_http_start(const struct sl_http_config *cfg,
                   struct sl_err *err);
 /**
  * @brief Carry out again the purges of data sources that a stop
- * interrupted (docs/deltaservice.md "Purging a source").  Call once the
- * jobmanager and the bulkbuilder run; errors are logged.
+ * interrupted or that failed (docs/deltaservice.md "Purging a source"),
+ * except those of a source an active run crawls.  Blocks the calling
+ * thread until they are done.  Call once the jobmanager and the
+ * bulkbuilder run, before sl_http_start (no request may start a crawl of
+ * such a source meanwhile); errors are logged.
  */
 void sl_http_purges_resume(const struct sl_http_services *svc);
 /** @brief The port actually bound (useful with port 0). */

@@ -253,6 +253,7 @@ sl__obj_s3_new(const struct sl_obj_s3_config *cfg,
     s->retries = cfg->max_retries != 0 ? cfg->max_retries : S3_RETRIES;
     s->backoff_ms = cfg->backoff_ms != 0 ? cfg->backoff_ms : S3_BACKOFF_MS;
     s->path_style = cfg->path_style;
+    s->no_expect = curl_version_info(CURLVERSION_NOW)->version_num >= 0x080300;
     rc = endpoint_parse(s, cfg->endpoint, err);
     if (rc == 0 && (s->part_size < S3_MIN_PART || s->part_size > S3_MAX_PART)) {
         rc = sl_err_set(err,
@@ -485,10 +486,13 @@ attempt(struct s3 *s, CURL *h, struct s3_req *r, const char *url)
         (void)snprintf(match, sizeof(match), "If-Match: %s", r->if_match);
         hd = curl_slist_append(hd, match);
     }
-    /* No "Expect:" to save the 100-continue round trip of a big part:
+    /* "Expect:" saves the 100-continue round trip of a big part, but
      * libcurl before 8.3 names it in SignedHeaders without sending it,
-     * and S3 refuses such a signature (curl issue 11664).  The
-     * "Expect: 100-continue" libcurl adds itself is not signed. */
+     * a signature S3 refuses (curl issue 11664): there libcurl's own
+     * "Expect: 100-continue" stays, which it does not sign. */
+    if (s->no_expect) {
+        hd = curl_slist_append(hd, "Expect:");
+    }
     (void)curl_easy_setopt(h, CURLOPT_URL, url);
     (void)curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
     (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);

@@ -32,6 +32,7 @@ struct s3 {
     char *bucket;   /* stores are prefixes of it, or NULL: stores are buckets */
     char *prefix;   /* key prefix (bucket mode) or bucket name prefix */
     int path_style; /* endpoint/bucket/key, else bucket.endpoint/key */
+    int no_expect;  /* libcurl >= 8.3: "Expect:" is not signed */
     char *userpwd;  /* "access:secret" for CURLOPT_USERPWD */
     char *sigv4;    /* "aws:amz:<region>:s3" */
     char *token;    /* "x-amz-security-token: ..." or NULL */

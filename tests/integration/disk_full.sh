@@ -29,15 +29,6 @@ DISK_MB=${DISK_MB:-30}
 DISK="$TMP/disk"
 C="$TMP/corpus"
 
-skip() {
-    if [ "${CI:-}" = true ]; then
-        echo "FAIL - $1 (CI runs as root and must run this test)"
-        exit 1
-    fi
-    echo "SKIP: $1"
-    exit 77
-}
-
 # The server and the mount go before lib.sh's clean-up removes $TMP.
 cleanup_disk() {
     if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then

@@ -27,15 +27,6 @@ SUB="10.77.$(($$ % 200 + 10))"
 TOKEN="multinode-token-$$"
 PIDS=""
 
-skip() {
-    if [ "${CI:-}" = true ]; then
-        echo "FAIL - $1 (CI runs as root and must run this test)"
-        exit 1
-    fi
-    echo "SKIP: $1"
-    exit 77
-}
-
 teardown() {
     local n p
     [ -z "${KEEP_LOGS:-}" ] || cp "$TMP"/*.log "$KEEP_LOGS"/ 2>/dev/null || true

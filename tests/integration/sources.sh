@@ -17,7 +17,8 @@
 #    keeps its documents;
 # 8. kill -9 in the middle of a purge, after the delta entries are
 #    forgotten and before the documents go (SLUICE_TEST_DELAY
-#    purge.forgotten): the next start carries the purge out;
+#    purge.forgotten): meanwhile a crawl of the source is refused (409);
+#    the next start carries the purge out before it serves requests;
 # 9. a purge while no processing job runs deletes the documents from the
 #    index directly.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
@@ -128,6 +129,9 @@ for i in $(seq 1 100); do
     [ "$(curl -sS -o /dev/null -w '%{http_code}' "$BASE/smila/importing/delta/file/")" = 404 ] && break
     sleep 0.05
 done
+req POST /smila/jobmanager/jobs/crawlF/ -d '{"mode": "runOnce"}'
+[ "$STATUS" = 409 ] && jq -e '.error.message | test("being purged")' "$BODY" >/dev/null &&
+    ok "8: a crawl of the source is refused while it is purged" || fail "8: start during the purge: $STATUS $(cat "$BODY")"
 kill9_restart "$TMP/data"
 wait "$PURGE" 2>/dev/null || true
 for i in $(seq 1 100); do

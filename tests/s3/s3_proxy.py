@@ -8,8 +8,9 @@
   without reaching the server (the retry tests); --count-file counts them.
 --verify: the AWS Signature V4 of each request signed with key id KEY is
   computed again by botocore (an implementation independent of libcurl's)
-  from the headers the request names in SignedHeaders; a mismatch is
-  answered 403 SignatureDoesNotMatch, as S3 does.  s3rver checks only the
+  from the headers the request names in SignedHeaders; a mismatch, a
+  signed header the request does not carry, or an Authorization header of
+  that key that is not V4 is answered 403 SignatureDoesNotMatch.  s3rver checks only the
   key id of a V4 request, so this is what checks the signatures.
 --log: a line per request: "METHOD HOST PATH -> STATUS" (with " sig=ok"
   when --verify checked its signature), and "BADSIG" lines for signatures
@@ -46,10 +47,18 @@ def signature_ok(handler):
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
     key, secret = args.verify.split(":", 1)
-    m = AUTH.match(handler.headers.get("Authorization", ""))
-    if not m or m.group(1) != key:
+    auth_header = handler.headers.get("Authorization", "")
+    m = AUTH.match(auth_header)
+    if not m:
+        # ours but not a V4 header this proxy can read: a failure too
+        return False if ("Credential=%s/" % key) in auth_header else None
+    if m.group(1) != key:
         return None
     _, _, region, service, signed, sig = m.groups()
+    missing = [h for h in signed.split(";") if h not in handler.headers]
+    if missing:
+        log("BADSIG signed headers not in the request: %s" % ",".join(missing))
+        return False
     headers = {h: handler.headers.get(h, "") for h in signed.split(";")}
     req = AWSRequest(method=handler.command, url="http://%s%s" % (headers.get("host", ""), handler.path),
                      headers=headers)

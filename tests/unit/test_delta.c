@@ -705,6 +705,15 @@ test_delta_purge_marks(void **state)
     assert_int_equal(sl_delta_purge_mark(f->d, "files", 1, &err), 0);
     assert_int_equal(sl_delta_purge_mark(f->d, "", 1, &err), SL_EINVAL);
     assert_int_equal(sl_delta_purge_mark(f->d, "nothing", 0, &err), 0);
+    /* marks left in place: each listed once, then the end */
+    assert_int_equal(sl_delta_purges_pending(f->d, on_purge, &p, &err), 0);
+    assert_int_equal(p.n, 2);
+    assert_string_equal(p.names[0], "files");
+    assert_string_equal(p.names[1], "web");
+    assert_int_equal(sl_delta_purge_is_marked(f->d, "web"), 1);
+    assert_int_equal(sl_delta_purge_is_marked(f->d, "nothing"), 0);
+    assert_int_equal(sl_delta_purge_is_marked(f->d, ""), 0);
+    memset(&p, 0, sizeof(p));
     sl_delta_close(f->d);
     f->d = NULL;
     assert_int_equal(
