@@ -14,7 +14,8 @@ set -euo pipefail
 usage() {
     cat <<'EOF'
 usage: bench/import.sh [--files N] [--peer-files K] [--seed S] [--runs R]
-                       [--threads T] [--no-peers] [--keep] [--help]
+                       [--threads T] [--no-peers] [--full-only]
+                       [--tree-cache DIR] [--summary FILE] [--keep] [--help]
 
 File import benchmark: Sluice against find (stat-only baseline), omindex
 (xapian-omega) and recollindex (recollcmd), all measured in this run on the
@@ -36,6 +37,13 @@ same generated tree.
                   own default, from the number of cores); repeat the
                   scaling measurement with 2, 4, 8, 16...
   --no-peers      skip omindex and recollindex
+  --full-only     with --no-peers: no second server on the sub-tree
+  --tree-cache DIR  generate the tree once into DIR (same file system as
+                  TMPDIR) and reuse it: each run works on a hard-linked
+                  copy (the 1% change replaces files, never writes into
+                  them), so a 1M-file tree is generated once
+  --summary FILE  also write the full tree's figures as "key value" lines
+                  (bench/scale.sh reads them)
   --keep          keep the temporary directory (tree, data dirs, logs)
   -h, --help      this text
 
@@ -52,7 +60,10 @@ or pending bulks AND the current indexUpdate run has no active workflow run
 (seen twice, 300 ms apart; the time is taken at the first sighting); then the
 index document count is compared with the count expected from the tree
 (regular files + non-directory archive entries, nested archives recursively),
-and VmHWM of the server is read; (3) omindex --db DB --url / TREE (with .md
+and VmHWM of the server is read, with the peaks of its anonymous and
+file-backed resident memory (RssAnon, RssFile of /proc/PID/status, sampled
+every 200 ms since the start: the LMDB and SQLite maps are file-backed,
+page cache the kernel can take back); (3) omindex --db DB --url / TREE (with .md
 as text/plain and .xml as text/html, which it skips by default) and
 recollindex -c CONFDIR (topdirs = TREE, noaspell), re-run for the re-imports;
 (4) the 1% change: 0.5% of the files (not archives) get a line appended
@@ -69,6 +80,9 @@ RUNS=3
 PEERS=1
 THREADS=""
 KEEP=0
+FULL_ONLY=0
+TREE_CACHE=""
+SUMMARY=""
 while [ $# -gt 0 ]; do
     case $1 in
     --files) FILES=${2:?--files needs a value}; shift 2 ;;
@@ -78,6 +92,9 @@ while [ $# -gt 0 ]; do
     --threads) THREADS=${2:?--threads needs a value}; shift 2 ;;
     --no-peers) PEERS=0; shift ;;
     --keep) KEEP=1; shift ;;
+    --full-only) FULL_ONLY=1; shift ;;
+    --tree-cache) TREE_CACHE=${2:?--tree-cache needs a directory}; shift 2 ;;
+    --summary) SUMMARY=${2:?--summary needs a file}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "import.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -143,8 +160,12 @@ TREE=$TMP/tree
 cp "$SLUICE" "$TMP/sluice"
 cp "$(dirname "$SLUICE")/sluice-pdf" "$TMP/sluice-pdf" # its PDF converter, found beside it
 SERVERS=()
+SAMPLERS=()
 cleanup() {
     local pid
+    for pid in "${SAMPLERS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
     for pid in "${SERVERS[@]}"; do
         kill -TERM "$pid" 2>/dev/null || true
     done
@@ -434,8 +455,13 @@ def change(root, seed, subset_root):
         extra = text.slice(rnd, rnd.randint(50, 400))
         if p.endswith(".xml"):  # still well-formed: a comment after the root
             extra = "<!-- " + extra + " -->"
-        with open(p, "ab") as f:
-            f.write(("\n" + extra + "\n").encode())
+        # a new file renamed over the old one: a hard-linked copy of a
+        # cached tree (--tree-cache) is never written into
+        with open(p, "rb") as f:
+            data = f.read()
+        with open(p + ".change-tmp", "wb") as f:
+            f.write(data + ("\n" + extra + "\n").encode())
+        os.rename(p + ".change-tmp", p)
         os.utime(p, (now, now))
     for p in add:
         with open(p, "wb") as f:
@@ -479,7 +505,7 @@ stats() { sort -g | awk '{ a[NR] = $1 } END { printf "%.6f %.6f %.6f\n", a[int((
 # secs: seconds for printing, 4 decimals
 secs() { awk -v t="$1" 'BEGIN { printf "%.4f", t }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 <= 0) print "-"; else printf "%.2f", a / b }'; }
-mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+mib() { if [ -z "$1" ]; then echo -; else awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; fi; }
 rate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t + 0 <= 0) print "-"; else printf "%.0f", n / t }'; }
 warn() { printf 'WARNING: %s\n' "$*"; }
 
@@ -525,11 +551,28 @@ case $btype in Release | RelWithDebInfo) ;; *) warn "sluice is not a Release/Rel
 
 # ---------------------------------------------------------------- tree
 t0=$(now)
-read -r gfiles gbytes garch gdirs < <(py gen "$TREE" "$FILES" "$SEED" "$PEER_FILES")
-echo "tree: $gfiles files in $gdirs folders, $((gbytes / 1048576)) MiB, $garch archives (zip, tar.gz, some tar.gz with a nested zip); generated in $(secs "$(elapsed "$t0" "$(now)")") s under $TMP"
+if [ -n "$TREE_CACHE" ]; then
+    cached=$(mkdir -p "$TREE_CACHE" && cd "$TREE_CACHE" && pwd)/tree-$FILES-$SEED-$PEER_FILES
+    if [ ! -f "$cached.stats" ]; then
+        rm -rf "$cached"
+        py gen "$cached" "$FILES" "$SEED" "$PEER_FILES" >"$cached.stats.tmp"
+        mv "$cached.stats.tmp" "$cached.stats"
+        made="generated into $cached in $(secs "$(elapsed "$t0" "$(now)")") s"
+    else
+        made="generated before into $cached"
+    fi
+    t0=$(now)
+    cp -al "$cached" "$TREE" || { echo "import.sh: cp -al $cached: the cache must be on the file system of TMPDIR" >&2; exit 2; }
+    read -r gfiles gbytes garch gdirs <"$cached.stats"
+    made="$made; hard-linked under $TMP in $(secs "$(elapsed "$t0" "$(now)")") s"
+else
+    read -r gfiles gbytes garch gdirs < <(py gen "$TREE" "$FILES" "$SEED" "$PEER_FILES")
+    made="generated in $(secs "$(elapsed "$t0" "$(now)")") s under $TMP"
+fi
+echo "tree: $gfiles files in $gdirs folders, $((gbytes / 1048576)) MiB, $garch archives (zip, tar.gz, some tar.gz with a nested zip); $made"
 SCOPES=(full)
 ROOT[full]=$TREE
-if [ "$FILES" -gt "$PEER_FILES" ]; then
+if [ "$FILES" -gt "$PEER_FILES" ] && ! { [ "$FULL_ONLY" -eq 1 ] && [ "$PEERS" -eq 0 ]; }; then
     SCOPES+=(sub)
     ROOT[sub]=$TREE/d00
 fi
@@ -559,7 +602,28 @@ run_find() { # SCOPE
 for s in "${SCOPES[@]}"; do run_find "$s"; done
 
 # ---------------------------------------------------------------- sluice
-declare -A SPID SBASE SLOG SDATA
+declare -A SPID SBASE SLOG SDATA ANON FILEB
+
+# mem_sampler PID OUT: every 200 ms, the peaks so far of PID's RssAnon and
+# RssFile (KiB) into OUT as "anon file", until PID is gone.  Bash builtins
+# but sleep, so that it costs the measured cores next to nothing.
+mem_sampler() {
+    local pid=$1 out=$2 k v a f anon=0 file=0
+    while :; do
+        a=-1 f=0
+        while read -r k v _; do
+            case $k in RssAnon:) a=$v ;; RssFile:) f=$v ;; esac
+        done <"/proc/$pid/status" 2>/dev/null || break
+        [ "$a" -ge 0 ] || break
+        if [ "$a" -gt "$anon" ] || [ "$f" -gt "$file" ]; then
+            [ "$a" -gt "$anon" ] && anon=$a
+            [ "$f" -gt "$file" ] && file=$f
+            echo "$anon $file" >"$out"
+        fi
+        sleep 0.2
+    done
+}
+
 start_server() { # SCOPE
     local s=$1 port="" pid
     SDATA[$s]=$TMP/sluice-$s
@@ -572,6 +636,9 @@ start_server() { # SCOPE
     pid=$!
     SERVERS+=("$pid")
     SPID[$s]=$pid
+    echo "0 0" >"$TMP/mem-$s"
+    mem_sampler "$pid" "$TMP/mem-$s" &
+    SAMPLERS+=("$!")
     for _ in $(seq 1 300); do
         port=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "${SLOG[$s]}" | head -1)
         [ -n "$port" ] && break
@@ -659,6 +726,7 @@ sluice_step() { # SCOPE STEP: one import; sets T, RSS, DOCS
     cur=$(curl -sSf "$b/smila/jobmanager/jobs/indexUpdate/" | jq -r '.runs.current // empty')
     curl -sSf "$b/smila/jobmanager/jobs/indexUpdate/$cur/" >"$TMP/index-$s-$step.json" || true
     RSS[sluice.$s.$step]=$(awk '/^VmHWM/ { print $2 }' "/proc/${SPID[$s]}/status")
+    read -r "ANON[sluice.$s.$step]" "FILEB[sluice.$s.$step]" <"$TMP/mem-$s"
     docs=$(curl -sSf "$b/smila/index/default/" | jq -r .documentCount)
     DOCS[sluice.$s.$step]=$docs
     # failed tasks or skipped records of the crawl, if any
@@ -762,8 +830,9 @@ echo "Import times. 'x find' = time / find time (same tree); 'omindex/this', 're
 echo "(above 1: this is faster). files/s = files in the tree / time. no change: median of $RUNS after a warm-up (min-max)."
 echo "crawl_s (Sluice): until the crawl run ended; the rest of time_s is the index catching up."
 echo "Peak RSS: Sluice = server VmHWM after the step (cumulative since start); peers = the process's own peak."
-printf '%-8s %-5s %-9s %7s %9s %8s %9s %8s %8s %12s %11s  %s\n' \
-    tool tree step files time_s crawl_s files/s RSS_MiB "x find" omindex/this recoll/this "documents (expected)"
+echo "anon, file: Sluice's peak anonymous and file-backed resident MiB so far (sampled every 200 ms)."
+printf '%-8s %-5s %-9s %7s %9s %8s %9s %8s %5s %5s %8s %12s %11s  %s\n' \
+    tool tree step files time_s crawl_s files/s RSS_MiB anon file "x find" omindex/this recoll/this "documents (expected)"
 row() { # TOOL SCOPE STEP
     local k=$1.$2.$3 t om rc exp docs cr n
     t=${T[$k]:-}
@@ -779,8 +848,9 @@ row() { # TOOL SCOPE STEP
     [ -n "$docs" ] && docs="$docs ($exp)" || docs="n/a"
     cr=${TC[$k]:--}
     [ "$cr" = - ] || cr=$(secs "$cr")
-    printf '%-8s %-5s %-9s %7s %9s %8s %9s %8s %8s %12s %11s  %s\n' "$1" "$2" "$3" "$n" "$(secs "$t")" "$cr" \
-        "$(rate "$n" "$t")" "$(mib "${RSS[$k]}")" "$(ratio "$t" "${T[find.$2]}")" "$om" "$rc" "$docs"
+    printf '%-8s %-5s %-9s %7s %9s %8s %9s %8s %5s %5s %8s %12s %11s  %s\n' "$1" "$2" "$3" "$n" "$(secs "$t")" "$cr" \
+        "$(rate "$n" "$t")" "$(mib "${RSS[$k]}")" "$(mib "${ANON[$k]:-}")" "$(mib "${FILEB[$k]:-}")" \
+        "$(ratio "$t" "${T[find.$2]}")" "$om" "$rc" "$docs"
     [ -z "${SPREAD[$k]:-}" ] || printf '%-8s %-5s %-9s %7s %19s\n' "" "" "" "" "(min-max $(spread "$k"))"
 }
 for s in "${SCOPES[@]}"; do
@@ -825,6 +895,23 @@ r=-; [ -n "${T[recoll.$p.initial]:-}" ] && r=$(ratio "${T[recoll.$p.initial]}" "
 printf '  %-66s %8s  %s\n' "initial import >= 3x faster than recollindex ($p tree)" "$([ "$r" = - ] && echo - || echo "${r}x")" "$(verdict "$r" 3 ge)$([ "$HAVE_RECOLL" -eq 1 ] || echo " (recollindex not run)")"
 m=$(mib "${RSS[sluice.full.changed]}")
 printf '  %-66s %8s  %s\n' "peak RSS of the server < 300 MiB (full tree, after all steps)" "${m} MiB" "$(verdict "$m" 300 lt)"
+
+if [ -n "$SUMMARY" ]; then
+    {
+        echo "files ${NFILES0[full]}"
+        echo "documents ${DOCS[sluice.full.initial]}"
+        echo "initial_s ${T[sluice.full.initial]}"
+        echo "crawl_s ${TC[sluice.full.initial]}"
+        echo "nochange_s ${T[sluice.full.nochange]}"
+        echo "changed_s ${T[sluice.full.changed]}"
+        echo "find_s ${T[find.full]}"
+        echo "rss_kib ${RSS[sluice.full.changed]}"
+        echo "anon_kib ${ANON[sluice.full.changed]}"
+        echo "file_kib ${FILEB[sluice.full.changed]}"
+        echo "threads ${THREADS:-default}"
+        echo "commit $commit"
+    } >"$SUMMARY"
+fi
 
 # where Sluice's initial import spent its time (busy seconds of each worker,
 # summed over its threads, from the run counters)
