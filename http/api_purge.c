@@ -191,16 +191,34 @@ purge_locked(const struct sl_http_services *svc,
              json_t **out,
              struct sl_err *err)
 {
+    char crawler[SL_NAME_MAX + 1];
     json_t *jobs = processing_jobs(svc->jm);
     json_t *done = json_array();
     uint64_t entries = 0;
     int marked = 0;
+    int was = 0;
     int rc = sl_delta_count(svc->delta, source, &entries, NULL, err);
 
     *out = NULL;
     if (rc == 0) {
+        was = sl_delta_purge_is_marked(svc->delta, source);
         rc = sl_delta_purge_mark(svc->delta, source, 1, err);
         marked = rc == 0;
+    }
+    if (rc == 0 && sl_jm_source_in_use(svc->jm, source, crawler)) {
+        /* a run started before the mark could refuse it: it goes first
+         * (a mark left by an earlier purge stays) */
+        if (!was) {
+            (void)sl_delta_purge_mark(svc->delta, source, 0, NULL);
+            marked = 0;
+        }
+        rc = sl_err_set(err,
+                        SL_ECONFLICT,
+                        "source",
+                        "source '%s' is being crawled by the active run of "
+                        "job '%s'",
+                        source,
+                        crawler);
     }
     if (rc == 0) {
         rc = purge_steps(svc, source, jobs, done, err);
@@ -265,18 +283,6 @@ sl__api_purge_source(struct sl__req *req,
                      json_t **out,
                      struct sl_err *err)
 {
-    char crawler[SL_NAME_MAX + 1];
-
-    *out = NULL;
-    if (sl_jm_source_in_use(req->svc->jm, source, crawler)) {
-        return sl_err_set(err,
-                          SL_ECONFLICT,
-                          "source",
-                          "source '%s' is being crawled by the active run of "
-                          "job '%s'",
-                          source,
-                          crawler);
-    }
     return purge(req->svc, source, out, err);
 }
 

@@ -329,7 +329,7 @@ int sl_jm_task_reclaim(struct sl_jm *jm,
 /**
  * @brief Is @p job running in standard mode with the bulkSource worker
  * @p worker as its start worker?  0, SL_ENOTREADY or SL_EINVAL as for
- * sl_jm_task_initial.
+ * sl_jm_task_initial (why in @p err, which may be NULL).
  */
 int sl_jm_bulk_source_ready(struct sl_jm *jm,
                             const char *job,

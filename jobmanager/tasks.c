@@ -655,8 +655,13 @@ sl_jm_bulk_source_ready(struct sl_jm *jm,
                         const char *worker,
                         struct sl_err *err)
 {
+    struct sl_err mine;
     int rc = 0;
 
+    if (err == NULL) { /* the caller wants the answer only */
+        sl_err_clear(&mine);
+        err = &mine;
+    }
     (void)pthread_mutex_lock(&jm->mu);
     if (bulk_source_run(jm, job, worker, err) == NULL) {
         rc = err->code;

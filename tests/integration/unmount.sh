@@ -11,6 +11,7 @@
 #    fileCrawler.directory) find them gone and rootFolder another
 #    directory: counted unreadable, the run incomplete, every document
 #    stays;
+#    a purge of the source meanwhile is refused (409) and leaves no mark;
 # 3. a root emptied by the user is not emptied in the index by a crawl:
 #    `sluice source purge` does that.
 # Needs root (mount); elsewhere it prints why and exits 77, which ctest
@@ -98,9 +99,15 @@ jq -e '.completion.ran == true' "$RUNJSON" >/dev/null && ok "mounted again: the 
 ALL=${ALL% c/f3.txt}
 all_indexed "mounted again"
 
-# 2: unmounted while the sub-directories' tasks wait.
+# 2: unmounted while the sub-directories' tasks wait.  Meanwhile a purge
+# of the source is refused: a run crawls it (and the next runs still
+# start: the refused purge left no mark).
 start_run crawlV
 until_root_listed
+req DELETE "/smila/importing/delta/srcV/?purge=true"
+expect_error 409 CONFLICT "a purge of a source that a run crawls is refused"
+req DELETE "/smila/importing/delta/otherSource/?purge=true"
+expect_status 200 "a purge of another source meanwhile is carried out (the server crashed on it before)"
 umount "$VOL"
 wait_run crawlV "$RUN" || fail "the run with the volume unmounted midway: $(jq -c '{state, errors}' "$RUNJSON")"
 skipped "unmounted midway" "not the directory the crawl started in"
