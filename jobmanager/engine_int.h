@@ -1,8 +1,8 @@
 /*
  * Private to the run engine (engine.c, run_json.c, cleanup.c, run_start.c,
- * run_query.c, events.c, tasks.c, recover.c, defs_api.c): the in-memory
- * state.  Everything here is guarded by jm->mu; changes are mirrored into
- * the state store (queued under the same lock, so commit order is memory
+ * run_query.c, events.c, tasks.c, outputs.c, recover.c, defs_api.c): the
+ * in-memory state.  Everything here is guarded by jm->mu; changes are mirrored
+ * into the state store (queued under the same lock, so commit order is memory
  * order) and the caller waits for the commit before it answers.
  */
 #ifndef SL_ENGINE_INT_H_INCLUDED
@@ -245,6 +245,18 @@ void sl__jm_task_index(struct sl_jm *jm, struct task *t);
 void sl__jm_lease_expire(struct sl_jm *jm, int64_t now);
 /* The pause for want of space is over: log it, wake the takers. */
 void sl__jm_nospace_tick(struct sl_jm *jm, int64_t now);
+/*
+ * Which of a task's @outputs ({slot: [bulk]}) exist now: *found = {slot:
+ * [bulk + size]} (new); for "multiple" slots every object under the id's
+ * folder counts.  Called without jm->mu.  SL_ENOTREADY when the store
+ * cannot be asked (S3 busy past its retries): never "nothing written".
+ */
+int sl__jm_outputs_find(struct sl_jm *jm,
+                        const json_t *outputs,
+                        json_t **found,
+                        struct sl_err *err);
+/* Delete the objects in @found (a failed attempt's); without jm->mu. */
+void sl__jm_outputs_discard(struct sl_jm *jm, const json_t *found);
 int sl__jm_input_triggers(struct sl_jm *jm,
                           struct run *r,
                           struct wfrun *wf,

@@ -291,15 +291,23 @@ prepare_run(struct sl_jm *jm,
         char *prefix = sl_asprintf("%s/", json_string_value(b));
 
         if (r->runonce && json_is_true(json_object_get(bi, "persistent"))) {
-            (void)sl_obj_list(jm->cfg.store,
-                              json_string_value(json_object_get(bi, "store")),
-                              prefix,
-                              list_start_bucket,
-                              *objects,
-                              NULL);
+            rc = sl_obj_list(jm->cfg.store,
+                             json_string_value(json_object_get(bi, "store")),
+                             prefix,
+                             list_start_bucket,
+                             *objects,
+                             err);
+            /* a run over part of the bucket would succeed with objects
+             * left out; an empty or missing store is nothing to do */
+            rc = rc == SL_ENOENT ? 0 : rc;
         }
         sl_free(prefix);
         break;
+    }
+    if (rc != 0) {
+        json_decref(*objects);
+        *objects = NULL;
+        goto fail;
     }
     *out = r;
     return 0;

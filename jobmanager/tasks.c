@@ -1287,93 +1287,6 @@ parse_result(const json_t *result,
     return 0;
 }
 
-/*
- * Which of the task's output objects exist now: {slot: [bulk + size]}.
- * Runs without the lock: it only reads the object store.  For "multiple"
- * slots every object under the id's folder counts.
- */
-struct found_ctx {
-    json_t *list;
-    const char *bucket;
-    const char *store;
-};
-
-static int
-found_one(void *ctx, const struct sl_obj_info *info)
-{
-    struct found_ctx *c = ctx;
-
-    (void)json_array_append_new(c->list,
-                                json_pack("{s:s, s:s, s:s, s:I}",
-                                          "bucket",
-                                          c->bucket,
-                                          "store",
-                                          c->store,
-                                          "id",
-                                          info->id,
-                                          "size",
-                                          (json_int_t)info->size));
-    return 0;
-}
-
-static json_t *
-find_outputs(struct sl_jm *jm, const json_t *outputs)
-{
-    json_t *found = json_object();
-    const char *slot = NULL;
-    json_t *bulks = NULL;
-
-    json_object_foreach((json_t *)outputs, slot, bulks)
-    {
-        json_t *b = json_array_get(bulks, 0);
-        const char *store = json_string_value(json_object_get(b, "store"));
-        const char *id = json_string_value(json_object_get(b, "id"));
-        const char *bucket = json_string_value(json_object_get(b, "bucket"));
-        size_t idlen = strlen(id);
-        struct found_ctx c = {json_array(), bucket, store};
-        struct sl_obj_info info;
-
-        if (idlen > 2 && strcmp(id + idlen - 2, "/0") == 0) {
-            char *prefix = sl_strndup(id, idlen - 1);
-
-            (void)sl_obj_list(
-                jm->cfg.store, store, prefix, found_one, &c, NULL);
-            sl_free(prefix);
-        } else if (sl_obj_stat(jm->cfg.store, store, id, &info, NULL) == 0) {
-            info.id = id;
-            (void)found_one(&c, &info);
-        }
-        if (json_array_size(c.list) > 0) {
-            (void)json_object_set_new(found, slot, c.list);
-        } else {
-            json_decref(c.list);
-        }
-    }
-    return found;
-}
-
-/* Delete what a failed attempt wrote (after the lock is released). */
-static void
-discard_outputs(struct sl_jm *jm, const json_t *found)
-{
-    const char *slot = NULL;
-    json_t *bulks = NULL;
-
-    json_object_foreach((json_t *)found, slot, bulks)
-    {
-        size_t i = 0;
-        json_t *b = NULL;
-
-        json_array_foreach(bulks, i, b)
-        {
-            (void)sl_obj_delete(jm->cfg.store,
-                                json_string_value(json_object_get(b, "store")),
-                                json_string_value(json_object_get(b, "id")),
-                                NULL);
-        }
-    }
-}
-
 /* Look the task up for a finish: in progress, by this worker. */
 static struct task *
 finishing_task(struct sl_jm *jm,
@@ -1434,8 +1347,11 @@ sl_jm_task_finish(struct sl_jm *jm,
     if (t == NULL) {
         return SL_EGONE;
     }
-    found = find_outputs(jm, outputs);
+    rc = sl__jm_outputs_find(jm, outputs, &found, err);
     json_decref(outputs);
+    if (rc != 0) {
+        return rc; /* the task stays in progress: its worker tries again */
+    }
 
     (void)pthread_mutex_lock(&jm->mu);
     t = finishing_task(jm, worker, task_id, err); /* the lease may be gone */
@@ -1476,7 +1392,7 @@ sl_jm_task_finish(struct sl_jm *jm,
         /* no state refers to a failed attempt's outputs (a redone task
          * rewrites them), so this need not wait for the commit; a
          * postponed task keeps its ids, so it must not wait either */
-        discard_outputs(jm, found);
+        sl__jm_outputs_discard(jm, found);
     }
     json_decref(found);
     return sl__jm_store_wait(jm->st, seq, err);

@@ -569,18 +569,20 @@ reply_error(struct s3_req *r, const char *what, struct sl_err *err)
             : r->status == 409 || r->status == 412 ? SL_ECONFLICT
             : r->status >= 500                     ? SL_EUPSTREAM
                                                    : SL_EIO;
+    /* a HEAD has no body: then the status is all there is */
     int rc = sl_err_set(err,
                         e,
                         NULL,
-                        "S3 %s: %s%s%s%s (HTTP %ld)",
+                        "S3 %s: HTTP %ld%s%s%s%s%s",
                         what,
+                        r->status,
+                        code != NULL || msg != NULL ? " " : "",
                         code != NULL ? code : "",
-                        code != NULL ? ": " : "",
+                        code != NULL && msg != NULL ? ": " : "",
                         msg != NULL ? msg : "",
                         r->status == 403 ? "; check the credentials and the "
                                            "bucket's policy"
-                                         : "",
-                        r->status);
+                                         : "");
 
     sl_free(code);
     sl_free(msg);

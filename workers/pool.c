@@ -112,8 +112,9 @@ publish(struct wthread *wt,
 
 /*
  * Report @result.  Over the network a failed finish (server restarting,
- * connection refused) is retried while the lease lasts: the task stays
- * published, so keep-alives go on meanwhile.  After that the lease
+ * connection refused), and in-process one the server could not take yet
+ * (SL_ENOTREADY: the object store busy) is retried while the lease lasts: the
+ * task stays published, so keep-alives go on meanwhile.  After that the lease
  * expires and the server retries the task (at least once).
  */
 static void
@@ -132,7 +133,8 @@ finish_task(struct wthread *wt,
     for (;;) {
         sl_err_clear(&err);
         rc = p->b->ops->finish(wt->conn, name, task_id, result, &err);
-        if (rc == 0 || rc == SL_EGONE || rc == SL_EINVAL || !p->remote ||
+        if (rc == 0 || rc == SL_EGONE || rc == SL_EINVAL ||
+            (!p->remote && rc != SL_ENOTREADY) ||
             sl_mono_ms() + backoff > deadline) {
             break;
         }

@@ -21,7 +21,7 @@ import_config "$TMP/config.json"
 start_server --config "$TMP/config.json" --data-dir "$TMP/dataB"
 B_PID=$SERVER_PID
 B_BASE=$BASE
-trap 'kill -KILL "$B_PID" 2>/dev/null || true; cleanup' EXIT
+trap 'rc=$?; kill -KILL "$B_PID" 2>/dev/null || true; cleanup $rc' EXIT
 # A port nothing listens on (tcpmux): connections are refused.
 DEAD=1
 if (exec 3<>/dev/tcp/127.0.0.1/$DEAD) 2>/dev/null; then

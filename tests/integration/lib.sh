@@ -13,12 +13,19 @@ HEADERS="$TMP/headers"
 FAILS=0
 PASSES=0
 
+# cleanup [RC]: a trap that runs other commands first passes the status
+# it was called with: trap 'rc=$?; kill ...; cleanup $rc' EXIT.
 cleanup() {
-    local rc=$?
+    local rc=${1:-$?}
     if [ "$rc" -ne 0 ] && [ -s "$TMP/server.log" ]; then
         # what the server said last, before the evidence is removed
         echo "# exit status $rc; the last lines of the server's log:" >&2
         tail -n 40 "$TMP/server.log" | sed 's/^/#   /' >&2
+    fi
+    if [ "$rc" -ne 0 ] && [ -n "${SL_TEST_KEEP:-}" ]; then
+        # SL_TEST_KEEP=DIR: keep a failed test's files for a post-mortem
+        mkdir -p "$SL_TEST_KEEP" && cp -a "$TMP" "$SL_TEST_KEEP/" 2>/dev/null || true
+        echo "# kept in $SL_TEST_KEEP/$(basename "$TMP")" >&2
     fi
     if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill -KILL "$SERVER_PID" 2>/dev/null || true

@@ -53,7 +53,7 @@ for t in fileFetcher fileExtractor textExtractor; do
     worker "$t" 1
     worker "$t" 2
 done
-trap 'for p in $PIDS; do kill -KILL "$p" 2>/dev/null || true; done; cleanup' EXIT
+trap 'rc=$?; for p in $PIDS; do kill -KILL "$p" 2>/dev/null || true; done; cleanup $rc' EXIT
 sleep 0.5
 n=$(grep -l "objects on S3 directly" "$TMP"/*-[12].log | wc -l)
 [ "$n" = 6 ] && ok "the 6 workers read and write the bulks on S3 directly" ||

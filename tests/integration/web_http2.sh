@@ -17,7 +17,7 @@ SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/web_lib.sh"
 
 NGINX_PID=""
-trap 'kill $NGINX_PID 2>/dev/null || true; cleanup' EXIT
+trap 'rc=$?; kill $NGINX_PID 2>/dev/null || true; cleanup $rc' EXIT
 
 TMP=$(cd "$TMP" && pwd) # nginx wants absolute paths
 BODY="$TMP/body"

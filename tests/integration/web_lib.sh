@@ -12,7 +12,7 @@ SITE_PIDS=""
 SITE=""
 SITE_LOG=""
 # shellcheck disable=SC2086 # SITE_PIDS is a list of pids
-trap 'kill $SITE_PIDS 2>/dev/null; cleanup' EXIT
+trap 'rc=$?; kill $SITE_PIDS 2>/dev/null; cleanup $rc' EXIT
 
 # spawn_site PORT_FILE COMMAND...: start COMMAND, a test web server that
 # writes its port to PORT_FILE, in the background and wait (10 s at most)

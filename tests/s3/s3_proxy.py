@@ -2,10 +2,16 @@
 """A front of an S3 server for the tests.  Prints its port on stdout.
 
   s3_proxy.py --upstream http://127.0.0.1:PORT [--every N --count-file F]
-              [--verify KEY:SECRET] [--log FILE]
+              [--outage-file F] [--verify KEY:SECRET] [--log FILE]
 
 --every N: every Nth request is answered 503 or 429 (with Retry-After)
   without reaching the server (the retry tests); --count-file counts them.
+--outage-file F: while file F exists, every HEAD of a bulk written (PUT)
+  through this proxy as a single output (a key not ending in "/" or in a
+  number) is answered 503, however often it is retried: an outage longer
+  than a client's retries that spares the writer's look before it writes
+  and its check of "multiple" outputs, and hits the looks after it (the
+  jobmanager's at a finished task's outputs, a reader's).
 --verify: the AWS Signature V4 of each request signed with key id KEY is
   computed again by botocore (an implementation independent of libcurl's)
   from the headers the request names in SignedHeaders; a mismatch, a
@@ -17,18 +23,19 @@
   that did not match.
 Everything else is passed on as it came (Host included) and the answer
 passed back."""
-import argparse, http.client, http.server, re, socketserver, threading, urllib.parse
+import argparse, http.client, http.server, os, re, socketserver, threading, urllib.parse
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--upstream", required=True)
 ap.add_argument("--every", type=int, default=0)
 ap.add_argument("--count-file")
+ap.add_argument("--outage-file")
 ap.add_argument("--verify")
 ap.add_argument("--log")
 args = ap.parse_args()
 up = urllib.parse.urlsplit(args.upstream)
 lock = threading.Lock()
-state = {"n": 0, "injected": 0}
+state = {"n": 0, "injected": 0, "written": set()}
 AUTH = re.compile(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request,\s*"
                   r"SignedHeaders=([^,]+),\s*Signature=([0-9a-f]{64})$")
 
@@ -97,9 +104,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(403, b"<Error><Code>SignatureDoesNotMatch</Code>"
                         b"<Message>checked by s3_proxy.py</Message></Error>")
             return
+        path = urllib.parse.urlsplit(self.path).path
         with lock:
+            outage = (args.outage_file is not None and self.command == "HEAD" and
+                      path in state["written"] and os.path.exists(args.outage_file))
             state["n"] += 1
-            fault = args.every > 0 and state["n"] % args.every == 0
+            fault = outage or (args.every > 0 and state["n"] % args.every == 0)
             if fault:
                 state["injected"] += 1
                 injected = state["injected"]
@@ -107,9 +117,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     with open(args.count_file, "w") as f:
                         f.write("%d\n" % injected)
         if fault:
-            log("%s %s %s -> injected" % (self.command, host, self.path))
+            log("%s %s %s -> injected%s" % (self.command, host, self.path, " outage" if outage else ""))
             msg = b"<Error><Code>SlowDown</Code><Message>injected</Message></Error>"
-            self.answer(503 if injected % 2 else 429, msg, [("Retry-After", "0")])
+            self.answer(503 if outage or injected % 2 else 429, msg, [("Retry-After", "0")])
             return
         c = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection",)}
@@ -117,6 +127,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                   headers=headers)
         r = c.getresponse()
         data = r.read()
+        if self.command == "PUT" and r.status == 200 and args.outage_file and \
+                not re.search(r"(/|/[0-9]+)$", path):
+            with lock:
+                state["written"].add(path)
         log("%s %s %s -> %d%s" % (self.command, host, self.path, r.status, sig))
         self.send_response(r.status)
         for k, v in r.getheaders():
