@@ -141,9 +141,18 @@ delete_prefix(struct sl_jm *jm, const char *store, const char *prefix)
         struct del_ctx c = {jm, store, json_array()};
         size_t i = 0;
         json_t *id = NULL;
+        struct sl_err err = {0};
         size_t n = 0;
+        int rc =
+            sl_obj_list(jm->cfg.store, store, prefix, collect_id, &c, &err);
 
-        (void)sl_obj_list(jm->cfg.store, store, prefix, collect_id, &c, NULL);
+        if (rc != 0 && rc != SL_ENOENT) {
+            /* nothing is lost, but the transient objects stay */
+            SL_WARN("jobmanager: clean-up of %s/%s: %s; objects may be left",
+                    store,
+                    prefix,
+                    err.message);
+        }
         n = json_array_size(c.ids);
         json_array_foreach(c.ids, i, id)
         {
