@@ -146,7 +146,7 @@ delete_prefix(struct sl_jm *jm, const char *store, const char *prefix)
         int rc =
             sl_obj_list(jm->cfg.store, store, prefix, collect_id, &c, &err);
 
-        if (rc != 0 && rc != SL_ENOENT) {
+        if (rc < 0 && rc != SL_ENOENT) { /* 1: a page of 1000 ids */
             /* nothing is lost, but the transient objects stay */
             SL_WARN("jobmanager: clean-up of %s/%s: %s; objects may be left",
                     store,
