@@ -15,7 +15,7 @@ usage() {
     cat <<'EOF'
 usage: bench/import.sh [--files N] [--peer-files K] [--seed S] [--runs R]
                        [--threads T] [--no-peers] [--full-only]
-                       [--tree-cache DIR] [--summary FILE] [--keep] [--help]
+                       [--tree-cache DIR] [--summary FILE] [--perf FILE] [--keep] [--help]
 
 File import benchmark: Sluice against find (stat-only baseline), omindex
 (xapian-omega) and recollindex (recollcmd), all measured in this run on the
@@ -42,6 +42,9 @@ same generated tree.
                   TMPDIR) and reuse it: each run works on a hard-linked
                   copy (the 1% change replaces files, never writes into
                   them), so a 1M-file tree is generated once
+  --perf FILE     record a profile of the full tree's server during its
+                  initial import (perf record -F 499, no call graphs; read
+                  it with perf report -i FILE --sort dso,sym)
   --summary FILE  also write the full tree's figures as "key value" lines
                   (bench/scale.sh reads them)
   --keep          keep the temporary directory (tree, data dirs, logs)
@@ -83,6 +86,7 @@ KEEP=0
 FULL_ONLY=0
 TREE_CACHE=""
 SUMMARY=""
+PERF=""
 while [ $# -gt 0 ]; do
     case $1 in
     --files) FILES=${2:?--files needs a value}; shift 2 ;;
@@ -95,6 +99,7 @@ while [ $# -gt 0 ]; do
     --full-only) FULL_ONLY=1; shift ;;
     --tree-cache) TREE_CACHE=${2:?--tree-cache needs a directory}; shift 2 ;;
     --summary) SUMMARY=${2:?--summary needs a file}; shift 2 ;;
+    --perf) PERF=${2:?--perf needs a file}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "import.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -519,7 +524,7 @@ set_stats() {
 }
 spread() { local lo=${SPREAD[$1]%-*} hi=${SPREAD[$1]#*-}; echo "$(secs "$lo")-$(secs "$hi")"; }
 # Results, keyed "tool.scope.step": time (median for nochange), extra text.
-declare -A T TC RSS DOCS SPREAD
+declare -A T TC RSS DOCS SPREAD WCHAR
 # The scopes: "full" (the whole tree) and, when N > K, "sub" (<tree>/d00).
 declare -A ROOT NFILES EXPECT
 
@@ -687,6 +692,13 @@ alive() { # SCOPE: exit with the log's tail when the server died
 
 sluice_step() { # SCOPE STEP: one import; sets T, RSS, DOCS
     local s=$1 step=$2 b=${SBASE[$1]} t0 t1 run state docs cur ended
+    local perf_pid=""
+    if [ -n "$PERF" ] && [ "$s" = full ] && [ "$step" = initial ]; then
+        perf record -q -F 499 -p "${SPID[$s]}" -o "$PERF" >/dev/null 2>&1 &
+        perf_pid=$!
+    fi
+    local io0
+    io0=$(awk '$1 == "wchar:" { print $2 }' "/proc/${SPID[$s]}/io")
     t0=$(now)
     run=$(curl -sSf -X POST -H 'Content-Type: application/json' -d '{"mode":"runOnce"}' \
         "$b/smila/jobmanager/jobs/benchCrawl/" | jq -r .jobId)
@@ -723,6 +735,13 @@ sluice_step() { # SCOPE STEP: one import; sets T, RSS, DOCS
         TC[sluice.$s.$step]=$(elapsed "$t0" "$t1")
     fi
     T[sluice.$s.$step]=$(elapsed "$t0" "$t1")
+    # bytes the server wrote (write(2) and friends, page cache included)
+    WCHAR[sluice.$s.$step]=$(($(awk '$1 == "wchar:" { print $2 }' "/proc/${SPID[$s]}/io") - io0))
+    if [ -n "$perf_pid" ]; then
+        kill -INT "$perf_pid" 2>/dev/null || true
+        wait "$perf_pid" 2>/dev/null || true
+        echo "profile of the initial import: perf report -i $PERF --sort dso,sym"
+    fi
     cur=$(curl -sSf "$b/smila/jobmanager/jobs/indexUpdate/" | jq -r '.runs.current // empty')
     curl -sSf "$b/smila/jobmanager/jobs/indexUpdate/$cur/" >"$TMP/index-$s-$step.json" || true
     RSS[sluice.$s.$step]=$(awk '/^VmHWM/ { print $2 }' "/proc/${SPID[$s]}/status")
@@ -904,6 +923,7 @@ if [ -n "$SUMMARY" ]; then
         echo "crawl_s ${TC[sluice.full.initial]}"
         echo "nochange_s ${T[sluice.full.nochange]}"
         echo "changed_s ${T[sluice.full.changed]}"
+        echo "initial_wchar ${WCHAR[sluice.full.initial]}"
         echo "find_s ${T[find.full]}"
         echo "rss_kib ${RSS[sluice.full.changed]}"
         echo "anon_kib ${ANON[sluice.full.changed]}"

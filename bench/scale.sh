@@ -4,7 +4,9 @@
 # 300000 and 1000000 files; each tree generated once into --tree-cache and
 # reused) and prints, per size: the time per document of the crawl run, of
 # the whole initial import and of the no-change re-import, find's time per
-# file, and the peak anonymous and file-backed memory of the server; then
+# file, the peak anonymous and file-backed memory of the server, and the
+# KB the server wrote per document during the initial import (wchar of
+# /proc/PID/io: bulks, journals, SQLite's WAL and checkpoints); then
 # each figure as a ratio to the smallest size, and the targets with
 # PASS/MISS (not enforced: a benchmark, not a test):
 #   initial import, time per document: at the largest size within 1.15x
@@ -51,8 +53,8 @@ div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "-"; else printf 
 
 echo
 echo "per document (us; documents of the initial import) and per file (us; find and the no-change re-import):"
-printf '%9s %9s %10s %10s %10s %10s %9s %9s %9s\n' files documents crawl_us import_us nochg_us find_us anon_MiB file_MiB rss_MiB
-declare -A C I NC F A FB
+printf '%9s %9s %10s %10s %10s %10s %9s %9s %9s %9s\n' files documents crawl_us import_us nochg_us find_us anon_MiB file_MiB rss_MiB wrote_KB
+declare -A C I NC F A FB W
 first=""
 for n in $SIZES; do
     d=$(get "$n" documents)
@@ -62,17 +64,18 @@ for n in $SIZES; do
     F[$n]=$(per "$(get "$n" find_s)" "$(get "$n" files)")
     A[$n]=$(div "$(get "$n" anon_kib)" 1024)
     FB[$n]=$(div "$(get "$n" file_kib)" 1024)
-    printf '%9s %9s %10s %10s %10s %10s %9.0f %9.0f %9.0f\n' "$(get "$n" files)" "$d" "${C[$n]}" "${I[$n]}" \
-        "${NC[$n]}" "${F[$n]}" "${A[$n]}" "${FB[$n]}" "$(div "$(get "$n" rss_kib)" 1024)"
+    W[$n]=$(div "$(get "$n" initial_wchar)" "$((d * 1024))")
+    printf '%9s %9s %10s %10s %10s %10s %9.0f %9.0f %9.0f %9s\n' "$(get "$n" files)" "$d" "${C[$n]}" "${I[$n]}" \
+        "${NC[$n]}" "${F[$n]}" "${A[$n]}" "${FB[$n]}" "$(div "$(get "$n" rss_kib)" 1024)" "${W[$n]}"
     [ -n "$first" ] || first=$n
 done
 echo
 echo "growth against $first files (1.00 = flat):"
-printf '%9s %10s %10s %10s %10s %9s %9s\n' files crawl import nochange find anon file
+printf '%9s %10s %10s %10s %10s %9s %9s %9s\n' files crawl import nochange find anon file wrote
 for n in $SIZES; do
-    printf '%9s %10s %10s %10s %10s %9s %9s\n' "$n" "$(div "${C[$n]}" "${C[$first]}")" "$(div "${I[$n]}" "${I[$first]}")" \
+    printf '%9s %10s %10s %10s %10s %9s %9s %9s\n' "$n" "$(div "${C[$n]}" "${C[$first]}")" "$(div "${I[$n]}" "${I[$first]}")" \
         "$(div "${NC[$n]}" "${NC[$first]}")" "$(div "${F[$n]}" "${F[$first]}")" \
-        "$(div "${A[$n]}" "${A[$first]}")" "$(div "${FB[$n]}" "${FB[$first]}")"
+        "$(div "${A[$n]}" "${A[$first]}")" "$(div "${FB[$n]}" "${FB[$first]}")" "$(div "${W[$n]}" "${W[$first]}")"
 done
 last=$n
 verdict() { awk -v v="$1" -v lim="$2" 'BEGIN { print (v != "-" && v + 0 <= lim) ? "PASS" : "MISS" }'; }

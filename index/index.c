@@ -81,15 +81,23 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
         " version = max(version, excluded.version), at = excluded.at",
     [SL__IX_TOMB_DEL] = "DELETE FROM tombstones WHERE _recordid = ?1",
     [SL__IX_TOMB_PRUNE] = "DELETE FROM tombstones WHERE at < ?1",
-    [SL__IX_SRC_ADD] =
-        "INSERT OR IGNORE INTO sources(_recordid, source) VALUES (?1, ?2)",
-    [SL__IX_SRC_DEL] = "DELETE FROM sources WHERE _recordid = ?1"
-                       " AND source = ?2",
-    [SL__IX_SRC_ANY] = "SELECT 1 FROM sources WHERE _recordid = ?1 LIMIT 1",
-    [SL__IX_SRC_DROP] = "DELETE FROM sources WHERE _recordid = ?1",
-    [SL__IX_SRC_PAGE] = "SELECT _recordid FROM sources WHERE source = ?1"
-                        " AND _recordid > ?2 ORDER BY _recordid LIMIT ?3",
-    [SL__IX_SRC_LIST] = "SELECT source FROM sources WHERE _recordid = ?1"
+    /* doc_sources is keyed by the document's rowid (schema 6), which
+     * grows: a new document's rows go to the end of both B-trees instead
+     * of a random page of each (docs/index.md "Sources") */
+    [SL__IX_SRC_ADD] = "INSERT OR IGNORE INTO doc_sources(doc, source)"
+                       " SELECT id, ?2 FROM documents WHERE _recordid = ?1",
+    [SL__IX_SRC_DEL] = "DELETE FROM doc_sources WHERE doc = (SELECT id FROM"
+                       " documents WHERE _recordid = ?1) AND source = ?2",
+    [SL__IX_SRC_ANY] = "SELECT 1 FROM doc_sources WHERE doc = (SELECT id FROM"
+                       " documents WHERE _recordid = ?1) LIMIT 1",
+    [SL__IX_SRC_DROP] = "DELETE FROM doc_sources WHERE doc = (SELECT id FROM"
+                        " documents WHERE _recordid = ?1)",
+    [SL__IX_SRC_PAGE] = "SELECT d._recordid, s.doc FROM doc_sources s"
+                        " JOIN documents d ON d.id = s.doc"
+                        " WHERE s.source = ?1 AND s.doc > ?2"
+                        " ORDER BY s.doc LIMIT ?3",
+    [SL__IX_SRC_LIST] = "SELECT source FROM doc_sources WHERE doc = (SELECT"
+                        " id FROM documents WHERE _recordid = ?1)"
                         " ORDER BY source",
 };
 

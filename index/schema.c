@@ -10,7 +10,7 @@
 
 #include "index/index_int.h"
 
-#define SCHEMA_VERSION 5
+#define SCHEMA_VERSION 6
 
 /* The FTS5 table, external content over the indexed columns (schema 5:
  * title, text, path, author; before: title, text, path). */
@@ -56,14 +56,18 @@ static const char schema_sql[] =
     "DROP TRIGGER IF EXISTS documents_au;"
     "CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY,"
     " value INTEGER NOT NULL) WITHOUT ROWID;"
-    /* Schema 4: the sources that hold each document (docs/index.md
-     * "Sources"); a delete from one source leaves it to the others. */
-    "CREATE TABLE IF NOT EXISTS sources("
-    " _recordid TEXT NOT NULL COLLATE BINARY,"
+    /* The sources that hold each document (docs/index.md "Sources"); a
+     * delete from one source leaves it to the others.  Schema 6 keys them
+     * by the document's rowid, which grows: a new document's rows are
+     * appended to both B-trees.  Schema 4 and 5 keyed them by _recordid,
+     * two random B-tree inserts a document, whose pages written a commit
+     * grew with the index (issue 29). */
+    "CREATE TABLE IF NOT EXISTS doc_sources("
+    " doc INTEGER NOT NULL,"
     " source TEXT NOT NULL COLLATE BINARY,"
-    " PRIMARY KEY(_recordid, source)) WITHOUT ROWID;"
-    "CREATE INDEX IF NOT EXISTS sources_by_source"
-    " ON sources(source, _recordid);";
+    " PRIMARY KEY(doc, source)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS doc_sources_by_source"
+    " ON doc_sources(source, doc);";
 
 /* Schema 1 (before versions) to 2. */
 static const char migrate1_sql[] =
@@ -72,8 +76,8 @@ static const char migrate1_sql[] =
 /* Schema 3 (and before) to 4: a document's source column names the one
  * source known to hold it. */
 static const char migrate3_sql[] =
-    "INSERT OR IGNORE INTO sources(_recordid, source)"
-    " SELECT _recordid, source FROM documents"
+    "INSERT OR IGNORE INTO doc_sources(doc, source)"
+    " SELECT id, source FROM documents"
     " WHERE typeof(source) = 'text' AND source != '';";
 
 /*
@@ -92,6 +96,10 @@ static const char fts5_sql[] =
     "INSERT INTO documents_fts(documents_fts) VALUES('rebuild');" AUTOMERGE_SQL;
 static int fill5(sqlite3 *db);
 
+/* Schema 4 and 5 to 6: the sources table keyed by _recordid becomes
+ * doc_sources keyed by the document's rowid (fill6). */
+static int fill6(sqlite3 *db);
+
 /* The steps that bring a database of schema 1.. to this one: @sql, then
  * @fill (unless NULL), when its schema is below @below, in this order. */
 static const struct {
@@ -103,6 +111,7 @@ static const struct {
     {4, migrate3_sql, NULL},
     {5, add5_sql, fill5},
     {5, fts5_sql, NULL},
+    {6, NULL, fill6},
 };
 
 /* Field kinds: what a column accepts (a string and numbers are kept as
@@ -383,4 +392,37 @@ fill5(sqlite3 *db)
     (void)sqlite3_finalize(rd);
     (void)sqlite3_finalize(wr);
     return src == SQLITE_DONE ? SQLITE_OK : src;
+}
+
+/* Schema 6: the rows of the `sources` table of schema 4 and 5 (a database
+ * of schema 3 or before has none: migrate3_sql filled doc_sources). */
+static int
+fill6(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    int have = 0;
+    int src = sqlite3_prepare_v2(db,
+                                 "SELECT 1 FROM sqlite_master"
+                                 " WHERE type = 'table' AND name = 'sources'",
+                                 -1,
+                                 &st,
+                                 NULL);
+
+    if (src == SQLITE_OK) {
+        src = sqlite3_step(st);
+        have = src == SQLITE_ROW;
+        src = src == SQLITE_ROW || src == SQLITE_DONE ? SQLITE_OK : src;
+    }
+    (void)sqlite3_finalize(st);
+    if (src == SQLITE_OK && have) {
+        src = sqlite3_exec(db,
+                           "INSERT OR IGNORE INTO doc_sources(doc, source)"
+                           " SELECT d.id, s.source FROM sources s"
+                           " JOIN documents d ON d._recordid = s._recordid;"
+                           "DROP TABLE sources;",
+                           NULL,
+                           NULL,
+                           NULL);
+    }
+    return src;
 }

@@ -42,12 +42,13 @@ sl__index_src_step(struct sl__index *ix,
                : sl__index_db_err(ix, src, "sources", err);
 }
 
-/* The next page of ids @source holds in @ix after @after, as a new JSON
- * array of strings in *@ids. */
+/* The next page of ids @source holds in @ix after document row *@after,
+ * as a new JSON array of strings in *@ids; *@after becomes the page's
+ * last row. */
 static int
 purge_page(struct sl__index *ix,
            const char *source,
-           const char *after,
+           sqlite3_int64 *after,
            json_t **ids,
            struct sl_err *err)
 {
@@ -56,7 +57,7 @@ purge_page(struct sl__index *ix,
 
     *ids = json_array();
     if (sqlite3_bind_text(st, 1, source, -1, SQLITE_STATIC) != SQLITE_OK ||
-        sqlite3_bind_text(st, 2, after, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_bind_int64(st, 2, *after) != SQLITE_OK ||
         sqlite3_bind_int(st, 3, (int)PURGE_PAGE) != SQLITE_OK) {
         (void)sqlite3_clear_bindings(st);
         return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
@@ -64,6 +65,7 @@ purge_page(struct sl__index *ix,
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         (void)json_array_append_new(
             *ids, json_string((const char *)sqlite3_column_text(st, 0)));
+        *after = sqlite3_column_int64(st, 1);
     }
     (void)sqlite3_reset(st);
     (void)sqlite3_clear_bindings(st);
@@ -81,7 +83,7 @@ purge_shard(struct sl_index_set *set,
             struct sl_err *err)
 {
     struct sl_index_op ops[PURGE_PAGE];
-    char *after = sl_strdup("");
+    sqlite3_int64 after = 0;
     int rc = 0;
 
     for (;;) {
@@ -94,7 +96,7 @@ purge_shard(struct sl_index_set *set,
         if (rc != 0) {
             break;
         }
-        rc = purge_page(ix, source, after, &ids, err);
+        rc = purge_page(ix, source, &after, &ids, err);
         n = json_array_size(ids);
         for (i = 0; i < n && rc == 0; i++) {
             memset(&ops[i], 0, sizeof(ops[i]));
@@ -109,16 +111,11 @@ purge_shard(struct sl_index_set *set,
         for (i = 0; i < n && rc == 0; i++) {
             counts[ops[i].kept ? 1 : 0] += ops[i].skipped ? 0 : 1;
         }
-        if (n > 0) {
-            sl_free(after);
-            after = sl_strdup(json_string_value(json_array_get(ids, n - 1)));
-        }
         json_decref(ids);
         if (rc != 0 || n < PURGE_PAGE) {
             break;
         }
     }
-    sl_free(after);
     return rc;
 }
 

@@ -151,6 +151,49 @@ test_index_sources(void **state)
         sl_index_purge_source(f->set, "none", "A", 0, NULL, NULL, &err), 0);
 }
 
+/*
+ * Sources are keyed by the document's row (schema 6): a purge pages
+ * through more than one page of them (256 a page) in row order, and a
+ * row number SQLite hands out again after the last document was deleted
+ * brings none of the deleted document's sources along.
+ */
+static void
+test_index_sources_rows(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t deleted = 0;
+    uint64_t kept_n = 0;
+    struct sl_err err;
+    char doc[96];
+    int kept = 0;
+    int i = 0;
+
+    for (i = 0; i < 600; i++) {
+        (void)snprintf(doc,
+                       sizeof(doc),
+                       "{\"_recordid\":\"p%03d\",\"_source\":\"%s\"}",
+                       i,
+                       i % 100 == 7 ? "Q" : "P");
+        put(f->set, "s", doc);
+    }
+    put(f->set, "s", "{\"_recordid\":\"p123\",\"_source\":\"Q\"}");
+    sl_err_clear(&err);
+    assert_int_equal(
+        sl_index_purge_source(f->set, "s", "P", 0, &deleted, &kept_n, &err), 0);
+    assert_int_equal(deleted, 593); /* 600 - 6 of Q alone - p123 */
+    assert_int_equal(kept_n, 1);    /* p123, held by Q too */
+    assert_string_equal(sources_of(f->set, "s", "p000"), "-");
+    assert_string_equal(sources_of(f->set, "s", "p599"), "-");
+    assert_string_equal(sources_of(f->set, "s", "p107"), "Q");
+    assert_string_equal(sources_of(f->set, "s", "p123"), "Q");
+    /* the last row goes; the next document may get its number */
+    put(f->set, "s", "{\"_recordid\":\"last\",\"_source\":\"L\"}");
+    del_from(f->set, "last", NULL, 0, &kept);
+    put(f->set, "s", "{\"_recordid\":\"next\"}");
+    assert_string_equal(sources_of(f->set, "s", "next"), "");
+    assert_string_equal(sources_of(f->set, "s", "last"), "-");
+}
+
 static void
 test_index_upsert_idempotent(void **state)
 {
@@ -754,7 +797,7 @@ test_index_migrate_schema2(void **state)
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(st, 0), 0);
-    assert_int_equal(sqlite3_column_int(st, 1), 5); /* the current schema */
+    assert_int_equal(sqlite3_column_int(st, 1), 6); /* the current schema */
     (void)sqlite3_finalize(st);
     (void)sqlite3_close(db);
 }
@@ -1113,6 +1156,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_index_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_sources, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_index_sources_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_index_search_ranking, setup, teardown),
