@@ -199,12 +199,16 @@ drop_stale_task(struct sl_bb *bb, struct sl__bb_job *j, uint64_t seq)
         return;
     }
     empty = json_pack("{s:s}", "status", "SUCCESSFUL");
-    (void)sl_jm_task_finish(
-        bb->jm,
-        SL_BB_WORKER,
-        json_string_value(json_object_get(j->cur, "taskId")),
-        empty,
-        &err);
+    if (sl_jm_task_finish(bb->jm,
+                          SL_BB_WORKER,
+                          json_string_value(json_object_get(j->cur, "taskId")),
+                          empty,
+                          &err) != 0) {
+        /* its lease runs out and the orphan sweep finishes it later */
+        SL_WARN("bulkbuilder: job %s: finishing a stale task: %s",
+                j->name,
+                err.message);
+    }
     json_decref(empty);
     json_decref(j->cur);
     j->cur = NULL;
@@ -520,7 +524,10 @@ sl__bb_sweep_orphans(struct sl_bb *bb)
         const char *id = json_string_value(json_object_get(task, "taskId"));
 
         SL_INFO("bulkbuilder: finishing orphan task %s empty", id);
-        (void)sl_jm_task_finish(bb->jm, SL_BB_WORKER, id, result, &err);
+        if (sl_jm_task_finish(bb->jm, SL_BB_WORKER, id, result, &err) != 0) {
+            /* taken again when its lease has run out */
+            SL_WARN("bulkbuilder: orphan task %s: %s", id, err.message);
+        }
         json_decref(task);
         task = NULL;
     }

@@ -1,6 +1,6 @@
 /*
  * The sources that hold each document (docs/index.md "Sources"): the
- * statements on the `sources` table, and the purge of one source.  The
+ * statements on the `doc_sources` table, and the purge of one source.  The
  * upsert and delete paths of index.c keep the table in step within their
  * transaction.
  */

@@ -357,7 +357,9 @@ int sl_jm_task_keepalive(struct sl_jm *jm,
  * "counters": {name: number}, "prerequisiteEvents": [names] (POSTPONE)}.
  * Output objects that exist now are committed outputs.
  * @return 0, SL_EGONE (not in progress: expired, canceled, finished),
- *   SL_EINVAL (bad result; err names the field).
+ *   SL_EINVAL (bad result; err names the field), SL_ENOTREADY (the object
+ *   store could not be asked which outputs exist: the task stays in
+ *   progress, finish it again), or another store error (same: refused).
  */
 int sl_jm_task_finish(struct sl_jm *jm,
                       const char *worker,

@@ -80,10 +80,15 @@ sl__jm_outputs_find(struct sl_jm *jm,
     if (rc != 0) {
         /* Never "not written" for "could not look": that drops a bulk
          * the task did write (issue 28: a store answering 503). */
+        int busy = rc == SL_EUPSTREAM || rc == SL_EIO || rc == SL_ENOTREADY ||
+                   sl_err_nospace(rc);
+
         json_decref(found);
         found = NULL;
+        /* a store that is busy or down: the worker tries again; another
+         * error (access denied) refuses the finish as it is */
         rc = sl_err_set(err,
-                        SL_ENOTREADY,
+                        busy ? SL_ENOTREADY : rc,
                         slot,
                         "cannot see the outputs of the task (%s); finish "
                         "it again",

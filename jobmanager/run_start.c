@@ -299,7 +299,10 @@ prepare_run(struct sl_jm *jm,
                              err);
             /* a run over part of the bucket would succeed with objects
              * left out; an empty or missing store is nothing to do */
-            rc = rc == SL_ENOENT ? 0 : rc;
+            if (rc == SL_ENOENT) {
+                sl_err_clear(err);
+                rc = 0;
+            }
         }
         sl_free(prefix);
         break;

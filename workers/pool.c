@@ -142,7 +142,11 @@ finish_task(struct wthread *wt,
                 name,
                 task_id,
                 err.message);
-        (void)pool_sleep(p, backoff, 1);
+        /* in-process, a stop ends the wait: the task stays in progress
+         * in the state and is retried after the restart */
+        if (pool_sleep(p, backoff, p->remote) && !p->remote) {
+            break;
+        }
         backoff = backoff * 2 > ERROR_MAX_MS ? ERROR_MAX_MS : backoff * 2;
     }
     if (rc == SL_EGONE) {

@@ -21,7 +21,8 @@ s3_request PUT sluice-busy >/dev/null
 python3 "$(dirname "$0")/../s3/s3_proxy.py" --upstream "$SL_TEST_S3_ENDPOINT" --every 3 \
     --count-file "$TMP/injected" --outage-file "$TMP/outage" --log "$TMP/requests.log" >"$TMP/proxy.port" 2>"$TMP/proxy.log" &
 PROXY=$!
-trap 'rc=$?; kill "$PROXY" 2>/dev/null || true; cleanup $rc' EXIT
+OUTAGE=""
+trap 'rc=$?; kill "$PROXY" $OUTAGE 2>/dev/null || true; cleanup $rc' EXIT
 for _ in $(seq 1 100); do [ -s "$TMP/proxy.port" ] && break; sleep 0.05; done
 P="http://127.0.0.1:$(head -1 "$TMP/proxy.port")"
 
@@ -64,6 +65,12 @@ wait "$OUTAGE"
 wait_indexed || fail "the index did not catch up in 60 s"
 req GET /smila/index/default/
 expect_jq '.documentCount == 100' "the index holds the 60 + 40 files"
+# a finish repeated must not commit a bulk twice
+cur=$(curl -sS "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r .runs.current)
+curl -sS -o "$TMP/iu.json" "$BASE/smila/jobmanager/jobs/indexUpdate/$cur/"
+jq -e '[.worker[] | .["records.inserted"] // 0] | add == 100' "$TMP/iu.json" >/dev/null &&
+    ok "the bulkbuilder committed 100 records, none twice" ||
+    fail "indexUpdate counters: $(jq -c .worker "$TMP/iu.json")"
 grep -q "cannot see the outputs of the task" "$TMP/server.log" &&
     ok "a finish during the outage was refused and repeated" ||
     fail "no finish met the outage (the test proves nothing)"
