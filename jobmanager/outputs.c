@@ -90,9 +90,9 @@ sl__jm_outputs_find(struct sl_jm *jm,
         rc = sl_err_set(err,
                         busy ? SL_ENOTREADY : rc,
                         slot,
-                        "cannot see the outputs of the task (%s); finish "
-                        "it again",
-                        e.message);
+                        "cannot see the outputs of the task (%s)%s",
+                        e.message,
+                        busy ? "; finish it again" : "");
     }
     *found_out = found;
     return rc;
