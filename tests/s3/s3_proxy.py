@@ -6,6 +6,9 @@
 
 --every N: every Nth request is answered 503 or 429 (with Retry-After)
   without reaching the server (the retry tests); --count-file counts them.
+  A request (method, path and query) faulted by this rule is not faulted
+  again by it when it comes next: the client's retries always win, however
+  many requests run in parallel.
 --outage-file F: while file F exists, every HEAD of a bulk written (PUT)
   through this proxy as a single output (a key not ending in "/" or in a
   number) is answered 503, however often it is retried: an outage longer
@@ -35,7 +38,7 @@ ap.add_argument("--log")
 args = ap.parse_args()
 up = urllib.parse.urlsplit(args.upstream)
 lock = threading.Lock()
-state = {"n": 0, "injected": 0, "written": set()}
+state = {"n": 0, "injected": 0, "written": set(), "faulted": set()}
 AUTH = re.compile(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request,\s*"
                   r"SignedHeaders=([^,]+),\s*Signature=([0-9a-f]{64})$")
 
@@ -109,7 +112,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             outage = (args.outage_file is not None and self.command == "HEAD" and
                       path in state["written"] and os.path.exists(args.outage_file))
             state["n"] += 1
-            fault = outage or (args.every > 0 and state["n"] % args.every == 0)
+            key = (self.command, self.path)
+            every = args.every > 0 and state["n"] % args.every == 0 and key not in state["faulted"]
+            if every:
+                state["faulted"].add(key)
+            else:
+                state["faulted"].discard(key)
+            fault = outage or every
             if fault:
                 state["injected"] += 1
                 injected = state["injected"]
