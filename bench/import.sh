@@ -15,7 +15,8 @@ usage() {
     cat <<'EOF'
 usage: bench/import.sh [--files N] [--peer-files K] [--seed S] [--runs R]
                        [--threads T] [--no-peers] [--full-only]
-                       [--tree-cache DIR] [--summary FILE] [--perf FILE] [--keep] [--help]
+                       [--tree-cache DIR] [--summary FILE] [--perf FILE]
+                       [--history-cost] [--keep] [--help]
 
 File import benchmark: Sluice against find (stat-only baseline), omindex
 (xapian-omega) and recollindex (recollcmd), all measured in this run on the
@@ -45,6 +46,11 @@ same generated tree.
   --perf FILE     record a profile of the full tree's server during its
                   initial import (perf record -F 499, no call graphs; read
                   it with perf report -i FILE --sort dso,sym)
+  --history-cost  before the full tree's steps, one more server with the
+                  per-document history off (jobmanager.history.
+                  maxEntriesPerRun 0) imports the same tree; prints the
+                  initial import with the history (the default) against
+                  without it, and the jobmanager's LMDB size of each
   --summary FILE  also write the full tree's figures as "key value" lines
                   (bench/scale.sh reads them)
   --keep          keep the temporary directory (tree, data dirs, logs)
@@ -87,6 +93,7 @@ FULL_ONLY=0
 TREE_CACHE=""
 SUMMARY=""
 PERF=""
+HISTORY_COST=0
 while [ $# -gt 0 ]; do
     case $1 in
     --files) FILES=${2:?--files needs a value}; shift 2 ;;
@@ -100,6 +107,7 @@ while [ $# -gt 0 ]; do
     --tree-cache) TREE_CACHE=${2:?--tree-cache needs a directory}; shift 2 ;;
     --summary) SUMMARY=${2:?--summary needs a file}; shift 2 ;;
     --perf) PERF=${2:?--perf needs a file}; shift 2 ;;
+    --history-cost) HISTORY_COST=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "import.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -634,9 +642,10 @@ start_server() { # SCOPE
     SDATA[$s]=$TMP/sluice-$s
     SLOG[$s]=$TMP/sluice-$s.log
     # from the repo root: config/jobs.json and workflows/ are loaded
-    jq --arg t "${THREADS:-}" 'if $t == "" then . else .workers.threads = ($t | tonumber) end' \
-        "$REPO/config/sluice.json" >"$TMP/sluice.json"
-    (cd "$REPO" && exec "$TMP/sluice" serve --config "$TMP/sluice.json" --listen 127.0.0.1:0 \
+    jq --arg t "${THREADS:-}" --arg s "$s" 'if $t == "" then . else .workers.threads = ($t | tonumber) end |
+        if $s == "nohist" then .jobmanager.history.maxEntriesPerRun = 0 else . end' \
+        "$REPO/config/sluice.json" >"$TMP/sluice-$s.json"
+    (cd "$REPO" && exec "$TMP/sluice" serve --config "$TMP/sluice-$s.json" --listen 127.0.0.1:0 \
         --data-dir "${SDATA[$s]}" --log-level info) >"${SLOG[$s]}" 2>&1 &
     pid=$!
     SERVERS+=("$pid")
@@ -817,6 +826,13 @@ fi
 
 # ---------------------------------------------------------------- run
 echo "measuring (page cache warm: the tree was just written; caches are not dropped)..."
+if [ "$HISTORY_COST" -eq 1 ]; then
+    ROOT[nohist]=$TREE
+    start_server nohist
+    sluice_step nohist initial
+    kill -TERM "${SPID[nohist]}"
+    wait "${SPID[nohist]}" 2>/dev/null || true
+fi
 for s in "${SCOPES[@]}"; do
     start_server "$s"
     sluice_step "$s" initial
@@ -931,6 +947,20 @@ if [ -n "$SUMMARY" ]; then
         echo "threads ${THREADS:-default}"
         echo "commit $commit"
     } >"$SUMMARY"
+fi
+
+if [ "$HISTORY_COST" -eq 1 ]; then
+    echo
+    echo "document history: initial import of the full tree with the history (default) against without it"
+    echo "  (history off: jobmanager.history.maxEntriesPerRun 0, a server of its own, run first):"
+    printf '  %-12s %9s %9s %9s %14s\n' history time_s crawl_s RSS_MiB jobmanager_MiB
+    for s in full nohist; do
+        printf '  %-12s %9s %9s %9s %14s\n' "$([ $s = full ] && echo on || echo off)" \
+            "$(secs "${T[sluice.$s.initial]}")" "$(secs "${TC[sluice.$s.initial]}")" \
+            "$(mib "${RSS[sluice.$s.initial]}")" "$(du -sm "${SDATA[$s]}/jobmanager" | cut -f1)"
+    done
+    r=$(ratio "${T[sluice.full.initial]}" "${T[sluice.nohist.initial]}")
+    printf '  %-66s %8s  %s\n' "initial import with history / without <= 1.10" "${r}x" "$(verdict "$r" 1.10 le)"
 fi
 
 # where Sluice's initial import spent its time (busy seconds of each worker,

@@ -185,6 +185,12 @@ flush_batch(struct check *c)
                     c->recs[i].id,
                     sl_strerror(c->recs[i].result));
             sl_task_counter_add(c->ctx, "records.skipped", 1);
+            sl_task_doc(c->ctx,
+                        SL_JM_DOC_FAILED,
+                        c->source,
+                        c->recs[i].id,
+                        "deltaService",
+                        sl_strerror(c->recs[i].result));
             break;
         }
         rc = route_record(c, c->first[i], meta, c->has_att[i], d);

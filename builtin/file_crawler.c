@@ -499,6 +499,24 @@ link_inside_root(const struct crawl *c, const char *raw, const char *name)
     return inside;
 }
 
+/* Report entry @name (raw) of directory @epath (escaped) to the run's
+ * document history. */
+static void
+entry_doc(struct crawl *c,
+          enum sl_jm_doc_state state,
+          const char *epath,
+          const char *name,
+          const char *reason,
+          const char *message)
+{
+    char *ename = sl_worker_path_escape(name);
+    char *id = file_id(epath, ename);
+
+    sl_task_doc(c->ctx, state, c->source, id, reason, message);
+    sl_free(id);
+    sl_free(ename);
+}
+
 /*
  * Handle entry @name of the open directory @dfd (raw path @raw, escaped
  * @epath, at @depth, ancestor chain @chain including the directory itself).
@@ -527,12 +545,24 @@ crawl_entry(struct crawl *c,
             sl_task_counter_add(c->ctx, "files.unreadable", 1);
             sl_task_set_incomplete(
                 c->ctx, "%s/%s: %s", raw, name, sl_errno_str(errno));
+            entry_doc(c,
+                      SL_JM_DOC_FAILED,
+                      epath,
+                      name,
+                      "unreadable",
+                      sl_errno_str(errno));
         }
         return 0;
     }
     if (S_ISLNK(st.st_mode)) {
         if (!c->follow) {
             sl_task_counter_add(c->ctx, "files.skipped.symlink", 1);
+            entry_doc(c,
+                      SL_JM_DOC_SKIPPED,
+                      epath,
+                      name,
+                      "filters.followSymbolicLinks",
+                      NULL);
             return 0;
         }
         if (fstatat(dfd, name, &st, 0) != 0) {
@@ -541,10 +571,22 @@ crawl_entry(struct crawl *c,
                     name,
                     sl_errno_str(errno));
             sl_task_counter_add(c->ctx, "files.vanished", 1);
+            entry_doc(c,
+                      SL_JM_DOC_SKIPPED,
+                      epath,
+                      name,
+                      "danglingLink",
+                      sl_errno_str(errno));
             return 0;
         }
         if (!c->outside && !link_inside_root(c, raw, name)) {
             sl_task_counter_add(c->ctx, "files.skipped.outsideRoot", 1);
+            entry_doc(c,
+                      SL_JM_DOC_SKIPPED,
+                      epath,
+                      name,
+                      "filters.linksOutsideRoot",
+                      NULL);
             return 0;
         }
     }
@@ -554,10 +596,24 @@ crawl_entry(struct crawl *c,
         if (in_chain(chain, &st)) {
             SL_WARN("fileCrawler: %s/%s: symbolic link loop", raw, name);
             sl_task_counter_add(c->ctx, "directories.loops", 1);
+            sl_task_doc(
+                c->ctx, SL_JM_DOC_SKIPPED, c->source, sub, "linkLoop", NULL);
         } else if (depth + 1 > c->max_depth) {
             sl_task_counter_add(c->ctx, "directories.tooDeep", 1);
+            sl_task_doc(c->ctx,
+                        SL_JM_DOC_SKIPPED,
+                        c->source,
+                        sub,
+                        "filters.maxDepth",
+                        NULL);
         } else if (!sl__bi_patterns_pass(&c->folders, sub)) {
             sl_task_counter_add(c->ctx, "directories.filtered", 1);
+            sl_task_doc(c->ctx,
+                        SL_JM_DOC_SKIPPED,
+                        c->source,
+                        sub,
+                        "filters.folderPatterns",
+                        NULL);
         } else if (c->entries < c->entries_budget) {
             struct pending *p = sl_calloc(1, sizeof(*p));
 
@@ -578,10 +634,22 @@ crawl_entry(struct crawl *c,
         }
     } else if (!S_ISREG(st.st_mode)) {
         sl_task_counter_add(c->ctx, "files.skipped.special", 1);
+        entry_doc(c, SL_JM_DOC_SKIPPED, epath, name, "notARegularFile", NULL);
     } else if (!sl__bi_patterns_pass(&c->files, ename)) {
         sl_task_counter_add(c->ctx, "files.filtered", 1);
+        entry_doc(
+            c, SL_JM_DOC_SKIPPED, epath, name, "filters.filePatterns", NULL);
     } else if ((uint64_t)st.st_size > c->max_file_size) {
+        char size[64];
+
+        (void)snprintf(size,
+                       sizeof(size),
+                       "%llu bytes, more than %llu",
+                       (unsigned long long)st.st_size,
+                       (unsigned long long)c->max_file_size);
         sl_task_counter_add(c->ctx, "files.skipped.size", 1);
+        entry_doc(
+            c, SL_JM_DOC_SKIPPED, epath, name, "filters.maxFileSize", size);
     } else {
         rc = add_file(c, epath, ename, &st);
     }
@@ -620,7 +688,10 @@ root_intact(const struct crawl *c, const json_t *chain)
  * task incomplete, so the run deletes nothing of what it did not see.
  */
 static void
-dir_unreadable(struct crawl *c, const char *raw, const json_t *ancestors)
+dir_unreadable(struct crawl *c,
+               const char *raw,
+               const char *epath,
+               const json_t *ancestors)
 {
     int e = errno;
 
@@ -642,6 +713,12 @@ dir_unreadable(struct crawl *c, const char *raw, const json_t *ancestors)
     }
     sl_task_counter_add(c->ctx, "directories.unreadable", 1);
     sl_task_set_incomplete(c->ctx, "directory %s: %s", raw, sl_errno_str(e));
+    sl_task_doc(c->ctx,
+                SL_JM_DOC_FAILED,
+                c->source,
+                epath,
+                "unreadable",
+                sl_errno_str(e));
 }
 
 /*
@@ -665,12 +742,12 @@ crawl_dir(struct crawl *c,
 
     fd = open(raw, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
-        dir_unreadable(c, raw, ancestors);
+        dir_unreadable(c, raw, epath, ancestors);
         goto out;
     }
     d = fdopendir(fd);
     if (d == NULL) {
-        dir_unreadable(c, raw, ancestors);
+        dir_unreadable(c, raw, epath, ancestors);
         goto out;
     }
     fd = -1;
@@ -682,7 +759,7 @@ crawl_dir(struct crawl *c,
         de = readdir(d);
         if (de == NULL) {
             if (errno != 0) {
-                dir_unreadable(c, raw, chain);
+                dir_unreadable(c, raw, epath, chain);
             }
             break;
         }

@@ -32,6 +32,21 @@ struct file_task {
     struct sl__bi_extract *x;
 };
 
+/* Report the compound of record @meta as failed (@reason, @message). */
+static void
+compound_doc(struct file_task *t,
+             const json_t *meta,
+             const char *reason,
+             const char *message)
+{
+    sl_task_doc(t->ctx,
+                SL_JM_DOC_FAILED,
+                json_string_value(json_object_get(meta, "_source")),
+                json_string_value(json_object_get(meta, "_recordid")),
+                reason,
+                message);
+}
+
 /* Extract the compound of record @meta (borrowed).  A compound that cannot
  * be read is counted and skipped; the return value is an output error. */
 static int
@@ -55,6 +70,7 @@ extract_record(struct file_task *t, const json_t *meta)
     if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
         SL_WARN("fileExtractor: %s: %s", raw, sl_errno_str(errno));
         sl_task_counter_add(t->ctx, "compounds.vanished", 1);
+        compound_doc(t, meta, "vanished", sl_errno_str(errno));
         goto out;
     }
     if (fd < 0) {
@@ -62,11 +78,13 @@ extract_record(struct file_task *t, const json_t *meta)
         SL_WARN("fileExtractor: %s: %s", raw, sl_errno_str(errno));
         sl_task_counter_add(t->ctx, "compounds.unreadable", 1);
         sl_task_set_incomplete(t->ctx, "%s: %s", raw, sl_errno_str(errno));
+        compound_doc(t, meta, "unreadable", sl_errno_str(errno));
         goto out;
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         SL_WARN("fileExtractor: %s: not a readable regular file", raw);
         sl_task_counter_add(t->ctx, "compounds.unreadable", 1);
+        compound_doc(t, meta, "unreadable", "not a readable regular file");
         goto out;
     }
     /* The compound itself is a file of the tree: pass its record on

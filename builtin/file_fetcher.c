@@ -26,6 +26,8 @@ struct fetch {
     char *buf;                /* READ_BUF bytes */
     char root[PATH_MAX];      /* rootFolder resolved, "" when files may be
                                  anywhere (filters.linksOutsideRoot) */
+    const char *id;           /* the record being fetched: _recordid */
+    const char *source;       /* and _source (NULL: dataSource) */
 };
 
 /*
@@ -58,6 +60,12 @@ opened_inside_root(const struct fetch *f, int fd, const char *raw)
             f->root,
             len > 0 ? target : "?");
     sl_task_counter_add(f->ctx, "files.skipped.outsideRoot", 1);
+    sl_task_doc(f->ctx,
+                SL_JM_DOC_SKIPPED,
+                f->source,
+                f->id,
+                "filters.linksOutsideRoot",
+                len > 0 ? target : NULL);
     return 0;
 }
 
@@ -87,6 +95,12 @@ open_file(struct fetch *f, const char *raw, struct stat *st)
     if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
         SL_WARN("fileFetcher: %s: %s", raw, sl_errno_str(errno));
         sl_task_counter_add(f->ctx, "files.vanished", 1);
+        sl_task_doc(f->ctx,
+                    SL_JM_DOC_FAILED,
+                    f->source,
+                    f->id,
+                    "vanished",
+                    sl_errno_str(errno));
         return -1;
     }
     if (fd < 0 || fstat(fd, st) != 0) {
@@ -94,6 +108,12 @@ open_file(struct fetch *f, const char *raw, struct stat *st)
         SL_WARN("fileFetcher: %s: %s", raw, sl_errno_str(errno));
         sl_task_counter_add(f->ctx, "files.unreadable", 1);
         sl_task_set_incomplete(f->ctx, "%s: %s", raw, sl_errno_str(errno));
+        sl_task_doc(f->ctx,
+                    SL_JM_DOC_FAILED,
+                    f->source,
+                    f->id,
+                    "unreadable",
+                    sl_errno_str(errno));
         if (fd >= 0) {
             (void)close(fd);
         }
@@ -184,6 +204,8 @@ fetch_record(struct fetch *f, json_t *meta)
         sl_task_counter_add(f->ctx, "files.unreadable", 1);
         return 0;
     }
+    f->id = json_string_value(json_object_get(meta, "_recordid"));
+    f->source = json_string_value(json_object_get(meta, "_source"));
     raw = sl_worker_path_unescape(esc);
     fd = open_file(f, raw, &st);
     if (fd < 0) {

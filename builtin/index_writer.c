@@ -383,6 +383,12 @@ write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
     if (sl_index_op_check(&b->ops[b->n], &err) != 0) {
         /* Alone: one bad record never fails the batch it would join. */
         skip_invalid(w, id, &err);
+        sl_task_doc(w->ctx,
+                    SL_JM_DOC_FAILED,
+                    json_string_value(json_object_get(meta, "_source")),
+                    id,
+                    "invalid",
+                    err.message);
         json_decref(b->docs[b->n]);
         return SL_WORKER_OK;
     }

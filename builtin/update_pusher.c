@@ -77,6 +77,7 @@ struct push {
     struct sl__bi_elem_check *elems; /* element checks, or NULL */
     size_t bulk;                     /* input bulk being pushed */
     size_t idx;                      /* its record being pushed */
+    int verdict; /* of its element check (SL_DELTA_*), or 0 */
     /* the pushed top-level compound whose mark waits until its elements
      * (the records that follow it) are pushed and marked */
     json_t *held_meta;
@@ -515,6 +516,7 @@ gate(struct push *p,
 
     sl_err_clear(&err);
     *go = 0;
+    p->verdict = 0;
     if (p->held && (dr->compound_id == NULL ||
                     strcmp(dr->compound_id, p->held_rec.id) != 0)) {
         if (held_release(p) != 0) {
@@ -532,6 +534,7 @@ gate(struct push *p,
         if (verdict == SL_DELTA_UPTODATE) {
             return skip_record(p, r, "elements.uptodate");
         }
+        p->verdict = verdict;
     }
     if (source != NULL) { /* tracked */
         if (p->n > 0 && strcmp(source, p->source) != 0 && flush_marks(p) != 0) {
@@ -609,6 +612,20 @@ pushed_mark(struct push *p, const struct in_rec *in)
     return mark_add(p, meta, head, &dr);
 }
 
+/* Was record @in found changed (by the deltaChecker, or by the element
+ * check of a compound's member), not new? */
+static int
+is_update(const struct push *p, const struct in_rec *in)
+{
+    if (p->verdict == SL_DELTA_CHANGED) {
+        return 1;
+    }
+    if (in->meta != NULL) {
+        return json_is_true(json_object_get(in->meta, "_update"));
+    }
+    return in->head != NULL && (in->head->flags & SL_HEAD_UPDATE) != 0;
+}
+
 /* Push one record; returns an SL_WORKER_* result. */
 static int
 push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
@@ -617,6 +634,7 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
     struct sl_err err;
     const char *source = sl__bi_delta_fields(in->meta, in->head, &dr);
     const char *hash = dr.hash;
+    const char *doc_source = NULL;
     int go = 0;
     int res = 0;
     int rc = 0;
@@ -625,6 +643,7 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
     if (source == NULL) {
         source = p->param_source;
     }
+    doc_source = source;
     if (!sl_delta_strategy_writes(p->strategy) || p->delta == NULL ||
         hash == NULL || hash[0] == '\0' || dr.id == NULL) {
         source = NULL; /* not tracked */
@@ -637,6 +656,12 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
     if (rc == SL_EINVAL) {
         SL_WARN("updatePusher: %s: refused: %s", dr.id, err.message);
         sl_task_counter_add(p->ctx, "records.invalid", 1);
+        sl_task_doc(p->ctx,
+                    SL_JM_DOC_FAILED,
+                    doc_source,
+                    dr.id,
+                    "invalid",
+                    err.message);
         return SL_WORKER_OK;
     }
     if (rc == SL_ECORRUPT || rc == SL_ETRUNCATED) {
@@ -654,6 +679,12 @@ push_record(struct push *p, const struct in_rec *in, struct sl_bulk_reader *r)
         return SL_WORKER_RECOVERABLE;
     }
     sl_task_counter_add(p->ctx, "records.pushed", 1);
+    sl_task_doc(p->ctx,
+                is_update(p, in) ? SL_JM_DOC_CHANGED : SL_JM_DOC_NEW,
+                doc_source,
+                dr.id,
+                NULL,
+                NULL);
     if (p->pushed != NULL &&
         (in->meta != NULL ? sl_bulk_writer_record_begin(p->pushed, in->meta)
                           : sl_bulk_writer_record_begin_text(
@@ -760,6 +791,8 @@ send_deletes(void *arg, const struct sl_delta_obsolete *e, size_t n)
             return rc;
         }
         sl_task_counter_add(p->ctx, "records.deleted", 1);
+        sl_task_doc(
+            p->ctx, SL_JM_DOC_DELETED, p->param_source, e[i].id, NULL, NULL);
     }
     return 0;
 }

@@ -227,12 +227,14 @@ body_size(const struct web_xfer *x)
 struct sl_web_hosts *sl__bi_web_hosts(void);
 /** Free @p lk; NULL-safe. */
 void sl__bi_web_link_free(struct web_link *lk);
-/** Link @p lk could not be crawled because of @p fmt (web_task.c). */
+/** Link @p lk could not be crawled because of @p fmt, counted as
+ * @p counter and reported as a document (web_task.c). */
 void sl__bi_web_start_failed(struct web_crawl *c,
                              const struct web_link *lk,
+                             const char *counter,
                              int transient,
                              const char *fmt,
-                             ...) __attribute__((format(printf, 4, 5)));
+                             ...) __attribute__((format(printf, 5, 6)));
 /** Queue @p url (normalised) at @p depth: the new link (owned by the
  * pending list), or NULL when @p url has no host key (counted). */
 struct web_link *sl__bi_web_enqueue(struct web_crawl *c,

@@ -576,10 +576,10 @@ sl__bi_web_admissible(struct web_crawl *c,
         return 2;
     }
     if (!allowed) {
-        count(c, "links.disallowedByRobots");
         sl__bi_web_start_failed(
             c,
             lk,
+            "links.disallowedByRobots",
             down,
             down ? "robots.txt of %s unreachable (disallow all)"
                  : "disallowed by robots.txt of %s",

@@ -79,7 +79,33 @@ sl__bi_web_link_free(struct web_link *lk)
     }
 }
 
-/* Link @lk could not be crawled because of @fmt.  @transient: a failure
+/* Report page @lk to the run's document history, after @counter:
+ * "links.failed.network" is a failed document ("network"),
+ * "links.skipped.tooLarge" a skipped one ("tooLarge"). */
+static void
+web_doc(struct web_crawl *c,
+        const struct web_link *lk,
+        const char *counter,
+        const char *message)
+{
+    int failed = strncmp(counter, "links.failed.", 13) == 0;
+    const char *reason = counter + (failed ? 13 : 6);
+
+    if (strncmp(counter, "links.skipped.", 14) == 0) {
+        reason = counter + 14;
+    }
+    sl_task_doc(c->ctx,
+                failed ? SL_JM_DOC_FAILED : SL_JM_DOC_SKIPPED,
+                c->source,
+                lk->url,
+                reason,
+                message);
+}
+
+/* Link @lk could not be crawled because of @fmt: counted as @counter
+ * ("links.failed.*" or "links.skipped.*" and the like), reported to the
+ * run's document history (a failed or a skipped document, the reason the
+ * counter's last part).  @transient: a failure
  * that says nothing about the page (a network error, 5xx, 429/503 given
  * up, robots.txt unreachable), as against an answer (4xx, robots.txt
  * disallows, the filters refuse): it makes the task incomplete, so the
@@ -88,6 +114,7 @@ sl__bi_web_link_free(struct web_link *lk)
 void
 sl__bi_web_start_failed(struct web_crawl *c,
                         const struct web_link *lk,
+                        const char *counter,
                         int transient,
                         const char *fmt,
                         ...)
@@ -101,6 +128,13 @@ sl__bi_web_start_failed(struct web_crawl *c,
         va_start(ap, fmt);
         (void)vsnprintf(why + n, sizeof(why) - (size_t)n, fmt, ap);
         va_end(ap);
+    }
+    if (counter != NULL) {
+        count(c, counter);
+    }
+    if (counter != NULL && (lk->kind == K_PAGE || lk->kind == K_FETCH)) {
+        web_doc(
+            c, lk, counter, n > 0 && (size_t)n < sizeof(why) ? why + n : NULL);
     }
     if (transient) {
         /* any link: the page (and what only it links to) may well still
@@ -372,20 +406,29 @@ finish(struct web_crawl *c, struct web_xfer *x, CURLcode code)
     }
     if (code == CURLE_FILESIZE_EXCEEDED || x->too_large) {
         SL_WARN("webCrawler: %s: larger than maxSize", x->lk->url);
-        count(c, "links.skipped.tooLarge");
-        sl__bi_web_start_failed(c, x->lk, 0, "larger than filters.maxSize");
+        sl__bi_web_start_failed(c,
+                                x->lk,
+                                "links.skipped.tooLarge",
+                                0,
+                                "larger than filters.maxSize");
         return;
     }
     if (x->refused_type) {
-        count(c, "links.skipped.contentType");
-        sl__bi_web_start_failed(
-            c, x->lk, 0, "content type not in filters.contentTypes");
+        sl__bi_web_start_failed(c,
+                                x->lk,
+                                "links.skipped.contentType",
+                                0,
+                                "content type not in filters.contentTypes");
         return;
     }
     if (code != CURLE_OK && !cut) {
         SL_WARN("webCrawler: %s: %s", x->lk->url, curl_easy_strerror(code));
-        count(c, "links.failed.network");
-        sl__bi_web_start_failed(c, x->lk, 1, "%s", curl_easy_strerror(code));
+        sl__bi_web_start_failed(c,
+                                x->lk,
+                                "links.failed.network",
+                                1,
+                                "%s",
+                                curl_easy_strerror(code));
         return;
     }
     if (status == 429 || status == 503) {
@@ -397,8 +440,12 @@ finish(struct web_crawl *c, struct web_xfer *x, CURLcode code)
             count(c, "links.retried");
         } else {
             SL_WARN("webCrawler: %s: HTTP %ld, given up", x->lk->url, status);
-            count(c, "links.failed.throttled");
-            sl__bi_web_start_failed(c, x->lk, 1, "HTTP %ld, given up", status);
+            sl__bi_web_start_failed(c,
+                                    x->lk,
+                                    "links.failed.throttled",
+                                    1,
+                                    "HTTP %ld, given up",
+                                    status);
         }
         return;
     }
@@ -411,29 +458,40 @@ finish(struct web_crawl *c, struct web_xfer *x, CURLcode code)
                 x->lk->url,
                 status);
         count(c, "links.failed.redirect");
+        web_doc(c, x->lk, "links.failed.redirect", "moved since the crawl");
         return;
     }
     if (status >= 300 && status < 400 && x->location[0] != '\0') {
         char *to = NULL;
 
         if (!c->follow_redirects || x->lk->redirects >= c->max_redirects) {
-            count(c, "links.skipped.redirects");
-            sl__bi_web_start_failed(
-                c, x->lk, 0, "HTTP %ld, redirect not followed", status);
+            sl__bi_web_start_failed(c,
+                                    x->lk,
+                                    "links.skipped.redirects",
+                                    0,
+                                    "HTTP %ld, redirect not followed",
+                                    status);
             return;
         }
         if (sl_web_url_resolve(x->lk->url, x->location, &to) != 0) {
-            count(c, "links.skipped.badRedirect");
-            sl__bi_web_start_failed(
-                c, x->lk, 0, "HTTP %ld, bad redirect", status);
+            sl__bi_web_start_failed(c,
+                                    x->lk,
+                                    "links.skipped.badRedirect",
+                                    0,
+                                    "HTTP %ld, bad redirect",
+                                    status);
             return;
         }
         count(c, "links.redirected");
         /* same depth; the filters apply now, visited and robots when it
          * starts */
         if (!sl__bi_web_link_passes(c, to, x->lk->depth)) {
-            sl__bi_web_start_failed(
-                c, x->lk, 0, "redirect to %.512s, refused by filters", to);
+            sl__bi_web_start_failed(c,
+                                    x->lk,
+                                    "links.skipped.redirectFiltered",
+                                    0,
+                                    "redirect to %.512s, refused by filters",
+                                    to);
         } else {
             struct web_link *lk = sl__bi_web_enqueue(
                 c, to, x->lk->depth, x->lk->redirects + 1, K_PAGE);
@@ -447,8 +505,13 @@ finish(struct web_crawl *c, struct web_xfer *x, CURLcode code)
     }
     if (status < 200 || status >= 300) {
         SL_WARN("webCrawler: %s: HTTP %ld", x->lk->url, status);
-        count(c, status >= 500 ? "links.failed.server" : "links.failed.client");
-        sl__bi_web_start_failed(c, x->lk, status >= 500, "HTTP %ld", status);
+        sl__bi_web_start_failed(c,
+                                x->lk,
+                                status >= 500 ? "links.failed.server"
+                                              : "links.failed.client",
+                                status >= 500,
+                                "HTTP %ld",
+                                status);
         return;
     }
     sl__bi_web_page_done(c, x, status);

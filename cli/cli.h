@@ -49,6 +49,19 @@ int sl_cli_source_main(int argc, char **argv);
  * state. */
 int sl_cli_job_main(int argc, char **argv);
 
+struct sl_cli_conn;
+/**
+ * @brief `sluice job report` (cmd_report.c): the counts by state of run
+ * @p run (NULL: the current or last one) of @p job and its recorded
+ * documents, of @p state only unless NULL; @p json: JSON lines.
+ * @return 0, or 1 with the reason printed.
+ */
+int sl_cli_job_report(const struct sl_cli_conn *conn,
+                      const char *job,
+                      const char *run,
+                      const char *state,
+                      int json);
+
 /* HTTP client of the CLI commands (http_client.c). */
 #define SL_CLI_MAX_REPLY      (16u << 20)
 #define SL_CLI_DEFAULT_SERVER "http://127.0.0.1:8080"
@@ -131,6 +144,9 @@ struct sl_cfg {
     uint64_t max_errors;         /* jobmanager.maxErrors */
     uint64_t nospace_first_ms;   /* jobmanager.noSpaceDelayMs */
     uint64_t nospace_max_ms;     /* jobmanager.noSpaceMaxDelayMs */
+    uint64_t hist_max_per_run;   /* jobmanager.history.maxEntriesPerRun */
+    uint64_t hist_keep_runs;     /* jobmanager.history.keepRuns */
+    uint64_t hist_max_days;      /* jobmanager.history.maxAgeDays */
     char worker_limits[4096];    /* jobmanager.workerLimits, JSON text */
     uint64_t worker_threads;     /* workers.threads */
     char workers_external[4096]; /* workers.external: "a,b" */

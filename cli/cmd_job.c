@@ -1,7 +1,8 @@
 /*
- * `sluice job start|status` (docs/tutorial.md): start a job run over the
- * REST API and follow it with a live progress line, or show the state of
- * a job's current or last run.
+ * `sluice job start|status|report` (docs/tutorial.md, docs/cli.md): start a
+ * job run over the REST API and follow it with a live progress line, show
+ * the state of a job's current or last run, or list what happened to its
+ * documents.
  *
  * With --wait, `start` waits for the run to end and, when the job pushes
  * to a processing job of the same server (parameter jobToPushTo), until
@@ -22,10 +23,12 @@
 #define POLL_MS    250
 
 struct args {
-    const char *cmd; /* "start" or "status" */
+    const char *cmd; /* "start", "status" or "report" */
     struct sl_cli_conn conn;
     const char *job;
-    const char *mode; /* NULL: the workflow's default */
+    const char *run;   /* report: the run, or NULL (current or last) */
+    const char *state; /* report: only documents in this state */
+    const char *mode;  /* NULL: the workflow's default */
     int wait;
     int json;
     unsigned timeout_s; /* 0: none */
@@ -42,6 +45,9 @@ usage(FILE *out)
         "usage: sluice job start JOB [--mode runOnce|standard] [--wait]\n"
         "                  [--timeout SECONDS] [--server URL] [--token T]\n"
         "       sluice job status JOB [--json] [--server URL] [--token T]\n"
+        "       sluice job report JOB [RUN] [--failed | --state STATE] "
+        "[--json]\n"
+        "                  [--server URL] [--token T]\n"
         "\n"
         "start   starts a run of JOB and prints its id.  With --wait it shows "
         "a\n"
@@ -52,6 +58,12 @@ usage(FILE *out)
         "status  prints the state and counters of JOB's current or last "
         "run\n"
         "        (--json: the run data as the server gives it).\n"
+        "report  prints what happened to the documents of a run of JOB (the\n"
+        "        current or last one unless RUN is given): the counts by "
+        "state,\n"
+        "        then one line per recorded document: state, id, worker,\n"
+        "        reason and message (--json: the counts as one JSON object,\n"
+        "        then one JSON object per document, a line each).\n"
         "\n"
         "options:\n");
     sl_cli_conn_help(out, SL_CLI_DEFAULT_SERVER);
@@ -64,8 +76,12 @@ usage(FILE *out)
             "  -t, --timeout S    give up "
             "waiting after S seconds (exit "
             "1)\n"
-            "      --json         status: "
-            "print the run JSON\n"
+            "      --json         status, report: "
+            "print JSON\n"
+            "      --failed       report: "
+            "only failed documents\n"
+            "      --state STATE  report: new, "
+            "changed, deleted, failed or skipped\n"
             "  -h, --help         this help\n"
             "\n"
             "Exit status: 0 success, 1 "
@@ -81,6 +97,8 @@ parse_args(int argc, char **argv, struct args *a)
         {"wait", no_argument, NULL, 'w'},
         {"timeout", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'J'},
+        {"failed", no_argument, NULL, 'F'},
+        {"state", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -119,6 +137,12 @@ parse_args(int argc, char **argv, struct args *a)
         case 'J':
             a->json = 1;
             break;
+        case 'F':
+            a->state = "failed";
+            break;
+        case 'S':
+            a->state = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -130,11 +154,14 @@ parse_args(int argc, char **argv, struct args *a)
             return EXIT_USAGE;
         }
     }
-    if (argc - optind != 2 || (strcmp(argv[optind], "start") != 0 &&
-                               strcmp(argv[optind], "status") != 0)) {
+    if (argc - optind == 3 && strcmp(argv[optind], "report") == 0) {
+        a->run = argv[optind + 2];
+    } else if (argc - optind != 2 || (strcmp(argv[optind], "start") != 0 &&
+                                      strcmp(argv[optind], "status") != 0 &&
+                                      strcmp(argv[optind], "report") != 0)) {
         fprintf(stderr,
-                "sluice job: expected 'start JOB' or 'status JOB' (sluice "
-                "job --help)\n");
+                "sluice job: expected 'start JOB', 'status JOB' or 'report "
+                "JOB [RUN]' (sluice job --help)\n");
         return EXIT_USAGE;
     }
     a->cmd = argv[optind];
@@ -530,7 +557,13 @@ sl_cli_job_main(int argc, char **argv)
         fprintf(stderr, "sluice job: cannot initialise libcurl\n");
         return 1;
     }
-    rc = strcmp(a.cmd, "start") == 0 ? job_start(&a) : job_status(&a);
+    if (strcmp(a.cmd, "start") == 0) {
+        rc = job_start(&a);
+    } else if (strcmp(a.cmd, "report") == 0) {
+        rc = sl_cli_job_report(&a.conn, a.job, a.run, a.state, a.json);
+    } else {
+        rc = job_status(&a);
+    }
     curl_global_cleanup();
     return rc;
 }

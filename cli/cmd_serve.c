@@ -152,6 +152,10 @@ open_jobmanager(const struct sl_cfg *cfg,
     jc.max_errors = (unsigned)cfg->max_errors;
     jc.nospace_first_ms = (unsigned)cfg->nospace_first_ms;
     jc.nospace_max_ms = (unsigned)cfg->nospace_max_ms;
+    jc.history_max_per_run = (unsigned)cfg->hist_max_per_run;
+    jc.history_off = cfg->hist_max_per_run == 0;
+    jc.history_keep_runs = (unsigned)cfg->hist_keep_runs;
+    jc.history_max_days = (unsigned)cfg->hist_max_days;
     rc = sl_jm_open(&jc, out, &err);
     if (rc == 0) {
         const struct sl_worker_type *const *types = NULL;

@@ -52,9 +52,13 @@ static const struct command {
     {"serve", sl_cli_serve_main, "run the server"},
     {"bulk", sl_cli_bulk_main, "inspect and build record bulks"},
     {"worker", sl_cli_worker_main, "run a worker against a server"},
-    {"job", sl_cli_job_main, "start a job and follow it, or show its state"},
+    {"job",
+     sl_cli_job_main,
+     "start a job and follow it, show its state or its documents"},
     {"search", sl_cli_search_main, "query an index of a running server"},
-    {"source", sl_cli_source_main, "purge a data source from the index"},
+    {"source",
+     sl_cli_source_main,
+     "show a data source's delta entries, or purge it from the index"},
 };
 
 static void

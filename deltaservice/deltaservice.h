@@ -305,6 +305,26 @@ int sl_delta_count(struct sl_delta *d,
                    uint64_t *per_shard,
                    struct sl_err *err);
 
+/** The entry of one record, as sl_delta_entry_get reads it. */
+struct sl_delta_entry {
+    char hash[SL_DELTA_HASH_MAX + 1]; /* _deltaHash pushed last */
+    uint64_t visited;                 /* run sequence that last saw it */
+    int is_compound;
+    char *compound_id; /* enclosing compound (new string), or NULL */
+};
+
+/**
+ * @brief The entry of record @p id of @p source (an element's is in its
+ * compound's shard, so every shard is asked).  Free e->compound_id with
+ * sl_free.
+ * @return 0, SL_ENOENT, SL_EINVAL (bad source or id), SL_ECORRUPT, SL_EIO.
+ */
+int sl_delta_entry_get(struct sl_delta *d,
+                       const char *source,
+                       const char *id,
+                       struct sl_delta_entry *e,
+                       struct sl_err *err);
+
 /**
  * @brief Call @p cb once for each source that has entries, in byte order.
  * The source string is borrowed for the call; a non-zero return stops the

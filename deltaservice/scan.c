@@ -740,3 +740,78 @@ sl_delta_visited_sources(struct sl_delta *d,
 {
     return list_sources(d, &visited_kind, cb, ctx, err);
 }
+
+/* ------------------------------------------------------------------------
+ * One entry.
+ * --------------------------------------------------------------------- */
+
+int
+sl_delta_entry_get(struct sl_delta *d,
+                   const char *source,
+                   const char *id,
+                   struct sl_delta_entry *e,
+                   struct sl_err *err)
+{
+    size_t slen = source != NULL ? strlen(source) : 0;
+    size_t idlen = id != NULL ? strlen(id) : 0;
+    unsigned first = 0;
+    unsigned char *key = NULL;
+    unsigned i = 0;
+    int rc = sl__delta_check_source(source, err);
+
+    memset(e, 0, sizeof(*e));
+    if (rc != 0) {
+        return rc;
+    }
+    if (idlen == 0 || idlen > SL_DELTA_ID_MAX) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "id",
+                          "a record id must have 1 to %u bytes",
+                          (unsigned)SL_DELTA_ID_MAX);
+    }
+    key = sl_malloc(d->maxkey);
+    (void)sl__delta_key(d, source, slen, id, idlen, key);
+    /* its own shard first; an element's is its compound's */
+    first = sl_delta_shard_of(d, id);
+    rc = MDB_NOTFOUND;
+    for (i = 0; i < d->nshards && rc == MDB_NOTFOUND; i++) {
+        unsigned s = (first + i) % d->nshards;
+        MDB_txn *txn = NULL;
+        MDB_val k = {sl__delta_key_len(d, slen, idlen), key};
+        MDB_val v;
+        struct sl__delta_val dv;
+
+        rc = mdb_txn_begin(d->shards[s].env, NULL, MDB_RDONLY, &txn);
+        if (rc == 0) {
+            rc = mdb_get(txn, d->shards[s].entries, &k, &v);
+        }
+        if (rc == 0 && sl__delta_val_decode(v.mv_data, v.mv_size, &dv) != 0) {
+            rc = MDB_CORRUPTED;
+        } else if (rc == 0) {
+            (void)snprintf(
+                e->hash, sizeof(e->hash), "%.*s", (int)dv.hash_len, dv.hash);
+            e->visited = dv.visited;
+            e->is_compound = (dv.flags & SL__DELTA_F_COMPOUND) != 0;
+            e->compound_id =
+                dv.cid != NULL ? sl_strndup(dv.cid, dv.cid_len) : NULL;
+        }
+        if (txn != NULL) {
+            mdb_txn_abort(txn);
+        }
+        if (rc != 0 && rc != MDB_NOTFOUND) {
+            sl_free(key);
+            return sl__delta_lmdb_err(d, err, rc, (int)s, "entry");
+        }
+    }
+    sl_free(key);
+    if (rc == MDB_NOTFOUND) {
+        return sl_err_set(err,
+                          SL_ENOENT,
+                          "id",
+                          "source '%s' has no entry for '%s'",
+                          source,
+                          id);
+    }
+    return 0;
+}

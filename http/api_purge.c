@@ -168,6 +168,9 @@ purge_steps(const struct sl_http_services *svc,
     if (rc == 0) {
         rc = sl_delta_visited_clear(svc->delta, source, err);
     }
+    if (rc == 0) {
+        rc = sl_jm_documents_forget(svc->jm, source, err);
+    }
     sl_test_delay("purge.forgotten"); /* a crash may come here */
     json_array_foreach(jobs, i, v)
     {

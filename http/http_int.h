@@ -121,6 +121,8 @@ int sl__api_jm_def_get(struct sl__req *req);
 int sl__api_jm_def_delete(struct sl__req *req);
 int sl__api_jm_job_start(struct sl__req *req);
 int sl__api_jm_run_get(struct sl__req *req);
+int sl__api_jm_run_documents(struct sl__req *req);
+int sl__api_document_get(struct sl__req *req);
 int sl__api_jm_run_delete(struct sl__req *req);
 int sl__api_jm_run_finish(struct sl__req *req);
 int sl__api_jm_run_cancel(struct sl__req *req);

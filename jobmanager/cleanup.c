@@ -1,6 +1,7 @@
 /*
  * Clean-up: the transient objects of ended workflow runs and job runs,
- * removed by the clean-up thread, after the run end hook.
+ * removed by the clean-up thread, after the run end hook; and the history
+ * entries the retention rules drop (history.c).
  */
 #include <string.h>
 
@@ -35,6 +36,15 @@ sl__jm_cleanup_push(struct sl_jm *jm,
         (void)snprintf(c->job, sizeof(c->job), "%s", finalize->job);
         (void)snprintf(c->run_id, sizeof(c->run_id), "%s", finalize->id);
     }
+    cleanup_link(jm, c);
+}
+
+void
+sl__jm_cleanup_prune(struct sl_jm *jm)
+{
+    struct cleanup *c = sl_calloc(1, sizeof(*c));
+
+    c->prune = 1;
     cleanup_link(jm, c);
 }
 
@@ -206,6 +216,7 @@ finalize_run(struct sl_jm *jm, const char *job, const char *run_id)
         }
     } else if (state != NULL) {
         SL_INFO("jobmanager: run %s of job %s ended %s", run_id, job, state);
+        sl__jm_history_prune(jm, job); /* the newest runs of it are kept */
     }
 }
 
@@ -240,6 +251,9 @@ sl__jm_cleanup_main(void *arg)
         (void)pthread_mutex_unlock(&jm->mu);
         if (c->ended != NULL) {
             call_run_end(jm, c->ended_job, c->ended);
+        }
+        if (c->prune) {
+            sl__jm_history_prune(jm, NULL);
         }
         committed = sl__jm_store_wait(jm->st, seq, NULL) == 0;
         if (!committed && (c->prefix != NULL || c->id != NULL)) {

@@ -402,6 +402,8 @@ sl__jm_run_check_done(struct sl_jm *jm, struct run *r)
  * Lease timer.
  * --------------------------------------------------------------------- */
 
+#define PRUNE_EVERY_MS (3600 * 1000) /* history retention (history.c) */
+
 void *
 sl__jm_lease_main(void *arg)
 {
@@ -423,6 +425,10 @@ sl__jm_lease_main(void *arg)
 
             sl__jm_lease_expire(jm, now);
             sl__jm_nospace_tick(jm, now);
+            if (jm->prune_ms == 0 || now - jm->prune_ms >= PRUNE_EVERY_MS) {
+                jm->prune_ms = now; /* at start-up, then hourly */
+                sl__jm_cleanup_prune(jm);
+            }
         }
     }
     (void)pthread_mutex_unlock(&jm->mu);

@@ -115,6 +115,9 @@ struct run {
     char *incomplete_why; /* the first one's reason, or NULL */
     json_t *completion;   /* {"ran": true} or {"skipped": why}, or NULL
                              before the run got there */
+    uint64_t docs[SL_JM_DOC_NSTATES]; /* documents reported, by state */
+    uint64_t hist_first;              /* its history entries kept: */
+    uint64_t hist_next;               /* [hist_first, hist_next) */
 };
 
 /* A deletion for the clean-up thread. */
@@ -127,6 +130,7 @@ struct cleanup {
     char run_id[SL_JM_RUN_ID_MAX];
     json_t *ended; /* or: [[worker, params], ...] for the run end hook */
     char ended_job[SL_NAME_MAX + 1]; /* of @ended */
+    int prune; /* or: drop history entries by the retention rules */
 };
 
 struct sl_jm {
@@ -176,6 +180,7 @@ struct sl_jm {
     pthread_cond_t cleanup_cv;
     struct cleanup *cleanups;
     struct cleanup *cleanups_tail;
+    int64_t prune_ms; /* monotonic ms of the last history retention pass */
 };
 
 /* engine.c: runs and the run state machine, lease timer, life cycle */
@@ -212,6 +217,8 @@ json_t *sl__jm_run_json(const struct run *r, int internal);
 
 /* cleanup.c: transient objects of ended runs */
 void *sl__jm_cleanup_main(void *arg);
+/* Queue a pass of the history retention over every job; jm->mu held. */
+void sl__jm_cleanup_prune(struct sl_jm *jm);
 void sl__jm_cleanup_push(struct sl_jm *jm,
                          const char *store,
                          const char *id,
@@ -257,6 +264,25 @@ int sl__jm_outputs_find(struct sl_jm *jm,
                         struct sl_err *err);
 /* Delete the objects in @found (a failed attempt's); without jm->mu. */
 void sl__jm_outputs_discard(struct sl_jm *jm, const json_t *found);
+/*
+ * Per-document history (history.c).  _check tests a finish's "documents"
+ * (without locks); _add records them for run @r under jm->mu, in the group
+ * commit of the finish; _counts is the run data's "documents", _persist
+ * and _load the run's kept range in its persisted "_internal"; _prune
+ * drops what the retention rules say for @job (NULL: every job), without
+ * jm->mu, from the clean-up thread.
+ */
+int sl__jm_history_check(const json_t *docs, struct sl_err *err);
+void sl__jm_history_add(struct sl_jm *jm,
+                        struct run *r,
+                        const char *worker,
+                        const json_t *docs);
+json_t *sl__jm_history_counts(const struct run *r);
+void sl__jm_history_persist(const struct run *r, json_t *internal);
+void sl__jm_history_load(struct run *r, const json_t *j);
+void sl__jm_history_prune(struct sl_jm *jm, const char *job);
+/* Drop every history entry of run @run_id of @job (a deleted run). */
+void sl__jm_history_drop(struct sl_jm *jm, const char *job, const char *run_id);
 int sl__jm_input_triggers(struct sl_jm *jm,
                           struct run *r,
                           struct wfrun *wf,

@@ -36,6 +36,15 @@ struct sl_jm_config {
      * a task failed with errorCode NO_SPACE; 0 = 1000 and 60000 ms. */
     unsigned nospace_first_ms;
     unsigned nospace_max_ms;
+    /* The per-document history of runs (docs/jobmanager.md, "Document
+     * history"): entries kept per run, the oldest dropped first (0 =
+     * 1,000,000); runs of a job whose entries are kept (0 = 20); days an
+     * entry is kept (0 = 30); history_off: runs count documents by state
+     * but record none. */
+    unsigned history_max_per_run;
+    unsigned history_keep_runs;
+    unsigned history_max_days;
+    int history_off;
 };
 
 /**
@@ -354,8 +363,10 @@ int sl_jm_task_keepalive(struct sl_jm *jm,
                          struct sl_err *err);
 /**
  * @brief Finish a task with @p result {"status", "errorMessage",
- * "counters": {name: number}, "prerequisiteEvents": [names] (POSTPONE)}.
- * Output objects that exist now are committed outputs.
+ * "counters": {name: number}, "prerequisiteEvents": [names] (POSTPONE),
+ * "documents": [entries] (see sl_jm_run_documents)}.  Output objects that
+ * exist now are committed outputs; the documents are recorded when the
+ * outputs are committed.
  * @return 0, SL_EGONE (not in progress: expired, canceled, finished),
  *   SL_EINVAL (bad result; err names the field), SL_ENOTREADY (the object
  *   store could not be asked which outputs exist: the task stays in
@@ -369,6 +380,69 @@ int sl_jm_task_finish(struct sl_jm *jm,
 /** @brief {"workers": [{"name","todo","inprogress"}]} or one worker's
  * {"todo":{"count"},"inprogress":{"count"}}; NULL for an unknown worker. */
 json_t *sl_jm_task_counts(struct sl_jm *jm, const char *worker);
+
+/* ------------------------------------------------------------------------
+ * Per-document history.  A worker reports what happened to a document in
+ * its task's finish ("documents": [{"state", "id", "source", "reason",
+ * "message"}]); a finish that commits the task's outputs records them in
+ * the run's history and as the document's last event, in the same group
+ * commit as the finish.
+ * --------------------------------------------------------------------- */
+
+enum sl_jm_doc_state {
+    SL_JM_DOC_NEW = 0,     /* pushed, not known before */
+    SL_JM_DOC_CHANGED = 1, /* pushed as an update */
+    SL_JM_DOC_DELETED = 2, /* deleted from the index */
+    SL_JM_DOC_FAILED = 3,  /* a worker could not process it */
+    SL_JM_DOC_SKIPPED = 4, /* left out by a filter or a limit */
+    SL_JM_DOC_NSTATES = 5
+};
+
+/* Most entries one finish may carry, and the longest fields. */
+#define SL_JM_DOCS_PER_FINISH 10000
+#define SL_JM_DOC_ID_MAX      8192
+#define SL_JM_DOC_REASON_MAX  128
+#define SL_JM_DOC_MESSAGE_MAX 1024
+
+/** @brief "new", "changed", "deleted", "failed", "skipped". */
+const char *sl_jm_doc_state_name(enum sl_jm_doc_state s);
+/** @brief The state named @p name, or -1. */
+int sl_jm_doc_state_parse(const char *name);
+/**
+ * @brief A page of the history of run @p run_id of @p job (NULL: the
+ * active run, else the newest), entries of state @p state (-1: all) from
+ * entry number @p after on (0: from the oldest kept; a page's "next" for
+ * the following page), at most @p limit (1..1000); one page looks at no
+ * more than 100,000 entries, so a page may hold fewer and still a "next":
+ * {"job", "runId", "state" (the run's), "counts": {state: n, "recorded": n,
+ * "dropped": n}, "documents": [{"seq", "state", "id", "source", "worker",
+ * "reason", "message", "time"}], "next": n (when more may follow)}.
+ * @return 0, SL_ENOENT (no such job or run; err says which), SL_EIO.
+ */
+int sl_jm_run_documents(struct sl_jm *jm,
+                        const char *job,
+                        const char *run_id,
+                        int state,
+                        uint64_t after,
+                        unsigned limit,
+                        json_t **out,
+                        struct sl_err *err);
+/**
+ * @brief The last recorded event of document @p id of source @p source
+ * ({"id", "source", "job", "runId", "state", "worker", "reason",
+ * "message", "time"}); a deleted document has none.
+ * @return 0, SL_ENOENT, SL_EIO.
+ */
+int sl_jm_document_last(struct sl_jm *jm,
+                        const char *source,
+                        const char *id,
+                        json_t **out,
+                        struct sl_err *err);
+/** @brief Forget the last events of every document of @p source (a purge
+ * of the source).  0 or SL_EIO. */
+int sl_jm_documents_forget(struct sl_jm *jm,
+                           const char *source,
+                           struct sl_err *err);
 
 /* ------------------------------------------------------------------------
  * Event sequencing (ManifoldCF IEventActivity).

@@ -365,12 +365,15 @@ int sl__jm_bucket_resolve(const struct sl__jm_defs *d,
 
 /* Named databases. */
 enum sl__jm_dbi {
-    SL__JM_DB_DEFS = 0,   /* "<kind>\0<name>" -> definition JSON */
-    SL__JM_DB_RUNS = 1,   /* "<job>\0<runId>" -> run JSON */
-    SL__JM_DB_TASKS = 2,  /* "<taskId>" -> task JSON */
-    SL__JM_DB_EVENTS = 3, /* "<event>" -> "" (pending) */
-    SL__JM_DB_META = 4,   /* misc counters */
-    SL__JM_NDB = 5
+    SL__JM_DB_DEFS = 0,    /* "<kind>\0<name>" -> definition JSON */
+    SL__JM_DB_RUNS = 1,    /* "<job>\0<runId>" -> run JSON */
+    SL__JM_DB_TASKS = 2,   /* "<taskId>" -> task JSON */
+    SL__JM_DB_EVENTS = 3,  /* "<event>" -> "" (pending) */
+    SL__JM_DB_META = 4,    /* misc counters */
+    SL__JM_DB_HISTORY = 5, /* "<job>\0<runId>\0" seq (8 bytes, big-endian)
+                              -> entry JSON (history.c) */
+    SL__JM_DB_DOCS = 6,    /* "<source>\0<id>" -> last event JSON */
+    SL__JM_NDB = 7
 };
 
 struct sl__jm_store;
@@ -451,6 +454,20 @@ int sl__jm_store_scan(struct sl__jm_store *s,
                                 const void *val,
                                 size_t vlen),
                       void *ctx);
+/** @brief sl__jm_store_scan starting at the first key >= @p from (which
+ * starts with @p prefix). */
+int sl__jm_store_scan_from(struct sl__jm_store *s,
+                           enum sl__jm_dbi db,
+                           const void *prefix,
+                           size_t plen,
+                           const void *from,
+                           size_t flen,
+                           int (*cb)(void *ctx,
+                                     const void *key,
+                                     size_t klen,
+                                     const void *val,
+                                     size_t vlen),
+                           void *ctx);
 /**
  * @brief Read one committed value as JSON.
  * @return 0 with a new reference in *out, SL_ENOENT, SL_ECORRUPT, SL_EIO.

@@ -99,6 +99,7 @@ run_json(const struct run *r, int internal, int share)
         (void)json_object_set_new(
             j, "completion", json_deep_copy(r->completion));
     }
+    (void)json_object_set_new(j, "documents", sl__jm_history_counts(r));
     if (internal) {
         json_t *active = json_array();
         struct wfrun *w = NULL;
@@ -137,6 +138,7 @@ run_json(const struct run *r, int internal, int share)
                       r->had_fatal,
                       "wfruns",
                       active));
+        sl__jm_history_persist(r, json_object_get(j, "_internal"));
         if (r->incomplete > 0) {
             json_t *in = json_object_get(j, "_internal");
 
@@ -166,6 +168,7 @@ sl__jm_run_counters_load(struct run *r, const json_t *j)
         r->wc[i] =
             (uint64_t)json_integer_value(json_object_get(wfs, wc_names[i]));
     }
+    sl__jm_history_load(r, j);
 }
 
 json_t *

@@ -278,7 +278,11 @@ sl_jm_run_delete(struct sl_jm *jm,
     }
     json_decref(stored);
     seq = sl__jm_store_del(jm->st, SL__JM_DB_RUNS, key, klen);
-    return sl__jm_store_wait(jm->st, seq, err);
+    rc = sl__jm_store_wait(jm->st, seq, err);
+    if (rc == 0) {
+        sl__jm_history_drop(jm, job, run_id);
+    }
+    return rc;
 }
 
 int

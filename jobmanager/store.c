@@ -1,5 +1,5 @@
 /*
- * The jobmanager's state store: one LMDB environment with five named
+ * The jobmanager's state store: one LMDB environment with seven named
  * databases and group commit.  Callers queue puts and deletes (copied) and
  * get a sequence number; one writer thread drains the queue into a single
  * write transaction, commits it, syncs in fsync mode, and wakes everyone
@@ -22,7 +22,7 @@
 #define MAP_SIZE ((size_t)64 << 30) /* virtual; grows on disk as used */
 
 static const char *const db_names[SL__JM_NDB] = {
-    "defs", "runs", "tasks", "events", "meta"};
+    "defs", "runs", "tasks", "events", "meta", "history", "docs"};
 
 /* Backoff of a group commit that failed for want of space or I/O. */
 #define RETRY_FIRST_MS 100
@@ -514,12 +514,29 @@ sl__jm_store_scan(struct sl__jm_store *s,
                             size_t vlen),
                   void *ctx)
 {
+    return sl__jm_store_scan_from(s, db, prefix, plen, prefix, plen, cb, ctx);
+}
+
+int
+sl__jm_store_scan_from(struct sl__jm_store *s,
+                       enum sl__jm_dbi db,
+                       const void *prefix,
+                       size_t plen,
+                       const void *from,
+                       size_t flen,
+                       int (*cb)(void *ctx,
+                                 const void *key,
+                                 size_t klen,
+                                 const void *val,
+                                 size_t vlen),
+                       void *ctx)
+{
     MDB_txn *txn = NULL;
     MDB_cursor *cur = NULL;
-    MDB_val k = {plen, (void *)prefix};
+    MDB_val k = {flen, (void *)from};
     MDB_val v;
     int rc = 0;
-    MDB_cursor_op op = plen > 0 ? MDB_SET_RANGE : MDB_FIRST;
+    MDB_cursor_op op = flen > 0 ? MDB_SET_RANGE : MDB_FIRST;
 
     rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
     if (rc != 0) {

@@ -1333,6 +1333,9 @@ sl_jm_task_finish(struct sl_jm *jm,
 
     rc =
         parse_result(result, &status, &message, &code, &counters, &events, err);
+    if (rc == 0) {
+        rc = sl__jm_history_check(json_object_get(result, "documents"), err);
+    }
     if (rc != 0) {
         return rc;
     }
@@ -1365,6 +1368,7 @@ sl_jm_task_finish(struct sl_jm *jm,
     if (strcmp(status, "SUCCESSFUL") == 0 ||
         (t->wq->worker->modes & SL__JM_WORKER_AUTO_COMMIT)) {
         commit_outputs(jm, t, found);
+        sl__jm_history_add(jm, r, worker, json_object_get(result, "documents"));
     } else {
         discard = 1;
     }

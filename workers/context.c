@@ -61,6 +61,7 @@ struct sl_task_ctx {
     const char *task_id;
     const char *worker;
     json_t *counters;
+    json_t *docs;    /* sl_task_doc's reports, or NULL */
     json_t *counted; /* "<slot>/<i>" of inputs whose records are counted */
     struct in_bulk *inputs;
     struct out_slot *outs;
@@ -188,6 +189,7 @@ sl__task_ctx_free(struct sl_task_ctx *ctx)
     }
     sl_free(ctx->outs);
     json_decref(ctx->counters);
+    json_decref(ctx->docs);
     json_decref(ctx->counted);
     sl_free(ctx->message);
     sl_free(ctx->incomplete);
@@ -320,6 +322,64 @@ sl_task_counter_add(struct sl_task_ctx *ctx, const char *name, double v)
 
     (void)json_object_set_new(
         ctx->counters, name, json_real(json_number_value(old) + v));
+}
+
+/* @text as a JSON string of at most @max bytes of valid UTF-8. */
+static json_t *
+doc_text(const char *text, size_t max)
+{
+    char buf[SL_JM_DOC_ID_MAX + 1];
+    size_t len = strlen(text);
+
+    if (len <= max) {
+        json_t *j = json_stringn(text, len);
+
+        if (j != NULL) {
+            return j;
+        }
+    }
+    (void)sl_utf8_escape(
+        buf, max + 1 < sizeof(buf) ? max + 1 : sizeof(buf), text);
+    return json_string(buf);
+}
+
+void
+sl_task_doc(struct sl_task_ctx *ctx,
+            enum sl_jm_doc_state state,
+            const char *source,
+            const char *id,
+            const char *reason,
+            const char *message)
+{
+    json_t *d = NULL;
+
+    if (id == NULL || id[0] == '\0') {
+        return;
+    }
+    if (ctx->docs == NULL) {
+        ctx->docs = json_array();
+    }
+    if (json_array_size(ctx->docs) >= SL_JM_DOCS_PER_FINISH) {
+        sl_task_counter_add(ctx, "documents.notRecorded", 1);
+        return;
+    }
+    d = json_pack("{s:s, s:o}",
+                  "state",
+                  sl_jm_doc_state_name(state),
+                  "id",
+                  doc_text(id, SL_JM_DOC_ID_MAX));
+    if (source != NULL && source[0] != '\0') {
+        (void)json_object_set_new(d, "source", doc_text(source, SL_NAME_MAX));
+    }
+    if (reason != NULL && reason[0] != '\0') {
+        (void)json_object_set_new(
+            d, "reason", doc_text(reason, SL_JM_DOC_REASON_MAX));
+    }
+    if (message != NULL && message[0] != '\0') {
+        (void)json_object_set_new(
+            d, "message", doc_text(message, SL_JM_DOC_MESSAGE_MAX));
+    }
+    (void)json_array_append_new(ctx->docs, d);
 }
 
 int
@@ -954,6 +1014,9 @@ sl__task_ctx_run(struct sl_task_ctx *ctx)
     if (res == SL_WORKER_POSTPONE && ctx->event != NULL) {
         (void)json_object_set_new(
             result, "prerequisiteEvents", json_pack("[s]", ctx->event));
+    }
+    if (ctx->docs != NULL && (res == SL_WORKER_OK || commit)) {
+        (void)json_object_set(result, "documents", ctx->docs);
     }
     return result;
 }

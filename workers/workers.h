@@ -270,6 +270,23 @@ int sl_task_output_next(struct sl_task_ctx *ctx, const char *slot);
 /** @brief Add @p v to counter @p name of this task. */
 void sl_task_counter_add(struct sl_task_ctx *ctx, const char *name, double v);
 /**
+ * @brief Report what happened to document @p id, for the run's document
+ * history (docs/jobmanager.md, "Document history"): its @p state, its
+ * @p source (NULL: the job's dataSource), a short @p reason that names the
+ * cause or the rule ("vanished", "unreadable", "filePatterns.exclude",
+ * "http.404"; NULL for new and changed documents) and a @p message (NULL
+ * for none).  Text is copied, invalid UTF-8 escaped, long text cut.  The
+ * reports go with the task's finish and are recorded if its outputs are
+ * committed; past SL_JM_DOCS_PER_FINISH in one task they are counted
+ * (counter documents.notRecorded), not kept.
+ */
+void sl_task_doc(struct sl_task_ctx *ctx,
+                 enum sl_jm_doc_state state,
+                 const char *source,
+                 const char *id,
+                 const char *reason,
+                 const char *message);
+/**
  * @brief 1 when the task is no longer ours (canceled, lease lost): stop
  * soon, the result will be ignored.  Thread-safe.
  */

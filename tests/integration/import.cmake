@@ -3,9 +3,10 @@
 # full crawl deletes only after a complete run (completion); documents
 # several sources reach and purging a source (sources); the same with two
 # web crawls, a zip and its elements, an additive source and kill -9
-# during a shared delta-delete (sources_shared).
+# during a shared delta-delete (sources_shared); the per-document history
+# of runs, one document's state and `sluice job report` (doc_history).
 foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder bulk_intake
-    text_tags completion sources sources_shared)
+    text_tags completion sources sources_shared doc_history)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
@@ -13,7 +14,7 @@ endforeach()
 # The same end to end, remote and web imports with records written without
 # heads (SLUICE_TEST_NO_HEADS, as bulks of a version before heads): the
 # deltaChecker and the updatePusher decode the metadata instead.
-foreach(t import_e2e import_remote web_crawl)
+foreach(t import_e2e import_remote web_crawl doc_history)
   add_test(NAME it_${t}_noheads
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t}_noheads PROPERTIES TIMEOUT 300

@@ -7,7 +7,9 @@
  * reopening the jobmanager; a full disk: tasks given back with a growing
  * pause (errorCode NO_SPACE), and transient objects deleted only once the
  * state that releases them is committed (the store's test knob makes its
- * commits fail).
+ * commits fail); the per-document history of runs: recorded with the
+ * finish that commits, refused when malformed, the newest entries kept,
+ * the runs past keepRuns dropped, all of it kept across a restart.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,6 +95,8 @@ jm_open(struct fx *f)
     cfg.max_retries = 2;
     cfg.nospace_first_ms = 100;
     cfg.nospace_max_ms = 400;
+    cfg.history_max_per_run = 4;
+    cfg.history_keep_runs = 2;
     assert_int_equal(sl_jm_open(&cfg, &f->jm, &err), 0);
     for (i = 0; i < sizeof(workers) / sizeof(workers[0]); i++) {
         json_t *d = json_loads(workers[i], 0, NULL);
@@ -764,6 +768,207 @@ test_engine_recovery(void **state)
     assert_int_equal(task_counter(f, "chainJob", id, "successfulTaskCount"), 6);
 }
 
+/* A page of run @id's history (state -1: all). */
+static json_t *
+docs_page(struct fx *f, const char *id, int state, uint64_t after, unsigned n)
+{
+    json_t *out = NULL;
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    if (sl_jm_run_documents(
+            f->jm, "chainJob", id, state, after, n, &out, &err) != 0) {
+        fail_msg("documents: %s", err.message);
+    }
+    return out;
+}
+
+static json_int_t
+docs_count(const json_t *page, const char *name)
+{
+    return json_integer_value(
+        json_object_get(json_object_get(page, "counts"), name));
+}
+
+/* One run of chainJob: the split task reports @docs (JSON text) and
+ * writes nothing, the completion tasks end the run. */
+static void
+history_run(struct fx *f, char id[SL_JM_RUN_ID_MAX], const char *docs)
+{
+    struct sl_err err;
+    json_t *t = NULL;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    assert_non_null(t);
+    assert_int_equal(finish_with(f,
+                                 t,
+                                 json_pack("{s:s, s:o}",
+                                           "status",
+                                           "SUCCESSFUL",
+                                           "documents",
+                                           json_loads(docs, 0, NULL))),
+                     0);
+    json_decref(t);
+    drain_completion(f);
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+}
+
+static void
+test_engine_history(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    char old[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *t = NULL;
+    json_t *page = NULL;
+    json_t *doc = NULL;
+    int i = 0;
+
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    /* malformed: refused whole, the task stays in progress */
+    sl_err_clear(&err);
+    assert_int_equal(finish_with(f,
+                                 t,
+                                 json_pack("{s:s, s:[{s:s, s:s}]}",
+                                           "status",
+                                           "SUCCESSFUL",
+                                           "documents",
+                                           "state",
+                                           "gone",
+                                           "id",
+                                           "x")),
+                     SL_EINVAL);
+    /* a failed attempt records nothing */
+    write_out(f, t, 1);
+    assert_int_equal(finish_with(f,
+                                 t,
+                                 json_pack("{s:s, s:[{s:s, s:s, s:s}]}",
+                                           "status",
+                                           "SUCCESSFUL",
+                                           "documents",
+                                           "state",
+                                           "new",
+                                           "id",
+                                           "a",
+                                           "source",
+                                           "s1")),
+                     0);
+    json_decref(t);
+    t = take(f, "copy");
+    assert_int_equal(finish_with(f,
+                                 t,
+                                 json_pack("{s:s, s:[{s:s, s:s}]}",
+                                           "status",
+                                           "RECOVERABLE_ERROR",
+                                           "documents",
+                                           "state",
+                                           "failed",
+                                           "id",
+                                           "lost")),
+                     0);
+    json_decref(t);
+    t = take(f, "copy");
+    assert_non_null(t);
+    assert_int_equal(
+        finish_with(
+            f,
+            t,
+            json_loads("{\"status\": \"SUCCESSFUL\", \"documents\": ["
+                       "{\"state\": \"failed\", \"id\": \"b\", \"source\": "
+                       "\"s1\", \"reason\": \"unreadable\", \"message\": "
+                       "\"Permission denied\"},"
+                       "{\"state\": \"skipped\", \"id\": \"c\"},"
+                       "{\"state\": \"changed\", \"id\": \"d\"},"
+                       "{\"state\": \"deleted\", \"id\": \"a\", \"source\": "
+                       "\"s1\"}]}",
+                       0,
+                       NULL)),
+        0);
+    json_decref(t);
+
+    page = docs_page(f, NULL, -1, 0, 10);
+    assert_string_equal(json_string_value(json_object_get(page, "runId")), id);
+    assert_int_equal(docs_count(page, "new"), 1);
+    assert_int_equal(docs_count(page, "failed"), 1);
+    assert_int_equal(docs_count(page, "deleted"), 1);
+    /* five reported, the newest four kept (history_max_per_run 4) */
+    assert_int_equal(docs_count(page, "recorded"), 4);
+    assert_int_equal(docs_count(page, "notRecorded"), 1);
+    assert_int_equal(json_array_size(json_object_get(page, "documents")), 4);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(page, "documents"), 0), "id")),
+        "b");
+    json_decref(page);
+    page = docs_page(f, NULL, SL_JM_DOC_FAILED, 0, 10);
+    assert_int_equal(json_array_size(json_object_get(page, "documents")), 1);
+    doc = json_array_get(json_object_get(page, "documents"), 0);
+    assert_string_equal(json_string_value(json_object_get(doc, "reason")),
+                        "unreadable");
+    assert_string_equal(json_string_value(json_object_get(doc, "worker")),
+                        "copy");
+    json_decref(page);
+    page = docs_page(f, id, -1, 0, 2); /* pages of two */
+    assert_int_equal(json_array_size(json_object_get(page, "documents")), 2);
+    assert_true(json_is_integer(json_object_get(page, "next")));
+    {
+        uint64_t next =
+            (uint64_t)json_integer_value(json_object_get(page, "next"));
+
+        json_decref(page);
+        page = docs_page(f, id, -1, next, 2);
+        assert_int_equal(json_array_size(json_object_get(page, "documents")),
+                         2);
+        assert_null(json_object_get(page, "next"));
+        json_decref(page);
+    }
+    /* last events: b failed; a deleted, so none */
+    assert_int_equal(sl_jm_document_last(f->jm, "s1", "b", &doc, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(doc, "state")),
+                        "failed");
+    assert_string_equal(json_string_value(json_object_get(doc, "runId")), id);
+    json_decref(doc);
+    assert_int_equal(sl_jm_document_last(f->jm, "s1", "a", &doc, &err),
+                     SL_ENOENT);
+
+    /* kept across a restart, the run still going */
+    sl_jm_close(f->jm);
+    jm_open(f);
+    page = docs_page(f, id, -1, 0, 10);
+    assert_int_equal(docs_count(page, "recorded"), 4);
+    assert_int_equal(docs_count(page, "new"), 1);
+    json_decref(page);
+    drain_completion(f);
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+    (void)snprintf(old, sizeof(old), "%s", id);
+
+    /* two more runs: the first one's entries go (keepRuns 2) */
+    history_run(f, id, "[{\"state\": \"new\", \"id\": \"e\"}]");
+    history_run(f, id, "[{\"state\": \"new\", \"id\": \"f\"}]");
+    for (i = 0; i < 500; i++) {
+        page = docs_page(f, old, -1, 0, 10);
+        if (json_array_size(json_object_get(page, "documents")) == 0) {
+            break;
+        }
+        json_decref(page);
+        page = NULL;
+        (void)usleep(10000);
+    }
+    assert_non_null(page);
+    assert_int_equal(docs_count(page, "new"), 1); /* counts stay */
+    assert_int_equal(docs_count(page, "recorded"), 0);
+    json_decref(page);
+    page = docs_page(f, id, -1, 0, 10);
+    assert_int_equal(json_array_size(json_object_get(page, "documents")), 1);
+    json_decref(page);
+    assert_int_equal(sl_jm_documents_forget(f->jm, "s1", &err), 0);
+    assert_int_equal(sl_jm_document_last(f->jm, "s1", "b", &doc, &err),
+                     SL_ENOENT);
+}
+
 /* Take a task of @worker, waiting up to @max_ms; *waited (if not NULL)
  * is how long it took. */
 static json_t *
@@ -1094,6 +1299,7 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_engine_lease_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_recovery, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_history, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_fairness_and_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(
