@@ -78,6 +78,7 @@ struct push {
     size_t bulk;                     /* input bulk being pushed */
     size_t idx;                      /* its record being pushed */
     int verdict; /* of its element check (SL_DELTA_*), or 0 */
+    int known;   /* its source has a delta entry for it: an update */
     /* the pushed top-level compound whose mark waits until its elements
      * (the records that follow it) are pushed and marked */
     json_t *held_meta;
@@ -517,6 +518,7 @@ gate(struct push *p,
     sl_err_clear(&err);
     *go = 0;
     p->verdict = 0;
+    p->known = -1; /* not looked up */
     if (p->held && (dr->compound_id == NULL ||
                     strcmp(dr->compound_id, p->held_rec.id) != 0)) {
         if (held_release(p) != 0) {
@@ -543,7 +545,7 @@ gate(struct push *p,
         rc = use_source(p, source, &err);
         if (rc == 0) {
             rc = sl_delta_was_pushed_in_run(
-                p->delta, source, p->seq, dr, &pushed, &err);
+                p->delta, source, p->seq, dr, &pushed, &p->known, &err);
         }
         if (rc != 0) {
             sl_task_note_error(p->ctx, rc);
@@ -612,18 +614,20 @@ pushed_mark(struct push *p, const struct in_rec *in)
     return mark_add(p, meta, head, &dr);
 }
 
-/* Was record @in found changed (by the deltaChecker, or by the element
- * check of a compound's member), not new? */
+/* Is pushing record @in an update of a document the delta service knows
+ * (looked up by gate), not a new one?  Untracked (no delta writes, no
+ * hash): as the deltaChecker marked it. */
 static int
 is_update(const struct push *p, const struct in_rec *in)
 {
     if (p->verdict == SL_DELTA_CHANGED) {
         return 1;
     }
-    if (in->meta != NULL) {
-        return json_is_true(json_object_get(in->meta, "_update"));
+    if (p->known >= 0) {
+        return p->known;
     }
-    return in->head != NULL && (in->head->flags & SL_HEAD_UPDATE) != 0;
+    return in->meta != NULL &&
+           json_is_true(json_object_get(in->meta, "_update"));
 }
 
 /* Push one record; returns an SL_WORKER_* result. */

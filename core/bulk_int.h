@@ -16,22 +16,21 @@
 
 #include "core/sl.h"
 
-#define IO_BUF_SIZE      ((size_t)64 << 10)
-#define BULK_MINOR       1 /* 1: records may have a head frame */
-#define HEADER_LEN       8
-#define RECORD_HEAD_LEN  8  /* magic + meta_len */
-#define RECORD_END_LEN   5  /* 'E' + CRC-32 */
-#define ATT_HEAD_LEN     3  /* 'A' + name_len */
-#define TRAILER_BODY_LEN 12 /* magic + record count */
-#define TAG_ATTACHMENT   'A'
-#define TAG_END          'E'
-#define TAG_HEAD         'H'
-#define HEAD_FIELDS      4
-#define HEAD_FIXED       (1 + 2 * HEAD_FIELDS) /* flags, lengths */
-#define HEAD_BODY_MAX    0xFFFFu
-#define HEAD_ABSENT      0xFFFFu /* length of a field that is not there */
-#define HEAD_FLAGS                                                             \
-    (SL_HEAD_COMPOUND | SL_HEAD_VERSION | SL_HEAD_VISITED | SL_HEAD_UPDATE)
+#define IO_BUF_SIZE       ((size_t)64 << 10)
+#define BULK_MINOR        1 /* 1: records may have a head frame */
+#define HEADER_LEN        8
+#define RECORD_HEAD_LEN   8  /* magic + meta_len */
+#define RECORD_END_LEN    5  /* 'E' + CRC-32 */
+#define ATT_HEAD_LEN      3  /* 'A' + name_len */
+#define TRAILER_BODY_LEN  12 /* magic + record count */
+#define TAG_ATTACHMENT    'A'
+#define TAG_END           'E'
+#define TAG_HEAD          'H'
+#define HEAD_FIELDS       4
+#define HEAD_FIXED        (1 + 2 * HEAD_FIELDS) /* flags, lengths */
+#define HEAD_BODY_MAX     0xFFFFu
+#define HEAD_ABSENT       0xFFFFu /* length of a field that is not there */
+#define HEAD_FLAGS        (SL_HEAD_COMPOUND | SL_HEAD_VERSION | SL_HEAD_VISITED)
 #define MAX_ATTACHMENT_SZ ((uint64_t)INT64_MAX)
 #define META_KEEP         ((size_t)256 << 10) /* metadata buffer kept */
 

@@ -136,8 +136,7 @@ head_of(const json_t *meta, struct sl_record_head *h)
         (json_is_true(json_object_get(meta, "_isCompound")) ? SL_HEAD_COMPOUND
                                                             : 0) |
         (json_object_get(meta, "_version") != NULL ? SL_HEAD_VERSION : 0) |
-        (json_object_get(meta, "_visited") != NULL ? SL_HEAD_VISITED : 0) |
-        (json_is_true(json_object_get(meta, "_update")) ? SL_HEAD_UPDATE : 0);
+        (json_object_get(meta, "_visited") != NULL ? SL_HEAD_VISITED : 0);
     return h->id != NULL && h->id[0] != '\0';
 }
 

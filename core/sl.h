@@ -533,7 +533,6 @@ struct sl_record_head {
 #define SL_HEAD_COMPOUND 1u /* _isCompound is true */
 #define SL_HEAD_VERSION  2u /* the metadata has the key _version */
 #define SL_HEAD_VISITED  4u /* the metadata has the key _visited */
-#define SL_HEAD_UPDATE   8u /* _update is true (a changed document) */
 
 struct sl_bulk_limits {
     size_t max_meta_bytes;   /* 0 = SL_BULK_DEFAULT_MAX_META */

@@ -209,7 +209,8 @@ int sl_delta_mark_updated(struct sl_delta *d,
  * @brief Whether @p rec (id, compound_id, hash) holds this hash and was
  * visited in run @p seq, i.e. was pushed in this run (or found up to date
  * in it): a retried push task skips it.  *pushed is 0 for a record
- * without hash.
+ * without hash.  *known (when not NULL) is 1 when the source has an entry
+ * for the record at all: pushing it is an update, not a new document.
  * @return 0, SL_EINVAL, SL_ECORRUPT or SL_EIO.
  */
 int sl_delta_was_pushed_in_run(struct sl_delta *d,
@@ -217,6 +218,7 @@ int sl_delta_was_pushed_in_run(struct sl_delta *d,
                                uint64_t seq,
                                const struct sl_delta_rec *rec,
                                int *pushed,
+                               int *known,
                                struct sl_err *err);
 
 /* ------------------------------------------------------------------------

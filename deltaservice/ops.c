@@ -694,6 +694,7 @@ sl_delta_was_pushed_in_run(struct sl_delta *d,
                            uint64_t seq,
                            const struct sl_delta_rec *rec,
                            int *pushed,
+                           int *known,
                            struct sl_err *err)
 {
     const char *cid = rec_cid(rec);
@@ -709,6 +710,9 @@ sl_delta_was_pushed_in_run(struct sl_delta *d,
     int rc = 0;
 
     *pushed = 0;
+    if (known != NULL) {
+        *known = 0;
+    }
     rc = check_args(source, seq, err);
     if (rc != 0 || verdict == SL_DELTA_NOHASH) {
         return rc;
@@ -734,6 +738,9 @@ sl_delta_was_pushed_in_run(struct sl_delta *d,
         } else {
             *pushed = v.visited == seq && v.hash_len == strlen(rec->hash) &&
                       memcmp(v.hash, rec->hash, v.hash_len) == 0;
+            if (known != NULL) {
+                *known = 1;
+            }
         }
     } else if (rc == MDB_NOTFOUND) {
         rc = 0;

@@ -2,7 +2,7 @@
  * What happened to documents (docs/rest-api.md, "Documents"): the history
  * of a job run, page by page, from the jobmanager; and one document as
  * the services know it: its delta entry, the indexes that hold it and
- * its last recorded event.
+ * its last problem (failure or skip).
  */
 #include <string.h>
 
@@ -132,7 +132,8 @@ indexes_json(struct sl__req *req, const char *id)
     return names;
 }
 
-/* GET /smila/importing/documents/:source/\*id */
+/* GET /smila/importing/documents/:source/\*id, or .../:source?id=ID (for
+ * ids the path cannot carry: the server drops a trailing slash) */
 int
 sl__api_document_get(struct sl__req *req)
 {
@@ -145,6 +146,9 @@ sl__api_document_get(struct sl__req *req)
     int rc = 0;
 
     sl_err_clear(&err);
+    if (id == NULL) {
+        id = sl__req_query(req, "id");
+    }
     if (sl_delta_source_check(source, &err) != 0) {
         return sl__reply_err(req, &err);
     }
@@ -157,7 +161,7 @@ sl__api_document_get(struct sl__req *req)
     }
     rc = delta_json(req, source, id, &delta, &err);
     if (rc == 0) {
-        rc = sl_jm_document_last(req->svc->jm, source, id, &last, &err);
+        rc = sl_jm_document_problem(req->svc->jm, source, id, &last, &err);
         if (rc == SL_ENOENT) {
             rc = 0;
             last = json_null();
@@ -191,6 +195,6 @@ sl__api_document_get(struct sl__req *req)
                                     delta,
                                     "indexes",
                                     indexes,
-                                    "lastEvent",
+                                    "lastProblem",
                                     last));
 }

@@ -84,6 +84,7 @@ const struct sl__route sl__routes[] = {
       "/smila/jobmanager/events/:event/complete",
       sl__api_jm_event_complete),
     R("GET", "/smila/importing", sl__api_importing_get),
+    R("GET", "/smila/importing/documents/:source", sl__api_document_get),
     R("GET", "/smila/importing/documents/:source/*id", sl__api_document_get),
     R("GET", "/smila/importing/delta", sl__api_delta_list),
     R("DELETE", "/smila/importing/delta", sl__api_delta_clear_all),

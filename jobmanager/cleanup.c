@@ -253,7 +253,7 @@ sl__jm_cleanup_main(void *arg)
             call_run_end(jm, c->ended_job, c->ended);
         }
         if (c->prune) {
-            sl__jm_history_prune(jm, NULL);
+            sl__jm_history_prune(jm, NULL); /* stops early when stopping */
         }
         committed = sl__jm_store_wait(jm->st, seq, NULL) == 0;
         if (!committed && (c->prefix != NULL || c->id != NULL)) {

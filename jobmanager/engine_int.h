@@ -265,24 +265,26 @@ int sl__jm_outputs_find(struct sl_jm *jm,
 /* Delete the objects in @found (a failed attempt's); without jm->mu. */
 void sl__jm_outputs_discard(struct sl_jm *jm, const json_t *found);
 /*
- * Per-document history (history.c).  _check tests a finish's "documents"
- * (without locks); _add records them for run @r under jm->mu, in the group
- * commit of the finish; _counts is the run data's "documents", _persist
- * and _load the run's kept range in its persisted "_internal"; _prune
- * drops what the retention rules say for @job (NULL: every job), without
- * jm->mu, from the clean-up thread.
+ * Per-document history (history.c).  _check tests that a finish's
+ * "documents" is an array (without locks); _add records them for run @r
+ * under jm->mu, in the group commit of the finish, and returns how many
+ * broke the rules and were left out (logged once); _counts is the run data's
+ * "documents", _persist and _load the run's kept range in its persisted
+ * "_internal"; _prune drops what the retention rules say for @job (NULL: every
+ * job), without jm->mu, from the clean-up thread.
  */
 int sl__jm_history_check(const json_t *docs, struct sl_err *err);
-void sl__jm_history_add(struct sl_jm *jm,
-                        struct run *r,
-                        const char *worker,
-                        const json_t *docs);
+unsigned sl__jm_history_add(struct sl_jm *jm,
+                            struct run *r,
+                            const char *worker,
+                            const json_t *docs);
 json_t *sl__jm_history_counts(const struct run *r);
 void sl__jm_history_persist(const struct run *r, json_t *internal);
 void sl__jm_history_load(struct run *r, const json_t *j);
 void sl__jm_history_prune(struct sl_jm *jm, const char *job);
-/* Drop every history entry of run @run_id of @job (a deleted run). */
-void sl__jm_history_drop(struct sl_jm *jm, const char *job, const char *run_id);
+/* Drop every history entry of run @run_id of @job (a run to delete): 0,
+ * or SL_ENOTREADY (stopping) or a store error before all were gone. */
+int sl__jm_history_drop(struct sl_jm *jm, const char *job, const char *run_id);
 int sl__jm_input_triggers(struct sl_jm *jm,
                           struct run *r,
                           struct wfrun *wf,

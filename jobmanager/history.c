@@ -1,8 +1,9 @@
 /*
  * The per-document history of job runs (docs/jobmanager.md, "Document
  * history").  Workers report what happened to a document in their finish;
- * a finish that commits its outputs records each report as an entry of
- * the run's history and as the document's last event, queued under jm->mu
+ * a SUCCESSFUL finish records each report as an entry of the run's
+ * history (failures and skips also as the document's last problem, which
+ * a later push or delete clears), queued under jm->mu
  * with the rest of the finish, so both commit in its group commit.
  *
  * A run's entries are numbered from 0 (hist_next); their keys are
@@ -162,53 +163,46 @@ check_str(const json_t *e,
 int
 sl__jm_history_check(const json_t *docs, struct sl_err *err)
 {
-    const json_t *e = NULL;
-    size_t i = 0;
-    int rc = 0;
-
-    if (docs == NULL || json_is_null(docs)) {
-        return 0;
-    }
-    if (!json_is_array(docs) || json_array_size(docs) > SL_JM_DOCS_PER_FINISH) {
+    if (docs != NULL && !json_is_null(docs) && !json_is_array(docs)) {
         return sl_err_set(err,
                           SL_EINVAL,
                           "documents",
-                          "documents must be an array of at most %d entries",
-                          SL_JM_DOCS_PER_FINISH);
-    }
-    json_array_foreach(docs, i, e)
-    {
-        if (!json_is_object(e)) {
-            return sl_err_set(err,
-                              SL_EINVAL,
-                              "documents",
-                              "documents[%zu] must be an object",
-                              i);
-        }
-        if (sl_jm_doc_state_parse(
-                json_string_value(json_object_get(e, "state"))) < 0) {
-            return sl_err_set(err,
-                              SL_EINVAL,
-                              "documents",
-                              "documents[%zu].state must be new, changed, "
-                              "deleted, failed or skipped",
-                              i);
-        }
-        rc = check_str(e, "id", i, SL_JM_DOC_ID_MAX, 1, err);
-        if (rc == 0) {
-            rc = check_str(e, "source", i, SL_NAME_MAX, 0, err);
-        }
-        if (rc == 0) {
-            rc = check_str(e, "reason", i, SL_JM_DOC_REASON_MAX, 0, err);
-        }
-        if (rc == 0) {
-            rc = check_str(e, "message", i, SL_JM_DOC_MESSAGE_MAX, 0, err);
-        }
-        if (rc != 0) {
-            return rc;
-        }
+                          "documents must be an array of document reports");
     }
     return 0;
+}
+
+/* Entry @i of a finish's reports: 0, or SL_EINVAL with @err saying what
+ * breaks the rules (the entry is then left out and counted). */
+static int
+entry_check(const json_t *e, size_t i, struct sl_err *err)
+{
+    int rc = 0;
+
+    if (!json_is_object(e)) {
+        return sl_err_set(
+            err, SL_EINVAL, "documents", "documents[%zu] must be an object", i);
+    }
+    if (sl_jm_doc_state_parse(json_string_value(json_object_get(e, "state"))) <
+        0) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "documents",
+                          "documents[%zu].state must be new, changed, "
+                          "deleted, failed or skipped",
+                          i);
+    }
+    rc = check_str(e, "id", i, SL_JM_DOC_ID_MAX, 1, err);
+    if (rc == 0) {
+        rc = check_str(e, "source", i, SL_NAME_MAX, 0, err);
+    }
+    if (rc == 0) {
+        rc = check_str(e, "reason", i, SL_JM_DOC_REASON_MAX, 0, err);
+    }
+    if (rc == 0) {
+        rc = check_str(e, "message", i, SL_JM_DOC_MESSAGE_MAX, 0, err);
+    }
+    return rc;
 }
 
 static void
@@ -221,8 +215,8 @@ set_str(json_t *o, const char *name, const json_t *from)
     }
 }
 
-/* One reported document: the history entry and the document's last
- * event (a deleted document has none). */
+/* One reported document: the history entry, and the document's last
+ * problem (a failure or a skip) or none. */
 static void
 add_one(struct sl_jm *jm,
         struct run *r,
@@ -256,25 +250,29 @@ add_one(struct sl_jm *jm,
     set_str(e, "message", d);
     klen = hist_key(key, r->job, r->id, r->hist_next++, 1);
     (void)sl__jm_store_put_json(jm->st, SL__JM_DB_HISTORY, key, klen, e);
-    if (r->hist_next - r->hist_first > max_per_run(jm)) {
+    while (r->hist_next - r->hist_first > max_per_run(jm)) {
         klen = hist_key(key, r->job, r->id, r->hist_first++, 1);
         (void)sl__jm_store_del(jm->st, SL__JM_DB_HISTORY, key, klen);
     }
     if (source != NULL) {
+        /* the document's last problem: kept until it is pushed again or
+         * deleted (the entry's id and source are the key's) */
         klen =
             doc_key(dkey, source, json_string_value(json_object_get(d, "id")));
-        if (st == SL_JM_DOC_DELETED) {
-            (void)sl__jm_store_del(jm->st, SL__JM_DB_DOCS, dkey, klen);
-        } else {
+        if (st == SL_JM_DOC_FAILED || st == SL_JM_DOC_SKIPPED) {
+            (void)json_object_del(e, "id");
+            (void)json_object_del(e, "source");
             (void)json_object_set_new(e, "job", json_string(r->job));
             (void)json_object_set_new(e, "runId", json_string(r->id));
             (void)sl__jm_store_put_json(jm->st, SL__JM_DB_DOCS, dkey, klen, e);
+        } else {
+            (void)sl__jm_store_del(jm->st, SL__JM_DB_DOCS, dkey, klen);
         }
     }
     json_decref(e);
 }
 
-void
+unsigned
 sl__jm_history_add(struct sl_jm *jm,
                    struct run *r,
                    const char *worker,
@@ -282,21 +280,36 @@ sl__jm_history_add(struct sl_jm *jm,
 {
     int64_t now = sl_time_ms();
     const json_t *d = NULL;
+    unsigned bad = 0;
     size_t i = 0;
 
     json_array_foreach(docs, i, d)
     {
-        int st = sl_jm_doc_state_parse(
-            json_string_value(json_object_get(d, "state")));
+        struct sl_err err;
+        int st = 0;
 
-        if (st < 0) {
-            continue; /* sl__jm_history_check refused it already */
+        sl_err_clear(&err);
+        if (i >= SL_JM_DOCS_PER_FINISH || entry_check(d, i, &err) != 0) {
+            if (bad++ == 0) {
+                SL_WARN("jobmanager: run %s of job %s: a report of worker "
+                        "%s left out: %s",
+                        r->id,
+                        r->job,
+                        worker,
+                        i >= SL_JM_DOCS_PER_FINISH
+                            ? "more than 10000 in one finish"
+                            : err.message);
+            }
+            continue;
         }
+        st = sl_jm_doc_state_parse(
+            json_string_value(json_object_get(d, "state")));
         r->docs[st]++;
         if (!jm->cfg.history_off) {
             add_one(jm, r, worker, d, now);
         }
     }
+    return bad;
 }
 
 json_t *
@@ -419,6 +432,12 @@ drop_prefix(struct sl_jm *jm,
             break;
         }
         (void)pthread_mutex_lock(&jm->mu);
+        if (jm->stopping && db == SL__JM_DB_HISTORY) {
+            /* retention goes on at the next start; a stop does not wait */
+            (void)pthread_mutex_unlock(&jm->mu);
+            rc = SL_ENOTREADY;
+            break;
+        }
         r = job != NULL ? sl__jm_run_find(jm, job) : NULL;
         if (r != NULL && strcmp(r->id, run_id) != 0) {
             r = NULL;
@@ -444,13 +463,13 @@ drop_prefix(struct sl_jm *jm,
     return rc < 0 ? rc : 0;
 }
 
-void
+int
 sl__jm_history_drop(struct sl_jm *jm, const char *job, const char *run_id)
 {
     char key[HKEY_MAX];
     size_t klen = hist_key(key, job, run_id, 0, 0);
 
-    (void)drop_prefix(jm, SL__JM_DB_HISTORY, key, klen, INT64_MAX, NULL, NULL);
+    return drop_prefix(jm, SL__JM_DB_HISTORY, key, klen, INT64_MAX, NULL, NULL);
 }
 
 int
@@ -708,10 +727,18 @@ sl_jm_run_documents(struct sl_jm *jm,
     int rc = 0;
 
     *out = NULL;
-    if (strlen(job) > SL_NAME_MAX ||
-        (run_id != NULL && strlen(run_id) >= SL_JM_RUN_ID_MAX)) {
+    if (strlen(job) > SL_NAME_MAX) {
         json_decref(o);
-        return sl_err_set(err, SL_ENOENT, "job", "no such job or run");
+        return sl_err_set(err, SL_ENOENT, "job", "no job '%.64s...'", job);
+    }
+    if (run_id != NULL && strlen(run_id) >= SL_JM_RUN_ID_MAX) {
+        json_decref(o);
+        return sl_err_set(err,
+                          SL_ENOENT,
+                          "runId",
+                          "job '%s' has no run '%.64s...'",
+                          job,
+                          run_id);
     }
     rc = find_run(jm, job, run_id, o, &next, err);
     if (rc != 0) {
@@ -719,6 +746,11 @@ sl_jm_run_documents(struct sl_jm *jm,
         return rc;
     }
     run_id = json_string_value(json_object_get(o, "runId"));
+    if (run_id == NULL) {
+        json_decref(o);
+        return sl_err_set(
+            err, SL_ECORRUPT, NULL, "a stored run of job '%s' has no id", job);
+    }
     plen = hist_key(key, job, run_id, 0, 0);
     rc = sl__jm_store_scan(jm->st, SL__JM_DB_HISTORY, key, plen, first_one, &p);
     p.list = json_array();
@@ -762,11 +794,11 @@ sl_jm_run_documents(struct sl_jm *jm,
 }
 
 int
-sl_jm_document_last(struct sl_jm *jm,
-                    const char *source,
-                    const char *id,
-                    json_t **out,
-                    struct sl_err *err)
+sl_jm_document_problem(struct sl_jm *jm,
+                       const char *source,
+                       const char *id,
+                       json_t **out,
+                       struct sl_err *err)
 {
     char key[DKEY_MAX];
     int rc = 0;
@@ -778,7 +810,7 @@ sl_jm_document_last(struct sl_jm *jm,
         return sl_err_set(err,
                           SL_ENOENT,
                           "id",
-                          "no event of document '%s' of source '%s' is "
+                          "no problem of document '%s' of source '%s' is "
                           "recorded",
                           id,
                           source);

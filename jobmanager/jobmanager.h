@@ -365,8 +365,9 @@ int sl_jm_task_keepalive(struct sl_jm *jm,
  * @brief Finish a task with @p result {"status", "errorMessage",
  * "counters": {name: number}, "prerequisiteEvents": [names] (POSTPONE),
  * "documents": [entries] (see sl_jm_run_documents)}.  Output objects that
- * exist now are committed outputs; the documents are recorded when the
- * outputs are committed.
+ * exist now are committed outputs; the documents are recorded with a
+ * SUCCESSFUL finish (entries that break the rules are left out and
+ * counted as documents.invalid; "documents" not an array: SL_EINVAL).
  * @return 0, SL_EGONE (not in progress: expired, canceled, finished),
  *   SL_EINVAL (bad result; err names the field), SL_ENOTREADY (the object
  *   store could not be asked which outputs exist: the task stays in
@@ -384,8 +385,8 @@ json_t *sl_jm_task_counts(struct sl_jm *jm, const char *worker);
 /* ------------------------------------------------------------------------
  * Per-document history.  A worker reports what happened to a document in
  * its task's finish ("documents": [{"state", "id", "source", "reason",
- * "message"}]); a finish that commits the task's outputs records them in
- * the run's history and as the document's last event, in the same group
+ * "message"}]); a SUCCESSFUL finish records them in the run's history (and
+ * failures and skips as the document's last problem), in the same group
  * commit as the finish.
  * --------------------------------------------------------------------- */
 
@@ -415,7 +416,7 @@ int sl_jm_doc_state_parse(const char *name);
  * the following page), at most @p limit (1..1000); one page looks at no
  * more than 100,000 entries, so a page may hold fewer and still a "next":
  * {"job", "runId", "state" (the run's), "counts": {state: n, "recorded": n,
- * "dropped": n}, "documents": [{"seq", "state", "id", "source", "worker",
+ * "notRecorded": n}, "documents": [{"seq", "state", "id", "source", "worker",
  * "reason", "message", "time"}], "next": n (when more may follow)}.
  * @return 0, SL_ENOENT (no such job or run; err says which), SL_EIO.
  */
@@ -428,18 +429,19 @@ int sl_jm_run_documents(struct sl_jm *jm,
                         json_t **out,
                         struct sl_err *err);
 /**
- * @brief The last recorded event of document @p id of source @p source
- * ({"id", "source", "job", "runId", "state", "worker", "reason",
- * "message", "time"}); a deleted document has none.
- * @return 0, SL_ENOENT, SL_EIO.
+ * @brief The last problem of document @p id of source @p source: its
+ * newest failure or skip ({"job", "runId", "state", "worker", "reason",
+ * "message", "time"}), kept until the document is pushed again or
+ * deleted.
+ * @return 0, SL_ENOENT (none), SL_EIO.
  */
-int sl_jm_document_last(struct sl_jm *jm,
-                        const char *source,
-                        const char *id,
-                        json_t **out,
-                        struct sl_err *err);
-/** @brief Forget the last events of every document of @p source (a purge
- * of the source).  0 or SL_EIO. */
+int sl_jm_document_problem(struct sl_jm *jm,
+                           const char *source,
+                           const char *id,
+                           json_t **out,
+                           struct sl_err *err);
+/** @brief Forget the last problems of every document of @p source (a
+ * purge of the source).  0 or SL_EIO. */
 int sl_jm_documents_forget(struct sl_jm *jm,
                            const char *source,
                            struct sl_err *err);

@@ -372,7 +372,7 @@ enum sl__jm_dbi {
     SL__JM_DB_META = 4,    /* misc counters */
     SL__JM_DB_HISTORY = 5, /* "<job>\0<runId>\0" seq (8 bytes, big-endian)
                               -> entry JSON (history.c) */
-    SL__JM_DB_DOCS = 6,    /* "<source>\0<id>" -> last event JSON */
+    SL__JM_DB_DOCS = 6,    /* "<source>\0<id>" -> last problem JSON */
     SL__JM_NDB = 7
 };
 

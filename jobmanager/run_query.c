@@ -277,12 +277,18 @@ sl_jm_run_delete(struct sl_jm *jm,
             err, SL_ENOENT, "runId", "job '%s' has no run '%s'", job, run_id);
     }
     json_decref(stored);
-    seq = sl__jm_store_del(jm->st, SL__JM_DB_RUNS, key, klen);
-    rc = sl__jm_store_wait(jm->st, seq, err);
-    if (rc == 0) {
-        sl__jm_history_drop(jm, job, run_id);
+    /* its history first: the prune finds runs by their records, so a
+     * crash in between must leave the record, not the entries */
+    if (sl__jm_history_drop(jm, job, run_id) != 0) {
+        return sl_err_set(err,
+                          SL_ENOTREADY,
+                          "runId",
+                          "the document history of run %s could not be "
+                          "dropped (the server stops?); delete it again",
+                          run_id);
     }
-    return rc;
+    seq = sl__jm_store_del(jm->st, SL__JM_DB_RUNS, key, klen);
+    return sl__jm_store_wait(jm->st, seq, err);
 }
 
 int

@@ -1368,11 +1368,16 @@ sl_jm_task_finish(struct sl_jm *jm,
     if (strcmp(status, "SUCCESSFUL") == 0 ||
         (t->wq->worker->modes & SL__JM_WORKER_AUTO_COMMIT)) {
         commit_outputs(jm, t, found);
-        sl__jm_history_add(jm, r, worker, json_object_get(result, "documents"));
     } else {
         discard = 1;
     }
     if (strcmp(status, "SUCCESSFUL") == 0) {
+        unsigned bad = sl__jm_history_add(
+            jm, r, worker, json_object_get(result, "documents"));
+
+        if (bad > 0) {
+            counter_add(worker_counters(r, t), "documents.invalid", bad);
+        }
         note_incomplete(jm, r, t, result);
         r->tc[TC_SUCCESSFUL]++;
         counter_add(worker_counters(r, t), "successfulTaskCount", 1);

@@ -1015,7 +1015,7 @@ sl__task_ctx_run(struct sl_task_ctx *ctx)
         (void)json_object_set_new(
             result, "prerequisiteEvents", json_pack("[s]", ctx->event));
     }
-    if (ctx->docs != NULL && (res == SL_WORKER_OK || commit)) {
+    if (ctx->docs != NULL && res == SL_WORKER_OK) {
         (void)json_object_set(result, "documents", ctx->docs);
     }
     return result;

@@ -9,13 +9,14 @@
 #   as deleted; the run data counts documents by state;
 # - pages, the state filter and bad arguments of
 #   GET /smila/jobmanager/jobs/<job>[/<run>]/documents/;
-# - GET /smila/importing/documents/<source>/<id>: delta hash, the indexes
-#   that hold it, its last event; a deleted document is 404;
+# - GET /smila/importing/documents/<source>/<id> (or ?id=): delta hash,
+#   the indexes that hold it, its last problem (failure or skip); a deleted
+#   document is 404;
 # - a web crawl records a page answering 404 as failed ("client",
 #   "HTTP 404") and the pages it indexed as new;
 # - `sluice job report` in text and JSON lines;
 # - the history survives kill -9 and a restart; a purge forgets the
-#   documents' last events.
+#   documents' last problems.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -87,12 +88,13 @@ expect_jq '.runId == "'"$RUN2"'" and any(.documents[]; .state == "changed" and .
 req GET "/smila/importing/documents/fs/$ROOT/a.txt"
 expect_status 200 "one document"
 expect_jq '.delta.hash != null and .delta.lastSeenRun == .delta.sourceCurrentRun and .indexes == ["default"] and
-    .lastEvent.state == "changed" and .lastEvent.runId == "'"$RUN2"'" and .lastEvent.job == "files"' \
-    "its delta entry, the index that holds it and its last event"
+    .lastProblem == null' "its delta entry, the index that holds it, no problem"
 req GET "/smila/importing/documents/fs/$ROOT/sub/b.txt"
 expect_error 404 NOT_FOUND "a deleted document is known to no service"
 req GET "/smila/importing/documents/fs/$ROOT/big.txt"
-expect_jq '.delta == null and .indexes == [] and .lastEvent.state == "skipped"' "a skipped file: only its last event"
+expect_jq '.delta == null and .indexes == [] and .lastProblem.state == "skipped" and
+    .lastProblem.reason == "filters.maxFileSize" and .lastProblem.job == "files" and .lastProblem.runId == "'"$RUN2"'"' \
+    "a skipped file: its last problem, from the newest run"
 req GET "/smila/importing/documents/../$ROOT/a.txt"
 expect_error 400 INVALID_INPUT "a bad source name is refused"
 
@@ -104,6 +106,12 @@ expect_jq '(.documents | length) == 1 and .documents[0].id == "'"$SITE"'/gone" a
     "the page answering 404 is failed: client, HTTP 404, by the webCrawler"
 req GET "/smila/jobmanager/jobs/site/documents/?state=new"
 expect_jq '[.documents[].id] | sort == ["'"$SITE"'/", "'"$SITE"'/p1"]' "the two pages crawled are new"
+req GET "/smila/importing/documents/web" -G --data-urlencode "id=$SITE/"
+expect_jq '.id == "'"$SITE"'/" and .indexes == ["default"] and .delta != null' \
+    "a page whose id ends in / is found with ?id="
+req GET "/smila/importing/documents/web" -G --data-urlencode "id=$SITE/gone"
+expect_jq '.lastProblem.state == "failed" and .lastProblem.message == "HTTP 404" and .indexes == []' \
+    "the failed page: its last problem"
 
 out=$("$SLUICE" job report site --failed --server "$BASE" 2>&1)
 { echo "$out" | grep -q "^job site run .*: SUCCEEDED" &&
@@ -128,7 +136,7 @@ expect_jq '.counts.recorded == 5 and .counts.new == 2 and (.documents | length) 
 req DELETE "/smila/importing/delta/fs/?purge=true"
 expect_status 200 "purge the source fs"
 req GET "/smila/importing/documents/fs/$ROOT/big.txt"
-expect_error 404 NOT_FOUND "the purge forgot the documents' last events"
+expect_error 404 NOT_FOUND "the purge forgot the documents' last problems"
 
 stop_server
 finish

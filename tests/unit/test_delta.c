@@ -254,30 +254,34 @@ test_delta_was_pushed(void **state)
     struct sl_delta_rec r = rec("/z.zip/e", "/z.zip", "h", 0);
     struct sl_err err;
     int pushed = -1;
+    int known = -1;
 
     mark1(f->d, SRC, 3, r.id, r.compound_id, r.hash, 0);
     assert_int_equal(
-        sl_delta_was_pushed_in_run(f->d, SRC, 3, &r, &pushed, &err), 0);
+        sl_delta_was_pushed_in_run(f->d, SRC, 3, &r, &pushed, NULL, &err), 0);
     assert_int_equal(pushed, 1);
     assert_int_equal(
-        sl_delta_was_pushed_in_run(f->d, SRC, 4, &r, &pushed, &err), 0);
+        sl_delta_was_pushed_in_run(f->d, SRC, 4, &r, &pushed, &known, &err), 0);
     assert_int_equal(pushed, 0);
+    assert_int_equal(known, 1); /* an entry: pushing it is an update */
     r.hash = "other";
     assert_int_equal(
-        sl_delta_was_pushed_in_run(f->d, SRC, 3, &r, &pushed, &err), 0);
+        sl_delta_was_pushed_in_run(f->d, SRC, 3, &r, &pushed, NULL, &err), 0);
     assert_int_equal(pushed, 0);
     r.hash = NULL;
     pushed = -1;
     assert_int_equal(
-        sl_delta_was_pushed_in_run(f->d, SRC, 3, &r, &pushed, &err), 0);
+        sl_delta_was_pushed_in_run(f->d, SRC, 3, &r, &pushed, NULL, &err), 0);
     assert_int_equal(pushed, 0);
     r = rec("unknown", NULL, "h", 0);
     assert_int_equal(
-        sl_delta_was_pushed_in_run(f->d, SRC, 3, &r, &pushed, &err), 0);
+        sl_delta_was_pushed_in_run(f->d, SRC, 3, &r, &pushed, &known, &err), 0);
     assert_int_equal(pushed, 0);
+    assert_int_equal(known, 0); /* no entry: a new document */
     r = rec("x", NULL, "h", 0);
     assert_int_equal(
-        sl_delta_was_pushed_in_run(f->d, "other", 3, &r, &pushed, &err), 0);
+        sl_delta_was_pushed_in_run(f->d, "other", 3, &r, &pushed, NULL, &err),
+        0);
     assert_int_equal(pushed, 0);
 }
 

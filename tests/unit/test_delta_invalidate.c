@@ -114,7 +114,7 @@ test_invalidate_makes_changed(void **state)
     assert_int_equal(invalidated(f->d, "other"), 0);
     /* The run that visited it asks again (a retried push task). */
     assert_int_equal(
-        sl_delta_was_pushed_in_run(f->d, SRC, 1, &r, &pushed, &err), 0);
+        sl_delta_was_pushed_in_run(f->d, SRC, 1, &r, &pushed, NULL, &err), 0);
     assert_int_equal(pushed, 0);
     assert_int_equal(check1(f->d, SRC, 2, "/a.txt", NULL, "h1"),
                      SL_DELTA_CHANGED);

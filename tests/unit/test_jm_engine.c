@@ -7,8 +7,9 @@
  * reopening the jobmanager; a full disk: tasks given back with a growing
  * pause (errorCode NO_SPACE), and transient objects deleted only once the
  * state that releases them is committed (the store's test knob makes its
- * commits fail); the per-document history of runs: recorded with the
- * finish that commits, refused when malformed, the newest entries kept,
+ * commits fail); the per-document history of runs: recorded with a
+ * successful finish, a report that breaks the rules left out and counted,
+ * the newest entries kept,
  * the runs past keepRuns dropped, all of it kept across a restart.
  */
 #include <setjmp.h>
@@ -828,35 +829,50 @@ test_engine_history(void **state)
 
     assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
     t = take(f, "split");
-    /* malformed: refused whole, the task stays in progress */
+    /* not an array: refused whole, the task stays in progress */
     sl_err_clear(&err);
-    assert_int_equal(finish_with(f,
-                                 t,
-                                 json_pack("{s:s, s:[{s:s, s:s}]}",
-                                           "status",
-                                           "SUCCESSFUL",
-                                           "documents",
-                                           "state",
-                                           "gone",
-                                           "id",
-                                           "x")),
-                     SL_EINVAL);
-    /* a failed attempt records nothing */
+    assert_int_equal(
+        finish_with(
+            f,
+            t,
+            json_pack(
+                "{s:s, s:s}", "status", "SUCCESSFUL", "documents", "all")),
+        SL_EINVAL);
+    /* an entry that breaks the rules is left out and counted alone */
     write_out(f, t, 1);
-    assert_int_equal(finish_with(f,
-                                 t,
-                                 json_pack("{s:s, s:[{s:s, s:s, s:s}]}",
-                                           "status",
-                                           "SUCCESSFUL",
-                                           "documents",
-                                           "state",
-                                           "new",
-                                           "id",
-                                           "a",
-                                           "source",
-                                           "s1")),
-                     0);
+    assert_int_equal(
+        finish_with(f,
+                    t,
+                    json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s, s:s}]}",
+                              "status",
+                              "SUCCESSFUL",
+                              "documents",
+                              "state",
+                              "gone",
+                              "id",
+                              "x",
+                              "state",
+                              "new",
+                              "id",
+                              "a",
+                              "source",
+                              "s1")),
+        0);
     json_decref(t);
+    page = run_data(f, "chainJob", id);
+    {
+        const char *k = NULL;
+        json_t *c = NULL;
+        json_int_t invalid = 0;
+
+        json_object_foreach(json_object_get(page, "worker"), k, c)
+        {
+            invalid +=
+                json_integer_value(json_object_get(c, "documents.invalid"));
+        }
+        assert_int_equal(invalid, 1);
+    }
+    json_decref(page);
     t = take(f, "copy");
     assert_int_equal(finish_with(f,
                                  t,
@@ -926,12 +942,12 @@ test_engine_history(void **state)
         json_decref(page);
     }
     /* last events: b failed; a deleted, so none */
-    assert_int_equal(sl_jm_document_last(f->jm, "s1", "b", &doc, &err), 0);
+    assert_int_equal(sl_jm_document_problem(f->jm, "s1", "b", &doc, &err), 0);
     assert_string_equal(json_string_value(json_object_get(doc, "state")),
                         "failed");
     assert_string_equal(json_string_value(json_object_get(doc, "runId")), id);
     json_decref(doc);
-    assert_int_equal(sl_jm_document_last(f->jm, "s1", "a", &doc, &err),
+    assert_int_equal(sl_jm_document_problem(f->jm, "s1", "a", &doc, &err),
                      SL_ENOENT);
 
     /* kept across a restart, the run still going */
@@ -965,7 +981,7 @@ test_engine_history(void **state)
     assert_int_equal(json_array_size(json_object_get(page, "documents")), 1);
     json_decref(page);
     assert_int_equal(sl_jm_documents_forget(f->jm, "s1", &err), 0);
-    assert_int_equal(sl_jm_document_last(f->jm, "s1", "b", &doc, &err),
+    assert_int_equal(sl_jm_document_problem(f->jm, "s1", "b", &doc, &err),
                      SL_ENOENT);
 }
 

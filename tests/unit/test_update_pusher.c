@@ -319,8 +319,9 @@ visited(struct fixture *f,
     struct sl_delta_rec dr = {id, cid, hash, 0, 0};
     int pushed = 0;
 
-    assert_int_equal(
-        sl_delta_was_pushed_in_run(f->delta, SRC, seq, &dr, &pushed, NULL), 0);
+    assert_int_equal(sl_delta_was_pushed_in_run(
+                         f->delta, SRC, seq, &dr, &pushed, NULL, NULL),
+                     0);
     return pushed;
 }
 
