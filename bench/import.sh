@@ -624,9 +624,11 @@ mem_sampler() {
     local pid=$1 out=$2 k v a f anon=0 file=0
     while :; do
         a=-1 f=0
-        while read -r k v _; do
-            case $k in RssAnon:) a=$v ;; RssFile:) f=$v ;; esac
-        done <"/proc/$pid/status" 2>/dev/null || break
+        {
+            while read -r k v _; do
+                case $k in RssAnon:) a=$v ;; RssFile:) f=$v ;; esac
+            done <"/proc/$pid/status"
+        } 2>/dev/null || break
         [ "$a" -ge 0 ] || break
         if [ "$a" -gt "$anon" ] || [ "$f" -gt "$file" ]; then
             [ "$a" -gt "$anon" ] && anon=$a

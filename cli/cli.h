@@ -50,6 +50,31 @@ int sl_cli_source_main(int argc, char **argv);
 int sl_cli_job_main(int argc, char **argv);
 
 struct sl_cli_conn;
+/** @brief `sluice workflow list|define|delete` (cmd_defs.c). */
+int sl_cli_workflow_main(int argc, char **argv);
+/** @brief `sluice index list|delete` (cmd_defs.c). */
+int sl_cli_index_main(int argc, char **argv);
+/**
+ * @brief The definitions of @p kind ("jobs", "workflows") one a line, with
+ * the runs of jobs; @p json: as the server lists them (cmd_defs.c).
+ * Errors are printed with @p prog.  0 or 1.
+ */
+int sl_cli_defs_list(const struct sl_cli_conn *conn,
+                     const char *prog,
+                     const char *kind,
+                     int json);
+/** @brief POST the definition in JSON file @p file.  0 or 1. */
+int sl_cli_defs_define(const struct sl_cli_conn *conn,
+                       const char *prog,
+                       const char *kind,
+                       const char *file);
+/** @brief DELETE definition @p name (a job's documents too with
+ * @p purge).  0 or 1. */
+int sl_cli_defs_delete(const struct sl_cli_conn *conn,
+                       const char *prog,
+                       const char *kind,
+                       const char *name,
+                       int purge);
 /**
  * @brief `sluice job report` (cmd_report.c): the counts by state of run
  * @p run (NULL: the current or last one) of @p job and its recorded
@@ -107,6 +132,11 @@ int sl_cli_http(const char *prog,
                 const char *body,
                 struct sl_buf *reply,
                 long *status);
+/** @brief 1 when a request of this process could not reach its server
+ * (no connection, name not resolved, timed out): the commands then exit
+ * with SL_CLI_EXIT_UNREACHABLE instead of 1. */
+int sl_cli_unreachable(void);
+#define SL_CLI_EXIT_UNREACHABLE 3
 /** @brief As sl_cli_http, parsed: a new JSON value or NULL (printed). */
 json_t *sl_cli_http_json(const char *prog,
                          const char *method,

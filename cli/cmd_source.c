@@ -1,8 +1,9 @@
 /*
- * `sluice source purge SOURCE` and `sluice source status SOURCE`: purge a
- * data source from a running server (DELETE
- * /smila/importing/delta/<source>/?purge=true, docs/rest-api.md "Purge")
- * or show its delta entries.
+ * `sluice source list`, `sluice source purge SOURCE` and `sluice source
+ * status SOURCE`: the data sources of a running server with their delta
+ * entries (GET /smila/importing/delta/), purging one (DELETE
+ * /smila/importing/delta/<source>/?purge=true, docs/rest-api.md) or the
+ * entries of one.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,17 +19,22 @@ static const char prog[] = "sluice source";
 
 struct args {
     struct sl_cli_conn conn;
-    const char *cmd;    /* "purge" or "status" */
-    const char *source; /* the data source */
+    const char *cmd;    /* "list", "purge" or "status" */
+    const char *source; /* the data source, or NULL (list) */
+    int json;
 };
 
 static void
 usage(FILE *out)
 {
     fprintf(out,
-            "usage: sluice source purge SOURCE [--server URL] [--token T]\n"
+            "usage: sluice source list [--json] [--server URL] [--token T]\n"
+            "       sluice source purge SOURCE [--server URL] [--token T]\n"
             "       sluice source status SOURCE [--server URL] [--token T]\n"
             "\n"
+            "list    the data sources with delta entries, and how many each "
+            "has\n"
+            "        (--json: as the server lists them)\n"
             "purge   forgets the delta entries of data source SOURCE and "
             "deletes its\n"
             "        documents from the index of every running processing "
@@ -39,10 +45,11 @@ usage(FILE *out)
             "options:\n");
     sl_cli_conn_help(out, SL_CLI_DEFAULT_SERVER);
     fprintf(out,
+            "      --json         list: print JSON\n"
             "  -h, --help         this help\n"
             "\n"
             "Exit status: 0 success, 1 "
-            "failure, 2 usage error.\n");
+            "failure, 2 usage error, 3 server unreachable.\n");
 }
 
 /* Parse argv into @a; returns -1 to go on, else the exit status. */
@@ -51,6 +58,7 @@ parse_args(int argc, char **argv, struct args *a)
 {
     static const struct option opts[] = {
         SL_CLI_CONN_OPTIONS,
+        {"json", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -61,6 +69,9 @@ parse_args(int argc, char **argv, struct args *a)
     optind = 1;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
         switch (c) {
+        case 'J':
+            a->json = 1;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -72,16 +83,57 @@ parse_args(int argc, char **argv, struct args *a)
             return EXIT_USAGE;
         }
     }
+    if (argc - optind == 1 && strcmp(argv[optind], "list") == 0) {
+        a->cmd = argv[optind];
+        return -1;
+    }
     if (argc - optind != 2 || (strcmp(argv[optind], "purge") != 0 &&
                                strcmp(argv[optind], "status") != 0)) {
         fprintf(stderr,
-                "sluice source: expected 'purge SOURCE' or 'status SOURCE' "
-                "(sluice source --help)\n");
+                "sluice source: expected 'list', 'purge SOURCE' or 'status "
+                "SOURCE' (sluice source --help)\n");
         return EXIT_USAGE;
     }
     a->cmd = argv[optind];
     a->source = argv[optind + 1];
     return -1;
+}
+
+static int
+source_list(const struct args *a)
+{
+    char *url = sl_cli_url(a->conn.server, "/smila/importing/delta/");
+    long status = 0;
+    json_t *reply =
+        sl_cli_http_json(prog, "GET", url, a->conn.token, NULL, &status);
+    const json_t *s = NULL;
+    size_t i = 0;
+    int rc = 1;
+
+    sl_free(url);
+    if (reply != NULL && status == 200) {
+        json_array_foreach(json_object_get(reply, "sources"), i, s)
+        {
+            if (a->json) {
+                continue;
+            }
+            printf("%s  %lld delta entries\n",
+                   json_string_value(json_object_get(s, "source")),
+                   (long long)json_integer_value(
+                       json_object_get(s, "entryCount")));
+        }
+        if (a->json) {
+            char *text = json_dumps(reply, JSON_INDENT(2));
+
+            printf("%s\n", text != NULL ? text : "null");
+            sl_free(text);
+        }
+        rc = 0;
+    } else if (reply != NULL) {
+        sl_cli_print_error(prog, status, reply);
+    }
+    json_decref(reply);
+    return rc;
 }
 
 int
@@ -98,6 +150,9 @@ sl_cli_source_main(int argc, char **argv)
 
     if (rc >= 0) {
         return rc;
+    }
+    if (strcmp(a.cmd, "list") == 0) {
+        return source_list(&a);
     }
     purge = strcmp(a.cmd, "purge") == 0;
     esc = curl_easy_escape(NULL, a.source, 0);

@@ -54,7 +54,10 @@ static const struct command {
     {"worker", sl_cli_worker_main, "run a worker against a server"},
     {"job",
      sl_cli_job_main,
-     "start a job and follow it, show its state or its documents"},
+     "define, list, start, follow and cancel jobs, show their runs and "
+     "documents"},
+    {"workflow", sl_cli_workflow_main, "list, define or delete workflows"},
+    {"index", sl_cli_index_main, "list or delete the indexes of a server"},
     {"search", sl_cli_search_main, "query an index of a running server"},
     {"source",
      sl_cli_source_main,
@@ -102,7 +105,11 @@ sl_cli_main(int argc, char **argv)
     }
     for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
         if (strcmp(argv[1], commands[i].name) == 0) {
-            return commands[i].main(argc - 1, argv + 1);
+            int rc = commands[i].main(argc - 1, argv + 1);
+
+            /* a failure to reach the server has its own status */
+            return rc == 1 && sl_cli_unreachable() ? SL_CLI_EXIT_UNREACHABLE
+                                                   : rc;
         }
     }
     fprintf(stderr, "sluice: unknown command '%s' (sluice --help)\n", argv[1]);

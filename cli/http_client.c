@@ -11,6 +11,14 @@
 
 #include "cli/cli.h"
 
+static int unreachable; /* the commands are single-threaded */
+
+int
+sl_cli_unreachable(void)
+{
+    return unreachable;
+}
+
 /* libcurl write callback: collect the reply in a bounded buffer. */
 static size_t
 on_data(char *data, size_t size, size_t n, void *ctx)
@@ -63,6 +71,10 @@ sl_cli_http(const char *prog,
     (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
     (void)curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     cc = curl_easy_perform(h);
+    if (cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
+        cc == CURLE_OPERATION_TIMEDOUT) {
+        unreachable = 1;
+    }
     if (cc != CURLE_OK) {
         fprintf(stderr,
                 "%s: %s: %s\n",
