@@ -11,9 +11,13 @@ CTEST_JOBS ?= 2
 FUZZ_TEST_SECONDS ?= 20
 FUZZ_SECONDS      ?= 300
 FUZZ_TARGET       ?=
+# `make install` (docs/operations.md "Installing"): PREFIX as for any
+# package (/usr/local; /usr puts the configuration in /etc/sluice), and
+# DESTDIR for a staged install.
+PREFIX            ?= /usr/local
 
 .PHONY: all deps build build-asan build-fuzz run test test-normal test-asan \
-	test-fuzz fuzz format clean
+	test-fuzz fuzz format clean install
 
 all: build
 
@@ -35,6 +39,14 @@ build-fuzz: deps
 	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSL_FUZZ=ON \
 	    -DSL_FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) >/dev/null
 	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+
+# The build of the installed binary knows where its configuration is
+# (SYSCONFDIR/sluice under PREFIX), so it is configured with PREFIX.
+install: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(BUILD) -j$(JOBS) --target sluice sluice-pdf
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
 
 # Starts the server in the foreground with the default configuration
 # (config/sluice.json, the same values as the built-in defaults).

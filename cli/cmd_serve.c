@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <systemd/sd-daemon.h>
 #include <uv.h>
 
 #include "builtin/builtin.h"
@@ -25,20 +26,31 @@
 #include "text/text.h"
 #include "workers/workers.h"
 
+/* Where the configuration came from: said in the log once it is set up. */
+static char g_config_from[4200];
+
 static void
 usage(FILE *out)
 {
     fprintf(out,
-            "usage: sluice serve [--config FILE] [--listen ADDR:PORT] "
-            "[--data-dir DIR]\n"
+            "usage: sluice serve [--config-dir DIR | --config FILE] "
+            "[--listen ADDR:PORT]\n"
+            "                    [--data-dir DIR] [--log-level LVL]\n"
             "\n"
             "Runs the Sluice server until SIGINT or SIGTERM.\n"
             "\n"
+            "The configuration directory is the first of: --config-dir DIR;\n"
+            "the directory of --config FILE; the current directory when it\n"
+            "holds config/ and workflows/ (a source tree: config/sluice.json,\n"
+            "config/jobs.json, workflows/); " SL_CLI_SYSCONF_DIR ".  It holds\n"
+            "sluice.json (optional: else the built-in defaults), jobs.json,\n"
+            "buckets.json, workers.json and workflows/*.json.\n"
+            "\n"
             "options:\n"
-            "  -c, --config FILE     configuration file (default "
-            "config/sluice.json\n"
-            "                        when it exists, else the built-in "
-            "defaults)\n"
+            "  -C, --config-dir DIR  configuration directory (see above)\n"
+            "  -c, --config FILE     configuration file; definitions and\n"
+            "                        workflows/ beside it (workflows/ of its\n"
+            "                        parent directory when it has none)\n"
             "  -l, --listen ADDR:PORT  listen address, overrides 'listen'\n"
             "  -d, --data-dir DIR    data directory, overrides 'dataDir'\n"
             "      --log-level LVL   debug, info, warn or error, overrides "
@@ -124,6 +136,36 @@ start_check(void *arg,
  * worker descriptions of <configDir>/workers.json, load definitions and
  * resume the runs that were active when the server stopped.
  */
+/* Which configuration the server uses, and loudly when it has no
+ * workflow or no job: nothing can run then. */
+static void
+say_definitions(const struct sl_cfg *cfg, struct sl_jm *jm)
+{
+    json_t *wfs = sl_jm_defs_list(jm, "workflows");
+    json_t *jobs = sl_jm_defs_list(jm, "jobs");
+
+    SL_INFO("configuration: %s; definitions from %s, workflows from %s: "
+            "%zu workflow(s), %zu job(s)",
+            g_config_from,
+            cfg->jm_config_dir,
+            cfg->jm_workflows_dir,
+            json_array_size(wfs),
+            json_array_size(jobs));
+    if (json_array_size(wfs) == 0) {
+        SL_WARN("NO WORKFLOW LOADED: no *.json in %s and none defined over "
+                "REST, so no job can run; point --config-dir at a directory "
+                "with workflows/ (sluice serve --help)",
+                cfg->jm_workflows_dir);
+    }
+    if (json_array_size(jobs) == 0) {
+        SL_WARN("NO JOB LOADED: no %s/jobs.json and none defined over REST; "
+                "define jobs with sluice job define FILE or in jobs.json",
+                cfg->jm_config_dir);
+    }
+    json_decref(wfs);
+    json_decref(jobs);
+}
+
 static int
 open_jobmanager(const struct sl_cfg *cfg,
                 struct sl_obj *store,
@@ -209,6 +251,7 @@ open_jobmanager(const struct sl_cfg *cfg,
         /* not before: sl_jm_start resumes runs (their end hooks may come
          * at once) while sl_bb_start still recovers the journals */
         run_end_set(*bb);
+        say_definitions(cfg, *out);
     }
     if (rc != 0) {
         SL_ERROR("cannot start the jobmanager: %s", err.message);
@@ -377,11 +420,92 @@ close_handle(uv_handle_t *h, void *arg)
     }
 }
 
+static int
+is_dir(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The configuration directory (docs/configuration.md): set the defaults
+ * of jobmanager.configDir and .workflowsDir in @cfg and the file to read
+ * in @file (@required: it must exist).  The file's own keys win.
+ */
+static void
+find_config(const char *dir_opt,
+            const char *file_opt,
+            struct sl_cfg *cfg,
+            char *file,
+            size_t cap,
+            int *required)
+{
+    char base[4096];
+    const char *how = NULL;
+
+    *required = 0;
+    if (dir_opt != NULL) {
+        (void)snprintf(base, sizeof(base), "%s", dir_opt);
+        how = "--config-dir";
+    } else if (file_opt != NULL) {
+        const char *slash = strrchr(file_opt, '/');
+
+        (void)snprintf(base,
+                       sizeof(base),
+                       "%.*s",
+                       slash != NULL ? (int)(slash - file_opt) : 1,
+                       slash != NULL ? file_opt : ".");
+        if (base[0] == '\0') {
+            (void)snprintf(base, sizeof(base), "/");
+        }
+        how = "--config";
+    } else if (is_dir("config") && is_dir("workflows")) {
+        /* a source tree: today's layout, config/ and workflows/ */
+        (void)snprintf(file, cap, "config/sluice.json");
+        (void)snprintf(
+            cfg->jm_config_dir, sizeof(cfg->jm_config_dir), "config");
+        (void)snprintf(
+            cfg->jm_workflows_dir, sizeof(cfg->jm_workflows_dir), "workflows");
+        (void)snprintf(g_config_from,
+                       sizeof(g_config_from),
+                       "./config and ./workflows (the current directory "
+                       "holds both)");
+        return;
+    } else {
+        (void)snprintf(base, sizeof(base), "%s", SL_CLI_SYSCONF_DIR);
+        how = is_dir(base) ? "the system's" : "none found, the default";
+    }
+    if (file_opt != NULL) {
+        (void)snprintf(file, cap, "%s", file_opt);
+        *required = 1;
+    } else {
+        (void)snprintf(file, cap, "%s/sluice.json", base);
+    }
+    (void)snprintf(cfg->jm_config_dir, sizeof(cfg->jm_config_dir), "%s", base);
+    if (snprintf(cfg->jm_workflows_dir,
+                 sizeof(cfg->jm_workflows_dir),
+                 "%s/workflows",
+                 base) >= (int)sizeof(cfg->jm_workflows_dir)) {
+        cfg->jm_workflows_dir[0] = '\0'; /* too long: none */
+    }
+    if (file_opt != NULL && !is_dir(cfg->jm_workflows_dir) &&
+        snprintf(cfg->jm_workflows_dir,
+                 sizeof(cfg->jm_workflows_dir),
+                 "%s/../workflows",
+                 base) >= (int)sizeof(cfg->jm_workflows_dir)) {
+        /* config/sluice.json of a source tree: ../workflows */
+        cfg->jm_workflows_dir[0] = '\0';
+    }
+    (void)snprintf(g_config_from, sizeof(g_config_from), "%s (%s)", base, how);
+}
+
 /* Parse the command line into @cfg (after the config file is applied). */
 static int
 parse_args(int argc, char **argv, struct sl_cfg *cfg)
 {
     static const struct option opts[] = {
+        {"config-dir", required_argument, NULL, 'C'},
         {"config", required_argument, NULL, 'c'},
         {"listen", required_argument, NULL, 'l'},
         {"data-dir", required_argument, NULL, 'd'},
@@ -390,6 +514,9 @@ parse_args(int argc, char **argv, struct sl_cfg *cfg)
         {NULL, 0, NULL, 0},
     };
     const char *config = NULL;
+    const char *config_dir = NULL;
+    char file[4200];
+    int required = 0;
     const char *listen = NULL;
     const char *data_dir = NULL;
     const char *level = NULL;
@@ -399,8 +526,11 @@ parse_args(int argc, char **argv, struct sl_cfg *cfg)
 
     sl_err_clear(&err);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:l:d:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "C:c:l:d:h", opts, NULL)) != -1) {
         switch (c) {
+        case 'C':
+            config_dir = optarg;
+            break;
         case 'c':
             config = optarg;
             break;
@@ -426,9 +556,22 @@ parse_args(int argc, char **argv, struct sl_cfg *cfg)
             stderr, "sluice serve: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
+    if (config != NULL && config_dir != NULL) {
+        fprintf(stderr,
+                "sluice serve: --config and --config-dir exclude each "
+                "other\n");
+        return 2;
+    }
+    if (config_dir != NULL && !is_dir(config_dir)) {
+        fprintf(stderr,
+                "sluice serve: --config-dir %s: not a directory\n",
+                config_dir);
+        return 2;
+    }
     sl_cfg_defaults(cfg);
-    rc = sl_cfg_load_file(cfg, config ? config : "config/sluice.json", &err);
-    if (rc == SL_ENOENT && config == NULL) {
+    find_config(config_dir, config, cfg, file, sizeof(file), &required);
+    rc = sl_cfg_load_file(cfg, file, &err);
+    if (rc == SL_ENOENT && !required) {
         rc = 0; /* no file: the embedded defaults */
     }
     if (rc != 0) {
@@ -601,7 +744,11 @@ serve(const struct sl_cfg *cfg, const struct services *s)
                 sl_http_port(http),
                 cfg->data_dir,
                 cfg->durability);
+        /* a service of Type=notify is started now (a no-op elsewhere) */
+        (void)sd_notifyf(
+            0, "READY=1\nSTATUS=listening on port %u", sl_http_port(http));
         (void)uv_run(&loop, UV_RUN_DEFAULT);
+        (void)sd_notify(0, "STOPPING=1");
         /* From now on a state commit that fails (a full disk) is given
          * up: requests, workers and the bulkbuilder waiting for it
          * return, and the stop does not wait for them for ever. */

@@ -8,7 +8,7 @@ foreach(c ${SL_IT_CASES})
     ENVIRONMENT "TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
 endforeach()
 foreach(t store_objects auth limits shutdown cli jobmanager workers_nice hostile
-    defs_checks)
+    defs_checks install)
   add_test(NAME it_${t} COMMAND ${SL_IT_DIR}/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 180
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
