@@ -17,7 +17,7 @@ FUZZ_TARGET       ?=
 PREFIX            ?= /usr/local
 
 .PHONY: all deps build build-asan build-fuzz run test test-normal test-asan \
-	test-fuzz fuzz format clean install
+	test-fuzz fuzz format clean install deb
 
 all: build
 
@@ -47,6 +47,11 @@ install: deps
 	    -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(BUILD) -j$(JOBS) --target sluice sluice-pdf
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+
+# The Debian package, ../sluice_<version>_<arch>.deb (docs/operations.md
+# "The Debian package").
+deb: deps
+	dpkg-buildpackage -b -us -uc
 
 # Starts the server in the foreground with the default configuration
 # (config/sluice.json, the same values as the built-in defaults).

@@ -226,6 +226,32 @@ set_string(json_t *meta, const char *key, const char *s, size_t len)
     (void)json_object_set_new(meta, key, v);
 }
 
+/* A record whose text could not be had (a converter failed, timed out or
+ * is missing, or the document is corrupt) is still indexed, with what it
+ * has; the run's document history says why its text is missing. */
+static void
+report(struct tx *x, const struct doc *d, const json_t *meta)
+{
+    static const char *const reasons[] = {NULL,
+                                          NULL,
+                                          "converter.failed",
+                                          "converter.timeout",
+                                          "converter.missing"};
+    const char *reason = reasons[d->r.outcome];
+
+    if (reason == NULL && d->r.corrupt) {
+        reason = "corrupt";
+    }
+    if (reason != NULL) {
+        sl_task_doc(x->ctx,
+                    SL_JM_DOC_FAILED,
+                    json_string_value(json_object_get(meta, "_source")),
+                    json_string_value(json_object_get(meta, "_recordid")),
+                    reason,
+                    d->mime);
+    }
+}
+
 /* Count the outcome of a record. */
 static void
 count(struct tx *x, const struct doc *d, int has_content)
@@ -350,6 +376,9 @@ write_record(struct tx *x, json_t *meta, struct doc *d, int has_content)
         (void)json_object_del(meta, "text"); /* the attachment replaces it */
     }
     count(x, d, has_content);
+    if (has_content) {
+        report(x, d, meta);
+    }
 write:
     rc = sl_bulk_writer_record_begin(x->w, meta);
     if (rc == 0 && !x->text_attribute && (has_content || d->given_text)) {

@@ -5,7 +5,8 @@
 # libimage-exiftool-perl: exiftool, the metadata of .doc, .xls, .ppt and
 # RTF; libpoppler-glib-dev for the sluice-pdf Sluice builds;
 # poppler-utils: pdftotext and pdfinfo, the benchmarks' baseline;
-# libsystemd-dev: sd_notify, the readiness of the systemd service).
+# libsystemd-dev: sd_notify, the readiness of the systemd service;
+# debhelper and lintian: `make deb` and its test).
 # Idempotent: packages already present are skipped, and apt-get runs only
 # when something is missing.  Must run as root (or via sudo) on Debian 12.
 set -eu
@@ -14,7 +15,7 @@ PKGS="build-essential cmake pkg-config curl ca-certificates \
 libuv1-dev liblmdb-dev lmdb-utils libjansson-dev libcurl4-openssl-dev \
 libarchive-dev libssl-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev \
 libxml2-dev libmagic-dev libuchardet-dev libgmime-3.0-dev libpoppler-glib-dev zlib1g-dev libdeflate-dev clang-format \
-libsystemd-dev \
+libsystemd-dev debhelper lintian \
 clang libclang-rt-14-dev llvm \
 jq zip openssl nginx-light \
 python3 python3-botocore gzip bzip2 xz-utils \

@@ -12,6 +12,8 @@
 # - GET /smila/importing/documents/<source>/<id> (or ?id=): delta hash,
 #   the indexes that hold it, its last problem (failure or skip); a deleted
 #   document is 404;
+# - the processing job records a document whose converter failed
+#   (indexed without text) as failed, "converter.failed";
 # - a web crawl records a page answering 404 as failed ("client",
 #   "HTTP 404") and the pages it indexed as new;
 # - `sluice job report` in text and JSON lines;
@@ -29,6 +31,7 @@ echo "bravo document" >"$ROOT/sub/b.txt"
 echo "hidden" >"$ROOT/.hidden"
 head -c 5000 /dev/zero | tr '\0' x >"$ROOT/big.txt"
 ln -s a.txt "$ROOT/link.txt"
+printf '#!/bin/sh\necho a shell script\n' >"$ROOT/runme" # its converter fails
 
 py_site <<'EOF'
 class H(Pages):
@@ -36,18 +39,19 @@ class H(Pages):
              "/p1": ("text/html", "<p>page one</p>"),
              "/robots.txt": ("text/plain", "")}
 EOF
-start_web_server
+# shell scripts go to a converter that always fails
+start_web_server '.textExtractor.converters = {"text/x-shellscript": {"command": ["false"]}}'
 
 define_crawl files "$ROOT" fs '{"filters": {"maxFileSize": 1000, "filePatterns": {"exclude": ["^\\."]}}}'
 expect_crawl files "the first file crawl SUCCEEDED"
 RUN1=$RUN
-jq -e '.documents.new == 2 and .documents.skipped == 3 and .documents.failed == 0' "$RUNJSON" >/dev/null &&
-    ok "the run data counts 2 new and 3 skipped documents" || fail "documents: $(jq -c .documents "$RUNJSON")"
+jq -e '.documents.new == 3 and .documents.skipped == 3 and .documents.failed == 0' "$RUNJSON" >/dev/null &&
+    ok "the run data counts 3 new and 3 skipped documents" || fail "documents: $(jq -c .documents "$RUNJSON")"
 
 req GET "/smila/jobmanager/jobs/files/$RUN1/documents/"
 expect_status 200 "the history of the first run"
-expect_jq '[.documents[] | select(.state == "new") | .id] | sort == ["'"$ROOT"'/a.txt", "'"$ROOT"'/sub/b.txt"]' \
-    "both files are listed as new"
+expect_jq '[.documents[] | select(.state == "new") | .id] | sort == ["'"$ROOT"'/a.txt", "'"$ROOT"'/runme", "'"$ROOT"'/sub/b.txt"]' \
+    "the three files are listed as new"
 expect_jq '[.documents[] | select(.state == "new")][0] | .worker == "updatePusher" and .source == "fs" and
     (.time | test("^20[0-9][0-9]-"))' "a new document names the worker, the source and the time"
 expect_jq 'any(.documents[]; .state == "skipped" and (.id | endswith("/.hidden")) and .reason == "filters.filePatterns")' \
@@ -56,7 +60,11 @@ expect_jq 'any(.documents[]; .state == "skipped" and (.id | endswith("/big.txt")
     (.message | test("5000 bytes, more than 1000")))' "the big file is skipped by filters.maxFileSize, with its size"
 expect_jq 'any(.documents[]; .state == "skipped" and (.id | endswith("/link.txt")) and .reason == "filters.followSymbolicLinks")' \
     "the link is skipped by filters.followSymbolicLinks"
-expect_jq '.counts.recorded == 5 and .counts.notRecorded == 0 and (has("next") | not)' "5 entries recorded, one page"
+expect_jq '.counts.recorded == 6 and .counts.notRecorded == 0 and (has("next") | not)' "6 entries recorded, one page"
+req GET "/smila/jobmanager/jobs/indexUpdate/documents/?state=failed"
+expect_jq '(.documents | length) == 1 and .documents[0].id == "'"$ROOT"'/runme" and .documents[0].source == "fs" and
+    .documents[0].reason == "converter.failed" and .documents[0].worker == "textExtractor"' \
+    "the processing job's history: the script whose converter failed (indexed without text)"
 
 req GET "/smila/jobmanager/jobs/files/$RUN1/documents/?state=skipped&limit=2"
 expect_jq '(.documents | length) == 2 and all(.documents[]; .state == "skipped") and (.next | type == "number")' \
@@ -89,6 +97,9 @@ req GET "/smila/importing/documents/fs/$ROOT/a.txt"
 expect_status 200 "one document"
 expect_jq '.delta.hash != null and .delta.lastSeenRun == .delta.sourceCurrentRun and .indexes == ["default"] and
     .lastProblem == null' "its delta entry, the index that holds it, no problem"
+req GET "/smila/importing/documents/fs/$ROOT/runme"
+expect_jq '.indexes == ["default"] and .lastProblem.reason == "converter.failed" and .lastProblem.job == "indexUpdate"' \
+    "the script: indexed, and its last problem is the converter's"
 req GET "/smila/importing/documents/fs/$ROOT/sub/b.txt"
 expect_error 404 NOT_FOUND "a deleted document is known to no service"
 req GET "/smila/importing/documents/fs/$ROOT/big.txt"
@@ -120,7 +131,7 @@ out=$("$SLUICE" job report site --failed --server "$BASE" 2>&1)
     ok "sluice job report --failed prints the counts and the failed page" || fail "report: $out"
 "$SLUICE" job report files "$RUN1" --json --server "$BASE" >"$TMP/report.jsonl" 2>&1
 { [ "$(head -1 "$TMP/report.jsonl" | jq -r .runId)" = "$RUN1" ] &&
-    [ "$(tail -n +2 "$TMP/report.jsonl" | jq -s 'length')" = 5 ]; } &&
+    [ "$(tail -n +2 "$TMP/report.jsonl" | jq -s 'length')" = 6 ]; } &&
     ok "sluice job report RUN --json: the run, then one line per document" || fail "report: $(head -c 400 "$TMP/report.jsonl")"
 rc=0
 "$SLUICE" job report files --state bogus --server "$BASE" >/dev/null 2>&1 || rc=$?
@@ -130,7 +141,7 @@ kill -9 "$SERVER_PID"
 wait "$SERVER_PID" 2>/dev/null || true
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 req GET "/smila/jobmanager/jobs/files/$RUN1/documents/"
-expect_jq '.counts.recorded == 5 and .counts.new == 2 and (.documents | length) == 5' \
+expect_jq '.counts.recorded == 6 and .counts.new == 3 and (.documents | length) == 6' \
     "after kill -9 and a restart the history is all there"
 
 req DELETE "/smila/importing/delta/fs/?purge=true"

@@ -13,6 +13,14 @@ foreach(t store_objects auth limits shutdown cli jobmanager workers_nice hostile
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 180
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
 endforeach()
+# The Debian package: built from a copy of the tree (a build of its own,
+# without sanitizers, so only in the normal build's tests), checked with
+# lintian, installed, upgraded and purged where root.
+if(NOT SL_SANITIZE)
+  add_test(NAME it_deb COMMAND ${SL_IT_DIR}/deb.sh)
+  set_tests_properties(it_deb PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77
+    ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+endif()
 
 # kill -9 at many points of a run: needs sluice-test (test workers).  In
 # three parts, each with its own uninterrupted run to compare with, so that
