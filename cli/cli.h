@@ -144,6 +144,17 @@ json_t *sl_cli_http_json(const char *prog,
                          const char *token,
                          const char *body,
                          long *status);
+/**
+ * @brief @p method @p path (relative to @p conn's server) with JSON text
+ * @p body (or NULL): the reply in *out (new reference) when the status is
+ * 2xx; otherwise the reason is printed, prefixed by @p prog.  0 or 1.
+ */
+int sl_cli_call(const struct sl_cli_conn *conn,
+                const char *prog,
+                const char *method,
+                const char *path,
+                const char *body,
+                json_t **out);
 /** @brief Print an API error reply ({"error": {"message"}}) on stderr. */
 void sl_cli_print_error(const char *prog, long status, const json_t *reply);
 /** @brief @p server without trailing slashes + @p path; caller frees. */

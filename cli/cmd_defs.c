@@ -15,34 +15,6 @@
 #define EXIT_USAGE 2
 #define MAX_DEF    (16u << 20) /* a definition file, as http.maxBodyBytes */
 
-/* @method @path (body @body or NULL); the reply in *out when 2xx, else
- * printed.  0 or 1. */
-static int
-call(const struct sl_cli_conn *conn,
-     const char *prog,
-     const char *method,
-     const char *path,
-     const char *body,
-     json_t **out)
-{
-    char *url = sl_cli_url(conn->server, path);
-    long status = 0;
-    json_t *j = sl_cli_http_json(prog, method, url, conn->token, body, &status);
-
-    sl_free(url);
-    *out = NULL;
-    if (j == NULL) {
-        return 1;
-    }
-    if (status < 200 || status > 299) {
-        sl_cli_print_error(prog, status, j);
-        json_decref(j);
-        return 1;
-    }
-    *out = j;
-    return 0;
-}
-
 static void
 print_json(const json_t *j)
 {
@@ -71,7 +43,7 @@ sl_cli_defs_list(const struct sl_cli_conn *conn,
     json_t *reply = NULL;
     const json_t *item = NULL;
     size_t i = 0;
-    int rc = call(conn, prog, "GET", path, NULL, &reply);
+    int rc = sl_cli_call(conn, prog, "GET", path, NULL, &reply);
 
     sl_free(path);
     if (rc != 0) {
@@ -135,7 +107,7 @@ sl_cli_defs_define(const struct sl_cli_conn *conn,
         return 1;
     }
     path = sl_asprintf("/smila/jobmanager/%s/", kind);
-    rc = call(conn, prog, "POST", path, body, &reply);
+    rc = sl_cli_call(conn, prog, "POST", path, body, &reply);
     if (rc == 0) {
         printf("%s %s defined\n",
                singular(kind),
@@ -159,7 +131,7 @@ sl_cli_defs_delete(const struct sl_cli_conn *conn,
     char *path = sl_asprintf(
         "/smila/jobmanager/%s/%s/%s", kind, ename, purge ? "?purge=true" : "");
     json_t *reply = NULL;
-    int rc = call(conn, prog, "DELETE", path, NULL, &reply);
+    int rc = sl_cli_call(conn, prog, "DELETE", path, NULL, &reply);
 
     if (rc == 0) {
         printf("%s %s deleted", singular(kind), name);
@@ -285,7 +257,7 @@ index_list(const struct sl_cli_conn *conn, const char *prog, int json)
     json_t *reply = NULL;
     const json_t *ix = NULL;
     size_t i = 0;
-    int rc = call(conn, prog, "GET", "/smila/index/", NULL, &reply);
+    int rc = sl_cli_call(conn, prog, "GET", "/smila/index/", NULL, &reply);
 
     if (rc != 0) {
         return rc;
@@ -338,7 +310,7 @@ sl_cli_index_main(int argc, char **argv)
         char *path = sl_asprintf("/smila/index/%s/", ename);
         json_t *reply = NULL;
 
-        rc = call(&conn, prog, "DELETE", path, NULL, &reply);
+        rc = sl_cli_call(&conn, prog, "DELETE", path, NULL, &reply);
         if (rc == 0) {
             printf("index %s deleted\n", argv[optind + 1]);
         }

@@ -242,21 +242,13 @@ check_operands(int n, char **v, struct args *a)
     return -1;
 }
 
-/* GET @path as JSON; NULL (printed) unless the status is 200. */
+/* GET @path as JSON; NULL (printed) unless the status is 2xx. */
 static json_t *
 get(const struct args *a, const char *prog, const char *path)
 {
-    char *url = sl_cli_url(a->conn.server, path);
-    long status = 0;
-    json_t *j =
-        sl_cli_http_json(prog, "GET", url, a->conn.token, NULL, &status);
+    json_t *j = NULL;
 
-    sl_free(url);
-    if (j != NULL && status != 200) {
-        sl_cli_print_error(prog, status, j);
-        json_decref(j);
-        j = NULL;
-    }
+    (void)sl_cli_call(&a->conn, prog, "GET", path, NULL, &j);
     return j;
 }
 
@@ -650,27 +642,18 @@ job_cancel(const struct args *a)
 {
     char run[128];
     char *path = NULL;
-    char *url = NULL;
     json_t *reply = NULL;
-    long status = 0;
     int rc = pick_run(a, 0, run, sizeof(run));
 
     if (rc != 0) {
         return rc;
     }
     path = sl_asprintf("/smila/jobmanager/jobs/%s/%s/cancel", a->job, run);
-    url = sl_cli_url(a->conn.server, path);
-    reply =
-        sl_cli_http_json(prog_job, "POST", url, a->conn.token, "{}", &status);
-    rc = 1;
-    if (reply != NULL && status == 200) {
+    rc = sl_cli_call(&a->conn, prog_job, "POST", path, "{}", &reply);
+    if (rc == 0) {
         printf("run %s of job %s canceled\n", run, a->job);
-        rc = 0;
-    } else if (reply != NULL) {
-        sl_cli_print_error(prog_job, status, reply);
     }
     json_decref(reply);
-    sl_free(url);
     sl_free(path);
     return rc;
 }

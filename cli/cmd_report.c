@@ -93,7 +93,7 @@ print_docs(const json_t *page, int json)
     }
 }
 
-/* GET one page; NULL (printed) unless 200. */
+/* GET one page; NULL (printed) unless 2xx. */
 static json_t *
 get_page(const struct sl_cli_conn *conn,
          const char *job,
@@ -112,19 +112,12 @@ get_page(const struct sl_cli_conn *conn,
                              (long long)after,
                              state != NULL ? "&state=" : "",
                              state != NULL ? state : "");
-    char *url = sl_cli_url(conn->server, path);
-    long status = 0;
-    json_t *j = sl_cli_http_json(prog, "GET", url, conn->token, NULL, &status);
+    json_t *j = NULL;
 
-    if (j != NULL && status != 200) {
-        sl_cli_print_error(prog, status, j);
-        json_decref(j);
-        j = NULL;
-    }
+    (void)sl_cli_call(conn, prog, "GET", path, NULL, &j);
     curl_free(ejob);
     curl_free(erun);
     sl_free(path);
-    sl_free(url);
     return j;
 }
 

@@ -102,38 +102,31 @@ parse_args(int argc, char **argv, struct args *a)
 static int
 source_list(const struct args *a)
 {
-    char *url = sl_cli_url(a->conn.server, "/smila/importing/delta/");
-    long status = 0;
-    json_t *reply =
-        sl_cli_http_json(prog, "GET", url, a->conn.token, NULL, &status);
+    json_t *reply = NULL;
     const json_t *s = NULL;
     size_t i = 0;
-    int rc = 1;
 
-    sl_free(url);
-    if (reply != NULL && status == 200) {
+    if (sl_cli_call(
+            &a->conn, prog, "GET", "/smila/importing/delta/", NULL, &reply) !=
+        0) {
+        return 1;
+    }
+    if (a->json) {
+        char *text = json_dumps(reply, JSON_INDENT(2));
+
+        printf("%s\n", text != NULL ? text : "null");
+        sl_free(text);
+    } else {
         json_array_foreach(json_object_get(reply, "sources"), i, s)
         {
-            if (a->json) {
-                continue;
-            }
             printf("%s  %lld delta entries\n",
                    json_string_value(json_object_get(s, "source")),
                    (long long)json_integer_value(
                        json_object_get(s, "entryCount")));
         }
-        if (a->json) {
-            char *text = json_dumps(reply, JSON_INDENT(2));
-
-            printf("%s\n", text != NULL ? text : "null");
-            sl_free(text);
-        }
-        rc = 0;
-    } else if (reply != NULL) {
-        sl_cli_print_error(prog, status, reply);
     }
     json_decref(reply);
-    return rc;
+    return 0;
 }
 
 int

@@ -117,6 +117,32 @@ sl_cli_http_json(const char *prog,
     return j;
 }
 
+int
+sl_cli_call(const struct sl_cli_conn *conn,
+            const char *prog,
+            const char *method,
+            const char *path,
+            const char *body,
+            json_t **out)
+{
+    char *url = sl_cli_url(conn->server, path);
+    long status = 0;
+    json_t *j = sl_cli_http_json(prog, method, url, conn->token, body, &status);
+
+    sl_free(url);
+    *out = NULL;
+    if (j == NULL) {
+        return 1;
+    }
+    if (status < 200 || status > 299) {
+        sl_cli_print_error(prog, status, j);
+        json_decref(j);
+        return 1;
+    }
+    *out = j;
+    return 0;
+}
+
 void
 sl_cli_print_error(const char *prog, long status, const json_t *reply)
 {
