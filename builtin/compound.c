@@ -58,6 +58,7 @@ sl_worker_is_archive_name(const char *name)
 struct sl__bi_extract {
     struct sl_task_ctx *ctx;
     struct sl_bulk_writer *w; /* output of the current compound, borrowed */
+    const char *source;       /* its _source or NULL, borrowed */
     struct sl_text_archive *a;
 };
 
@@ -127,12 +128,58 @@ sink_canceled(void *arg)
     return sl_task_is_canceled(((struct sl__bi_extract *)arg)->ctx);
 }
 
+/* The events that concern one document, for the run's document history:
+ * its state, the rule (the parameter) and what became of it. */
+static const struct {
+    const char *reason;
+    const char *message;
+    int failed;
+} docs[SL_TEXT_ARC_EVENTS] = {
+    [SL_TEXT_ARC_CORRUPT] = {"corrupt",
+                             "the archive is corrupt or truncated: the "
+                             "entries after the damage are missing",
+                             1},
+    [SL_TEXT_ARC_SKIPPED] = {"notRegularFile",
+                             "a link, device or other entry that is no "
+                             "regular file: not indexed",
+                             0},
+    [SL_TEXT_ARC_LIMIT_DEPTH] = {"maxNestingDepth",
+                                 "a nested archive: indexed as a file, "
+                                 "its entries not opened",
+                                 0},
+    [SL_TEXT_ARC_LIMIT_ENTRIES] = {"maxEntries",
+                                   "more entries than maxEntries: the rest "
+                                   "of the archive is not indexed",
+                                   0},
+    [SL_TEXT_ARC_LIMIT_TOTAL] = {"maxTotalBytes",
+                                 "expands to more than maxTotalBytes: the "
+                                 "rest of the compound is not indexed",
+                                 0},
+    [SL_TEXT_ARC_LIMIT_RATIO] = {"maxRatio",
+                                 "expands more than maxRatio times its "
+                                 "size: the rest of the compound is not "
+                                 "indexed",
+                                 0},
+    [SL_TEXT_ARC_LIMIT_ENTRY] = {"maxEntrySize",
+                                 "bigger than maxEntrySize: indexed "
+                                 "without its content",
+                                 0},
+};
+
 static void
-sink_note(void *arg, int event, double n)
+sink_note(void *arg, int event, double n, const char *id)
 {
     struct sl__bi_extract *x = arg;
 
     sl_task_counter_add(x->ctx, events[event], n);
+    if (id != NULL && docs[event].reason != NULL) {
+        sl_task_doc(x->ctx,
+                    docs[event].failed ? SL_JM_DOC_FAILED : SL_JM_DOC_SKIPPED,
+                    x->source,
+                    id,
+                    docs[event].reason,
+                    docs[event].message);
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -218,11 +265,13 @@ sl__bi_extract_fd(struct sl__bi_extract *x,
 
     sl_err_clear(&err);
     x->w = w;
+    x->source = source;
     rc = sl_text_archive_walk(x->a, id, source, fd, size, &err);
     if (rc != 0 && err.code != 0) {
         sl_task_set_message(x->ctx, "%s", err.message);
     }
     x->w = NULL;
+    x->source = NULL;
     return rc;
 }
 

@@ -215,6 +215,48 @@ set_str(json_t *o, const char *name, const json_t *from)
     }
 }
 
+/*
+ * The document's last problem after history entry @e (state @st) of run
+ * @r: a failure or a skip is kept (key: @source and the entry's id) until
+ * the document is pushed in a later run or deleted.  A push in the same
+ * run leaves it: what the run reported before the push (an archive entry
+ * indexed without its content) is about the version it pushed.  The value
+ * starts with the run ({"job":…,"runId":…,…}: jansson keeps the order of
+ * keys), which the conditional delete compares.
+ */
+static void
+last_problem(struct sl_jm *jm,
+             const struct run *r,
+             int st,
+             const char *source,
+             json_t *e)
+{
+    char dkey[DKEY_MAX];
+    size_t klen =
+        doc_key(dkey, source, json_string_value(json_object_get(e, "id")));
+    json_t *v = json_pack("{s:s, s:s}", "job", r->job, "runId", r->id);
+    char *tag = NULL;
+
+    if (st == SL_JM_DOC_FAILED || st == SL_JM_DOC_SKIPPED) {
+        (void)json_object_update(v, e);
+        (void)json_object_del(v, "id");
+        (void)json_object_del(v, "source");
+        (void)sl__jm_store_put_json(jm->st, SL__JM_DB_DOCS, dkey, klen, v);
+    } else if (st == SL_JM_DOC_DELETED) {
+        (void)sl__jm_store_del(jm->st, SL__JM_DB_DOCS, dkey, klen);
+    } else {
+        tag = json_dumps(v, JSON_COMPACT);
+        if (tag == NULL) {
+            sl_panic("jobmanager history: cannot serialise a run");
+        }
+        /* without the closing brace: the prefix of this run's values */
+        (void)sl__jm_store_del_unless(
+            jm->st, SL__JM_DB_DOCS, dkey, klen, tag, strlen(tag) - 1);
+        sl_free(tag);
+    }
+    json_decref(v);
+}
+
 /* One reported document: the history entry, and the document's last
  * problem (a failure or a skip) or none. */
 static void
@@ -229,7 +271,6 @@ add_one(struct sl_jm *jm,
         sl_jm_doc_state_parse(json_string_value(json_object_get(d, "state")));
     json_t *e = NULL;
     char key[HKEY_MAX];
-    char dkey[DKEY_MAX];
     size_t klen = 0;
 
     if (source == NULL) {
@@ -255,19 +296,7 @@ add_one(struct sl_jm *jm,
         (void)sl__jm_store_del(jm->st, SL__JM_DB_HISTORY, key, klen);
     }
     if (source != NULL) {
-        /* the document's last problem: kept until it is pushed again or
-         * deleted (the entry's id and source are the key's) */
-        klen =
-            doc_key(dkey, source, json_string_value(json_object_get(d, "id")));
-        if (st == SL_JM_DOC_FAILED || st == SL_JM_DOC_SKIPPED) {
-            (void)json_object_del(e, "id");
-            (void)json_object_del(e, "source");
-            (void)json_object_set_new(e, "job", json_string(r->job));
-            (void)json_object_set_new(e, "runId", json_string(r->id));
-            (void)sl__jm_store_put_json(jm->st, SL__JM_DB_DOCS, dkey, klen, e);
-        } else {
-            (void)sl__jm_store_del(jm->st, SL__JM_DB_DOCS, dkey, klen);
-        }
+        last_problem(jm, r, st, source, e);
     }
     json_decref(e);
 }

@@ -421,6 +421,14 @@ uint64_t sl__jm_store_del(struct sl__jm_store *s,
                           enum sl__jm_dbi db,
                           const void *key,
                           size_t klen);
+/** @brief Queue a delete of @p key unless, when it is applied, its value
+ * starts with the @p keep_len bytes @p keep (copied). */
+uint64_t sl__jm_store_del_unless(struct sl__jm_store *s,
+                                 enum sl__jm_dbi db,
+                                 const void *key,
+                                 size_t klen,
+                                 const void *keep,
+                                 size_t keep_len);
 /** @brief Sequence number of the last queued change. */
 uint64_t sl__jm_store_last(struct sl__jm_store *s);
 /** Sequence up to which every operation is durable (committed); it stops

@@ -28,10 +28,14 @@ static const char *const db_names[SL__JM_NDB] = {
 #define RETRY_FIRST_MS 100
 #define RETRY_MAX_MS   30000
 
+/* What an op does; OP_DEL_UNLESS deletes the key unless its value starts
+ * with the op's value bytes. */
+enum { OP_PUT = 0, OP_DEL, OP_DEL_UNLESS };
+
 struct op {
     struct op *next;
     enum sl__jm_dbi db;
-    int del;  /* 1: delete key */
+    int del;  /* OP_PUT, OP_DEL or OP_DEL_UNLESS */
     int skip; /* refused by LMDB on its own (a key too long): left out */
     size_t klen;
     size_t vlen;
@@ -72,6 +76,29 @@ lmdb_err(struct sl_err *err, int rc, const char *what)
         err, code, NULL, "jobmanager state: %s: %s", what, mdb_strerror(rc));
 }
 
+/* Apply delete op @o (OP_DEL or OP_DEL_UNLESS) in @txn: 0 or an LMDB
+ * error; an absent key is fine. */
+static int
+apply_del(MDB_txn *txn, MDB_dbi dbi, const struct op *o)
+{
+    MDB_val k = {o->klen, (void *)o->data};
+    MDB_val cur = {0, NULL};
+    int rc = 0;
+
+    if (o->del == OP_DEL_UNLESS) {
+        rc = mdb_get(txn, dbi, &k, &cur);
+        if (rc != 0) {
+            return rc == MDB_NOTFOUND ? 0 : rc;
+        }
+        if (cur.mv_size >= o->vlen &&
+            memcmp(cur.mv_data, o->data + o->klen, o->vlen) == 0) {
+            return 0;
+        }
+    }
+    rc = mdb_del(txn, dbi, &k, NULL);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 /*
  * Apply one group of ops in one write transaction.  Returns 0 or an LMDB
  * error code; on error nothing of the group is applied, and *bad is the op
@@ -99,13 +126,10 @@ apply_group(struct sl__jm_store *s, struct op *ops, struct op **bad)
         if (o->skip) {
             continue;
         }
-        if (o->del) {
-            rc = mdb_del(txn, s->dbi[o->db], &k, NULL);
-            if (rc == MDB_NOTFOUND) {
-                rc = 0;
-            }
-        } else {
+        if (o->del == OP_PUT) {
             rc = mdb_put(txn, s->dbi[o->db], &k, &v, 0);
+        } else {
+            rc = apply_del(txn, s->dbi[o->db], o);
         }
         if (rc != 0) {
             mdb_txn_abort(txn);
@@ -171,7 +195,7 @@ commit_group(struct sl__jm_store *s, struct op *group)
             (void)sl_utf8_escape(esc, sizeof(esc), key);
             SL_ERROR("jobmanager state: %s of a %zu-byte key '%s%s' in "
                      "'%s' refused (%s); left out, the rest is committed",
-                     bad->del ? "delete" : "put",
+                     bad->del != OP_PUT ? "delete" : "put",
                      bad->klen,
                      esc,
                      bad->klen > 80 ? "..." : "",
@@ -418,7 +442,7 @@ sl__jm_store_put(struct sl__jm_store *s,
                  const void *val,
                  size_t vlen)
 {
-    return enqueue(s, db, 0, key, klen, val, vlen);
+    return enqueue(s, db, OP_PUT, key, klen, val, vlen);
 }
 
 uint64_t
@@ -427,7 +451,18 @@ sl__jm_store_del(struct sl__jm_store *s,
                  const void *key,
                  size_t klen)
 {
-    return enqueue(s, db, 1, key, klen, NULL, 0);
+    return enqueue(s, db, OP_DEL, key, klen, NULL, 0);
+}
+
+uint64_t
+sl__jm_store_del_unless(struct sl__jm_store *s,
+                        enum sl__jm_dbi db,
+                        const void *key,
+                        size_t klen,
+                        const void *keep,
+                        size_t keep_len)
+{
+    return enqueue(s, db, OP_DEL_UNLESS, key, klen, keep, keep_len);
 }
 
 uint64_t
@@ -443,7 +478,7 @@ sl__jm_store_put_json(struct sl__jm_store *s,
     if (text == NULL) {
         sl_panic("jobmanager state: cannot serialise a value");
     }
-    seq = enqueue(s, db, 0, key, klen, text, strlen(text));
+    seq = enqueue(s, db, OP_PUT, key, klen, text, strlen(text));
     sl_free(text);
     return seq;
 }

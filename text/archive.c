@@ -22,12 +22,12 @@
 
 #include "text/archive_int.h"
 
-/* Report @n of event @ev to the sink. */
+/* Report @n of event @ev, about document @id, to the sink. */
 void
-sl__text_arc_note(struct sl_text_archive *x, int ev, double n)
+sl__text_arc_note(struct sl_text_archive *x, int ev, double n, const char *id)
 {
     if (x->sink.note != NULL) {
-        x->sink.note(x->sink.arg, ev, n);
+        x->sink.note(x->sink.arg, ev, n, id);
     }
 }
 
@@ -97,11 +97,11 @@ sl__text_arc_budget(struct sl_text_archive *x, uint64_t more)
         return 0;
     }
     if (t < x->total || t > x->lim.max_total) {
-        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_TOTAL, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_TOTAL, 1, x->top_id);
         x->stopped = 1;
     } else if (t > RATIO_GRACE && x->lim.max_ratio > 0 &&
                t / x->lim.max_ratio > x->compressed) {
-        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_RATIO, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_RATIO, 1, x->top_id);
         x->stopped = 1;
     }
     if (x->stopped) {
@@ -319,7 +319,7 @@ sl__text_arc_write_bare(struct sl_text_archive *x, const json_t *meta)
     if (rc != 0) {
         return rc;
     }
-    sl__text_arc_note(x, SL_TEXT_ARC_RECORDS, 1);
+    sl__text_arc_note(x, SL_TEXT_ARC_RECORDS, 1, NULL);
     return 0;
 }
 
@@ -352,8 +352,8 @@ sl__text_arc_write_spooled(struct sl_text_archive *x,
     if (rc != 0) {
         return rc;
     }
-    sl__text_arc_note(x, SL_TEXT_ARC_RECORDS, 1);
-    sl__text_arc_note(x, SL_TEXT_ARC_BYTES, (double)len);
+    sl__text_arc_note(x, SL_TEXT_ARC_RECORDS, 1, NULL);
+    sl__text_arc_note(x, SL_TEXT_ARC_BYTES, (double)len, NULL);
     return 0;
 }
 
@@ -396,8 +396,8 @@ write_streamed(struct sl_text_archive *x,
     if (rc != 0) {
         return rc;
     }
-    sl__text_arc_note(x, SL_TEXT_ARC_RECORDS, 1);
-    sl__text_arc_note(x, SL_TEXT_ARC_BYTES, (double)size);
+    sl__text_arc_note(x, SL_TEXT_ARC_RECORDS, 1, NULL);
+    sl__text_arc_note(x, SL_TEXT_ARC_BYTES, (double)size, NULL);
     return step;
 }
 
@@ -432,7 +432,7 @@ nested(struct sl_text_archive *x,
         goto out;
     }
     if (fd < 0) {
-        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1, id);
         rc = sl__text_arc_write_bare(x, meta);
         goto out;
     }
@@ -475,8 +475,35 @@ entry_name(struct sl_text_archive *x,
             prefix,
             (unsigned long long)nth,
             (unsigned long long)nth);
-    sl__text_arc_note(x, SL_TEXT_ARC_UNNAMED, 1);
+    sl__text_arc_note(x, SL_TEXT_ARC_UNNAMED, 1, NULL);
     return sl_asprintf("unnamed-%llu", (unsigned long long)nth);
+}
+
+/* Entry @e, the @nth of its archive, is no regular file (a link, a
+ * device): reported under the id it would have had. */
+static void
+skip_entry(struct sl_text_archive *x,
+           struct archive_entry *e,
+           const char *prefix,
+           uint64_t nth)
+{
+    const char *raw = archive_entry_pathname(e);
+    char *clean = NULL;
+    char *esc = NULL;
+    char *id = NULL;
+    int sanitised = 0;
+
+    if (raw != NULL) {
+        clean = sl__text_arc_sanitise(raw, &sanitised);
+    } else {
+        clean = sl_asprintf("unnamed-%llu", (unsigned long long)nth);
+    }
+    esc = x->sink.escape(clean);
+    id = sl_asprintf("%s!/%s", prefix, esc);
+    sl__text_arc_note(x, SL_TEXT_ARC_SKIPPED, 1, clean[0] != '\0' ? id : NULL);
+    sl_free(id);
+    sl_free(esc);
+    sl_free(clean);
 }
 
 /*
@@ -508,10 +535,10 @@ extract_entry(struct sl_text_archive *x,
     clean = sl__text_arc_sanitise(raw, &sanitised);
     if (sanitised) {
         SL_WARN("%s: %s: entry '%s' sanitised", x->who, prefix, clean);
-        sl__text_arc_note(x, SL_TEXT_ARC_SANITISED, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_SANITISED, 1, NULL);
     }
     if (clean[0] == '\0') {
-        sl__text_arc_note(x, SL_TEXT_ARC_SKIPPED, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_SKIPPED, 1, NULL);
         goto out;
     }
     esc = x->sink.escape(clean);
@@ -522,7 +549,7 @@ extract_entry(struct sl_text_archive *x,
     }
     if (size != UINT64_MAX && size > x->lim.max_entry) {
         /* Skipping may decompress: the declared size counts. */
-        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1, id);
         if (archive_read_data_skip(a) != ARCHIVE_OK) {
             rc = STEP_CORRUPT;
             goto out;
@@ -537,7 +564,7 @@ extract_entry(struct sl_text_archive *x,
             rc = nested(x, a, e, id, depth + 1);
             goto out;
         }
-        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_DEPTH, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_DEPTH, 1, id);
     }
     if (size != UINT64_MAX) {
         meta = element_meta(x, e, id, size);
@@ -553,7 +580,7 @@ extract_entry(struct sl_text_archive *x,
     if (meta == NULL) {
         rc = SL_EINTERNAL;
     } else if (fd < 0) {
-        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1, id);
         if (x->names.size != NULL) {
             (void)json_object_del(meta, x->names.size);
         }
@@ -620,7 +647,7 @@ static int
 not_archive(struct sl_text_archive *x, struct archive *a, const char *prefix)
 {
     if (archive_filter_count(a) > 1) {
-        sl__text_arc_note(x, SL_TEXT_ARC_NOT_ARCHIVE, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_NOT_ARCHIVE, 1, NULL);
         return 0;
     }
     SL_WARN("%s: %s: not an archive", x->who, prefix);
@@ -695,7 +722,7 @@ sl__text_arc_extract(struct sl_text_archive *x,
                     x->who,
                     prefix,
                     (unsigned long long)x->lim.max_entries);
-            sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRIES, 1);
+            sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRIES, 1, prefix);
             break;
         }
         if (archive_entry_filetype(e) == AE_IFDIR) {
@@ -703,7 +730,7 @@ sl__text_arc_extract(struct sl_text_archive *x,
         }
         if (archive_entry_filetype(e) != AE_IFREG ||
             archive_entry_hardlink(e) != NULL) {
-            sl__text_arc_note(x, SL_TEXT_ARC_SKIPPED, 1);
+            skip_entry(x, e, prefix, entries);
             continue;
         }
         rc = extract_entry(x, a, e, prefix, depth, entries);
@@ -717,10 +744,10 @@ sl__text_arc_extract(struct sl_text_archive *x,
 
 out:
     if (opened && !raw) {
-        sl__text_arc_note(x, SL_TEXT_ARC_EXTRACTED, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_EXTRACTED, 1, NULL);
     }
     if (corrupt) {
-        sl__text_arc_note(x, SL_TEXT_ARC_CORRUPT, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_CORRUPT, 1, prefix);
     }
     (void)archive_read_free(a);
     return rc < 0 ? rc : 0;

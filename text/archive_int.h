@@ -36,8 +36,9 @@ struct sl_text_archive {
     int stopped;         /* a compound-wide limit was hit */
 };
 
-/* Report @n of event @ev to the sink. */
-void sl__text_arc_note(struct sl_text_archive *x, int ev, double n);
+/* Report @n of event @ev, about document @id (NULL: none), to the sink. */
+void
+sl__text_arc_note(struct sl_text_archive *x, int ev, double n, const char *id);
 /* Is @more bytes on top of the expanded total still within maxTotalBytes
  * and maxRatio?  If not, count the limit once and stop the compound. */
 int sl__text_arc_budget(struct sl_text_archive *x, uint64_t more);

@@ -169,7 +169,7 @@ write_element(struct sl_text_archive *x,
 
     if (fd == -2) {
         SL_WARN("%s: %s: cannot be read; skipped", x->who, id);
-        sl__text_arc_note(x, SL_TEXT_ARC_CORRUPT, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_CORRUPT, 1, id);
         return 0;
     }
     if (fd < 0) {
@@ -189,7 +189,7 @@ write_element(struct sl_text_archive *x,
         (void)json_object_set_new(meta, "mimeType", json_string(mime));
     }
     if (len > x->lim.max_entry) {
-        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1);
+        sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRY, 1, id);
         rc = sl__text_arc_write_bare(x, meta);
     } else {
         rc = sl__text_arc_write_spooled(x, meta, fd, len);
@@ -244,7 +244,7 @@ attachment_id(struct mail_walk *w,
                                       : fallback,
                                   &sanitised);
     if (sanitised) {
-        sl__text_arc_note(w->x, SL_TEXT_ARC_SANITISED, 1);
+        sl__text_arc_note(w->x, SL_TEXT_ARC_SANITISED, 1, NULL);
     }
     if (clean[0] == '\0') {
         sl_free(clean);
@@ -284,7 +284,7 @@ walk_message_part(struct mail_walk *w,
             w, g_mime_message_get_mime_part(inner), inner, id, depth + 1);
         w->attachments = outer;
     } else if (rc == 0) {
-        sl__text_arc_note(w->x, SL_TEXT_ARC_LIMIT_DEPTH, 1);
+        sl__text_arc_note(w->x, SL_TEXT_ARC_LIMIT_DEPTH, 1, id);
     }
     sl_free(id);
     return rc;
@@ -323,7 +323,7 @@ walk_part(struct mail_walk *w,
         if (depth + 1 <= w->x->lim.max_depth) {
             rc = sl__text_arc_extract(w->x, fd, id, depth + 1);
         } else {
-            sl__text_arc_note(w->x, SL_TEXT_ARC_LIMIT_DEPTH, 1);
+            sl__text_arc_note(w->x, SL_TEXT_ARC_LIMIT_DEPTH, 1, id);
         }
     }
     if (fd >= 0) {
@@ -354,7 +354,7 @@ walk_object(struct mail_walk *w,
     }
     if (++w->parts > w->x->lim.max_entries) {
         if (w->parts == w->x->lim.max_entries + 1) {
-            sl__text_arc_note(w->x, SL_TEXT_ARC_LIMIT_ENTRIES, 1);
+            sl__text_arc_note(w->x, SL_TEXT_ARC_LIMIT_ENTRIES, 1, prefix);
         }
         return 0;
     }
@@ -428,19 +428,19 @@ sl__text_mail_walk(struct sl_text_archive *x,
                              kind == SL__TEXT_MAIL_MBOX ? GMIME_FORMAT_MBOX
                                                         : GMIME_FORMAT_MESSAGE);
     g_mime_parser_set_persist_stream(p, TRUE);
-    sl__text_arc_note(x, SL_TEXT_ARC_EXTRACTED, 1);
+    sl__text_arc_note(x, SL_TEXT_ARC_EXTRACTED, 1, NULL);
     while (rc == 0 && !x->stopped && !g_mime_parser_eos(p)) {
         GMimeMessage *m = g_mime_parser_construct_message(p, NULL);
 
         if (m == NULL) {
             if (n == 0) {
                 SL_WARN("%s: %s: no message", x->who, prefix);
-                sl__text_arc_note(x, SL_TEXT_ARC_CORRUPT, 1);
+                sl__text_arc_note(x, SL_TEXT_ARC_CORRUPT, 1, prefix);
             }
             break;
         }
         if (++n > x->lim.max_entries) {
-            sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRIES, 1);
+            sl__text_arc_note(x, SL_TEXT_ARC_LIMIT_ENTRIES, 1, prefix);
             g_object_unref(m);
             break;
         }

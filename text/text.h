@@ -281,20 +281,28 @@ void sl_text_ud_free(struct uchardet *ud);
  * gives zip entry names flagged as UTF-8, and the process locale stays.
  * --------------------------------------------------------------------- */
 
-/* What the walk reports to sl_text_archive_sink.note, with a count. */
+/*
+ * What the walk reports to sl_text_archive_sink.note, with a count and,
+ * for the events that concern one document, its id: the entry's element
+ * id, or the id of the archive (or message) whose remaining entries were
+ * not walked.  The other events come with a NULL id.
+ */
 enum sl_text_archive_event {
     SL_TEXT_ARC_EXTRACTED = 0, /* an archive was opened */
-    SL_TEXT_ARC_CORRUPT,       /* an archive is corrupt or truncated */
+    SL_TEXT_ARC_CORRUPT,       /* an archive (id) is corrupt or truncated */
     SL_TEXT_ARC_RECORDS,       /* element records written */
     SL_TEXT_ARC_BYTES,         /* element content bytes written */
     SL_TEXT_ARC_SANITISED,     /* entry names with "..", leading '/' */
-    SL_TEXT_ARC_SKIPPED,       /* entries that are no regular file */
+    SL_TEXT_ARC_SKIPPED,       /* an entry (id) that is no regular file;
+                                  NULL: a name that sanitises to nothing */
     SL_TEXT_ARC_UNNAMED,       /* names libarchive would not give */
-    SL_TEXT_ARC_LIMIT_DEPTH,   /* nesting too deep: kept as a file */
-    SL_TEXT_ARC_LIMIT_ENTRIES, /* too many entries: the rest skipped */
-    SL_TEXT_ARC_LIMIT_TOTAL,   /* too many bytes: the rest skipped */
-    SL_TEXT_ARC_LIMIT_RATIO,   /* expanded too much: the rest skipped */
-    SL_TEXT_ARC_LIMIT_ENTRY,   /* an entry too big: no content */
+    SL_TEXT_ARC_LIMIT_DEPTH,   /* nesting too deep: kept as a file (id) */
+    SL_TEXT_ARC_LIMIT_ENTRIES, /* too many entries: the rest of the
+                                  archive (id) skipped */
+    SL_TEXT_ARC_LIMIT_TOTAL,   /* too many bytes: the rest of the top-level
+                                  compound (id) skipped */
+    SL_TEXT_ARC_LIMIT_RATIO,   /* expanded too much: as LIMIT_TOTAL */
+    SL_TEXT_ARC_LIMIT_ENTRY,   /* an entry (id) too big: no content */
     SL_TEXT_ARC_NOT_ARCHIVE,   /* no archive format (a compressed file) */
     SL_TEXT_ARC_EVENTS
 };
@@ -335,8 +343,9 @@ struct sl_text_archive_sink {
     int (*begin)(void *arg, const json_t *meta, const char *att, uint64_t size);
     int (*write)(void *arg, const void *p, size_t n);
     int (*end)(void *arg);
-    int (*canceled)(void *arg);                   /* non-zero: stop */
-    void (*note)(void *arg, int event, double n); /* an archive event */
+    int (*canceled)(void *arg); /* non-zero: stop */
+    /* an archive event, about document @id (NULL: none; borrowed) */
+    void (*note)(void *arg, int event, double n, const char *id);
     /* The escaped form of inner path @raw in record ids: a new string the
      * walk frees with sl_free. */
     char *(*escape)(const char *raw);

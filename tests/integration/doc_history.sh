@@ -18,7 +18,11 @@
 #   "HTTP 404") and the pages it indexed as new;
 # - `sluice job report` in text and JSON lines;
 # - the history survives kill -9 and a restart; a purge forgets the
-#   documents' last problems.
+#   documents' last problems;
+# - a crawl of archives records what the archive limits left out under
+#   the entry's id (maxEntrySize, maxNestingDepth, a link in a tar) and a
+#   truncated zip as failed; an entry indexed without its content keeps
+#   that problem after its push in the same run, a later push clears it.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -108,6 +112,54 @@ expect_jq '.delta == null and .indexes == [] and .lastProblem.state == "skipped"
     "a skipped file: its last problem, from the newest run"
 req GET "/smila/importing/documents/../$ROOT/a.txt"
 expect_error 400 INVALID_INPUT "a bad source name is refused"
+
+# archives: what their limits leave out is reported under the entry's id
+ARC="$TMP/arcs"
+mkdir -p "$ARC/in"
+python3 - "$ARC" <<'EOF'
+import io, sys, tarfile, zipfile
+d = sys.argv[1]
+with zipfile.ZipFile(d + "/big.zip", "w") as z:
+    z.writestr("small.txt", "small entry")
+    z.writestr("huge.txt", "x" * 6000)
+inner = io.BytesIO()
+with zipfile.ZipFile(inner, "w") as z:
+    z.writestr("deep.txt", "deep entry")
+with zipfile.ZipFile(d + "/nest.zip", "w") as z:
+    z.writestr("in.zip", inner.getvalue())
+with tarfile.open(d + "/links.tar", "w") as t:
+    i = tarfile.TarInfo("docs/link")
+    i.type, i.linkname = tarfile.SYMTYPE, "../etc/passwd"
+    t.addfile(i)
+    i = tarfile.TarInfo("docs/plain.txt")
+    data = b"plain entry"
+    i.size = len(data)
+    t.addfile(i, io.BytesIO(data))
+whole = io.BytesIO()
+with zipfile.ZipFile(whole, "w") as z:  # stored: cut in second.txt
+    z.writestr("first.txt", "first entry " * 50)
+    z.writestr("second.txt", "second entry " * 60)
+open(d + "/cut.zip", "wb").write(whole.getvalue()[:900])
+EOF
+define_crawl arcs "$ARC" arc '{"maxEntrySize": 1000, "maxNestingDepth": 0}'
+expect_crawl arcs "the crawl of archives SUCCEEDED"
+RUNA=$RUN
+req GET "/smila/jobmanager/jobs/arcs/$RUNA/documents/?state=skipped"
+expect_jq 'any(.documents[]; .id == "'"$ARC"'/big.zip!/huge.txt" and .reason == "maxEntrySize" and
+    .worker == "fileExtractor" and .source == "arc" and (.message | test("without its content")))'     "an archive entry over maxEntrySize is skipped (indexed without content) under its element id"
+expect_jq 'any(.documents[]; .id == "'"$ARC"'/nest.zip!/in.zip" and .reason == "maxNestingDepth")'     "a nested archive past maxNestingDepth is reported, kept as a file"
+expect_jq 'any(.documents[]; .id == "'"$ARC"'/links.tar!/docs/link" and .reason == "notRegularFile")'     "a symbolic link in a tar is skipped as notRegularFile"
+req GET "/smila/jobmanager/jobs/arcs/$RUNA/documents/?state=failed"
+expect_jq '(.documents | length) == 1 and .documents[0].id == "'"$ARC"'/cut.zip" and .documents[0].reason == "corrupt"'     "the truncated zip is failed: corrupt"
+req GET "/smila/importing/documents/arc" -G --data-urlencode "id=$ARC/big.zip!/huge.txt"
+expect_jq '.indexes == ["default"] and .lastProblem.reason == "maxEntrySize" and .lastProblem.runId == "'"$RUNA"'"'     "the entry is indexed and keeps the problem its run reported before pushing it"
+req GET "/smila/importing/documents/arc" -G --data-urlencode "id=$ARC/big.zip!/small.txt"
+expect_jq '.indexes == ["default"] and .lastProblem == null' "its sibling has no problem"
+python3 -c 'import zipfile,sys; z=zipfile.ZipFile(sys.argv[1],"w"); z.writestr("huge.txt","now small"); z.close()' "$ARC/big.zip"
+expect_crawl arcs "the second crawl of archives SUCCEEDED"
+req GET "/smila/importing/documents/arc" -G --data-urlencode "id=$ARC/big.zip!/huge.txt"
+expect_jq '.indexes == ["default"] and .lastProblem == null' \
+    "pushed again in a later run, within the limit: the problem is cleared"
 
 define_web site "$SITE" web
 expect_crawl site "the web crawl SUCCEEDED"

@@ -2,7 +2,8 @@
  * Unit tests of the jobmanager's LMDB state store (group commit) on a real
  * environment in a temporary directory: a change that LMDB refuses on its
  * own is left out and the rest of its group commits, and the store keeps
- * taking changes afterwards.
+ * taking changes afterwards; a conditional delete keeps a value that
+ * starts with its bytes and deletes any other.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -69,11 +70,55 @@ test_store_bad_key_alone(void **state)
     assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+static void
+test_store_del_unless(void **state)
+{
+    char tmpl[256];
+    char *dir = NULL;
+    struct sl__jm_store *st = NULL;
+    struct sl_err err;
+    json_t *j = NULL;
+    uint64_t seq = 0;
+
+    (void)state;
+    dir = tmpdir_make(tmpl, sizeof(tmpl), "jmstore.");
+    assert_non_null(dir);
+    sl_err_clear(&err);
+    assert_int_equal(sl__jm_store_open(dir, SL_DURABILITY_PROCESS, &st, &err),
+                     0);
+    (void)sl__jm_store_put(st, SL__JM_DB_DOCS, "a", 1, "{\"r\":\"1\"}", 9);
+    (void)sl__jm_store_put(st, SL__JM_DB_DOCS, "b", 1, "{\"r\":\"2\"}", 9);
+    /* the same group: queued after the puts, applied after them */
+    (void)sl__jm_store_del_unless(
+        st, SL__JM_DB_DOCS, "a", 1, "{\"r\":\"1\"", 8);
+    (void)sl__jm_store_del_unless(
+        st, SL__JM_DB_DOCS, "b", 1, "{\"r\":\"1\"", 8);
+    seq = sl__jm_store_del_unless(
+        st, SL__JM_DB_DOCS, "absent", 6, "{\"r\":\"1\"", 8);
+    assert_int_equal(sl__jm_store_wait(st, seq, &err), 0);
+    assert_int_equal(sl__jm_store_get_json(st, SL__JM_DB_DOCS, "a", 1, &j), 0);
+    assert_string_equal(json_string_value(json_object_get(j, "r")), "1");
+    json_decref(j);
+    j = NULL;
+    assert_int_not_equal(sl__jm_store_get_json(st, SL__JM_DB_DOCS, "b", 1, &j),
+                         0);
+    assert_null(j);
+    /* a prefix longer than the value deletes it */
+    seq = sl__jm_store_del_unless(
+        st, SL__JM_DB_DOCS, "a", 1, "{\"r\":\"1\"}   ", 12);
+    assert_int_equal(sl__jm_store_wait(st, seq, &err), 0);
+    assert_int_not_equal(sl__jm_store_get_json(st, SL__JM_DB_DOCS, "a", 1, &j),
+                         0);
+    sl__jm_store_close(st);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_bad_key_alone),
+        cmocka_unit_test(test_store_del_unless),
     };
 
     json_set_alloc_funcs(sl_malloc, sl_free);

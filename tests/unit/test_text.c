@@ -485,7 +485,8 @@ struct seen {
     size_t bytes;      /* content bytes written */
     uint64_t want;     /* of the current element */
     double events[SL_TEXT_ARC_EVENTS];
-    size_t compounds; /* elements marked _isCompound */
+    char event_id[SL_TEXT_ARC_EVENTS][128]; /* last id of each event */
+    size_t compounds;                       /* elements marked _isCompound */
 };
 
 static int
@@ -528,9 +529,15 @@ sink_end(void *arg)
 }
 
 static void
-sink_note(void *arg, int event, double n)
+sink_note(void *arg, int event, double n, const char *id)
 {
-    ((struct seen *)arg)->events[event] += n;
+    struct seen *s = arg;
+
+    s->events[event] += n;
+    (void)snprintf(s->event_id[event],
+                   sizeof(s->event_id[0]),
+                   "%s",
+                   id != NULL ? id : "(null)");
 }
 
 static char *
@@ -637,6 +644,19 @@ test_text_archive_walk(void **state)
     assert_int_equal(walk(fd, size, &lim, &s), 0);
     assert_int_equal(s.n, 2);
     assert_true(s.events[SL_TEXT_ARC_LIMIT_ENTRIES] == 1);
+    assert_string_equal(s.event_id[SL_TEXT_ARC_LIMIT_ENTRIES], "top");
+    assert_string_equal(s.event_id[SL_TEXT_ARC_RECORDS], "(null)");
+
+    /* an entry over maxEntrySize: a record without content, reported */
+    lim.max_entries = 100;
+    lim.max_entry = 4;
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    assert_int_equal(walk(fd, size, &lim, &s), 0);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.bytes, 4);
+    assert_true(s.events[SL_TEXT_ARC_LIMIT_ENTRY] == 1);
+    assert_string_equal(s.event_id[SL_TEXT_ARC_LIMIT_ENTRY], "top!/a.txt");
+    lim.max_entry = 1 << 20;
     (void)close(fd);
 
     /* a nested archive: its own record, then its elements */
@@ -678,6 +698,33 @@ test_text_archive_walk(void **state)
         assert_int_equal(s.n, 1);
         assert_int_equal(s.compounds, 0);
         assert_true(s.events[SL_TEXT_ARC_LIMIT_DEPTH] == 1);
+        assert_string_equal(s.event_id[SL_TEXT_ARC_LIMIT_DEPTH], "top!/in.zip");
+        (void)close(fd);
+    }
+
+    /* a symbolic link in a tar: no element, reported under its id */
+    {
+        struct archive *a = archive_write_new();
+        struct archive_entry *ae = archive_entry_new();
+
+        fd = memfd_create("link", MFD_CLOEXEC);
+        assert_int_equal(archive_write_set_format_pax_restricted(a),
+                         ARCHIVE_OK);
+        assert_int_equal(archive_write_open_fd(a, fd), ARCHIVE_OK);
+        archive_entry_set_pathname(ae, "d/link");
+        archive_entry_set_filetype(ae, AE_IFLNK);
+        archive_entry_set_symlink(ae, "../etc/passwd");
+        archive_entry_set_perm(ae, 0777);
+        assert_int_equal(archive_write_header(a, ae), ARCHIVE_OK);
+        archive_entry_free(ae);
+        assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+        assert_int_equal(archive_write_free(a), ARCHIVE_OK);
+        size = (uint64_t)lseek(fd, 0, SEEK_END);
+        assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+        assert_int_equal(walk(fd, size, &lim, &s), 0);
+        assert_int_equal(s.n, 0);
+        assert_true(s.events[SL_TEXT_ARC_SKIPPED] == 1);
+        assert_string_equal(s.event_id[SL_TEXT_ARC_SKIPPED], "top!/d/link");
         (void)close(fd);
     }
 
@@ -688,6 +735,7 @@ test_text_archive_walk(void **state)
     assert_int_equal(walk(fd, 21, &lim, &s), 0);
     assert_int_equal(s.n, 0);
     assert_true(s.events[SL_TEXT_ARC_CORRUPT] == 1);
+    assert_string_equal(s.event_id[SL_TEXT_ARC_CORRUPT], "top");
     (void)close(fd);
 
     /* a compressed text file is no archive and not corrupt: a document

@@ -76,8 +76,9 @@ sink_end(void *arg)
 }
 
 static void
-sink_note(void *arg, int event, double n)
+sink_note(void *arg, int event, double n, const char *id)
 {
+    (void)id;
     ((struct seen *)arg)->events[event] += (uint64_t)n;
 }
 
