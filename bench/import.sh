@@ -16,7 +16,7 @@ usage() {
 usage: bench/import.sh [--files N] [--peer-files K] [--seed S] [--runs R]
                        [--threads T] [--no-peers] [--full-only]
                        [--tree-cache DIR] [--summary FILE] [--perf FILE]
-                       [--history-cost] [--keep] [--help]
+                       [--history-cost] [--metrics-cost] [--keep] [--help]
 
 File import benchmark: Sluice against find (stat-only baseline), omindex
 (xapian-omega) and recollindex (recollcmd), all measured in this run on the
@@ -51,6 +51,10 @@ same generated tree.
                   maxEntriesPerRun 0) imports the same tree; prints the
                   initial import with the history (the default) against
                   without it, and the jobmanager's LMDB size of each
+  --metrics-cost  before the full tree's steps, one more server with the
+                  metrics off (http.metrics 0) imports the same tree, and
+                  the full tree's initial import is scraped (GET /metrics)
+                  every second; prints the two initial imports side by side
   --summary FILE  also write the full tree's figures as "key value" lines
                   (bench/scale.sh reads them)
   --keep          keep the temporary directory (tree, data dirs, logs)
@@ -94,6 +98,7 @@ TREE_CACHE=""
 SUMMARY=""
 PERF=""
 HISTORY_COST=0
+METRICS_COST=0
 while [ $# -gt 0 ]; do
     case $1 in
     --files) FILES=${2:?--files needs a value}; shift 2 ;;
@@ -108,6 +113,7 @@ while [ $# -gt 0 ]; do
     --summary) SUMMARY=${2:?--summary needs a file}; shift 2 ;;
     --perf) PERF=${2:?--perf needs a file}; shift 2 ;;
     --history-cost) HISTORY_COST=1; shift ;;
+    --metrics-cost) METRICS_COST=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "import.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -645,7 +651,8 @@ start_server() { # SCOPE
     SLOG[$s]=$TMP/sluice-$s.log
     # from the repo root: config/jobs.json and workflows/ are loaded
     jq --arg t "${THREADS:-}" --arg s "$s" 'if $t == "" then . else .workers.threads = ($t | tonumber) end |
-        if $s == "nohist" then .jobmanager.history.maxEntriesPerRun = 0 else . end' \
+        if $s == "nohist" then .jobmanager.history.maxEntriesPerRun = 0 else . end |
+        if $s == "nometrics" then .http.metrics = 0 else . end' \
         "$REPO/config/sluice.json" >"$TMP/sluice-$s.json"
     (cd "$REPO" && exec "$TMP/sluice" serve --config "$TMP/sluice-$s.json" --listen 127.0.0.1:0 \
         --data-dir "${SDATA[$s]}" --log-level info) >"${SLOG[$s]}" 2>&1 &
@@ -835,9 +842,26 @@ if [ "$HISTORY_COST" -eq 1 ]; then
     kill -TERM "${SPID[nohist]}"
     wait "${SPID[nohist]}" 2>/dev/null || true
 fi
+if [ "$METRICS_COST" -eq 1 ]; then
+    ROOT[nometrics]=$TREE
+    start_server nometrics
+    sluice_step nometrics initial
+    kill -TERM "${SPID[nometrics]}"
+    wait "${SPID[nometrics]}" 2>/dev/null || true
+fi
 for s in "${SCOPES[@]}"; do
     start_server "$s"
+    SCRAPER=""
+    if [ "$METRICS_COST" -eq 1 ] && [ "$s" = full ]; then
+        # what Prometheus at a 1 s interval would ask of it meanwhile
+        (while kill -0 "${SPID[full]}" 2>/dev/null; do
+            curl -s -o /dev/null "${SBASE[full]}/metrics"
+            sleep 1
+        done) &
+        SCRAPER=$!
+    fi
     sluice_step "$s" initial
+    if [ -n "$SCRAPER" ]; then kill "$SCRAPER" 2>/dev/null || true; wait "$SCRAPER" 2>/dev/null || true; fi
     sluice_nochange "$s"
 done
 if [ "$HAVE_OMINDEX" -eq 1 ]; then omindex_step initial; peer_nochange omindex; fi
@@ -963,6 +987,20 @@ if [ "$HISTORY_COST" -eq 1 ]; then
     done
     r=$(ratio "${T[sluice.full.initial]}" "${T[sluice.nohist.initial]}")
     printf '  %-66s %8s  %s\n' "initial import with history / without <= 1.10" "${r}x" "$(verdict "$r" 1.10 le)"
+fi
+
+if [ "$METRICS_COST" -eq 1 ]; then
+    echo
+    echo "metrics: initial import of the full tree with the metrics (default, scraped every second) against"
+    echo "  without them (http.metrics 0: no counting, /metrics 404; a server of its own, run first):"
+    printf '  %-12s %9s %9s %9s\n' metrics time_s crawl_s RSS_MiB
+    for s in full nometrics; do
+        printf '  %-12s %9s %9s %9s\n' "$([ $s = full ] && echo on || echo off)" \
+            "$(secs "${T[sluice.$s.initial]}")" "$(secs "${TC[sluice.$s.initial]}")" \
+            "$(mib "${RSS[sluice.$s.initial]}")"
+    done
+    r=$(ratio "${T[sluice.full.initial]}" "${T[sluice.nometrics.initial]}")
+    printf '  %-66s %8s  %s\n' "initial import with metrics / without <= 1.02" "${r}x" "$(verdict "$r" 1.02 le)"
 fi
 
 # where Sluice's initial import spent its time (busy seconds of each worker,

@@ -175,6 +175,7 @@ struct sl_cfg {
     uint64_t max_body_bytes;     /* http.maxBodyBytes */
     uint64_t max_header_bytes;   /* http.maxHeaderBytes */
     uint64_t request_timeout;    /* http.requestTimeoutSeconds */
+    uint64_t http_metrics;       /* http.metrics: 1 on, 0 off */
     uint64_t shutdown_grace;     /* http.shutdownGraceSeconds */
     uint64_t max_object_bytes;   /* store.maxObjectBytes */
     char jm_config_dir[4096];    /* jobmanager.configDir */

@@ -715,6 +715,7 @@ serve(const struct sl_cfg *cfg, const struct services *s)
     hc.max_body_bytes = cfg->max_body_bytes;
     hc.max_header_bytes = cfg->max_header_bytes;
     hc.request_timeout_s = (unsigned)cfg->request_timeout;
+    hc.metrics_off = cfg->http_metrics == 0;
     hc.max_object_bytes = cfg->max_object_bytes;
     svc.store = s->store;
     svc.jm = s->jm;

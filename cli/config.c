@@ -133,6 +133,13 @@ static const struct cfg_key keys[] = {
          86400,
          "seconds without a byte in either direction before a connection "
          "is closed"),
+    UINT("http.metrics",
+         http_metrics,
+         "1",
+         0,
+         1,
+         "1: GET /metrics and the counting of requests for it; 0: neither "
+         "(/metrics answers 404)"),
     UINT("http.shutdownGraceSeconds",
          shutdown_grace,
          "30",

@@ -279,6 +279,8 @@ size_t sl_utf8_escape(char *dst, size_t cap, const char *src);
 int64_t sl_time_ms(void);
 /** @brief Monotonic milliseconds (CLOCK_MONOTONIC). */
 int64_t sl_mono_ms(void);
+/** @brief Monotonic microseconds (CLOCK_MONOTONIC). */
+int64_t sl_mono_us(void);
 /**
  * @brief Test knob: sleep the milliseconds the environment variable
  * SLUICE_TEST_DELAY gives for @p point (a comma-separated list of

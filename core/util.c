@@ -27,10 +27,16 @@ sl_time_ms(void)
 int64_t
 sl_mono_ms(void)
 {
+    return sl_mono_us() / 1000;
+}
+
+int64_t
+sl_mono_us(void)
+{
     struct timespec ts;
 
     (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 void

@@ -33,6 +33,7 @@ struct sl_http_config {
     uint64_t max_header_bytes;  /* request line and headers (414, 431) */
     unsigned request_timeout_s; /* idle time before a connection closes */
     uint64_t max_object_bytes;  /* object PUT bodies (413 beyond) */
+    int metrics_off;            /* no GET /metrics, no counting for it */
 };
 
 /** What the handlers may use; all borrowed, must outlive the server. */

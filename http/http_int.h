@@ -55,6 +55,9 @@ struct sl__req {
                               once the body is complete */
     uint64_t discarded;    /* body bytes dropped after a failure */
     void *ctx;             /* per-route state (streaming) */
+    unsigned status;       /* of the reply queued, 0 before */
+    int64_t start_us;      /* monotonic, at the first call */
+    struct sl__http_metrics *metrics; /* the server's */
 };
 
 /** @brief Path parameter @p name (borrowed) or NULL. */
@@ -110,8 +113,53 @@ int sl__reply_stream(
 
 /** @brief Reply @p status (e.g. 204) without a body. */
 int sl__reply_empty(struct sl__req *req, unsigned status);
+/** @brief Reply @p status with the @p len bytes @p text (taken over, freed
+ * with sl_free) as a body of @p content_type. */
+int sl__reply_text(struct sl__req *req,
+                   unsigned status,
+                   const char *content_type,
+                   char *text,
+                   size_t len);
+
+/* ------------------------------------------------------------------------
+ * Metrics (metrics.c, api_metrics.c; docs/operations.md "Metrics").
+ * --------------------------------------------------------------------- */
+
+/* The Prometheus text being written: version 0.0.4, or OpenMetrics 1.0.0
+ * when @om; the current family's name and type. */
+struct sl__prom {
+    struct sl_buf *b;
+    int om;
+    char family[128];
+    int counter;
+};
+/* Begin family @name (without "_total") of @type ("counter", "gauge",
+ * "histogram") with its @help. */
+void sl__prom_family(struct sl__prom *p,
+                     const char *name,
+                     const char *type,
+                     const char *help);
+/* A sample of the current family: its name with @suffix ("", "_total",
+ * "_bucket", ...), label name and value pairs up to a NULL name. */
+void sl__prom_sample(struct sl__prom *p, const char *suffix, double v, ...);
+
+/* Request counts and latencies per route; thread-safe, lock-free. */
+struct sl__http_metrics;
+struct sl__http_metrics *sl__http_metrics_new(void);
+void sl__http_metrics_free(struct sl__http_metrics *m);
+/* Count a request of @route (NULL: none matched) answered @status after
+ * @elapsed_us. */
+void sl__http_metrics_observe(struct sl__http_metrics *m,
+                              const struct sl__route *route,
+                              unsigned status,
+                              int64_t elapsed_us);
+/* Write the HTTP families; @in_flight requests are being served. */
+void sl__http_metrics_write(const struct sl__http_metrics *m,
+                            struct sl__prom *p,
+                            unsigned in_flight);
 
 /* Handlers (api_*.c). */
+int sl__api_metrics_get(struct sl__req *req);
 int sl__api_jm_get(struct sl__req *req);
 int sl__api_jm_dots_get(struct sl__req *req);
 int sl__api_jm_workers_get(struct sl__req *req);

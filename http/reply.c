@@ -150,6 +150,7 @@ queue(struct sl__req *req, unsigned status, struct MHD_Response *resp)
     r = MHD_queue_response(req->conn, status, resp);
     MHD_destroy_response(resp);
     req->replied = 1;
+    req->status = status;
     if (r != MHD_YES) {
         SL_WARN(
             "http: cannot queue the response to %s %s", req->method, req->path);
@@ -283,6 +284,24 @@ sl__reply_stream(
         MHD_create_response_from_callback(size, 64 * 1024, read, ctx, free_ctx);
     if (resp == NULL) {
         free_ctx(ctx);
+        return queue(req, status, NULL);
+    }
+    (void)MHD_add_response_header(resp, "Content-Type", content_type);
+    return queue(req, status, resp);
+}
+
+int
+sl__reply_text(struct sl__req *req,
+               unsigned status,
+               const char *content_type,
+               char *text,
+               size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback(len, text, sl_free);
+
+    if (resp == NULL) {
+        sl_free(text);
         return queue(req, status, NULL);
     }
     (void)MHD_add_response_header(resp, "Content-Type", content_type);

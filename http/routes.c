@@ -20,6 +20,7 @@
     }
 
 const struct sl__route sl__routes[] = {
+    R("GET", "/metrics", sl__api_metrics_get),
     R("GET", "/smila", sl__api_system_get),
     R("GET", "/smila/store", sl__api_stores_get),
     R("PUT", "/smila/store/:store", sl__api_store_put),

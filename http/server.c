@@ -33,6 +33,7 @@ struct sl_http_server {
     int need_token;     /* listening on a non-loopback address */
     atomic_uint active; /* requests between first call and completion */
     unsigned port;
+    struct sl__http_metrics *metrics;
 };
 
 /* ------------------------------------------------------------------------
@@ -525,6 +526,8 @@ on_access(void *cls,
         req->cfg = &s->cfg;
         req->method = sl_strdup(method);
         req->path = normalize_path(url);
+        req->metrics = s->metrics;
+        req->start_us = sl_mono_us();
         sl_buf_init(&req->body, (size_t)s->cfg.max_body_bytes);
         atomic_fetch_add(&s->active, 1);
         *con_cls = req;
@@ -574,6 +577,10 @@ on_completed(void *cls,
                  req->method,
                  req->path,
                  (int)toe);
+    }
+    if (req->status != 0 && s->metrics != NULL) {
+        sl__http_metrics_observe(
+            s->metrics, req->route, req->status, sl_mono_us() - req->start_us);
     }
     req_free(req);
     *con_cls = NULL;
@@ -663,6 +670,7 @@ sl_http_start(const struct sl_http_config *cfg,
     s->cfg.listen = s->listen;
     s->cfg.api_token = s->api_token;
     s->svc = *svc;
+    s->metrics = cfg->metrics_off ? NULL : sl__http_metrics_new();
     s->need_token = !is_loopback(&ss);
     if (s->need_token && s->api_token[0] == '\0') {
         rc = sl_err_set(err,
@@ -717,6 +725,7 @@ sl_http_start(const struct sl_http_config *cfg,
     return 0;
 
 fail:
+    sl__http_metrics_free(s->metrics);
     sl_free(s->listen);
     sl_free(s->api_token);
     sl_free(s);
@@ -759,6 +768,7 @@ sl_http_stop(struct sl_http_server *s, unsigned grace_ms)
                 atomic_load(&s->active));
     }
     MHD_stop_daemon(s->daemon);
+    sl__http_metrics_free(s->metrics);
     sl_free(s->listen);
     sl_free(s->api_token);
     sl_free(s);

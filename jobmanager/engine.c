@@ -145,6 +145,7 @@ sl__jm_run_unlink(struct sl_jm *jm, struct run *r)
     }
     if (*pp == r) {
         *pp = r->next;
+        sl__jm_metrics_run_ended(jm, r);
     }
     for (q = jm->queues; q != NULL; q = q->next) {
         SL_ASSERT(q->rr == NULL || q->todo > 0);
@@ -616,6 +617,7 @@ sl_jm_close(struct sl_jm *jm)
     sl__jm_store_close(jm->st);
     sl__jm_defs_free(jm->defs);
     json_decref(jm->events);
+    json_decref(jm->ended_counters);
     (void)pthread_mutex_destroy(&jm->mu);
     (void)pthread_cond_destroy(&jm->lease_cv);
     (void)pthread_cond_destroy(&jm->cleanup_cv);

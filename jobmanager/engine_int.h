@@ -81,6 +81,8 @@ struct wqueue {
     uint64_t gen;       /* bumped when its tasks may have become takeable */
     uint64_t await_seq; /* store sequence of its newest uncommitted task,
                            0 when none: work_committed wakes it then */
+    uint64_t taken;     /* tasks handed out since the start (metrics) */
+    uint64_t tc[TC_N];  /* its tasks by task counter since the start */
 };
 
 struct wfrun {
@@ -181,7 +183,20 @@ struct sl_jm {
     struct cleanup *cleanups;
     struct cleanup *cleanups_tail;
     int64_t prune_ms; /* monotonic ms of the last history retention pass */
+
+    /* metrics.c: what ended runs add to the process's totals */
+    uint64_t ended[3]; /* runs ended SUCCEEDED, FAILED, CANCELED */
+    uint64_t ended_wc[WC_N];
+    json_t *ended_counters; /* {worker: {counter: total}} */
 };
+
+/* metrics.c: the process-lifetime metrics (sl_jm_metrics); jm->mu held */
+/* Count task counter @c for run @r and the worker of task @t. */
+void sl__jm_tc_add(struct run *r, struct task *t, enum task_counter c);
+/* Run @r leaves the active runs: its counts go to the totals. */
+void sl__jm_metrics_run_ended(struct sl_jm *jm, const struct run *r);
+/* The JSON name of task counter @c ("createdTaskCount", run_json.c). */
+const char *sl__jm_tc_name(enum task_counter c);
 
 /* engine.c: runs and the run state machine, lease timer, life cycle */
 const char *sl__jm_state_name(enum run_state s);

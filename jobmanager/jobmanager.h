@@ -381,6 +381,21 @@ int sl_jm_task_finish(struct sl_jm *jm,
 /** @brief {"workers": [{"name","todo","inprogress"}]} or one worker's
  * {"todo":{"count"},"inprogress":{"count"}}; NULL for an unknown worker. */
 json_t *sl_jm_task_counts(struct sl_jm *jm, const char *worker);
+/**
+ * @brief The jobmanager's metrics since the process started, for
+ * GET /metrics (docs/operations.md "Metrics"); thread-safe.
+ * @return a new object:
+ * {"workers": [{"name", "todo", "inProgress", "taken",
+ *   "tasks": {"<task counter>": n}, "counters": {"<name>": total}}],
+ *  "runs": {"active": {"<state>": n}, "ended": {"<state>": n}},
+ *  "workflowRuns": {"active": n, "<workflow run counter>": total}};
+ * the task counters are those of a run's "tasks" without "TaskCount"
+ * ("successful", "retriedAfterError", ...), the worker counters those of
+ * the runs' "worker" data summed over the runs and actions, at most
+ * SL_JM_METRICS_COUNTERS names a worker (the rest are left out).
+ */
+json_t *sl_jm_metrics(struct sl_jm *jm);
+#define SL_JM_METRICS_COUNTERS 256
 
 /* ------------------------------------------------------------------------
  * Per-document history.  A worker reports what happened to a document in

@@ -18,6 +18,12 @@ static const char *const tc_names[TC_N] = {
     "retriedAfterNoSpaceTaskCount",
 };
 
+const char *
+sl__jm_tc_name(enum task_counter c)
+{
+    return tc_names[c];
+}
+
 static const char *const wc_names[WC_N] = {"startedWorkflowRunCount",
                                            "successfulWorkflowRunCount",
                                            "failedWorkflowRunCount",

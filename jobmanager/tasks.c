@@ -274,6 +274,7 @@ mark_inprogress(struct sl_jm *jm, struct task *t)
     }
     t->wq->ip = t;
     t->wq->inprogress++;
+    t->wq->taken++;
     jm->inprogress++;
     t->lease_until = sl_mono_ms() + (int64_t)jm->cfg.lease_seconds * 1000;
 }
@@ -428,7 +429,7 @@ sl__jm_task_create(struct sl_jm *jm,
         json_decref(extra_props);
     }
     wf->open++;
-    r->tc[TC_CREATED]++;
+    sl__jm_tc_add(r, t, TC_CREATED);
     sl__jm_task_index(jm, t);
     sl__jm_task_enqueue(t);
     persist_new(jm, t);
@@ -451,7 +452,7 @@ sl__jm_tasks_drop_run(struct sl_jm *jm,
             struct task *next = t->hnext;
 
             if (t->run == r && (wfrun == 0 || t->wfrun == (unsigned)wfrun)) {
-                r->tc[counter]++;
+                sl__jm_tc_add(r, t, counter);
                 sl__jm_task_remove(jm, t, 1);
             }
             t = next;
@@ -1086,7 +1087,7 @@ nospace_give_back(struct sl_jm *jm, struct task *t, const char *message)
     json_int_t retries = json_integer_value(
         json_object_get(json_object_get(t->json, "properties"), "retries"));
 
-    r->tc[TC_RETRIED_NOSPACE]++;
+    sl__jm_tc_add(r, t, TC_RETRIED_NOSPACE);
     counter_add(worker_counters(r, t), "noSpaceTaskCount", 1);
     if (sl_backoff_fail(&jm->nospace, sl_mono_ms())) {
         jm->nospace_paused = 1;
@@ -1130,11 +1131,11 @@ fail_task(struct sl_jm *jm,
     struct wfrun *wf = NULL;
 
     if (!fatal && (unsigned)retries < jm->cfg.max_retries) {
-        r->tc[timeout ? TC_RETRIED_TIMEOUT : TC_RETRIED_ERROR]++;
+        sl__jm_tc_add(r, t, timeout ? TC_RETRIED_TIMEOUT : TC_RETRIED_ERROR);
         requeue_copy(jm, t, retries + 1);
         return;
     }
-    r->tc[fatal ? TC_FAILED_NO_RETRY : TC_FAILED_AFTER_RETRY]++;
+    sl__jm_tc_add(r, t, fatal ? TC_FAILED_NO_RETRY : TC_FAILED_AFTER_RETRY);
     record_error(
         jm, r, t, fatal ? "FATAL_ERROR" : "FAILED_AFTER_RETRY", message);
     wf = sl__jm_wfrun_find(r, t->wfrun);
@@ -1379,7 +1380,7 @@ sl_jm_task_finish(struct sl_jm *jm,
             counter_add(worker_counters(r, t), "documents.invalid", bad);
         }
         note_incomplete(jm, r, t, result);
-        r->tc[TC_SUCCESSFUL]++;
+        sl__jm_tc_add(r, t, TC_SUCCESSFUL);
         counter_add(worker_counters(r, t), "successfulTaskCount", 1);
         sl__jm_task_remove(jm, t, 1);
     } else if (strcmp(status, "POSTPONE") == 0) {

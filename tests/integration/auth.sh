@@ -25,6 +25,10 @@ req PUT /smila/store/s/ -H "Authorization: Bearer wrong"
 expect_status 401 "mutating request without the right token"
 req GET /smila/nothing
 expect_status 401 "unknown path without token is 401, not 404"
+req GET /metrics
+expect_error 401 UNAUTHORIZED "GET /metrics without the token"
+req GET /metrics -H "Authorization: Bearer s3cret-token"
+expect_status 200 "GET /metrics with the token"
 req GET /smila/ -H "Authorization: Bearer s3cret-token"
 expect_status 200 "right token"
 req PUT /smila/store/s/ -H "Authorization: Bearer s3cret-token"
