@@ -270,6 +270,9 @@ count(struct tx *x, const struct doc *d, int has_content)
     }
     sl_task_counter_add(x->ctx, kinds[d->r.kind], 1);
     sl_task_counter_add(x->ctx, outcomes[d->r.outcome], 1);
+    if (d->r.converted) {
+        sl_task_counter_add(x->ctx, "converter.ok", 1);
+    }
     if (d->truncated) {
         sl_task_counter_add(x->ctx, "records.truncated", 1);
     }

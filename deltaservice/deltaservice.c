@@ -154,6 +154,46 @@ sl_delta_shards(const struct sl_delta *d)
     return d->nshards;
 }
 
+int
+sl_delta_shard_stats(struct sl_delta *d,
+                     unsigned shard,
+                     struct sl_delta_shard_stats *out,
+                     struct sl_err *err)
+{
+    MDB_txn *txn = NULL;
+    MDB_stat st;
+    MDB_envinfo info;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (shard >= d->nshards) {
+        return sl_err_set(
+            err, SL_EINVAL, "shard", "no shard %u of %u", shard, d->nshards);
+    }
+    rc = mdb_txn_begin(d->shards[shard].env, NULL, MDB_RDONLY, &txn);
+    if (rc == 0) {
+        rc = mdb_stat(txn, d->shards[shard].entries, &st);
+        out->entries = rc == 0 ? (uint64_t)st.ms_entries : 0;
+    }
+    if (rc == 0) {
+        rc = mdb_stat(txn, d->shards[shard].visited, &st);
+        out->visited = rc == 0 ? (uint64_t)st.ms_entries : 0;
+    }
+    if (rc == 0) {
+        rc = mdb_env_info(d->shards[shard].env, &info);
+    }
+    if (rc == 0) {
+        out->map_used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+        out->map_size = (uint64_t)info.me_mapsize;
+    }
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    return rc == 0
+               ? 0
+               : sl__delta_lmdb_err(d, err, rc, (int)shard, "shard statistics");
+}
+
 size_t
 sl__delta_key_len(const struct sl_delta *d, size_t slen, size_t idlen)
 {

@@ -123,6 +123,24 @@ void sl_delta_close(struct sl_delta *d);
 /** @brief Number of shards of @p d. */
 unsigned sl_delta_shards(const struct sl_delta *d);
 
+/** What one shard holds, as LMDB counts it (no scan). */
+struct sl_delta_shard_stats {
+    uint64_t entries;  /* records' entries, all sources */
+    uint64_t visited;  /* visited links, all sources and runs */
+    uint64_t map_used; /* bytes of the map in use (pages up to the last) */
+    uint64_t map_size; /* the map's size (deltaservice.mapSizeMiB) */
+};
+
+/**
+ * @brief The counts of shard @p shard (< sl_delta_shards(d)); thread-safe,
+ * one read transaction.
+ * @return 0, SL_EINVAL (no such shard) or SL_EIO.
+ */
+int sl_delta_shard_stats(struct sl_delta *d,
+                         unsigned shard,
+                         struct sl_delta_shard_stats *out,
+                         struct sl_err *err);
+
 /**
  * @brief Shard of a record: pass its compound id when it has one, else its
  * record id.  The function is fixed forever (entries are found by it):

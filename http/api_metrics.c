@@ -283,8 +283,30 @@ write_worker_counters(struct sl__prom *p, const json_t *workers)
     }
 }
 
-/* One family of a number per worker: @field of each worker object, or
- * of its "tasks" when @task. */
+/* A sample of the current family for each object of @list: its
+ * @value_field, labelled @label with its @name_field. */
+static void
+write_list(struct sl__prom *p,
+           const json_t *list,
+           const char *label,
+           const char *name_field,
+           const char *value_field)
+{
+    size_t i = 0;
+    const json_t *o = NULL;
+
+    json_array_foreach((json_t *)list, i, o)
+    {
+        sl__prom_sample(p,
+                        p->counter ? "_total" : "",
+                        json_number_value(json_object_get(o, value_field)),
+                        label,
+                        json_string_value(json_object_get(o, name_field)),
+                        NULL);
+    }
+}
+
+/* One family of a number per worker: @field of each worker object. */
 static void
 write_per_worker(struct sl__prom *p,
                  const json_t *workers,
@@ -293,20 +315,8 @@ write_per_worker(struct sl__prom *p,
                  const char *help,
                  const char *field)
 {
-    size_t i = 0;
-    const json_t *w = NULL;
-    const char *suffix = strcmp(type, "counter") == 0 ? "_total" : "";
-
     sl__prom_family(p, family, type, help);
-    json_array_foreach((json_t *)workers, i, w)
-    {
-        sl__prom_sample(p,
-                        suffix,
-                        json_number_value(json_object_get(w, field)),
-                        "worker",
-                        json_string_value(json_object_get(w, "name")),
-                        NULL);
-    }
+    write_list(p, workers, "worker", "name", field);
 }
 
 /* The task counters of each worker under label @label: run task counter
@@ -497,20 +507,8 @@ write_bulkbuilder(struct sl__prom *p, struct sl_bb *bb)
     size_t f = 0;
 
     for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
-        size_t i = 0;
-        const json_t *j = NULL;
-        int counter = strcmp(fam[f][1], "counter") == 0;
-
         sl__prom_family(p, fam[f][0], fam[f][1], fam[f][2]);
-        json_array_foreach((json_t *)jobs, i, j)
-        {
-            sl__prom_sample(p,
-                            counter ? "_total" : "",
-                            json_number_value(json_object_get(j, fam[f][3])),
-                            "job",
-                            json_string_value(json_object_get(j, "job")),
-                            NULL);
-        }
+        write_list(p, jobs, "job", "job", fam[f][3]);
     }
     json_decref(st);
 }
@@ -520,8 +518,6 @@ write_indexes(struct sl__prom *p, struct sl_index_set *set)
 {
     json_t *list = NULL;
     struct sl_err err;
-    size_t i = 0;
-    const json_t *ix = NULL;
 
     sl_err_clear(&err);
     if (sl_index_list(set, &list, &err) != 0) {
@@ -531,16 +527,119 @@ write_indexes(struct sl__prom *p, struct sl_index_set *set)
                     "sluice_index_documents",
                     "gauge",
                     "Documents in each index of the embedded search");
-    json_array_foreach(list, i, ix)
-    {
+    write_list(p, list, "index", "name", "documentCount");
+    sl__prom_family(p,
+                    "sluice_index_size_bytes",
+                    "gauge",
+                    "Bytes each index takes on disk (its database files and "
+                    "write-ahead logs)");
+    write_list(p, list, "index", "name", "sizeBytes");
+    json_decref(list);
+}
+
+/* One gauge family of the LMDB map of the jobmanager (@jm, its metrics'
+ * "store") and of each delta shard: @field "mapUsed" or "mapSize". */
+static void
+write_maps(struct sl__prom *p,
+           const json_t *jm,
+           const struct sl_delta_shard_stats *st,
+           unsigned n,
+           int used)
+{
+    char shard[16];
+    unsigned k = 0;
+
+    if (used) {
+        sl__prom_family(p,
+                        "sluice_lmdb_map_used_bytes",
+                        "gauge",
+                        "Bytes of each LMDB map in use (pages up to the "
+                        "last one written)");
+    } else {
+        sl__prom_family(p,
+                        "sluice_lmdb_map_size_bytes",
+                        "gauge",
+                        "The size of each LMDB map (its limit)");
+    }
+    if (jm != NULL) {
         sl__prom_sample(p,
                         "",
-                        json_number_value(json_object_get(ix, "documentCount")),
-                        "index",
-                        json_string_value(json_object_get(ix, "name")),
+                        json_number_value(
+                            json_object_get(jm, used ? "mapUsed" : "mapSize")),
+                        "env",
+                        "jobmanager",
+                        "shard",
+                        "",
                         NULL);
     }
-    json_decref(list);
+    for (k = 0; k < n; k++) {
+        (void)snprintf(shard, sizeof(shard), "%u", k);
+        sl__prom_sample(p,
+                        "",
+                        (double)(used ? st[k].map_used : st[k].map_size),
+                        "env",
+                        "delta",
+                        "shard",
+                        shard,
+                        NULL);
+    }
+}
+
+/* The delta service: entries and visited links per shard (exact),
+ * entries per source (from the background count), the maps. */
+static void
+write_delta(struct sl__req *req, struct sl__prom *p, const json_t *jm_store)
+{
+    struct sl_delta *d = req->svc->delta;
+    unsigned n = d != NULL ? sl_delta_shards(d) : 0;
+    struct sl_delta_shard_stats *st = sl_calloc(n > 0 ? n : 1, sizeof(*st));
+    json_t *per = NULL;
+    struct sl_err err;
+    char shard[16];
+    unsigned k = 0;
+
+    for (k = 0; k < n; k++) {
+        sl_err_clear(&err);
+        (void)sl_delta_shard_stats(d, k, &st[k], &err);
+    }
+    if (n > 0) {
+        sl__prom_family(p,
+                        "sluice_delta_entries",
+                        "gauge",
+                        "Delta entries (records known) in each shard");
+        for (k = 0; k < n; k++) {
+            (void)snprintf(shard, sizeof(shard), "%u", k);
+            sl__prom_sample(p, "", (double)st[k].entries, "shard", shard, NULL);
+        }
+        sl__prom_family(p,
+                        "sluice_delta_visited_links",
+                        "gauge",
+                        "Visited-link marks of web crawls in each shard");
+        for (k = 0; k < n; k++) {
+            (void)snprintf(shard, sizeof(shard), "%u", k);
+            sl__prom_sample(p, "", (double)st[k].visited, "shard", shard, NULL);
+        }
+    }
+    per = req->delta_counts != NULL ? sl__delta_counts_get(req->delta_counts)
+                                    : NULL;
+    if (per != NULL) {
+        const char *src = NULL;
+        json_t *v = NULL;
+
+        sl__prom_family(p,
+                        "sluice_delta_source_entries",
+                        "gauge",
+                        "Delta entries per source, counted in the "
+                        "background every 5 s or less often");
+        json_object_foreach(per, src, v)
+        {
+            sl__prom_sample(p, "", json_number_value(v), "source", src, NULL);
+        }
+        json_decref(per);
+    }
+    write_maps(p, jm_store, st, n, 1);
+    write_maps(p, jm_store, st, n, 0);
+    sl_free(st);
 }
 
 int
@@ -577,8 +676,9 @@ sl__api_metrics_get(struct sl__req *req)
         write_tasks(&p, json_object_get(m, "workers"));
         write_worker_counters(&p, json_object_get(m, "workers"));
         write_runs(&p, m);
-        json_decref(m);
     }
+    write_delta(req, &p, json_object_get(m, "store"));
+    json_decref(m);
     if (req->svc->bulkbuilder != NULL) {
         write_bulkbuilder(&p, req->svc->bulkbuilder);
     }

@@ -57,7 +57,8 @@ struct sl__req {
     void *ctx;             /* per-route state (streaming) */
     unsigned status;       /* of the reply queued, 0 before */
     int64_t start_us;      /* monotonic, at the first call */
-    struct sl__http_metrics *metrics; /* the server's */
+    struct sl__http_metrics *metrics;      /* the server's, NULL: off */
+    struct sl__delta_counts *delta_counts; /* the server's, or NULL */
 };
 
 /** @brief Path parameter @p name (borrowed) or NULL. */
@@ -153,6 +154,15 @@ void sl__http_metrics_observe(struct sl__http_metrics *m,
                               const struct sl__route *route,
                               unsigned status,
                               int64_t elapsed_us);
+/* The delta service's entries per source, counted in the background
+ * every 5 s or less often (metrics_delta.c); thread-safe. */
+struct sl__delta_counts;
+struct sl__delta_counts *sl__delta_counts_new(struct sl_delta *delta);
+/* Waits for a count under way. */
+void sl__delta_counts_free(struct sl__delta_counts *c);
+/* {source: entries} of the last count (new object), NULL before the
+ * first; may start a new count. */
+json_t *sl__delta_counts_get(struct sl__delta_counts *c);
 /* Write the HTTP families; @in_flight requests are being served. */
 void sl__http_metrics_write(const struct sl__http_metrics *m,
                             struct sl__prom *p,

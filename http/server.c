@@ -34,6 +34,7 @@ struct sl_http_server {
     atomic_uint active; /* requests between first call and completion */
     unsigned port;
     struct sl__http_metrics *metrics;
+    struct sl__delta_counts *delta_counts;
 };
 
 /* ------------------------------------------------------------------------
@@ -527,6 +528,7 @@ on_access(void *cls,
         req->method = sl_strdup(method);
         req->path = normalize_path(url);
         req->metrics = s->metrics;
+        req->delta_counts = s->delta_counts;
         req->start_us = sl_mono_us();
         sl_buf_init(&req->body, (size_t)s->cfg.max_body_bytes);
         atomic_fetch_add(&s->active, 1);
@@ -671,6 +673,9 @@ sl_http_start(const struct sl_http_config *cfg,
     s->cfg.api_token = s->api_token;
     s->svc = *svc;
     s->metrics = cfg->metrics_off ? NULL : sl__http_metrics_new();
+    if (s->metrics != NULL && svc->delta != NULL) {
+        s->delta_counts = sl__delta_counts_new(svc->delta);
+    }
     s->need_token = !is_loopback(&ss);
     if (s->need_token && s->api_token[0] == '\0') {
         rc = sl_err_set(err,
@@ -725,6 +730,7 @@ sl_http_start(const struct sl_http_config *cfg,
     return 0;
 
 fail:
+    sl__delta_counts_free(s->delta_counts);
     sl__http_metrics_free(s->metrics);
     sl_free(s->listen);
     sl_free(s->api_token);
@@ -768,6 +774,7 @@ sl_http_stop(struct sl_http_server *s, unsigned grace_ms)
                 atomic_load(&s->active));
     }
     MHD_stop_daemon(s->daemon);
+    sl__delta_counts_free(s->delta_counts);
     sl__http_metrics_free(s->metrics);
     sl_free(s->listen);
     sl_free(s->api_token);

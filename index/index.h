@@ -221,9 +221,10 @@ int sl_index_count(struct sl_index_set *set,
                    uint64_t *count,
                    struct sl_err *err);
 /**
- * @brief The indexes in name order with their document counts.
+ * @brief The indexes in name order with their document counts and bytes
+ * on disk (the shards' database files and write-ahead logs).
  * @param[out] out new reference, caller decrefs:
- * [{"name":..,"documentCount":..},...].
+ * [{"name":..,"documentCount":..,"sizeBytes":..},...].
  * @return 0 or SL_EIO.
  */
 int sl_index_list(struct sl_index_set *set, json_t **out, struct sl_err *err);

@@ -9,8 +9,10 @@
  * results one row at a time: memory stays one row per shard.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "index/index_int.h"
 
@@ -340,6 +342,37 @@ scan_names(const char *dir, char ***names, size_t *n, struct sl_err *err)
     return 0;
 }
 
+/* Bytes on disk of index @name in @dir: its shards' database files and
+ * their write-ahead logs ("<name>.db", "<name>~<k>.db", "-wal"). */
+static uint64_t
+index_bytes(const char *dir, const char *name)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de = NULL;
+    size_t n = strlen(name);
+    uint64_t sum = 0;
+
+    while (d != NULL && (de = readdir(d)) != NULL) {
+        const char *e = de->d_name;
+        size_t len = strlen(e);
+        struct stat st;
+
+        if (strncmp(e, name, n) != 0 || (e[n] != '.' && e[n] != '~') ||
+            (strcmp(e + len - 3, ".db") != 0 &&
+             (len < 7 || strcmp(e + len - 7, ".db-wal") != 0))) {
+            continue;
+        }
+        if (fstatat(dirfd(d), e, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(st.st_mode)) {
+            sum += (uint64_t)st.st_size;
+        }
+    }
+    if (d != NULL) {
+        (void)closedir(d);
+    }
+    return sum;
+}
+
 int
 sl_index_list(struct sl_index_set *set, json_t **out, struct sl_err *err)
 {
@@ -364,12 +397,16 @@ sl_index_list(struct sl_index_set *set, json_t **out, struct sl_err *err)
             continue;
         }
         if (rc == 0) {
-            (void)json_array_append_new(list,
-                                        json_pack("{s:s, s:I}",
-                                                  "name",
-                                                  names[i],
-                                                  "documentCount",
-                                                  (json_int_t)count));
+            (void)json_array_append_new(
+                list,
+                json_pack(
+                    "{s:s, s:I, s:I}",
+                    "name",
+                    names[i],
+                    "documentCount",
+                    (json_int_t)count,
+                    "sizeBytes",
+                    (json_int_t)index_bytes(sl__index_dir(set), names[i])));
         }
     }
     for (i = 0; i < n; i++) {

@@ -388,7 +388,8 @@ json_t *sl_jm_task_counts(struct sl_jm *jm, const char *worker);
  * {"workers": [{"name", "todo", "inProgress", "taken",
  *   "tasks": {"<task counter>": n}, "counters": {"<name>": total}}],
  *  "runs": {"active": {"<state>": n}, "ended": {"<state>": n}},
- *  "workflowRuns": {"active": n, "<workflow run counter>": total}};
+ *  "workflowRuns": {"active": n, "<workflow run counter>": total},
+ *  "store": {"mapUsed", "mapSize"}} (bytes of its LMDB map);
  * the task counters are those of a run's "tasks" without "TaskCount"
  * ("successful", "retriedAfterError", ...), the worker counters those of
  * the runs' "worker" data summed over the runs and actions, at most

@@ -393,6 +393,8 @@ void sl__jm_store_give_up(struct sl__jm_store *s);
 /** @brief Test knob: every group commit fails with LMDB error @p rc (an
  * errno such as ENOSPC) until called with 0. */
 void sl__jm_store_test_fail(struct sl__jm_store *s, int rc);
+/** @brief Bytes of the map in use (pages up to the last) and its size. */
+void sl__jm_store_usage(struct sl__jm_store *s, uint64_t *used, uint64_t *size);
 /**
  * @brief Make the writer take queued changes only while holding @p lock,
  * the lock under which callers queue the changes of one operation: then

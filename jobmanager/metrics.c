@@ -141,6 +141,8 @@ sl_jm_metrics(struct sl_jm *jm)
     uint64_t wc[WC_N];
     uint64_t ended[3];
     uint64_t wf_active = 0;
+    uint64_t map_used = 0;
+    uint64_t map_size = 0;
     const struct run *r = NULL;
     const struct wqueue *q = NULL;
     int i = 0;
@@ -184,7 +186,8 @@ sl_jm_metrics(struct sl_jm *jm)
         wfs, "active", json_integer((json_int_t)wf_active));
     (void)pthread_mutex_unlock(&jm->mu);
     json_decref(by);
-    return json_pack("{s:o, s:{s:o, s:{s:I, s:I, s:I}}, s:o}",
+    sl__jm_store_usage(jm->st, &map_used, &map_size);
+    return json_pack("{s:o, s:{s:o, s:{s:I, s:I, s:I}}, s:o, s:{s:I, s:I}}",
                      "workers",
                      workers,
                      "runs",
@@ -198,5 +201,10 @@ sl_jm_metrics(struct sl_jm *jm)
                      "CANCELED",
                      (json_int_t)ended[2],
                      "workflowRuns",
-                     wfs);
+                     wfs,
+                     "store",
+                     "mapUsed",
+                     (json_int_t)map_used,
+                     "mapSize",
+                     (json_int_t)map_size);
 }

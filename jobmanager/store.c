@@ -358,6 +358,20 @@ fail:
 }
 
 void
+sl__jm_store_usage(struct sl__jm_store *s, uint64_t *used, uint64_t *size)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+
+    *used = 0;
+    *size = 0;
+    if (mdb_env_info(s->env, &info) == 0 && mdb_env_stat(s->env, &st) == 0) {
+        *used = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+        *size = (uint64_t)info.me_mapsize;
+    }
+}
+
+void
 sl__jm_store_test_fail(struct sl__jm_store *s, int rc)
 {
     atomic_store(&s->test_fail, rc);

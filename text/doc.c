@@ -246,6 +246,7 @@ sl_text_doc_result(const struct sl_text_doc *d, struct sl_text_result *r)
     r->charset = d->charset;
     r->kind = d->kind;
     r->outcome = d->outcome;
+    r->converted = d->conv_on && d->outcome == SL_TEXT_EXTRACTED;
     r->full = d->text.full;
     r->malformed = d->malformed;
     r->inner_mime = d->inner_mime;

@@ -193,6 +193,7 @@ struct sl_text_result {
     const char *charset; /* the charset read, "" when none */
     int kind;            /* enum sl_text_kind */
     int outcome;         /* enum sl_text_outcome */
+    int converted;       /* an external converter ran and succeeded */
     int full;            /* the text was cut at max_text */
     int malformed;       /* XML that is not well-formed */
     /* A compressed single file: its encoding ("gzip", "bzip2", "xz",

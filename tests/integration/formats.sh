@@ -170,6 +170,9 @@ jq -e --arg t "$T" '([.hits[]._recordid] | index($t + "/sample.docx") != null) a
 n=$(grep -c "" "$TMP/hits")
 [ "$n" = 21 ] && ok "a search finds all 21 documents by a word of their text" ||
     fail "search herons: $n hits: $(cut -f2 "$TMP/hits" | paste -sd' ')"
+[ "$(textex converter.ok)" -ge 5 ] &&
+    ok "converter.ok counts the converters that ran ($(textex converter.ok): PDF, .doc, RTF, .xls, .ppt and more)" ||
+    fail "converter.ok $(textex converter.ok), fewer than the 5 converted formats"
 [ "$(textex converter.failed)" = 0 ] && [ "$(textex converter.missing)" = 0 ] &&
     ok "no converter failed or was missing" ||
     fail "converter.failed $(textex converter.failed), converter.missing $(textex converter.missing)"

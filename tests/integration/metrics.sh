@@ -5,8 +5,9 @@
 #   type, "# EOF" last);
 # - the families an operator needs are there: tasks per worker, job and
 #   workflow runs, worker counters, HTTP requests by route pattern with a
-#   latency histogram, the bulkbuilder's backlog, index documents,
-#   process_*; no label holds a file path or a run id;
+#   latency histogram, the bulkbuilder's backlog, index documents and
+#   bytes, delta entries per shard and per source, LMDB map use, process_*;
+#   no label holds a file path or a run id;
 # - a real Prometheus (Debian's) started here on 127.0.0.1 scrapes the
 #   server every second (it asks for OpenMetrics), finds the target up, and
 #   a PromQL query through its HTTP API sees the import's pushed-records
@@ -109,6 +110,18 @@ has '^sluice_http_request_duration_seconds_bucket\{route="/metrics",method="GET"
     "a latency histogram per route"
 has '^sluice_bulkbuilder_records_accepted_total\{job="indexUpdate"\} ' "the bulkbuilder per job"
 has '^sluice_index_documents\{index="default"\} ' "documents per index"
+has '^sluice_index_size_bytes\{index="default"\} [1-9]' "bytes per index"
+has '^sluice_lmdb_map_used_bytes\{env="jobmanager",shard=""\} [1-9]' "the jobmanager's LMDB map in use"
+has '^sluice_lmdb_map_size_bytes\{env="delta",shard="0"\} [1-9]' "each delta shard's map size"
+entries=$(awk '/^sluice_delta_entries\{/ { n += $2 } END { print n + 0 }' "$M")
+[ "$entries" = 2000 ] && ok "the delta entries over the shards: 2000" || fail "delta entries: $entries"
+per=none
+for i in $(seq 1 100); do # counted in the background: a later scrape has it
+    per=$(curl -sS "$BASE/metrics" | sed -n 's/^sluice_delta_source_entries{source="fs"} //p')
+    [ "$per" = 2000 ] && break
+    sleep 0.2
+done
+[ "$per" = 2000 ] && ok "the delta entries of source fs: 2000" || fail "source fs entries: $per"
 has '^process_resident_memory_bytes [1-9]' "process_resident_memory_bytes"
 has '^process_cpu_seconds_total [0-9]' "process_cpu_seconds_total"
 has '^process_open_fds [1-9]' "process_open_fds"
