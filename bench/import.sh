@@ -650,7 +650,10 @@ start_server() { # SCOPE
     SDATA[$s]=$TMP/sluice-$s
     SLOG[$s]=$TMP/sluice-$s.log
     # from the repo root: config/jobs.json and workflows/ are loaded
-    jq --arg t "${THREADS:-}" --arg s "$s" 'if $t == "" then . else .workers.threads = ($t | tonumber) end |
+    # definitions and workflows: the repository's (the copy has none beside it)
+    jq --arg t "${THREADS:-}" --arg s "$s" --arg repo "$REPO" '.jobmanager.configDir = $repo + "/config" |
+        .jobmanager.workflowsDir = $repo + "/workflows" |
+        if $t == "" then . else .workers.threads = ($t | tonumber) end |
         if $s == "nohist" then .jobmanager.history.maxEntriesPerRun = 0 else . end |
         if $s == "nometrics" then .http.metrics = 0 else . end' \
         "$REPO/config/sluice.json" >"$TMP/sluice-$s.json"

@@ -32,7 +32,7 @@ cp "$SLUICE" "$TMP/sluice"
 echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 echo "commit: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 (cd "$REPO" && exec "$TMP/sluice" serve --config config/sluice.json --listen 127.0.0.1:0 \
-    --data-dir "$TMP/data" --log-level warn) >"$TMP/log" 2>&1 &
+    --data-dir "$TMP/data" --log-level info) >"$TMP/log" 2>&1 &
 PID=$!
 for _ in $(seq 1 300); do
     port=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$TMP/log" | head -1)
@@ -48,7 +48,7 @@ for j in $(seq 1 "$JOBS"); do
     jq -n --arg n "job$j" --arg r "$TMP/tree/$j" '{name: $n, workflow: "fileCrawling",
         parameters: {dataSource: $n, rootFolder: $r, jobToPushTo: "indexUpdate"}}' |
         curl -sSf -o /dev/null -X POST -H 'Content-Type: application/json' --data-binary @- "$BASE/smila/jobmanager/jobs/"
-    "$TMP/sluice" job start "job$j" --wait --server "$BASE" >/dev/null
+    "$TMP/sluice" job start "job$j" --wait --server "$BASE" >/dev/null 2>&1
 done
 
 # times URL: SCRAPES request times in ms, one per line (one connection

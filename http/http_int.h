@@ -18,6 +18,9 @@ struct sl__req;
 /* Route flags. */
 #define SL__ROUTE_STREAM_BODY 0x1 /* body goes to on_body, not a buffer */
 #define SL__ROUTE_JSON_LIMIT  0x2 /* streamed, but http.maxBodyBytes at most */
+#define SL__ROUTE_PUBLIC                                                       \
+    0x4 /* no token needed: the dashboard's files,                             \
+           which hold no data */
 
 struct sl__route {
     const char *method;  /* "GET", "PUT", "POST", "DELETE" */
@@ -115,12 +118,16 @@ int sl__reply_stream(
 /** @brief Reply @p status (e.g. 204) without a body. */
 int sl__reply_empty(struct sl__req *req, unsigned status);
 /** @brief Reply @p status with the @p len bytes @p text (taken over, freed
- * with sl_free) as a body of @p content_type. */
-int sl__reply_text(struct sl__req *req,
-                   unsigned status,
-                   const char *content_type,
-                   char *text,
-                   size_t len);
+ * with sl_free) as a body of @p content_type, with the header name and
+ * value pairs that follow, up to a NULL name. */
+int sl__reply_text_headers(struct sl__req *req,
+                           unsigned status,
+                           const char *content_type,
+                           char *text,
+                           size_t len,
+                           ...);
+#define sl__reply_text(req, status, type, text, len)                           \
+    sl__reply_text_headers(req, status, type, text, len, NULL)
 
 /* ------------------------------------------------------------------------
  * Metrics (metrics.c, api_metrics.c; docs/operations.md "Metrics").
@@ -170,6 +177,8 @@ void sl__http_metrics_write(const struct sl__http_metrics *m,
 
 /* Handlers (api_*.c). */
 int sl__api_metrics_get(struct sl__req *req);
+int sl__api_dashboard_get(struct sl__req *req);
+int sl__api_dashboard_file_get(struct sl__req *req);
 int sl__api_jm_get(struct sl__req *req);
 int sl__api_jm_dots_get(struct sl__req *req);
 int sl__api_jm_workers_get(struct sl__req *req);

@@ -4,6 +4,7 @@
  * place.
  */
 #include <stdio.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -291,20 +292,28 @@ sl__reply_stream(
 }
 
 int
-sl__reply_text(struct sl__req *req,
-               unsigned status,
-               const char *content_type,
-               char *text,
-               size_t len)
+sl__reply_text_headers(struct sl__req *req,
+                       unsigned status,
+                       const char *content_type,
+                       char *text,
+                       size_t len,
+                       ...)
 {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer_with_free_callback(len, text, sl_free);
+    const char *name = NULL;
+    va_list ap;
 
     if (resp == NULL) {
         sl_free(text);
         return queue(req, status, NULL);
     }
     (void)MHD_add_response_header(resp, "Content-Type", content_type);
+    va_start(ap, len);
+    while ((name = va_arg(ap, const char *)) != NULL) {
+        (void)MHD_add_response_header(resp, name, va_arg(ap, const char *));
+    }
+    va_end(ap);
     return queue(req, status, resp);
 }
 

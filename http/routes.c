@@ -20,6 +20,14 @@
     }
 
 const struct sl__route sl__routes[] = {
+    RS("GET", "/", sl__api_dashboard_get, NULL, NULL, NULL, SL__ROUTE_PUBLIC),
+    RS("GET",
+       "/ui/:file",
+       sl__api_dashboard_file_get,
+       NULL,
+       NULL,
+       NULL,
+       SL__ROUTE_PUBLIC),
     R("GET", "/metrics", sl__api_metrics_get),
     R("GET", "/smila", sl__api_system_get),
     R("GET", "/smila/store", sl__api_stores_get),

@@ -413,7 +413,12 @@ first_call(struct sl__req *req)
     if (check_head(req) != 0) {
         return;
     }
-    if (s->need_token && !token_ok(s, req->conn)) {
+    req->route = route_find(req, allow, sizeof(allow));
+    if (s->need_token && !token_ok(s, req->conn) &&
+        (req->route == NULL || !(req->route->flags & SL__ROUTE_PUBLIC))) {
+        /* the dashboard's files hold no data: the page asks for the
+         * token itself; anything else, known or not, needs it */
+        req->route = NULL;
         (void)sl__reply_error(req,
                               SL_EUNAUTH,
                               "Authorization",
@@ -421,7 +426,6 @@ first_call(struct sl__req *req)
                               "<token>' on every request");
         return;
     }
-    req->route = route_find(req, allow, sizeof(allow));
     if (req->route == NULL) {
         if (allow[0] != '\0') {
             (void)sl__reply_method_not_allowed(req, allow);

@@ -17,7 +17,7 @@ libarchive-dev libssl-dev libcmocka-dev libmicrohttpd-dev libsqlite3-dev \
 libxml2-dev libmagic-dev libuchardet-dev libgmime-3.0-dev libpoppler-glib-dev zlib1g-dev libdeflate-dev clang-format \
 libsystemd-dev debhelper lintian \
 clang libclang-rt-14-dev llvm \
-jq zip openssl nginx-light prometheus \
+jq zip openssl nginx-light prometheus chromium chromium-driver python3-selenium \
 python3 python3-botocore gzip bzip2 xz-utils \
 poppler-utils catdoc recollcmd libimage-exiftool-perl"
 

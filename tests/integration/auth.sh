@@ -27,6 +27,12 @@ req GET /smila/nothing
 expect_status 401 "unknown path without token is 401, not 404"
 req GET /metrics
 expect_error 401 UNAUTHORIZED "GET /metrics without the token"
+req GET /
+expect_status 200 "the dashboard's page needs no token (it holds no data; it asks for it)"
+req GET /ui/app.js
+expect_status 200 "nor do its files"
+req GET /ui/nothing.js
+expect_status 404 "an unknown dashboard file is 404 without the token too"
 req GET /metrics -H "Authorization: Bearer s3cret-token"
 expect_status 200 "GET /metrics with the token"
 req GET /smila/ -H "Authorization: Bearer s3cret-token"
