@@ -350,12 +350,13 @@
     const runs = info.runs || {};
     const id = runs.current || last(runs.completed);
     if (gen !== generation) return;
-    $("job-actions").replaceChildren(...buttons(name, runs.current, runs.current ? (await runData(name, runs.current)).state : ""));
-    if (!id) {
+    const run = id ? await runData(name, id) : null;
+    if (gen !== generation) return;
+    $("job-actions").replaceChildren(...buttons(name, runs.current, runs.current ? run.state : ""));
+    if (!run) {
       $("job-progress").textContent = "This job has not run yet.";
       return;
     }
-    const run = await runData(name, id);
     const ix = await indexing(def).catch(() => null);
     if (gen !== generation) return;
     renderProgress(run, id, ix);
@@ -438,8 +439,13 @@
     clearTimeout(timer);
     const h = location.hash || "#/";
     const m = h.match(/^#\/job\/(.+)$/);
-    if (m) {
-      const name = decodeURIComponent(m[1]);
+    let name = null;
+    try {
+      name = m ? decodeURIComponent(m[1]) : null;
+    } catch (e) {
+      name = null; /* a malformed address: the jobs */
+    }
+    if (name !== null) {
       show("view-job");
       $("job-graph").replaceChildren();
       poll(gen, (g) => refreshJob(g, name));

@@ -8,6 +8,7 @@
  * counter, job, index and route names, never a record id, URL or run id.
  */
 #include <dirent.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,12 @@ sl__prom_sample(struct sl__prom *p, const char *suffix, double v, ...)
         first = 0;
     }
     va_end(ap);
-    if (v == (double)(int64_t)v) {
+    if (isnan(v)) {
+        (void)sl_buf_appendf(p->b, "%s NaN\n", first ? "" : "}");
+    } else if (isinf(v)) {
+        (void)sl_buf_appendf(
+            p->b, "%s %cInf\n", first ? "" : "}", v > 0 ? '+' : '-');
+    } else if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v) {
         (void)sl_buf_appendf(
             p->b, "%s %lld\n", first ? "" : "}", (long long)(int64_t)v);
     } else {
@@ -390,7 +396,10 @@ write_tasks(struct sl__prom *p, const json_t *workers)
                      "counter",
                      "Tasks handed out to workers",
                      "taken");
-    sl__prom_family(p, "sluice_tasks_created", "counter", "Tasks created");
+    sl__prom_family(p,
+                    "sluice_tasks_queued",
+                    "counter",
+                    "Tasks created (queued for a worker)");
     {
         size_t i = 0;
         const json_t *w = NULL;

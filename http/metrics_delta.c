@@ -22,6 +22,7 @@ struct sl__delta_counts {
     int64_t at_ms;   /* monotonic start of the last pass, 0: none */
     int64_t took_ms; /* how long the last pass took */
     int running;     /* a pass runs on th */
+    int stopping;    /* sl__delta_counts_free: end the pass */
     int joinable;    /* th was started and not joined */
     pthread_t th;
 };
@@ -42,6 +43,9 @@ sl__delta_counts_free(struct sl__delta_counts *c)
     if (c == NULL) {
         return;
     }
+    (void)pthread_mutex_lock(&c->mu);
+    c->stopping = 1;
+    (void)pthread_mutex_unlock(&c->mu);
     if (c->joinable) {
         (void)pthread_join(c->th, NULL);
     }
@@ -57,7 +61,14 @@ add_source(void *arg, const char *source)
     json_t *counts = ((void **)arg)[1];
     struct sl_err err;
     uint64_t n = 0;
+    int stop = 0;
 
+    (void)pthread_mutex_lock(&c->mu);
+    stop = c->stopping;
+    (void)pthread_mutex_unlock(&c->mu);
+    if (stop) {
+        return 1; /* ends the listing */
+    }
     sl_err_clear(&err);
     if (sl_delta_count(c->delta, source, &n, NULL, &err) == 0) {
         (void)json_object_set_new(counts, source, json_integer((json_int_t)n));
@@ -74,7 +85,7 @@ count_main(void *arg)
     struct sl_err err;
 
     sl_err_clear(&err);
-    if (sl_delta_sources(c->delta, add_source, ctx, &err) != 0) {
+    if (sl_delta_sources(c->delta, add_source, ctx, &err) < 0) {
         SL_WARN("metrics: cannot count the delta entries: %s", err.message);
     }
     (void)pthread_mutex_lock(&c->mu);

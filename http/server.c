@@ -397,6 +397,45 @@ check_head(struct sl__req *req)
 }
 
 /*
+ * A browser sends Origin with a request that changes state; one from a
+ * page of another site (a form or a fetch aimed at 127.0.0.1) must not
+ * start or cancel anything, even where no token is needed.  A request
+ * other than GET and HEAD whose Origin is not this server's (http or
+ * https, and the Host it asked for) gets 403; clients that send no Origin
+ * (curl, the sluice commands, workers) are not concerned.  Returns 1 when it
+ * answered.
+ */
+static int
+cross_origin(struct sl__req *req)
+{
+    const char *origin = sl__req_header(req, "Origin");
+    const char *host = sl__req_header(req, "Host");
+
+    if (origin == NULL || strcmp(req->method, "GET") == 0 ||
+        strcmp(req->method, "HEAD") == 0) {
+        return 0;
+    }
+    if (strncmp(origin, "http://", 7) == 0) {
+        origin += 7;
+    } else if (strncmp(origin, "https://", 8) == 0) {
+        origin += 8; /* behind a TLS proxy */
+    }
+    if (host != NULL && strcmp(origin, host) == 0) {
+        return 0;
+    }
+    origin = sl__req_header(req, "Origin");
+    req->route = NULL;
+    (void)sl__reply_error(req,
+                          SL_EACCES,
+                          "Origin",
+                          "a %s from the page of another site ('%s') is "
+                          "refused",
+                          req->method,
+                          origin);
+    return 1;
+}
+
+/*
  * First call of a request: route it, check the token and the declared body
  * size, and let streaming routes look at the request before the body.
  * Whatever fails is answered at once, and the body is then not read.
@@ -424,6 +463,9 @@ first_call(struct sl__req *req)
                               "Authorization",
                               "this server needs 'Authorization: Bearer "
                               "<token>' on every request");
+        return;
+    }
+    if (cross_origin(req)) {
         return;
     }
     if (req->route == NULL) {

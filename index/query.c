@@ -342,27 +342,45 @@ scan_names(const char *dir, char ***names, size_t *n, struct sl_err *err)
     return 0;
 }
 
+/* Is @file a file of index @name: "<name>.db", "<name>~<k>.db" (a shard,
+ * k digits) or either with "-wal"?  Names may hold '.', so "<name>.x.db"
+ * is another index's. */
+static int
+index_file(const char *file, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = file + n;
+
+    if (strncmp(file, name, n) != 0) {
+        return 0;
+    }
+    if (*p == '~') {
+        const char *q = ++p;
+
+        while (*p >= '0' && *p <= '9') {
+            p++;
+        }
+        if (p == q) {
+            return 0;
+        }
+    }
+    return strcmp(p, ".db") == 0 || strcmp(p, ".db-wal") == 0;
+}
+
 /* Bytes on disk of index @name in @dir: its shards' database files and
- * their write-ahead logs ("<name>.db", "<name>~<k>.db", "-wal"). */
+ * their write-ahead logs. */
 static uint64_t
 index_bytes(const char *dir, const char *name)
 {
     DIR *d = opendir(dir);
     struct dirent *de = NULL;
-    size_t n = strlen(name);
     uint64_t sum = 0;
 
     while (d != NULL && (de = readdir(d)) != NULL) {
-        const char *e = de->d_name;
-        size_t len = strlen(e);
         struct stat st;
 
-        if (strncmp(e, name, n) != 0 || (e[n] != '.' && e[n] != '~') ||
-            (strcmp(e + len - 3, ".db") != 0 &&
-             (len < 7 || strcmp(e + len - 7, ".db-wal") != 0))) {
-            continue;
-        }
-        if (fstatat(dirfd(d), e, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        if (index_file(de->d_name, name) &&
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISREG(st.st_mode)) {
             sum += (uint64_t)st.st_size;
         }

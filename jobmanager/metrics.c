@@ -44,7 +44,9 @@ add_numbers(json_t *to, const json_t *from)
         json_t *old = json_object_get(to, k);
         size_t n = strlen(k);
 
-        if (!json_is_number(v) ||
+        /* counters only grow: a negative value (an external worker's)
+         * is left out */
+        if (!json_is_number(v) || json_number_value(v) < 0 ||
             (n > 9 && strcmp(k + n - 9, "TaskCount") == 0)) {
             continue;
         }

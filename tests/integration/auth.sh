@@ -33,6 +33,13 @@ req GET /ui/app.js
 expect_status 200 "nor do its files"
 req GET /ui/nothing.js
 expect_status 404 "an unknown dashboard file is 404 without the token too"
+# a page of another site cannot change state through the browser
+req PUT /smila/store/x/ -H "Authorization: Bearer s3cret-token" -H "Origin: http://evil.example"
+expect_error 403 ACCESS_DENIED "a PUT with another site's Origin"
+expect_jq '.error.field == "Origin"' "the error names the Origin header"
+[ ! -d "$TMP/data/store/x" ] && ok "and changed nothing" || fail "the refused PUT made a store"
+req PUT /smila/store/x2/ -H "Authorization: Bearer s3cret-token" -H "Origin: ${BASE}"
+expect_status 201 "a PUT with this server's own Origin (the dashboard) is taken"
 req GET /metrics -H "Authorization: Bearer s3cret-token"
 expect_status 200 "GET /metrics with the token"
 req GET /smila/ -H "Authorization: Bearer s3cret-token"

@@ -574,6 +574,50 @@ test_index_list_and_reopen(void **state)
                                                         "documentCount")),
                      1);
     json_decref(list);
+    /* sizeBytes: an index's own files; "alpha.x" (a name with a dot) is
+     * another index, not counted as alpha's */
+    {
+        json_int_t alpha = 0;
+        json_int_t alpha_x = 0;
+
+        put(f->set, "alpha.x", "{\"_recordid\":\"1\",\"text\":\"x\"}");
+        assert_int_equal(sl_index_list(f->set, &list, &err), 0);
+        assert_int_equal(json_array_size(list), 3);
+        assert_string_equal(
+            json_string_value(json_object_get(json_array_get(list, 1), "name")),
+            "alpha.x");
+        alpha = json_integer_value(
+            json_object_get(json_array_get(list, 0), "sizeBytes"));
+        alpha_x = json_integer_value(
+            json_object_get(json_array_get(list, 1), "sizeBytes"));
+        assert_true(alpha > 0 && alpha_x > 0);
+        json_decref(list);
+        {
+            /* the sum of alpha's shard files and logs, and nothing else */
+            json_int_t want = 0;
+            int k = 0;
+            int wal = 0;
+
+            for (k = 0; k < 16; k++) {
+                for (wal = 0; wal < 2; wal++) {
+                    struct stat st;
+                    char *path = k == 0 ? sl_asprintf("%s/alpha.db%s",
+                                                      f->dir,
+                                                      wal ? "-wal" : "")
+                                        : sl_asprintf("%s/alpha~%d.db%s",
+                                                      f->dir,
+                                                      k,
+                                                      wal ? "-wal" : "");
+
+                    if (stat(path, &st) == 0) {
+                        want += (json_int_t)st.st_size;
+                    }
+                    sl_free(path);
+                }
+            }
+            assert_int_equal(alpha, want);
+        }
+    }
     doc = search(f->set, "alpha", "persisted");
     assert_int_equal(json_integer_value(json_object_get(doc, "total")), 1);
     json_decref(doc);
