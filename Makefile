@@ -4,7 +4,11 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
-CTEST_JOBS ?= 2
+# Tests at a time.  Most integration tests spend their time waiting
+# (timeouts, retries, politeness delays, a browser), so three keep two
+# cores busy; the fuzzers, which only compute, run two at a time.
+CTEST_JOBS ?= 3
+FUZZ_JOBS  ?= 2
 # The libFuzzer harnesses of tests/fuzz/ (docs/development.md "Fuzzing"):
 # `make test` runs each for FUZZ_TEST_SECONDS, `make fuzz` for
 # FUZZ_SECONDS (FUZZ_TARGET=url runs one of them).
@@ -71,11 +75,11 @@ test-asan: build-asan
 # Every fuzzer for FUZZ_TEST_SECONDS (two at a time), and the web unit
 # tests under clang's sanitizers.
 test-fuzz: build-fuzz
-	cd $(FUZZ_BUILD) && ctest --output-on-failure -j$(CTEST_JOBS)
+	cd $(FUZZ_BUILD) && ctest --output-on-failure -j$(FUZZ_JOBS)
 
 fuzz: build-fuzz
 	cmake -S . -B $(FUZZ_BUILD) -DSL_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
-	cd $(FUZZ_BUILD) && ctest --output-on-failure -j$(CTEST_JOBS) -L fuzz \
+	cd $(FUZZ_BUILD) && ctest --output-on-failure -j$(FUZZ_JOBS) -L fuzz \
 	    $(if $(FUZZ_TARGET),-R '^fuzz_$(FUZZ_TARGET)$$')
 
 format:
