@@ -85,6 +85,8 @@ done
     ok "promtool check metrics passes on the $checked scrapes taken during the import" ||
     fail "promtool: $checked checked, $bad bad: $(cat "$TMP/promtool.out")"
 
+# the processing job indexes after the crawl run ended (later under ASan)
+wait_indexed && ok "the processing job indexed the import" || fail "the import was not indexed"
 req GET /metrics
 expect_status 200 "GET /metrics"
 grep -qi '^Content-Type: text/plain; version=0.0.4; charset=utf-8' "$HEADERS" &&
@@ -109,7 +111,7 @@ has '^sluice_http_requests_total\{route="/smila/jobmanager/jobs/:name",method="P
 has '^sluice_http_request_duration_seconds_bucket\{route="/metrics",method="GET",le="\+Inf"\} [1-9]' \
     "a latency histogram per route"
 has '^sluice_bulkbuilder_records_accepted_total\{job="indexUpdate"\} ' "the bulkbuilder per job"
-has '^sluice_index_documents\{index="default"\} ' "documents per index"
+has '^sluice_index_documents\{index="default"\} 2000$' "documents per index: 2000"
 has '^sluice_index_size_bytes\{index="default"\} [1-9]' "bytes per index"
 has '^sluice_lmdb_map_used_bytes\{env="jobmanager",shard=""\} [1-9]' "the jobmanager's LMDB map in use"
 has '^sluice_lmdb_map_size_bytes\{env="delta",shard="0"\} [1-9]' "each delta shard's map size"
