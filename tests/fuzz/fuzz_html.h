@@ -101,8 +101,9 @@ sl_fuzz_odd_tags(const uint8_t *p, size_t n)
  * once and "%C2%AD%C2%AD%3C" in chunks of two) and no charset
  * declaration of its own unless the HTTP one wins (a '<meta
  * charset="utf7">' switched mid-parse gave another <base> in chunks),
- * no XML encoding declaration anywhere, and nothing but white space
- * after </html>.
+ * no XML encoding declaration anywhere, no <title> left open, no odd
+ * markup declaration ('<!*-', '<!-->'), and
+ * nothing but white space after </html>.
  */
 static inline int
 sl_fuzz_plain_page(const uint8_t *p, size_t n, const char *charset)
@@ -127,6 +128,43 @@ sl_fuzz_plain_page(const uint8_t *p, size_t n, const char *charset)
     for (i = 0; charset == NULL && i + 7 <= n; i++) {
         if (strncasecmp((const char *)p + i, "charset", 7) == 0) {
             return 0;
+        }
+    }
+    /* a markup declaration other than a comment, a DOCTYPE or CDATA
+     * ('<!*- c -->'), or a comment closed at once ('<!-->', '<!--->'):
+     * libxml2's push parser ends them where a chunk ends */
+    for (i = 0; i + 2 <= n; i++) {
+        const char *q = (const char *)p + i + 2;
+        size_t left = n - i - 2;
+
+        if (p[i] != '<' || p[i + 1] != '!') {
+            continue;
+        }
+        if (left >= 2 && strncmp(q, "--", 2) == 0) {
+            if ((left >= 3 && q[2] == '>') ||
+                (left >= 4 && strncmp(q + 2, "->", 2) == 0)) {
+                return 0;
+            }
+        } else if (!(left >= 7 && strncasecmp(q, "doctype", 7) == 0) &&
+                   !(left >= 7 && strncmp(q, "[CDATA[", 7) == 0)) {
+            return 0;
+        }
+    }
+    /* a <title> never closed runs to the end of the page, and libxml2's
+     * push parser ends it where a chunk ends ('<title>...<!--><noscript>'
+     * to the end gave two titles as ISO-8859-1) */
+    for (i = 0; i + 6 <= n; i++) {
+        if (strncasecmp((const char *)p + i, "<title", 6) == 0) {
+            size_t k = i + 6;
+
+            for (; k + 8 <= n; k++) {
+                if (strncasecmp((const char *)p + k, "</title", 7) == 0) {
+                    break;
+                }
+            }
+            if (k + 8 > n) {
+                return 0;
+            }
         }
     }
     /* an XML declaration's encoding, even in the middle of a page and
