@@ -18,6 +18,14 @@ sl_fuzz_name_char(uint8_t c)
            c == ':' || c == '_' || c == '.' || c == '-';
 }
 
+/* A character libxml2 2.9.14 starts an attribute name with. */
+static inline int
+sl_fuzz_name_start(uint8_t c)
+{
+    return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == ':' || c == '_' ||
+           c == '.';
+}
+
 static inline int
 sl_fuzz_space_char(uint8_t c)
 {
@@ -32,8 +40,11 @@ sl_fuzz_space_char(uint8_t c)
  * a quote it does not count so ends, and cuts an attribute value where
  * the input fed so far ends: the links of such a page depend on how it is
  * cut, with libxml2 alone too ('<t" n="><a href=x' then '>' gives
- * n="><a href=x", at once n="><a href=x>"; '<v=".T="><a href=<').  Such
- * pages are checked for everything but that.
+ * n="><a href=x", at once n="><a href=x>"; '<v=".T="><a href=<'), and
+ * skips an attribute name that does not start as its names do, quotes and
+ * all, up to a space ('<h -n="a b="c><a href="d">x</a>' gives the link d
+ * when cut before '<a', none at once).  Such pages are checked for
+ * everything but that.
  */
 static inline int
 sl_fuzz_odd_tags(const uint8_t *p, size_t n)
@@ -54,6 +65,9 @@ sl_fuzz_odd_tags(const uint8_t *p, size_t n)
             if (sl_fuzz_space_char(p[i]) || p[i] == '/') {
                 i++;
                 continue;
+            }
+            if (!sl_fuzz_name_start(p[i])) {
+                return 1; /* libxml2 skips such a name to a space */
             }
             while (i < n && sl_fuzz_name_char(p[i])) {
                 i++;
@@ -101,7 +115,8 @@ sl_fuzz_odd_tags(const uint8_t *p, size_t n)
  * once and "%C2%AD%C2%AD%3C" in chunks of two) and no charset
  * declaration of its own unless the HTTP one wins (a '<meta
  * charset="utf7">' switched mid-parse gave another <base> in chunks),
- * no XML encoding declaration anywhere, no <title> left open, no odd
+ * no XML encoding declaration anywhere, no <title> left open, no
+ * <script> or <style> that another end tag is met in, no odd
  * markup declaration ('<!*-', '<!-->'), and
  * nothing but white space after </html>.
  */
@@ -165,6 +180,36 @@ sl_fuzz_plain_page(const uint8_t *p, size_t n, const char *charset)
             if (k + 8 > n) {
                 return 0;
             }
+        }
+    }
+    /* a <script> or <style> whose text holds another end tag ('</title>',
+     * '</scr') before its own, or runs to the end: libxml2's push parser
+     * ends such text where a chunk ends ('<style>p{}</title>...' to the
+     * end, in chunks, gave the text after it) */
+    for (i = 0; i + 6 <= n; i++) {
+        const char *name = NULL;
+        const uint8_t *q = NULL;
+        size_t len = 0;
+
+        if (i + 7 <= n && strncasecmp((const char *)p + i, "<script", 7) == 0) {
+            name = "script";
+        } else if (strncasecmp((const char *)p + i, "<style", 6) == 0) {
+            name = "style";
+        } else {
+            continue;
+        }
+        len = strlen(name);
+        if (i + 1 + len < n && sl_fuzz_name_char(p[i + 1 + len])) {
+            continue; /* another element ('<styles>') */
+        }
+        for (q = p + i + 1 + len; q + 1 < p + n; q++) {
+            if (q[0] == '<' && q[1] == '/') {
+                break;
+            }
+        }
+        if (q + 1 >= p + n || (size_t)(p + n - q) < 2 + len ||
+            strncasecmp((const char *)q + 2, name, len) != 0) {
+            return 0;
         }
     }
     /* an XML declaration's encoding, even in the middle of a page and
