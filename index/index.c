@@ -3,14 +3,15 @@
  * opening an index (schema, pragmas, prepared statements), upserts and
  * deletes in one transaction per batch (docs/index.md).
  *
- * Schema: `documents` keeps one row per _recordid (a UNIQUE text key in
- * byte order) with the columns of the well-known fields, the SHA-256 of the
+ * Schema: `docs` keeps one row per _recordid (a UNIQUE text key in byte
+ * order) with the columns of the well-known fields, the SHA-256 of the
  * text and the document without its "text" (which lives in its own
- * column).  Its INTEGER PRIMARY KEY `id` is the stable rowid that the FTS5
- * table `documents_fts` (external content over title, text, path, author)
- * refers to; write_doc and delete_doc keep the two in step (no triggers,
- * see schema_sql in schema.c, which also says where each column comes
- * from).  `tombstones` remembers versioned deletes.
+ * column, packed: textpack.c); the view `documents` unpacks the text.  Its
+ * INTEGER PRIMARY KEY `id` is the stable rowid that the FTS5 table
+ * `documents_fts` (external content over title, text, path, author) refers to;
+ * write_doc and delete_doc keep the two in step (no triggers, see schema_sql in
+ * schema.c, which also says where each column comes from).  `tombstones`
+ * remembers versioned deletes.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,11 +24,15 @@
 #define BUSY_TIMEOUT_MS 5000
 #define PRUNE_EVERY_MS  60000
 
-/* Columns of SL__IX_OLD: id, the indexed ones (1..SL__IX_NFTS), then: */
-#define OLD_META    (SL__IX_NFTS + 1)
-#define OLD_VERSION (SL__IX_NFTS + 2)
+/* Columns of SL__IX_OLD after id: */
+#define OLD_SHA256  1
+#define OLD_NOTEXT  2
+#define OLD_META    3
+#define OLD_VERSION 4
 /* Parameters of SL__IX_UPSERT after _recordid and the columns of
- * sl__index_fields (2..SL__IX_NFIELDS + 1): */
+ * sl__index_fields (2..SL__IX_NFIELDS + 1; the text's, UPSERT_TEXT, is
+ * bound again packed, for text_z): */
+#define UPSERT_TEXT    3
 #define UPSERT_SHA256  (SL__IX_NFIELDS + 2)
 #define UPSERT_META    (SL__IX_NFIELDS + 3)
 #define UPSERT_VERSION (SL__IX_NFIELDS + 4)
@@ -38,41 +43,44 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
     [SL__IX_COMMIT] = "COMMIT",
     [SL__IX_ROLLBACK] = "ROLLBACK",
     [SL__IX_UPSERT] =
-        "INSERT INTO documents(_recordid, title, text, path, author, mime,"
+        "INSERT INTO docs(_recordid, title, text_z, path, author, mime,"
         " size, modified, source, compound_id, created, pages, text_sha256,"
         " meta, version)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
         " ?14, ?15)"
         " ON CONFLICT(_recordid) DO UPDATE SET title = excluded.title,"
-        " text = excluded.text, path = excluded.path,"
+        " text_z = excluded.text_z, path = excluded.path,"
         " author = excluded.author, mime = excluded.mime,"
         " size = excluded.size, modified = excluded.modified,"
         " source = excluded.source, compound_id = excluded.compound_id,"
         " created = excluded.created, pages = excluded.pages,"
         " text_sha256 = excluded.text_sha256, meta = excluded.meta,"
         " version = excluded.version",
-    [SL__IX_DELETE] = "DELETE FROM documents WHERE id = ?1",
-    [SL__IX_OLD] = "SELECT id, title, text, path, author, meta, version"
-                   " FROM documents WHERE _recordid = ?1",
+    [SL__IX_DELETE] = "DELETE FROM docs WHERE id = ?1",
+    /* not the text: it is unpacked only when a changed document's old
+     * terms leave the FTS table (SL__IX_FTS_DEL) */
+    [SL__IX_OLD] = "SELECT id, text_sha256, text_z IS NULL, meta, version"
+                   " FROM docs WHERE _recordid = ?1",
     [SL__IX_FTS_ADD] =
         "INSERT INTO documents_fts(rowid, title, text, path, author)"
         " VALUES (?1, ?2, ?3, ?4, ?5)",
     [SL__IX_FTS_DEL] = "INSERT INTO documents_fts(documents_fts, rowid, title,"
                        " text, path, author)"
-                       " VALUES ('delete', ?1, ?2, ?3, ?4, ?5)",
+                       " SELECT 'delete', id, title, text, path, author"
+                       " FROM documents WHERE id = ?1",
     [SL__IX_GET] = "SELECT meta, text FROM documents WHERE _recordid = ?1",
-    [SL__IX_COUNT] = "SELECT count(*) FROM documents",
+    [SL__IX_COUNT] = "SELECT count(*) FROM docs",
     [SL__IX_SEARCH] =
         "SELECT d._recordid, -bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
         " d.title, snippet(documents_fts, -1, '<b>', '</b>', '...', 16),"
         " d.path, d.author, d.mime, d.created, d.modified, d.pages"
-        " FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid"
+        " FROM documents_fts JOIN docs d ON d.id = documents_fts.rowid"
         " WHERE documents_fts MATCH ?1"
         " ORDER BY bm25(documents_fts, 5.0, 1.0, 2.0, 2.0), d._recordid"
         " LIMIT ?2 OFFSET ?3",
     [SL__IX_TOTAL] =
         "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?1",
-    [SL__IX_RECORDS] = "SELECT _recordid, text_sha256 FROM documents"
+    [SL__IX_RECORDS] = "SELECT _recordid, text_sha256 FROM docs"
                        " WHERE _recordid > ?1 ORDER BY _recordid LIMIT ?2",
     [SL__IX_TOMB_GET] = "SELECT version FROM tombstones WHERE _recordid = ?1",
     [SL__IX_TOMB_PUT] =
@@ -85,19 +93,19 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
      * grows: a new document's rows go to the end of both B-trees instead
      * of a random page of each (docs/index.md "Sources") */
     [SL__IX_SRC_ADD] = "INSERT OR IGNORE INTO doc_sources(doc, source)"
-                       " SELECT id, ?2 FROM documents WHERE _recordid = ?1",
+                       " SELECT id, ?2 FROM docs WHERE _recordid = ?1",
     [SL__IX_SRC_DEL] = "DELETE FROM doc_sources WHERE doc = (SELECT id FROM"
-                       " documents WHERE _recordid = ?1) AND source = ?2",
+                       " docs WHERE _recordid = ?1) AND source = ?2",
     [SL__IX_SRC_ANY] = "SELECT 1 FROM doc_sources WHERE doc = (SELECT id FROM"
-                       " documents WHERE _recordid = ?1) LIMIT 1",
+                       " docs WHERE _recordid = ?1) LIMIT 1",
     [SL__IX_SRC_DROP] = "DELETE FROM doc_sources WHERE doc = (SELECT id FROM"
-                        " documents WHERE _recordid = ?1)",
+                        " docs WHERE _recordid = ?1)",
     [SL__IX_SRC_PAGE] = "SELECT d._recordid, s.doc FROM doc_sources s"
-                        " JOIN documents d ON d.id = s.doc"
+                        " JOIN docs d ON d.id = s.doc"
                         " WHERE s.source = ?1 AND s.doc > ?2"
                         " ORDER BY s.doc LIMIT ?3",
     [SL__IX_SRC_LIST] = "SELECT source FROM doc_sources WHERE doc = (SELECT"
-                        " id FROM documents WHERE _recordid = ?1)"
+                        " id FROM docs WHERE _recordid = ?1)"
                         " ORDER BY source",
 };
 
@@ -269,6 +277,7 @@ index_free(struct sl__index *ix)
     }
     conn_close(&ix->rd.db, ix->rd.st); /* before the writer's connection */
     conn_close(&ix->db, ix->st);
+    sl__index_text_compressor_free(ix->pack);
     (void)pthread_mutex_destroy(&ix->rd.mu);
     (void)pthread_mutex_destroy(&ix->mu);
     sl_free(ix->path);
@@ -410,6 +419,12 @@ index_open(struct sl_index_set *set,
     }
     (void)sqlite3_busy_timeout(ix->db, BUSY_TIMEOUT_MS);
     (void)sqlite3_extended_result_codes(ix->db, 1);
+    ix->pack = sl__index_text_compressor();
+    src = ix->pack != NULL ? sl__index_text_functions(ix->db) : SQLITE_NOMEM;
+    if (src != SQLITE_OK) {
+        rc = sl__index_db_err(ix, src, "open", err);
+        goto fail;
+    }
     rc = sl__index_schema(ix, &fresh, err);
     if (rc != 0) {
         goto fail;
@@ -616,6 +631,9 @@ reader_open(struct sl__index *ix, struct sl_err *err)
     if (src == SQLITE_OK) {
         (void)sqlite3_busy_timeout(rd->db, BUSY_TIMEOUT_MS);
         (void)sqlite3_extended_result_codes(rd->db, 1);
+        src = sl__index_text_functions(rd->db);
+    }
+    if (src == SQLITE_OK) {
         src = prepare_stmts(rd->db, rd->st, 1);
     }
     if (src != SQLITE_OK) {
@@ -815,27 +833,20 @@ lookup(struct sl__index *ix,
 }
 
 /*
- * Take the terms of the row SL__IX_OLD stands on out of the FTS table: an
- * external-content FTS5 table needs the values it indexed then.
+ * Take the terms of stored row @rowid out of the FTS table: an
+ * external-content FTS5 table needs the values it indexed then, which the
+ * statement reads from the row (before the row changes).
  */
 static int
-fts_delete_old(struct sl__index *ix, struct sl_err *err)
+fts_delete_old(struct sl__index *ix, sqlite3_int64 rowid, struct sl_err *err)
 {
-    sqlite3_stmt *old = ix->st[SL__IX_OLD];
     sqlite3_stmt *st = ix->st[SL__IX_FTS_DEL];
     int rc = 0;
-    int c = 0;
 
-    for (c = 0; c <= SL__IX_NFTS; c++) { /* id, the indexed columns */
-        if (sqlite3_bind_value(st, c + 1, sqlite3_column_value(old, c)) !=
-            SQLITE_OK) {
-            rc = sl__index_db_err(ix, SQLITE_NOMEM, "bind", err);
-            break;
-        }
+    if (sqlite3_bind_int64(st, 1, rowid) != SQLITE_OK) {
+        return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
     }
-    if (rc == 0) {
-        rc = step_done(ix, SL__IX_FTS_DEL, err);
-    }
+    rc = step_done(ix, SL__IX_FTS_DEL, err);
     (void)sqlite3_clear_bindings(st);
     return rc;
 }
@@ -864,29 +875,53 @@ fts_add(struct sl__index *ix,
     return rc;
 }
 
-/* Does the stored row SL__IX_OLD stands on equal the new values? */
+/* Does the stored row SL__IX_OLD stands on equal the new values (the
+ * text by its SHA-256 @hex)? */
 static int
 old_equals(struct sl__index *ix,
            const json_t *text,
+           const char *hex,
            const char *meta_text,
            uint64_t version)
 {
     sqlite3_stmt *old = ix->st[SL__IX_OLD];
     const char *m = (const char *)sqlite3_column_text(old, OLD_META);
-    const void *t = NULL;
-    size_t tlen = 0;
+    const char *h = (const char *)sqlite3_column_text(old, OLD_SHA256);
 
-    if ((uint64_t)sqlite3_column_int64(old, OLD_VERSION) != version ||
-        m == NULL || strcmp(m, meta_text) != 0) {
-        return 0;
+    return (uint64_t)sqlite3_column_int64(old, OLD_VERSION) == version &&
+           m != NULL && strcmp(m, meta_text) == 0 && h != NULL &&
+           strcmp(h, hex) == 0 &&
+           sqlite3_column_int(old, OLD_NOTEXT) == !json_is_string(text);
+}
+
+/* Bind the text of @doc packed (NULL: none) as UPSERT_TEXT into @packed,
+ * which the caller frees after the statement ran. */
+static int
+bind_packed(struct sl__index *ix,
+            const json_t *text,
+            struct sl__index_packed *packed,
+            struct sl_err *err)
+{
+    sqlite3_stmt *st = ix->st[SL__IX_UPSERT];
+    int src = SQLITE_OK;
+
+    if (!json_is_string(text)) {
+        src = sqlite3_bind_null(st, UPSERT_TEXT);
+    } else if (sl__index_text_pack(ix->pack,
+                                   json_string_value(text),
+                                   json_string_length(text),
+                                   packed) != 0) {
+        return sl_err_set(err,
+                          SL_ETOOLARGE,
+                          "text",
+                          "text too long (max %u bytes)",
+                          (unsigned)SL__IX_TEXT_MAX);
+    } else {
+        src = sqlite3_bind_blob64(
+            st, UPSERT_TEXT, packed->data, packed->len, SQLITE_STATIC);
     }
-    if (sqlite3_column_type(old, 2) == SQLITE_NULL) {
-        return !json_is_string(text);
-    }
-    t = sqlite3_column_blob(old, 2);
-    tlen = (size_t)sqlite3_column_bytes(old, 2);
-    return json_is_string(text) && json_string_length(text) == tlen &&
-           (tlen == 0 || memcmp(json_string_value(text), t, tlen) == 0);
+    return src == SQLITE_OK ? 0
+                            : sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
 }
 
 /* The source of upsert @op (op->source, else the document's _source)
@@ -925,6 +960,7 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     const json_t *jid = json_object_get(doc, "_recordid");
     const json_t *jtext = json_object_get(doc, "text");
     sqlite3_int64 rowid = 0;
+    struct sl__index_packed packed = {NULL, 0};
     json_t *meta = NULL;
     char *meta_text = NULL;
     char hex[65];
@@ -983,13 +1019,16 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
         goto out;
     }
     if (found) {
-        if (old_equals(ix, jtext, meta_text, op->version)) {
+        if (old_equals(ix, jtext, hex, meta_text, op->version)) {
             rc = src_add(ix, op, err);
             goto out; /* stored as it is: no tombstone either */
         }
         rowid = sqlite3_column_int64(ix->st[SL__IX_OLD], 0);
-        rc = fts_delete_old(ix, err);
         old_done(ix);
+        rc = fts_delete_old(ix, rowid, err);
+    }
+    if (rc == 0) {
+        rc = bind_packed(ix, jtext, &packed, err);
     }
     if (rc == 0) {
         rc = step_done(ix, SL__IX_UPSERT, err);
@@ -1008,6 +1047,7 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
 out:
     old_done(ix);
     (void)sqlite3_clear_bindings(st);
+    sl_free(packed.data);
     json_decref(meta);
     sl_free(meta_text);
     return rc;
@@ -1054,8 +1094,8 @@ delete_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     if (rc == 0 && found) {
         sqlite3_int64 rowid = sqlite3_column_int64(ix->st[SL__IX_OLD], 0);
 
-        rc = fts_delete_old(ix, err);
         old_done(ix);
+        rc = fts_delete_old(ix, rowid, err);
         if (rc == 0 && sqlite3_bind_int64(st, 1, rowid) != SQLITE_OK) {
             rc = sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
         }

@@ -53,6 +53,34 @@ struct sl__index_reader {
     sqlite3_stmt *st[SL__IX_NSTMT];
 };
 
+/* ---- textpack.c: the documents' stored text (schema 7) ---- */
+#define SL__IX_TEXT_MAX SL_BULK_DEFAULT_MAX_RECORD /* bytes of one text */
+/* A packed text (sl_malloc'd data, freed with sl_free by its holder). */
+struct sl__index_packed {
+    unsigned char *data;
+    size_t len;
+};
+struct libdeflate_compressor;
+/**
+ * Pack @p n bytes of text at @p s for the column text_z into @p out
+ * (its previous data is freed).  @p c NULL stores the text as it is.
+ * SL_ETOOLARGE over SL__IX_TEXT_MAX bytes.
+ */
+int sl__index_text_pack(struct libdeflate_compressor *c,
+                        const char *s,
+                        size_t n,
+                        struct sl__index_packed *out);
+/**
+ * Register sl_text_unpack (the generated column `text`) and sl_text_pack
+ * on connection @p db, each with a (de)compressor of its own that the
+ * connection frees.  Every connection that reads `text` needs them.  A
+ * SQLite result code.
+ */
+int sl__index_text_functions(sqlite3 *db);
+/** A compressor for sl__index_text_pack (NULL when out of memory). */
+struct libdeflate_compressor *sl__index_text_compressor(void);
+void sl__index_text_compressor_free(struct libdeflate_compressor *c);
+
 /* One shard of an index: a database file (docs/index.md "Shards"). */
 struct sl__index {
     char name[SL_NAME_MAX + 1];
@@ -66,7 +94,8 @@ struct sl__index {
     sqlite3_stmt *st[SL__IX_NSTMT];
     struct sl__index_reader rd; /* queries */
     int64_t pruned_ms;          /* last tombstone pruning (sl_mono_ms) */
-    struct sl__index *next;     /* list of the set */
+    struct libdeflate_compressor *pack; /* the writer's (textpack.c) */
+    struct sl__index *next;             /* list of the set */
 };
 
 /**

@@ -10,7 +10,7 @@
 
 #include "index/index_int.h"
 
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 7
 
 /* The FTS5 table, external content over the indexed columns (schema 5:
  * title, text, path, author; before: title, text, path). */
@@ -26,6 +26,28 @@
 #define AUTOMERGE_SQL                                                          \
     "INSERT INTO documents_fts(documents_fts, rank) VALUES('automerge', 16);"
 
+/*
+ * Schema 7: the rows live in `docs` with the text packed in text_z
+ * (textpack.c), and `documents` is a view that unpacks it, so that the FTS
+ * table's external content (which names `documents`) and the readers see
+ * the text as it is.  The writes go to `docs`, and so do the reads that
+ * need no text: nothing is unpacked for them (a generated column would be
+ * computed at every insert).
+ */
+#define DOCS_SQL                                                               \
+    "CREATE TABLE IF NOT EXISTS docs(id INTEGER PRIMARY KEY,"                  \
+    " _recordid TEXT NOT NULL UNIQUE COLLATE BINARY,"                          \
+    " title TEXT, text_z BLOB, path TEXT, mime TEXT, size INTEGER,"            \
+    " modified TEXT, source TEXT, compound_id TEXT,"                           \
+    " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL,"                          \
+    " version INTEGER NOT NULL DEFAULT 0,"                                     \
+    " author TEXT, created TEXT, pages INTEGER);"
+#define DOCUMENTS_VIEW_SQL                                                     \
+    "CREATE VIEW IF NOT EXISTS documents AS SELECT id, _recordid, title,"      \
+    " sl_text_unpack(text_z) AS text, path, mime, size, modified, source,"     \
+    " compound_id, text_sha256, meta, version, author, created, pages"         \
+    " FROM docs;"
+
 /* The tables a database lacks; the migrations below bring an older one's
  * tables to this schema. */
 static const char schema_sql[] =
@@ -36,15 +58,9 @@ static const char schema_sql[] =
     "PRAGMA page_size=16384;"
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=NORMAL;"
-    "CREATE TABLE IF NOT EXISTS documents("
-    " id INTEGER PRIMARY KEY,"
-    " _recordid TEXT NOT NULL UNIQUE COLLATE BINARY,"
-    " title TEXT, text TEXT, path TEXT, mime TEXT, size INTEGER,"
-    " modified TEXT, source TEXT, compound_id TEXT,"
-    " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL,"
-    " version INTEGER NOT NULL DEFAULT 0,"
-    " author TEXT, created TEXT, pages INTEGER);"
-    "CREATE TABLE IF NOT EXISTS tombstones("
+    /* an older database keeps its table `documents` (the view is not
+     * made over it) until the migration to 7 moves its rows */
+    DOCS_SQL DOCUMENTS_VIEW_SQL "CREATE TABLE IF NOT EXISTS tombstones("
     " _recordid TEXT PRIMARY KEY COLLATE BINARY,"
     " version INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;" FTS_SQL
     /* Schema 2 kept the FTS table in step with triggers; a trigger makes
@@ -100,6 +116,18 @@ static int fill5(sqlite3 *db);
  * doc_sources keyed by the document's rowid (fill6). */
 static int fill6(sqlite3 *db);
 
+/* Schema 6 (and before) to 7: the rows move to `docs` (made empty by
+ * schema_sql) with their rowids and the text packed, and `documents`
+ * becomes the view: the FTS table, which names it, stays as it is. */
+static const char pack7_sql[] =
+    "INSERT INTO docs(id, _recordid, title, text_z, path, mime, size,"
+    " modified, source, compound_id, text_sha256, meta, version, author,"
+    " created, pages)"
+    " SELECT id, _recordid, title, sl_text_pack(text), path, mime, size,"
+    " modified, source, compound_id, text_sha256, meta, version, author,"
+    " created, pages FROM documents ORDER BY id;"
+    "DROP TABLE documents;" DOCUMENTS_VIEW_SQL;
+
 /* The steps that bring a database of schema 1.. to this one: @sql, then
  * @fill (unless NULL), when its schema is below @below, in this order. */
 static const struct {
@@ -112,6 +140,7 @@ static const struct {
     {5, add5_sql, fill5},
     {5, fts5_sql, NULL},
     {6, NULL, fill6},
+    {7, pack7_sql, NULL},
 };
 
 /* Field kinds: what a column accepts (a string and numbers are kept as

@@ -12,3 +12,7 @@ sl_add_cmocka_test(test_index_writer SOURCES unit/test_index_writer.c
 # migration of a schema 4 database, a newer schema refused.
 sl_add_cmocka_test(test_index_meta SOURCES unit/test_index_meta.c
   LINK_LIBRARIES sl_index PkgConfig::SQLITE TIMEOUT 60)
+# The stored text (schema 7): packed and read back, in snippets and FTS
+# deletes; a schema 6 database packed at open; a damaged value refused.
+sl_add_cmocka_test(test_index_text SOURCES unit/test_index_text.c
+  LINK_LIBRARIES sl_index PkgConfig::SQLITE TIMEOUT 60)

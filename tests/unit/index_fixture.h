@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "index/index.h"
+#include "index/index_int.h" /* sl__index_text_functions */
 #include "tmpdir.h"
 
 struct fixture {
@@ -72,9 +73,20 @@ search(struct sl_index_set *set, const char *index, const char *q)
     return out;
 }
 
+/* The total hits of @q in @index. */
+static inline int64_t
+total(struct sl_index_set *set, const char *index, const char *q)
+{
+    json_t *res = search(set, index, q);
+    int64_t n = json_integer_value(json_object_get(res, "total"));
+
+    json_decref(res);
+    return n;
+}
+
 /* Run FTS5's integrity check (which also compares the index with the
- * content table) on every shard database of index @name; the first
- * failure's result code. */
+ * content table, the text unpacked) on every shard database of index
+ * @name; the first failure's result code. */
 static inline int
 fts_integrity(const char *dir, const char *name)
 {
@@ -94,6 +106,8 @@ fts_integrity(const char *dir, const char *name)
             break;
         }
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        /* the FTS table reads the text through sl_text_unpack */
+        assert_int_equal(sl__index_text_functions(db), SQLITE_OK);
         src = sqlite3_exec(db,
                            "INSERT INTO documents_fts(documents_fts, rank)"
                            " VALUES('integrity-check', 1)",

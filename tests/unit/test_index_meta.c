@@ -410,7 +410,7 @@ test_meta_migrate4(void **state)
 
     make_db(f->dir, "old", schema4_sql);
     assert_int_equal(count(f->set, "old"), 4);
-    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 6);
+    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 7);
     /* schema 6: the sources keyed by _recordid moved to doc_sources */
     assert_int_equal(db_int(f->dir,
                             "old",
@@ -454,7 +454,7 @@ test_meta_migrate4(void **state)
     assert_string_equal(ids(f->set, "old", "author:hopper"), "m2");
     assert_int_equal(count(f->set, "old"), 3);
     assert_int_equal(
-        db_int(f->dir, "old", "SELECT pages FROM documents WHERE id = 2"), 4);
+        db_int(f->dir, "old", "SELECT pages FROM docs WHERE id = 2"), 4);
 }
 
 /* A migration that fails leaves the database as it was (one
@@ -499,11 +499,11 @@ test_meta_newer_refused(void **state)
     make_db(f->dir,
             "new",
             "CREATE TABLE documents(id INTEGER PRIMARY KEY);"
-            "PRAGMA user_version=7;");
+            "PRAGMA user_version=8;");
     sl_err_clear(&err);
     assert_int_equal(sl_index_count(f->set, "new", &n, &err), SL_ECORRUPT);
     assert_non_null(strstr(err.message, "newer"));
-    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 7);
+    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 8);
     assert_int_equal(
         db_int(f->dir, "new", "SELECT count(*) FROM sqlite_master"), 1);
 }
