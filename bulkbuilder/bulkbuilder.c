@@ -166,6 +166,9 @@ sl_bb_open(const struct sl_bb_config *cfg,
     if (bb->cfg.limit_ms == 0) {
         bb->cfg.limit_ms = SL_BB_DEFAULT_LIMIT_MS;
     }
+    if (bb->cfg.max_active == 0) {
+        bb->cfg.max_active = SL_BB_DEFAULT_MAX_ACTIVE;
+    }
     bb->jm = jm;
     bb->store = store;
     sl__bb_sweep_spools(bb->dir);
@@ -412,6 +415,9 @@ sl_bb_drain(struct sl_bb *bb,
         j = j->next;
     }
     (void)pthread_mutex_unlock(&bb->mu);
+    if (j != NULL) {
+        atomic_fetch_add(&j->draining, 1); /* no backlog limit meanwhile */
+    }
     while (j != NULL && rc == 0) {
         uint64_t open = open_records(j);
         uint64_t pending = atomic_load(&j->pending);
@@ -435,6 +441,9 @@ sl_bb_drain(struct sl_bb *bb,
          * seal) and wake the committer */
         rc = open > 0 ? sl_bb_flush(bb, job, err) : 0;
         (void)nanosleep(&tick, NULL);
+    }
+    if (j != NULL) {
+        atomic_fetch_sub(&j->draining, 1);
     }
     return rc;
 }

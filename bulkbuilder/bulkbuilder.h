@@ -57,7 +57,14 @@ struct sl_bb_config {
      * (the jobmanager's noSpace delays); 0: 1000 and 60000 ms. */
     unsigned nospace_first_ms;
     unsigned nospace_max_ms;
+    /* Bulks handed to a job's run whose workflow runs are still active,
+     * at most (0: SL_BB_DEFAULT_MAX_ACTIVE): the committer hands over the
+     * next sealed bulk only when the run has fewer active workflow runs,
+     * so a backlog waits in the journal on disk, not as tasks in memory;
+     * a drain (a finish) hands over everything. */
+    unsigned max_active;
 };
+#define SL_BB_DEFAULT_MAX_ACTIVE 64u
 
 /**
  * @brief Open the bulkbuilder over @p jm and @p store (borrowed, must
@@ -162,8 +169,9 @@ int sl_bb_flush(struct sl_bb *bb, const char *job, struct sl_err *err);
  * @brief Hand everything accepted for @p job so far to its run: seal its
  * open journals and wait until the committer has finished a task for
  * every sealed bulk (the jobmanager holds their workflow runs), at most
- * @p timeout_ms.  Called before a standard run is finished, so that a
- * record answered 202 belongs to the run it was pushed to.
+ * @p timeout_ms; meanwhile the committer hands over the job's bulks
+ * whatever max_active says.  Called before a standard run is finished, so
+ * that a record answered 202 belongs to the run it was pushed to.
  * @return 0 (also for a job the bulkbuilder never saw), SL_ENOTREADY when
  * records or bulks are still waiting at the deadline (a job whose run is
  * not RUNNING keeps them), or a seal error; details in @p err.

@@ -47,7 +47,8 @@ struct sl__bb_job {
     uint64_t accepted;
     atomic_uint_fast64_t committed; /* atomics: the committer never waits */
     atomic_uint_fast64_t pending;   /* sealed, not yet committed */
-    int waiting; /* the committer found the job not running */
+    int waiting;         /* the committer found the job not running */
+    atomic_int draining; /* sl_bb_drain calls waiting: no max_active */
     /* committer only: the task of bulk cur_seq kept between attempts
      * (its lease renewed), so a failing copy never costs a new task */
     json_t *cur;

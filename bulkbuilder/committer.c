@@ -534,6 +534,34 @@ sl__bb_sweep_orphans(struct sl_bb *bb)
     json_decref(result);
 }
 
+/*
+ * Does @j's run hold as many active workflow runs as the bulkbuilder may
+ * give it (issue 29: an indexWriter slower than the crawl had 1,500
+ * workflow runs queued at a million files, their tasks in memory)?  The
+ * bulk then waits in the journal; the committer tries again at the next
+ * tick.  A bulk whose task was taken before (j->cur, or a .task file)
+ * goes on, and so does every bulk while a drain waits (a finish hands
+ * over everything).
+ */
+static int
+backlog_full(struct sl_bb *bb, struct sl__bb_job *j, uint64_t seq)
+{
+    char *tp = NULL;
+    int full = 0;
+
+    if (atomic_load(&j->draining) > 0 ||
+        (j->cur != NULL && j->cur_seq == seq) ||
+        sl_jm_run_active_wfruns(bb->jm, j->name) < bb->cfg.max_active) {
+        return 0;
+    }
+    /* a bulk with a task from before a restart: its workflow run is one
+     * of the active ones */
+    tp = sl__bb_task_path(j, seq);
+    full = access(tp, F_OK) != 0;
+    sl_free(tp);
+    return full;
+}
+
 void *
 sl__bb_committer_main(void *arg)
 {
@@ -590,6 +618,7 @@ sl__bb_committer_main(void *arg)
             seqs = sl__bb_sealed_seqs(j, &n);
             for (i = 0; i < n; i++) {
                 if (seqs[i] >= atomic_load(&j->sealed_below) ||
+                    backlog_full(bb, j, seqs[i]) ||
                     commit_bulk(bb, j, seqs[i]) != 0) {
                     break; /* keep the order; try again next tick */
                 }

@@ -197,6 +197,7 @@ struct sl_cfg {
     uint64_t delta_map_size;     /* deltaMapSize */
     uint64_t bb_limit_size;      /* bulkbuilder.bulkLimitSize */
     uint64_t bb_limit_ms;        /* bulkbuilder.bulkLimitTimeMs */
+    uint64_t bb_max_active;      /* bulkbuilder.maxActiveWorkflowRuns */
     uint64_t index_shards;       /* index.shards */
     char converters[16384];      /* textExtractor.converters, JSON text */
     char obj_backend[8];         /* objectstore.backend: "fs" | "s3" */
@@ -216,8 +217,10 @@ struct sl_cfg {
  * workers.threads and index.shards from the cores this process may use. */
 void sl_cfg_defaults(struct sl_cfg *cfg);
 /** @brief malloc for a process of many threads (serve, worker): a fixed
- * trim threshold, two arenas per core (8 to 32); GLIBC_TUNABLES with
- * glibc.malloc settings, or MALLOC_ARENA_MAX, win.  Call before threads. */
+ * trim threshold, two arenas per core (8 to 32), and a detached thread
+ * that calls malloc_trim every 10 s; GLIBC_TUNABLES with glibc.malloc
+ * settings win over all three, MALLOC_ARENA_MAX over the arenas.  Call
+ * before threads. */
 void sl_cli_tune_malloc(void);
 /** @brief The cores this process may use, divided by @p per, clamped to
  * @p lo .. @p hi. */

@@ -215,6 +215,7 @@ open_jobmanager(const struct sl_cfg *cfg,
         bc.durability = jc.durability;
         bc.limit_size = cfg->bb_limit_size;
         bc.limit_ms = (unsigned)cfg->bb_limit_ms;
+        bc.max_active = (unsigned)cfg->bb_max_active;
         bc.nospace_first_ms = jc.nospace_first_ms;
         bc.nospace_max_ms = jc.nospace_max_ms;
         rc = sl_bb_open(&bc, *out, store, bb, &err);

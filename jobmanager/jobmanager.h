@@ -249,6 +249,9 @@ int sl_jm_wfrun_cancel(struct sl_jm *jm,
  * static string. */
 const char *
 sl_jm_run_state(struct sl_jm *jm, const char *job, const char *run_id);
+/** @brief Active workflow runs of the job's active run (0: none, or no
+ * active run); thread-safe. */
+unsigned sl_jm_run_active_wfruns(struct sl_jm *jm, const char *job);
 
 /**
  * @brief Is object store @p store used by an active run (as the store of

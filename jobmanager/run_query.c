@@ -151,6 +151,21 @@ sl_jm_run_state(struct sl_jm *jm, const char *job, const char *run_id)
     return s;
 }
 
+unsigned
+sl_jm_run_active_wfruns(struct sl_jm *jm, const char *job)
+{
+    struct run *r = NULL;
+    unsigned n = 0;
+
+    (void)pthread_mutex_lock(&jm->mu);
+    r = sl__jm_run_find(jm, job);
+    if (r != NULL) {
+        n = r->active_wfruns;
+    }
+    (void)pthread_mutex_unlock(&jm->mu);
+    return n;
+}
+
 /* Common frame of finish and cancel: find the active run or explain. */
 static int
 transition(struct sl_jm *jm,

@@ -64,9 +64,11 @@ put_def(struct sl_jm *jm, const char *kind, const char *text)
 }
 
 /* The fixture; bulks are sealed after every record, or with @sized only
- * at sl_bb_flush. */
+ * at sl_bb_flush.  With @backlog the job's workflow has a second action,
+ * of the worker "sink" whose tasks the test takes itself, and a run may
+ * hold 2 bulks in active workflow runs. */
 static int
-setup_with(void **state, int sized)
+setup_with(void **state, int sized, int backlog)
 {
     struct fx *f = sl_calloc(1, sizeof(*f));
     char path[400];
@@ -90,7 +92,17 @@ setup_with(void **state, int sized)
     bcfg.dir = path;
     bcfg.limit_size = sized ? 1 << 20 : 1; /* 1: every record seals */
     bcfg.limit_ms = 3600000;
+    bcfg.max_active = backlog ? 2 : 0;
     assert_int_equal(sl_bb_open(&bcfg, f->jm, f->store, &f->bb, &err), 0);
+    if (backlog) {
+        json_t *d = json_loads("{\"name\":\"sink\",\"input\":[{\"name\":"
+                               "\"in\",\"type\":\"recordBulks\"}]}",
+                               0,
+                               NULL);
+
+        assert_int_equal(sl_jm_register_worker(f->jm, d, NULL, &err), 0);
+        json_decref(d);
+    }
     assert_int_equal(sl_jm_start(f->jm, &err), 0);
     assert_int_equal(sl_bb_start(f->bb, &err), 0);
     put_def(f->jm,
@@ -99,7 +111,20 @@ setup_with(void **state, int sized)
             "\"parameters\":{\"tempStore\":\"tmp\"},"
             "\"startAction\":{\"worker\":\"bulkbuilder\",\"output\":"
             "{\"insertedRecords\":\"ins\",\"deletedRecords\":\"del\"}}}");
-    put_def(f->jm, "jobs", "{\"name\":\"push\",\"workflow\":\"bbOnly\"}");
+    if (backlog) {
+        put_def(
+            f->jm,
+            "workflows",
+            "{\"name\":\"bbSink\",\"modes\":[\"standard\"],"
+            "\"parameters\":{\"tempStore\":\"tmp\"},"
+            "\"startAction\":{\"worker\":\"bulkbuilder\",\"output\":"
+            "{\"insertedRecords\":\"ins\",\"deletedRecords\":\"del\"}},"
+            "\"actions\":[{\"worker\":\"sink\",\"input\":{\"in\":\"ins\"}}]}");
+    }
+    put_def(f->jm,
+            "jobs",
+            backlog ? "{\"name\":\"push\",\"workflow\":\"bbSink\"}"
+                    : "{\"name\":\"push\",\"workflow\":\"bbOnly\"}");
     if (sl_jm_run_start(f->jm, "push", "standard", id, &err) != 0) {
         fail_msg("run start: %s", err.message);
     }
@@ -110,13 +135,19 @@ setup_with(void **state, int sized)
 static int
 setup(void **state)
 {
-    return setup_with(state, 0);
+    return setup_with(state, 0, 0);
 }
 
 static int
 setup_sized(void **state)
 {
-    return setup_with(state, 1);
+    return setup_with(state, 1, 0);
+}
+
+static int
+setup_backlog(void **state)
+{
+    return setup_with(state, 0, 1);
 }
 
 static int
@@ -172,9 +203,9 @@ job_status(struct fx *f, json_int_t *pending, json_int_t *committed)
     json_decref(st);
 }
 
-/* Wait until @want bulks are committed, then check that none is pending. */
+/* Wait until @want bulks are committed; asserts it happens. */
 static void
-expect_all_committed(struct fx *f, json_int_t want)
+wait_committed(struct fx *f, json_int_t want)
 {
     json_int_t pending = -1;
     json_int_t committed = -1;
@@ -184,12 +215,22 @@ expect_all_committed(struct fx *f, json_int_t want)
         struct timespec ts = {0, 20 * 1000 * 1000};
 
         job_status(f, &pending, &committed);
-        if (committed == want) {
+        if (committed >= want) {
             break;
         }
         (void)nanosleep(&ts, NULL);
     } while (sl_mono_ms() < deadline);
     assert_int_equal(committed, want);
+}
+
+/* Wait until @want bulks are committed, then check that none is pending. */
+static void
+expect_all_committed(struct fx *f, json_int_t want)
+{
+    json_int_t pending = -1;
+    json_int_t committed = -1;
+
+    wait_committed(f, want);
     job_status(f, &pending, &committed);
     assert_int_equal(pending, 0);
 }
@@ -330,6 +371,78 @@ test_bb_task_kept(void **state)
     assert_int_equal(push_counter(f, "successfulTaskCount"), 2);
 }
 
+/* Take a task of the sink worker and finish it SUCCESSFUL (0: none). */
+static int
+sink_one(struct fx *f)
+{
+    json_t *t = NULL;
+    json_t *res = json_pack("{s:s}", "status", "SUCCESSFUL");
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    if (sl_jm_task_take(f->jm, "sink", "h", NULL, &t, &err) != 0 || t == NULL) {
+        json_decref(res);
+        return 0;
+    }
+    rc = sl_jm_task_finish(f->jm,
+                           "sink",
+                           json_string_value(json_object_get(t, "taskId")),
+                           res,
+                           &err);
+    assert_int_equal(rc, 0);
+    json_decref(res);
+    json_decref(t);
+    return 1;
+}
+
+/*
+ * A bounded backlog (issue 29): with 6 sealed bulks and a run that may
+ * hold 2 in active workflow runs, 2 are handed over and 4 wait in the
+ * journal (still after five committer ticks); each workflow run that
+ * ends lets one more through; a drain (as a finish does) hands over all
+ * the rest at once; every record reaches a task.
+ */
+static void
+test_bb_backlog_bounded(void **state)
+{
+    struct fx *f = *state;
+    struct timespec ticks = {0, 500 * 1000 * 1000};
+    struct pusher p = {f, 0, 6, 0};
+    json_int_t pending = -1;
+    json_int_t committed = -1;
+    struct sl_err err;
+    int done = 0;
+
+    (void)push_main(&p); /* every record seals a bulk */
+    assert_int_equal(p.failed, 0);
+    wait_committed(f, 2);
+    (void)nanosleep(&ticks, NULL);
+    job_status(f, &pending, &committed);
+    assert_int_equal(committed, 2);
+    assert_int_equal(pending, 4);
+    assert_int_equal(sl_jm_run_active_wfruns(f->jm, "push"), 2);
+
+    assert_int_equal(sink_one(f), 1); /* one workflow run ends */
+    wait_committed(f, 3);
+    (void)nanosleep(&ticks, NULL);
+    job_status(f, &pending, &committed);
+    assert_int_equal(committed, 3);
+    assert_int_equal(pending, 3);
+
+    sl_err_clear(&err);
+    assert_int_equal(sl_bb_drain(f->bb, "push", WAIT_MS, &err), 0);
+    job_status(f, &pending, &committed);
+    assert_int_equal(committed, 6);
+    assert_int_equal(pending, 0);
+    assert_int_equal(sl_jm_run_active_wfruns(f->jm, "push"), 5);
+    while (sink_one(f)) {
+        done++;
+    }
+    assert_int_equal(done, 5);
+    assert_int_equal(sl_jm_run_active_wfruns(f->jm, "push"), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -337,6 +450,8 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(
             test_bb_pending_stress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bb_task_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_bb_backlog_bounded, setup_backlog, teardown),
     };
     const struct CMUnitTest delayed[] = {
         cmocka_unit_test_setup_teardown(
