@@ -4,7 +4,10 @@
 # 2. "indexWriter=3,webCrawler=0" sets those two;
 # 3. "" leaves every thread at 0;
 # 4. a malformed value stops the server at start with a message naming
-#    workers.nice.
+#    workers.nice;
+# 5. the thread that calls malloc_trim (sl-trim, docs/operations.md
+#    "Memory allocator") runs by default, and not when GLIBC_TUNABLES names
+#    a glibc.malloc setting (the allocator is then left alone).
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 
@@ -67,5 +70,17 @@ for bad in "webCrawler=high" "webCrawler=20" "webCrawler" "=5"; do
         fail "workers.nice \"$bad\": $(tail -3 "$TMP/out4")"
     fi
 done
+
+# ---- 5. the malloc trimming thread
+start_server --config "$TMP/c1.json" --data-dir "$TMP/d5"
+expect_nice "the sl-trim thread runs by default" sl-trim=0
+stop_server
+GLIBC_TUNABLES=glibc.malloc.trim_threshold=1048576 \
+    start_server --config "$TMP/c1.json" --data-dir "$TMP/d6"
+sleep 0.5
+[ -z "$(nice_of sl-trim)" ] && [ -n "$(nice_of indexWriter)" ] &&
+    ok "no sl-trim thread with a glibc.malloc tunable" ||
+    fail "sl-trim with GLIBC_TUNABLES: '$(nice_of sl-trim)'"
+stop_server
 
 finish
