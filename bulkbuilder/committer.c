@@ -536,7 +536,7 @@ sl__bb_sweep_orphans(struct sl_bb *bb)
 
 /*
  * Does @j's run hold as many active workflow runs as the bulkbuilder may
- * give it (issue 29: an indexWriter slower than the crawl had 1,500
+ * give it (issue 29: an indexWriter slower than the crawl had about 820
  * workflow runs queued at a million files, their tasks in memory)?  The
  * bulk then waits in the journal; the committer tries again at the next
  * tick.  A bulk whose task was taken before (j->cur, or a .task file)
