@@ -817,6 +817,9 @@ sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err)
     return 0;
 }
 
+/* One key of `serve --help`: name, type, default, meaning. */
+#define KEY_LINE "  %-34s %-7s default %-16s %s\n"
+
 void
 sl_cfg_print_keys(FILE *out)
 {
@@ -824,13 +827,13 @@ sl_cfg_print_keys(FILE *out)
     size_t i = 0;
 
     fprintf(out,
-            "  %-28s %-7s default %-16s %s\n",
+            KEY_LINE,
             "jobmanager.workerLimits",
             "object",
             "{}",
             "max tasks in progress per worker, {\"name\": n}");
     fprintf(out,
-            "  %-28s %-7s default %-16s %s\n",
+            KEY_LINE,
             "textExtractor.converters",
             "object",
             "pdf,doc,xls,ppt,rtf",
@@ -852,7 +855,7 @@ sl_cfg_print_keys(FILE *out)
                                                     keys[i].offset));
         }
         fprintf(out,
-                "  %-28s %-7s default %-16s %s\n",
+                KEY_LINE,
                 keys[i].key,
                 keys[i].type == CFG_UINT ? "integer" : "string",
                 keys[i].type == CFG_UINT ? v

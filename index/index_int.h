@@ -62,9 +62,9 @@ struct sl__index_packed {
 };
 struct libdeflate_compressor;
 /**
- * Pack @p n bytes of text at @p s for the column text_z into @p out
- * (its previous data is freed).  @p c NULL stores the text as it is.
- * SL_ETOOLARGE over SL__IX_TEXT_MAX bytes.
+ * Pack @p n bytes of text at @p s for the column text_z into @p out (new
+ * data, the caller frees it).  @p c NULL stores the text as it is.
+ * SL_ETOOLARGE over SL__IX_TEXT_MAX bytes (@p out untouched).
  */
 int sl__index_text_pack(struct libdeflate_compressor *c,
                         const char *s,

@@ -28,15 +28,16 @@ sl__index_text_pack(struct libdeflate_compressor *c,
                     size_t n,
                     struct sl__index_packed *out)
 {
-    size_t bound = 0;
+    int pack = n >= PACK_MIN && c != NULL;
+    size_t bound = pack ? libdeflate_deflate_compress_bound(c, n) : 0;
     size_t got = 0;
 
-    sl_free(out->data);
-    out->data = NULL;
-    out->len = 0;
-    if (n >= PACK_MIN && n <= SL__IX_TEXT_MAX && c != NULL) {
-        bound = libdeflate_deflate_compress_bound(c, n);
-        out->data = sl_malloc(HEAD + bound);
+    if (n > SL__IX_TEXT_MAX) {
+        return SL_ETOOLARGE;
+    }
+    /* room for either form: the packed one is kept only when smaller */
+    out->data = sl_malloc(HEAD + bound > 1 + n ? HEAD + bound : 1 + n);
+    if (pack) {
         got = libdeflate_deflate_compress(c, s, n, out->data + HEAD, bound);
     }
     if (got > 0 && got + HEAD < n) {
@@ -48,11 +49,6 @@ sl__index_text_pack(struct libdeflate_compressor *c,
         out->len = HEAD + got;
         return 0;
     }
-    if (n > SL__IX_TEXT_MAX) {
-        return SL_ETOOLARGE;
-    }
-    sl_free(out->data);
-    out->data = sl_malloc(1 + n);
     out->data[0] = 'T';
     if (n > 0) {
         memcpy(out->data + 1, s, n);

@@ -26,6 +26,21 @@ sl_fuzz_name_start(uint8_t c)
            c == '.';
 }
 
+/* The first place of @s (ASCII, any case) in @p's @n bytes from @from on,
+ * or @n. */
+static inline size_t
+sl_fuzz_find(const uint8_t *p, size_t n, size_t from, const char *s)
+{
+    size_t len = strlen(s);
+
+    for (; from + len <= n; from++) {
+        if (strncasecmp((const char *)p + from, s, len) == 0) {
+            return from;
+        }
+    }
+    return n;
+}
+
 static inline int
 sl_fuzz_space_char(uint8_t c)
 {
@@ -140,10 +155,8 @@ sl_fuzz_plain_page(const uint8_t *p, size_t n, const char *charset)
         !(charset != NULL && strcasecmp(charset, "iso-8859-1") == 0)) {
         return 0;
     }
-    for (i = 0; charset == NULL && i + 7 <= n; i++) {
-        if (strncasecmp((const char *)p + i, "charset", 7) == 0) {
-            return 0;
-        }
+    if (charset == NULL && sl_fuzz_find(p, n, 0, "charset") < n) {
+        return 0;
     }
     /* a markup declaration other than a comment, a DOCTYPE or CDATA
      * ('<!*- c -->'), or a comment closed at once ('<!-->', '<!--->'):
@@ -168,18 +181,11 @@ sl_fuzz_plain_page(const uint8_t *p, size_t n, const char *charset)
     /* a <title> never closed runs to the end of the page, and libxml2's
      * push parser ends it where a chunk ends ('<title>...<!--><noscript>'
      * to the end gave two titles as ISO-8859-1) */
-    for (i = 0; i + 6 <= n; i++) {
-        if (strncasecmp((const char *)p + i, "<title", 6) == 0) {
-            size_t k = i + 6;
-
-            for (; k + 8 <= n; k++) {
-                if (strncasecmp((const char *)p + k, "</title", 7) == 0) {
-                    break;
-                }
-            }
-            if (k + 8 > n) {
-                return 0;
-            }
+    for (i = sl_fuzz_find(p, n, 0, "<title"); i < n;
+         i = sl_fuzz_find(p, n, i + 1, "<title")) {
+        /* its end tag, and a byte after it */
+        if (sl_fuzz_find(p, n - 1, i + 6, "</title") >= n - 1) {
+            return 0;
         }
     }
     /* a <script> or <style> whose text holds another end tag ('</title>',
@@ -217,10 +223,8 @@ sl_fuzz_plain_page(const uint8_t *p, size_t n, const char *charset)
      * and where that is depends on the chunks ('<title>...' then '<?xml
      * version="1.0" @encoding="UTF-0"?>' in a <textarea>, as ISO-8859-1,
      * gave two titles) */
-    for (i = 0; i + 8 <= n; i++) {
-        if (strncasecmp((const char *)p + i, "encoding", 8) == 0) {
-            return 0;
-        }
+    if (sl_fuzz_find(p, n, 0, "encoding") < n) {
+        return 0;
     }
     /* text after </html>: libxml2 takes it or not depending on where the
      * chunks end ("</html>\nre.4\n...4.4\n" lost its last "4.4" in chunks

@@ -355,27 +355,6 @@ static const char schema4_sql[] =
     " SELECT id, title, text, path FROM documents;"
     "INSERT INTO sources VALUES ('m2', 'S');";
 
-/* One integer of @sql on the database of index @name. */
-static int64_t
-db_int(const char *dir, const char *name, const char *sql)
-{
-    char path[600];
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-
-    (void)snprintf(path, sizeof(path), "%s/%s.db", dir, name);
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    (void)sqlite3_finalize(st);
-    (void)sqlite3_close(db);
-    return v;
-}
-
 /* Run @sql on a new database file for index @name. */
 static void
 make_db(const char *dir, const char *name, const char *sql)

@@ -88,29 +88,6 @@ get_text(struct sl_index_set *set, const char *index, const char *id)
     return out;
 }
 
-/* Run @sql (one row, one column) on the single shard file @file of
- * @dir, without the index's SQL functions: an integer, or -1 for NULL. */
-static int64_t
-raw_int(const char *dir, const char *file, const char *sql)
-{
-    char path[600];
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int64_t v = 0;
-
-    (void)snprintf(path, sizeof(path), "%s/%s", dir, file);
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    }
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1
-                                                  : sqlite3_column_int64(st, 0);
-    (void)sqlite3_finalize(st);
-    (void)sqlite3_close(db);
-    return v;
-}
-
 /* The first byte of doc @id's text_z as a character ('Z', 'T'), or 'N'
  * for NULL. */
 static int
@@ -120,12 +97,10 @@ kind_of(const char *dir, const char *id)
 
     (void)snprintf(sql,
                    sizeof(sql),
-                   "SELECT unicode(CAST(substr(text_z, 1, 1) AS TEXT))"
-                   " FROM docs WHERE _recordid = '%s'",
+                   "SELECT coalesce(unicode(CAST(substr(text_z, 1, 1) AS"
+                   " TEXT)), unicode('N')) FROM docs WHERE _recordid = '%s'",
                    id);
-    int64_t c = raw_int(dir, "p.db", sql);
-
-    return c < 0 ? 'N' : (int)c;
+    return (int)db_int(dir, "p", sql);
 }
 
 /*
@@ -160,10 +135,10 @@ test_text_packed(void **state)
     assert_int_equal(kind_of(f->dir, "short"), 'T');
     assert_int_equal(kind_of(f->dir, "empty"), 'T');
     assert_int_equal(kind_of(f->dir, "none"), 'N');
-    assert_true(raw_int(f->dir,
-                        "p.db",
-                        "SELECT length(text_z) FROM docs"
-                        " WHERE _recordid = 'long'") <
+    assert_true(db_int(f->dir,
+                       "p",
+                       "SELECT length(text_z) FROM docs"
+                       " WHERE _recordid = 'long'") <
                 (int64_t)strlen(long_text) / 2);
 
     hits = search(f->set, "p", "needle");
@@ -287,14 +262,14 @@ test_text_migrate6(void **state)
     (void)sqlite3_close(db);
 
     assert_int_equal(count(f->set, "p"), 3);
-    assert_int_equal(raw_int(f->dir, "p.db", "PRAGMA user_version"), 7);
+    assert_int_equal(db_int(f->dir, "p", "PRAGMA user_version"), 7);
     assert_int_equal(kind_of(f->dir, "long"), 'Z');
     assert_int_equal(kind_of(f->dir, "short"), 'T');
     assert_int_equal(kind_of(f->dir, "none"), 'N');
-    assert_int_equal(raw_int(f->dir,
-                             "p.db",
-                             "SELECT id FROM docs"
-                             " WHERE _recordid = 'short'"),
+    assert_int_equal(db_int(f->dir,
+                            "p",
+                            "SELECT id FROM docs"
+                            " WHERE _recordid = 'short'"),
                      11);
     assert_string_equal(get_text(f->set, "p", "long"), long_text);
     assert_string_equal(get_text(f->set, "p", "short"), "tiny words");
