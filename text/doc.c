@@ -22,7 +22,7 @@ sl_text_new(const struct sl_text_opts *o)
     t->canceled = o->canceled;
     t->arg = o->arg;
     t->obuf = sl_malloc(SL_TEXT_CHUNK);
-    t->stage = sl_malloc(SL_TEXT_CHUNK + SL_WEB_HTML_HOLD);
+    t->stage = sl_malloc(SL_TEXT_CHUNK + CARRY_MAX);
     return t;
 }
 
@@ -132,7 +132,7 @@ extractor_feed(struct sl_text *x,
         return sl__text_plain_feed(x, d, p, n);
     case SL_TEXT_KIND_HTML:
     case SL_TEXT_KIND_XML:
-        return sl__text_markup_feed(x, d, p, n);
+        return sl__text_markup_feed(d, p, n);
     default:
         return SL_TEXT_STOP;
     }

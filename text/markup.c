@@ -467,27 +467,17 @@ sl__text_xml_open(struct sl_text_doc *d)
     return 0;
 }
 
-/* Feed @k <= SL_TEXT_CHUNK bytes to the HTML push parser (the libxml2 2.9.14
- * work-arounds: web/web.h, sl_web_html_feed). */
-static void
-html_chunk(struct sl_text *x, struct sl_text_doc *d, const char *p, size_t k)
-{
-    sl_web_html_feed(d->px, &d->feed, x->stage, p, k);
-}
-
 /* Feed @n bytes to the push parser; XML stops at the first fatal error
  * (the text so far is kept). */
 int
-sl__text_markup_feed(struct sl_text *x,
-                     struct sl_text_doc *d,
-                     const char *p,
-                     size_t n)
+sl__text_markup_feed(struct sl_text_doc *d, const char *p, size_t n)
 {
     while (n > 0 && !d->text.full) {
         int k = n < SL_TEXT_CHUNK ? (int)n : (int)SL_TEXT_CHUNK;
 
         if (d->kind == SL_TEXT_KIND_HTML) {
-            html_chunk(x, d, p, (size_t)k);
+            /* in the blocks the crawler parses too: web/web.h */
+            sl_web_html_feed(d->px, &d->feed, p, (size_t)k);
         } else {
             (void)xmlParseChunk(d->px, p, k, 0);
             if (!d->px->wellFormed) {
@@ -512,6 +502,7 @@ sl__text_markup_end(struct sl_text_doc *d, int abort)
         if (!abort && !d->text.full) {
             sl_web_html_end(d->px, &d->feed);
         }
+        sl_web_html_feed_free(&d->feed);
         htmlFreeParserCtxt(d->px);
         d->px = NULL;
         return;

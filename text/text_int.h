@@ -76,7 +76,7 @@ struct sl_text_doc {
     size_t clen;                    /* its length */
     /* SL_TEXT_KIND_HTML, SL_TEXT_KIND_XML */
     xmlParserCtxtPtr px;          /* push parser (an htmlParserCtxtPtr too) */
-    struct sl_web_html_feed feed; /* HTML: what waits for the next chunk */
+    struct sl_web_html_feed feed; /* HTML: the block being gathered */
     unsigned skip;                /* inside <script>, <style>... */
     unsigned in_title;            /* inside the first <title> */
     unsigned pre;                 /* inside <pre> */
@@ -110,7 +110,7 @@ struct sl_text {
     int magic_failed;           /* magic_open or magic_load failed */
     uchardet_t ud;              /* created on first use */
     char *obuf;                 /* SL_TEXT_CHUNK: iconv, converter output */
-    char *stage; /* SL_TEXT_CHUNK + SL_WEB_HTML_HOLD: iconv, HTML input */
+    char *stage;                /* SL_TEXT_CHUNK + CARRY_MAX: iconv input */
 };
 
 static const unsigned char SL__TEXT_REPLACEMENT[3] = {0xef, 0xbf, 0xbd};
@@ -153,10 +153,7 @@ int sl__text_html_open(struct sl_text *x,
                        const char *head,
                        size_t len);
 int sl__text_xml_open(struct sl_text_doc *d);
-int sl__text_markup_feed(struct sl_text *x,
-                         struct sl_text_doc *d,
-                         const char *p,
-                         size_t n);
+int sl__text_markup_feed(struct sl_text_doc *d, const char *p, size_t n);
 void sl__text_markup_end(struct sl_text_doc *d, int abort);
 
 /* conv.c: external converters */

@@ -15,7 +15,6 @@
 
 #include "web/web_int.h"
 
-#define PIECE       (64u * 1024u) /* bytes per htmlParseChunk call */
 #define PENDING_MAX (64u * 1024u) /* raw hrefs of the head */
 
 #define SHRINK_AT (64 * 1024) /* sl_web_html_feed: consumed input dropped */
@@ -36,7 +35,6 @@ struct sl_web_links {
     size_t npending;       /* entries in pending */
     struct sl_web_links_summary sum;
     struct sl_web_html_feed feed;
-    char *stage; /* SL_WEB_HTML_HOLD + PIECE bytes: sl_web_html_feed's */
     struct sl_web_tap tap; /* a second reader; tap.start NULL: none */
 };
 
@@ -436,7 +434,6 @@ sl_web_links_begin(const char *page_url,
                              HTML_PARSE_RECOVER | HTML_PARSE_NONET |
                                  HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING);
     use_charset(lx, charset);
-    lx->stage = sl_malloc(SL_WEB_HTML_HOLD + PIECE);
     *out = lx;
     return 0;
 fail:
@@ -444,21 +441,16 @@ fail:
     return rc;
 }
 
-void
-sl_web_html_feed(struct _xmlParserCtxt *px,
-                 struct sl_web_html_feed *f,
-                 char *stage,
-                 const char *p,
-                 size_t k)
+/* Feed @f's full block to @px up to a '<' among its last SL_WEB_HTML_HOLD
+ * bytes, or whole; what follows it begins the next block. */
+static void
+html_block(struct _xmlParserCtxt *px, struct sl_web_html_feed *f)
 {
-    size_t total = f->hlen + k;
-    size_t cut = total;
+    size_t cut = f->len;
     size_t j = 0;
 
-    memcpy(stage, f->hold, f->hlen);
-    memcpy(stage + f->hlen, p, k);
-    for (j = total; j > 0 && total - (j - 1) <= SL_WEB_HTML_HOLD; j--) {
-        if (stage[j - 1] == '<') {
+    for (j = f->len; j > 0 && f->len - (j - 1) <= SL_WEB_HTML_HOLD; j--) {
+        if (f->block[j - 1] == '<') {
             cut = j - 1;
             break;
         }
@@ -467,18 +459,47 @@ sl_web_html_feed(struct _xmlParserCtxt *px,
         px->input->cur - px->input->base > SHRINK_AT) {
         xmlParserInputShrink(px->input);
     }
-    if (cut > 0) {
-        (void)htmlParseChunk(px, stage, (int)cut, 0);
+    (void)htmlParseChunk(px, f->block, (int)cut, 0);
+    f->len -= cut;
+    memmove(f->block, f->block + cut, f->len);
+}
+
+void
+sl_web_html_feed(struct _xmlParserCtxt *px,
+                 struct sl_web_html_feed *f,
+                 const char *p,
+                 size_t k)
+{
+    while (k > 0) {
+        size_t n = SL_WEB_HTML_BLOCK - f->len;
+
+        if (f->block == NULL) {
+            f->block = sl_malloc(SL_WEB_HTML_BLOCK);
+        }
+        n = n < k ? n : k;
+        memcpy(f->block + f->len, p, n);
+        f->len += n;
+        p += n;
+        k -= n;
+        if (f->len == SL_WEB_HTML_BLOCK) {
+            html_block(px, f);
+        }
     }
-    f->hlen = total - cut;
-    memcpy(f->hold, stage + cut, f->hlen);
 }
 
 void
 sl_web_html_end(struct _xmlParserCtxt *px, struct sl_web_html_feed *f)
 {
-    (void)htmlParseChunk(px, f->hold, (int)f->hlen, 1);
-    f->hlen = 0;
+    (void)htmlParseChunk(px, f->block, (int)f->len, 1);
+    sl_web_html_feed_free(f);
+}
+
+void
+sl_web_html_feed_free(struct sl_web_html_feed *f)
+{
+    sl_free(f->block);
+    f->block = NULL;
+    f->len = 0;
 }
 
 int
@@ -487,13 +508,7 @@ sl_web_links_feed(struct sl_web_links *lx, const char *data, size_t len)
     if (lx->rc != 0) {
         return SL_EBADSTATE;
     }
-    while (len > 0 && lx->rc == 0) {
-        size_t k = len < PIECE ? len : PIECE;
-
-        sl_web_html_feed(lx->px, &lx->feed, lx->stage, data, k);
-        data += k;
-        len -= k;
-    }
+    sl_web_html_feed(lx->px, &lx->feed, data, len);
     return lx->rc;
 }
 
@@ -532,7 +547,7 @@ sl_web_links_free(struct sl_web_links *lx)
     curl_url_cleanup(lx->base);
     sl_free(lx->dir);
     sl_buf_free(&lx->pending);
-    sl_free(lx->stage);
+    sl_web_html_feed_free(&lx->feed);
     sl_free(lx);
 }
 

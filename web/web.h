@@ -194,40 +194,51 @@ unsigned sl_web_robots_tag(const char *value, const char *user_agent);
 
 /* ------------------------------------------------------------------------
  * Feeding libxml2's HTML push parser (the link extractor here, the
- * textExtractor's HTML) with two work-arounds for libxml2 2.9.14:
- * - an end tag of <script> or <style> cut between two chunks ("</scr" then
- *   "ipt>") made it take the rest of the page for script text, so the
- *   bytes from a '<' among the last SL_WEB_HTML_HOLD bytes of a chunk are
- *   held back and fed in front of the next one;
+ * textExtractor's HTML).  The input is gathered into blocks of
+ * SL_WEB_HTML_BLOCK bytes and the parser is fed one block at a time, so
+ * it sees the same chunks however the input arrives (over the network, a
+ * few bytes per read, all at once).  libxml2 2.9.14 parses some pages
+ * differently depending on where its chunks end (an odd attribute name,
+ * a quote it does not count, a <script> that meets another end tag): with
+ * fixed blocks a page gives the same links and text every time, and the
+ * crawler's parse of a page gives the textExtractor's text.  Besides:
+ * - an end tag of <script> or <style> cut between two blocks ("</scr"
+ *   then "ipt>") made it take the rest of the page for script text, so a
+ *   block ends before a '<' among its last SL_WEB_HTML_HOLD bytes, and
+ *   the bytes from there begin the next one;
  * - it drops the input it has consumed only while it reads text, so a page
  *   of tags with nothing between them ("<br><br>...", minified markup)
  *   stayed whole in its buffer; the consumed input is dropped before each
- *   chunk, as the XML push parser does, once more than 64 KiB are consumed
+ *   block, as the XML push parser does, once more than 64 KiB are consumed
  *   and no look-up for the end of a construct is pending (checkIndex is an
  *   offset into the buffer then).
  * --------------------------------------------------------------------- */
 #define SL_WEB_HTML_HOLD 64u
+#ifndef SL_WEB_HTML_BLOCK /* the fuzz build sets 256 bytes */
+#define SL_WEB_HTML_BLOCK (64u * 1024u)
+#endif
 
 struct _xmlParserCtxt; /* libxml2's htmlParserCtxt */
 
-/** What is held back between two chunks; zero-initialise. */
+/** The block being gathered; zero-initialise, one per parser. */
 struct sl_web_html_feed {
-    char hold[SL_WEB_HTML_HOLD]; /* the start of a tag, fed with the next */
-    size_t hlen;
+    char *block; /* SL_WEB_HTML_BLOCK bytes, owned; NULL until the first */
+    size_t len;
 };
 
 /**
- * @brief Feed the @p k bytes at @p p to @p px (an HTML push parser),
- * after what @p f holds; @p stage (borrowed, scratch) has room for
- * SL_WEB_HTML_HOLD + @p k bytes.
+ * @brief Add the @p k bytes at @p p to @p f's block, feeding @p px (an
+ * HTML push parser) each block that fills.
  */
 void sl_web_html_feed(struct _xmlParserCtxt *px,
                       struct sl_web_html_feed *f,
-                      char *stage,
                       const char *p,
                       size_t k);
-/** @brief End of input: feed what @p f holds and terminate @p px. */
+/** @brief End of input: feed what @p f holds, terminate @p px, and free
+ * the block. */
 void sl_web_html_end(struct _xmlParserCtxt *px, struct sl_web_html_feed *f);
+/** @brief Free @p f's block without feeding it (a parse given up). */
+void sl_web_html_feed_free(struct sl_web_html_feed *f);
 
 /* ------------------------------------------------------------------------
  * HTML links, streaming.
@@ -331,7 +342,9 @@ void sl_web_links_use_cache(struct sl_web_links *lx,
 
 /**
  * @brief Feed the next @p len bytes of the page; chunks may be cut
- * anywhere, the links are the same for any cutting.
+ * anywhere, the links are the same for any cutting.  The page is parsed
+ * in blocks of SL_WEB_HTML_BLOCK bytes, so the links of a block are
+ * reported when it fills, or at sl_web_links_end.
  * @return 0, the callback's error or SL_EINTERNAL (libcurl) (the
  * extractor has then failed), or SL_EBADSTATE after an earlier failure.
  */
