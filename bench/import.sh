@@ -645,6 +645,21 @@ mem_sampler() {
     done
 }
 
+# store_sampler PID DIR OUT: every 2 s, the peak so far of the KiB under
+# DIR (the temporary store: the bulks a crawl holds) into OUT, until PID
+# is gone.  du walks a few thousand bulk files at most.
+store_sampler() {
+    local pid=$1 dir=$2 out=$3 k peak=0
+    while kill -0 "$pid" 2>/dev/null; do
+        k=$(du -sk "$dir" 2>/dev/null | cut -f1)
+        if [ -n "$k" ] && [ "$k" -gt "$peak" ]; then
+            peak=$k
+            echo "$peak" >"$out"
+        fi
+        sleep 2
+    done
+}
+
 start_server() { # SCOPE
     local s=$1 port="" pid
     SDATA[$s]=$TMP/sluice-$s
@@ -664,6 +679,9 @@ start_server() { # SCOPE
     SPID[$s]=$pid
     echo "0 0" >"$TMP/mem-$s"
     mem_sampler "$pid" "$TMP/mem-$s" &
+    SAMPLERS+=("$!")
+    echo 0 >"$TMP/store-$s"
+    store_sampler "$pid" "${SDATA[$s]}/store/temp" "$TMP/store-$s" &
     SAMPLERS+=("$!")
     for _ in $(seq 1 300); do
         port=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "${SLOG[$s]}" | head -1)
@@ -973,6 +991,7 @@ if [ -n "$SUMMARY" ]; then
         echo "rss_kib ${RSS[sluice.full.changed]}"
         echo "anon_kib ${ANON[sluice.full.changed]}"
         echo "file_kib ${FILEB[sluice.full.changed]}"
+        echo "store_peak_kib $(<"$TMP/store-full")"
         echo "threads ${THREADS:-default}"
         echo "commit $commit"
     } >"$SUMMARY"

@@ -6,7 +6,8 @@
 # the whole initial import and of the no-change re-import, find's time per
 # file, the peak anonymous and file-backed memory of the server, and the
 # KB the server wrote per document during the initial import (wchar of
-# /proc/PID/io: bulks, journals, SQLite's WAL and checkpoints); then
+# /proc/PID/io: bulks, journals, SQLite's WAL and checkpoints), the peak
+# MiB of bulks the temporary store held (du every 2 s); then
 # each figure as a ratio to the smallest size, and the targets with
 # PASS/MISS (not enforced: a benchmark, not a test):
 #   initial import, time per document: at the largest size within 1.15x
@@ -53,7 +54,7 @@ div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "-"; else printf 
 
 echo
 echo "per document (us; documents of the initial import) and per file (us; find and the no-change re-import):"
-printf '%9s %9s %10s %10s %10s %10s %9s %9s %9s %9s\n' files documents crawl_us import_us nochg_us find_us anon_MiB file_MiB rss_MiB wrote_KB
+printf '%9s %9s %10s %10s %10s %10s %9s %9s %9s %9s %9s\n' files documents crawl_us import_us nochg_us find_us anon_MiB file_MiB rss_MiB wrote_KB store_MiB
 declare -A C I NC F A FB W
 first=""
 for n in $SIZES; do
@@ -65,8 +66,9 @@ for n in $SIZES; do
     A[$n]=$(div "$(get "$n" anon_kib)" 1024)
     FB[$n]=$(div "$(get "$n" file_kib)" 1024)
     W[$n]=$(div "$(get "$n" initial_wchar)" "$((d * 1024))")
-    printf '%9s %9s %10s %10s %10s %10s %9.0f %9.0f %9.0f %9s\n' "$(get "$n" files)" "$d" "${C[$n]}" "${I[$n]}" \
-        "${NC[$n]}" "${F[$n]}" "${A[$n]}" "${FB[$n]}" "$(div "$(get "$n" rss_kib)" 1024)" "${W[$n]}"
+    printf '%9s %9s %10s %10s %10s %10s %9.0f %9.0f %9.0f %9s %9.0f\n' "$(get "$n" files)" "$d" "${C[$n]}" "${I[$n]}" \
+        "${NC[$n]}" "${F[$n]}" "${A[$n]}" "${FB[$n]}" "$(div "$(get "$n" rss_kib)" 1024)" "${W[$n]}" \
+        "$(div "$(get "$n" store_peak_kib)" 1024)"
     [ -n "$first" ] || first=$n
 done
 echo

@@ -128,6 +128,69 @@ sl__jm_cleanup_transient(struct sl_jm *jm,
     }
 }
 
+/* How many input slots of @r's actions read @bucket. */
+static unsigned
+readers(const struct run *r, const char *bucket)
+{
+    size_t n = json_array_size(json_object_get(r->wfdef, "actions")) + 1;
+    unsigned count = 0;
+    size_t a = 0;
+
+    for (a = 0; a < n; a++) {
+        const char *slot = NULL;
+        json_t *b = NULL;
+
+        json_object_foreach(
+            json_object_get(sl__jm_action(r, (int)a), "input"), slot, b)
+        {
+            count +=
+                json_is_string(b) && strcmp(json_string_value(b), bucket) == 0;
+        }
+    }
+    return count;
+}
+
+/*
+ * A bulk in a transient bucket becomes one task of each action that reads
+ * the bucket.  When that is one action, the bulk is of no further use once
+ * its task succeeded: it is deleted then, after the finish is committed,
+ * rather than with its workflow run (a runOnce run is one workflow run, so
+ * a crawl kept every intermediate bulk until its end: 22 GB for a million
+ * files).  A task that failed keeps its input for the retry; the end of
+ * the workflow run deletes what is left.
+ */
+void
+sl__jm_cleanup_inputs(struct sl_jm *jm, const struct run *r, const json_t *task)
+{
+    const char *slot = NULL;
+    json_t *bulks = NULL;
+
+    json_object_foreach(json_object_get(task, "input"), slot, bulks)
+    {
+        size_t i = 0;
+        json_t *b = NULL;
+
+        json_array_foreach(bulks, i, b)
+        {
+            const char *bucket =
+                json_string_value(json_object_get(b, "bucket"));
+            const char *id = json_string_value(json_object_get(b, "id"));
+            json_t *bi = json_object_get(r->buckets, bucket);
+
+            if (bucket == NULL || id == NULL || bi == NULL ||
+                json_is_true(json_object_get(bi, "persistent")) ||
+                readers(r, bucket) != 1) {
+                continue;
+            }
+            sl__jm_cleanup_push(jm,
+                                json_string_value(json_object_get(b, "store")),
+                                id,
+                                NULL,
+                                NULL);
+        }
+    }
+}
+
 struct del_ctx {
     struct sl_jm *jm;
     const char *store;

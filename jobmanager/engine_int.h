@@ -245,6 +245,11 @@ void sl__jm_cleanup_transient(struct sl_jm *jm,
                               struct run *r,
                               unsigned wfrun,
                               int finalize);
+/* Queue deletion of the inputs of @task (a task of @r that succeeded)
+ * in transient buckets that only its action reads; jm->mu held. */
+void sl__jm_cleanup_inputs(struct sl_jm *jm,
+                           const struct run *r,
+                           const json_t *task);
 
 /* tasks.c */
 void sl__jm_wake_queue(struct wqueue *q);

@@ -1382,6 +1382,7 @@ sl_jm_task_finish(struct sl_jm *jm,
         note_incomplete(jm, r, t, result);
         sl__jm_tc_add(r, t, TC_SUCCESSFUL);
         counter_add(worker_counters(r, t), "successfulTaskCount", 1);
+        sl__jm_cleanup_inputs(jm, r, t->json);
         sl__jm_task_remove(jm, t, 1);
     } else if (strcmp(status, "POSTPONE") == 0) {
         unlink_task(jm, t);

@@ -156,7 +156,10 @@ jq -e '.tasks.retriedAfterErrorTaskCount == 0' "$BODY" >/dev/null ||
 # (none when the state store itself waits for space: finishes wait then)
 [ $((pauses1 - pauses0)) -le 6 ] && ok "$((pauses1 - pauses0)) pause(s) of up to 1 s in 3 s" ||
     fail "$((pauses1 - pauses0)) pauses in 3 s"
-[ $((created1 - created0)) -le 4 ] && ok "the bulkbuilder made $((created1 - created0)) task(s) in 3 s" ||
+# (the spinning this guards against made about 10 a second; a consumed
+# bulk is deleted once its task succeeded, so a little space comes back
+# while the disk is full, and a few tasks are real progress: 4 were seen)
+[ $((created1 - created0)) -le 8 ] && ok "the bulkbuilder made $((created1 - created0)) task(s) in 3 s" ||
     fail "the bulkbuilder made $((created1 - created0)) tasks in 3 s for the same bulks"
 grep -q "no task is handed out for [0-9]* ms" "$TMP/server.log" && ok "the log says how long hand-outs pause" ||
     fail "no pause length in the log"

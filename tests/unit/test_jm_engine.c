@@ -10,7 +10,8 @@
  * commits fail); the per-document history of runs: recorded with a
  * successful finish, a report that breaks the rules left out and counted,
  * the newest entries kept,
- * the runs past keepRuns dropped, all of it kept across a restart.
+ * the runs past keepRuns dropped, all of it kept across a restart; a
+ * consumed bulk deleted as soon as its one reader succeeded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -226,6 +227,22 @@ static int
 finish(struct fx *f, json_t *t, const char *status)
 {
     return finish_with(f, t, json_pack("{s:s}", "status", status));
+}
+
+/* Start a run of @job (its id into @id) and finish its split task with
+ * @n bulks. */
+static void
+split_run(struct fx *f, const char *job, char *id, int n)
+{
+    struct sl_err err;
+    json_t *t = NULL;
+
+    assert_int_equal(sl_jm_run_start(f->jm, job, NULL, id, &err), 0);
+    t = take(f, "split");
+    assert_non_null(t);
+    write_out(f, t, n);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
 }
 
 static json_t *
@@ -468,6 +485,14 @@ test_engine_runonce_from_bucket(void **state)
     }
     assert_null(take(f, "copy"));
     assert_string_equal(state_of(f, "bucketJob", id), "SUCCEEDED");
+    /* a persistent bucket's objects are the user's: never deleted */
+    for (i = 0; i < 5; i++) {
+        struct sl_obj_info info;
+        char oid[32];
+
+        (void)snprintf(oid, sizeof(oid), "src/o%d", i);
+        assert_int_equal(sl_obj_stat(f->store, "in", oid, &info, NULL), 0);
+    }
 }
 
 /* Standard mode: RUNNING until finish; finish and cancel rules. */
@@ -727,16 +752,11 @@ test_engine_recovery(void **state)
 {
     struct fx *f = *state;
     char id[SL_JM_RUN_ID_MAX];
-    struct sl_err err;
     json_t *t = NULL;
     json_t *again = NULL;
     int i = 0;
 
-    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
-    t = take(f, "split");
-    write_out(f, t, 2);
-    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
-    json_decref(t);
+    split_run(f, "chainJob", id, 2);
     t = take(f, "copy"); /* in progress at the "crash" */
     assert_non_null(t);
     sl_jm_close(f->jm);
@@ -1113,13 +1133,107 @@ tmp_exists(struct fx *f, const char *id)
     return sl_obj_stat(f->store, "tmp", id, &info, NULL) == 0;
 }
 
+/* The id of the first bulk of slot @slot in part @part ("input",
+ * "output") of task @t. */
+static const char *
+bulk_id(const json_t *t, const char *part, const char *slot)
+{
+    return json_string_value(json_object_get(
+        json_array_get(json_object_get(json_object_get(t, part), slot), 0),
+        "id"));
+}
+
 /* The input object id of copy task @t. */
 static const char *
 input_id(const json_t *t)
 {
-    return json_string_value(json_object_get(
-        json_array_get(json_object_get(json_object_get(t, "input"), "in"), 0),
-        "id"));
+    return bulk_id(t, "input", "in");
+}
+
+/* Wait up to 2 s for object @id of store "tmp" to go; whether it went. */
+static int
+tmp_gone(struct fx *f, const char *id)
+{
+    int i = 0;
+
+    for (i = 0; i < 200 && tmp_exists(f, id); i++) {
+        (void)usleep(10000);
+    }
+    return !tmp_exists(f, id);
+}
+
+/*
+ * A bulk of a transient bucket that one action reads is deleted once its
+ * task succeeded, while the run goes on: a runOnce run is one workflow
+ * run, and its intermediate bulks used to stay until its end.  A failed
+ * task keeps its input for the retry; a bulk that two actions read stays
+ * until the run ends.
+ */
+static void
+test_engine_inputs_released(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    char in[2][300];
+    char out[300];
+    json_t *t = NULL;
+    json_t *t2 = NULL;
+
+    split_run(f, "chainJob", id, 2);
+    t = take(f, "copy");
+    t2 = take(f, "copy");
+    assert_non_null(t2);
+    (void)snprintf(in[0], sizeof(in[0]), "%s", input_id(t));
+    (void)snprintf(in[1], sizeof(in[1]), "%s", input_id(t2));
+    (void)snprintf(out, sizeof(out), "%s", bulk_id(t, "output", "out"));
+    write_out(f, t, 1);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    assert_true(tmp_gone(f, in[0]));
+    assert_string_equal(state_of(f, "chainJob", id), "FINISHING");
+    assert_true(tmp_exists(f, out)); /* "done" has not read it yet */
+    /* the failed task's input stays for its retry */
+    assert_int_equal(finish(f, t2, "RECOVERABLE_ERROR"), 0);
+    json_decref(t2);
+    (void)usleep(100000);
+    assert_true(tmp_exists(f, in[1]));
+    t2 = take(f, "copy");
+    assert_non_null(t2);
+    assert_string_equal(input_id(t2), in[1]);
+    assert_int_equal(finish(f, t2, "SUCCESSFUL"), 0);
+    json_decref(t2);
+    assert_true(tmp_gone(f, in[1]));
+    t = take(f, "done");
+    assert_string_equal(input_id(t), out);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    assert_true(tmp_gone(f, out));
+    drain_completion(f);
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+
+    /* two actions read bucket "a": its bulks stay until the run ends */
+    put_def(f->jm,
+            "workflows",
+            "{\"name\":\"fan\",\"modes\":[\"runOnce\"],"
+            "\"parameters\":{\"tempStore\":\"tmp\"},"
+            "\"startAction\":{\"worker\":\"split\",\"output\":{\"out\":\"a\"}},"
+            "\"actions\":[{\"worker\":\"copy\",\"input\":{\"in\":\"a\"}},"
+            "{\"worker\":\"done\",\"input\":{\"in\":\"a\"}}]}");
+    put_def(f->jm, "jobs", "{\"name\":\"fanJob\",\"workflow\":\"fan\"}");
+    split_run(f, "fanJob", id, 1);
+    t = take(f, "copy");
+    (void)snprintf(in[0], sizeof(in[0]), "%s", input_id(t));
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    t = take(f, "done");
+    assert_string_equal(input_id(t), in[0]);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    json_decref(t);
+    (void)usleep(100000);
+    assert_true(tmp_exists(f, in[0]));
+    drain_completion(f);
+    assert_string_equal(state_of(f, "fanJob", id), "SUCCEEDED");
+    assert_false(tmp_exists(f, in[0]));
 }
 
 /*
@@ -1139,15 +1253,10 @@ test_engine_state_first(void **state)
     char in[2][300];
     struct bg_finish bg;
     pthread_t th;
-    struct sl_err err;
     json_t *t = NULL;
     int i = 0;
 
-    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
-    t = take(f, "split");
-    write_out(f, t, 2);
-    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
-    json_decref(t);
+    split_run(f, "chainJob", id, 2);
     t = take(f, "copy");
     assert_non_null(t);
     (void)snprintf(in[0], sizeof(in[0]), "%s", input_id(t));
@@ -1183,11 +1292,7 @@ test_engine_state_first(void **state)
     assert_false(tmp_exists(f, in[0]));
 
     /* 2. the commit succeeds once space is back: deleted after it */
-    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
-    t = take(f, "split");
-    write_out(f, t, 2);
-    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
-    json_decref(t);
+    split_run(f, "chainJob", id, 2);
     t = take(f, "copy");
     (void)snprintf(in[0], sizeof(in[0]), "%s", input_id(t));
     json_decref(take(f, "copy") /* in progress: dropped by the failure */);
@@ -1311,6 +1416,8 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_engine_param_in_use, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_inputs_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_events, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_lease_expiry, setup, teardown),
