@@ -42,7 +42,8 @@ elif [ "${1:-}" = --tls ]; then
     tls=(--key "$dir/key.pem" --cert "$dir/cert.pem")
     export SL_TEST_S3_CA="$dir/cert.pem"
 fi
-NODE_OPTIONS=--openssl-legacy-provider node "$js" -a 127.0.0.1 -p 0 -d "$dir/data" --service-endpoint localhost "${tls[@]}" \
+# keep-dirs.js: s3rver removes empty directories racing with PUTs there
+NODE_OPTIONS=--openssl-legacy-provider node -r "$here/keep-dirs.js" "$js" -a 127.0.0.1 -p 0 -d "$dir/data" --service-endpoint localhost "${tls[@]}" \
     >"$dir/log" 2>&1 &
 pid=$!
 stop() {
