@@ -164,53 +164,54 @@ char *sl_cli_url(const char *server, const char *path);
 struct sl_obj;
 
 struct sl_cfg {
-    char listen[256];            /* listen */
-    char data_dir[4096];         /* dataDir */
-    char durability[16];         /* durability: "process" | "fsync" */
-    char api_token[256];         /* apiToken */
-    char log_level[16];          /* log.level */
-    uint64_t http_threads;       /* http.threads */
-    uint64_t max_connections;    /* http.maxConnections */
-    uint64_t max_conn_per_ip;    /* http.maxConnectionsPerIp */
-    uint64_t max_body_bytes;     /* http.maxBodyBytes */
-    uint64_t max_header_bytes;   /* http.maxHeaderBytes */
-    uint64_t request_timeout;    /* http.requestTimeoutSeconds */
-    uint64_t http_metrics;       /* http.metrics: 1 on, 0 off */
-    uint64_t shutdown_grace;     /* http.shutdownGraceSeconds */
-    uint64_t max_object_bytes;   /* store.maxObjectBytes */
-    char jm_config_dir[4096];    /* jobmanager.configDir */
-    char jm_workflows_dir[4096]; /* jobmanager.workflowsDir */
-    uint64_t lease_seconds;      /* jobmanager.leaseSeconds */
-    uint64_t max_retries;        /* jobmanager.maxRetries */
-    uint64_t max_in_progress;    /* jobmanager.maxInProgress */
-    uint64_t max_errors;         /* jobmanager.maxErrors */
-    uint64_t nospace_first_ms;   /* jobmanager.noSpaceDelayMs */
-    uint64_t nospace_max_ms;     /* jobmanager.noSpaceMaxDelayMs */
-    uint64_t hist_max_per_run;   /* jobmanager.history.maxEntriesPerRun */
-    uint64_t hist_keep_runs;     /* jobmanager.history.keepRuns */
-    uint64_t hist_max_days;      /* jobmanager.history.maxAgeDays */
-    char worker_limits[4096];    /* jobmanager.workerLimits, JSON text */
-    uint64_t worker_threads;     /* workers.threads */
-    char workers_external[4096]; /* workers.external: "a,b" */
-    char workers_nice[1024];     /* workers.nice: "type=n,type=n" */
-    uint64_t delta_shards;       /* deltaShards */
-    uint64_t delta_map_size;     /* deltaMapSize */
-    uint64_t bb_limit_size;      /* bulkbuilder.bulkLimitSize */
-    uint64_t bb_limit_ms;        /* bulkbuilder.bulkLimitTimeMs */
-    uint64_t bb_max_active;      /* bulkbuilder.maxActiveWorkflowRuns */
-    uint64_t index_shards;       /* index.shards */
-    char converters[16384];      /* textExtractor.converters, JSON text */
-    char obj_backend[8];         /* objectstore.backend: "fs" | "s3" */
-    char s3_endpoint[1024];      /* objectstore.s3.endpoint */
-    char s3_region[64];          /* objectstore.s3.region */
-    char s3_bucket[256];         /* objectstore.s3.bucket, "": buckets */
-    char s3_prefix[256];         /* objectstore.s3.prefix */
-    char s3_addressing[16];      /* objectstore.s3.addressing */
-    char s3_access_key[256];     /* objectstore.s3.accessKeyId */
-    char s3_secret_key[256];     /* objectstore.s3.secretAccessKey */
-    char s3_ca_file[4096];       /* objectstore.s3.caFile */
-    uint64_t s3_part_mb;         /* objectstore.s3.partSizeMB */
-    uint64_t s3_retries;         /* objectstore.s3.maxRetries */
+    char listen[256];               /* listen */
+    char data_dir[4096];            /* dataDir */
+    char durability[16];            /* durability: "process" | "fsync" */
+    char api_token[256];            /* apiToken */
+    char log_level[16];             /* log.level */
+    uint64_t http_threads;          /* http.threads */
+    uint64_t max_connections;       /* http.maxConnections */
+    uint64_t max_conn_per_ip;       /* http.maxConnectionsPerIp */
+    uint64_t max_body_bytes;        /* http.maxBodyBytes */
+    uint64_t max_header_bytes;      /* http.maxHeaderBytes */
+    uint64_t request_timeout;       /* http.requestTimeoutSeconds */
+    uint64_t http_metrics;          /* http.metrics: 1 on, 0 off */
+    uint64_t shutdown_grace;        /* http.shutdownGraceSeconds */
+    uint64_t max_object_bytes;      /* store.maxObjectBytes */
+    char jm_config_dir[4096];       /* jobmanager.configDir */
+    char jm_workflows_dir[4096];    /* jobmanager.workflowsDir */
+    uint64_t lease_seconds;         /* jobmanager.leaseSeconds */
+    uint64_t max_retries;           /* jobmanager.maxRetries */
+    uint64_t max_in_progress;       /* jobmanager.maxInProgress */
+    uint64_t max_queued_downstream; /* jobmanager.maxQueuedDownstream */
+    uint64_t max_errors;            /* jobmanager.maxErrors */
+    uint64_t nospace_first_ms;      /* jobmanager.noSpaceDelayMs */
+    uint64_t nospace_max_ms;        /* jobmanager.noSpaceMaxDelayMs */
+    uint64_t hist_max_per_run;      /* jobmanager.history.maxEntriesPerRun */
+    uint64_t hist_keep_runs;        /* jobmanager.history.keepRuns */
+    uint64_t hist_max_days;         /* jobmanager.history.maxAgeDays */
+    char worker_limits[4096];       /* jobmanager.workerLimits, JSON text */
+    uint64_t worker_threads;        /* workers.threads */
+    char workers_external[4096];    /* workers.external: "a,b" */
+    char workers_nice[1024];        /* workers.nice: "type=n,type=n" */
+    uint64_t delta_shards;          /* deltaShards */
+    uint64_t delta_map_size;        /* deltaMapSize */
+    uint64_t bb_limit_size;         /* bulkbuilder.bulkLimitSize */
+    uint64_t bb_limit_ms;           /* bulkbuilder.bulkLimitTimeMs */
+    uint64_t bb_max_active;         /* bulkbuilder.maxActiveWorkflowRuns */
+    uint64_t index_shards;          /* index.shards */
+    char converters[16384];         /* textExtractor.converters, JSON text */
+    char obj_backend[8];            /* objectstore.backend: "fs" | "s3" */
+    char s3_endpoint[1024];         /* objectstore.s3.endpoint */
+    char s3_region[64];             /* objectstore.s3.region */
+    char s3_bucket[256];            /* objectstore.s3.bucket, "": buckets */
+    char s3_prefix[256];            /* objectstore.s3.prefix */
+    char s3_addressing[16];         /* objectstore.s3.addressing */
+    char s3_access_key[256];        /* objectstore.s3.accessKeyId */
+    char s3_secret_key[256];        /* objectstore.s3.secretAccessKey */
+    char s3_ca_file[4096];          /* objectstore.s3.caFile */
+    uint64_t s3_part_mb;            /* objectstore.s3.partSizeMB */
+    uint64_t s3_retries;            /* objectstore.s3.maxRetries */
 };
 
 /** @brief Fill @p cfg with the built-in defaults (the embedded config):

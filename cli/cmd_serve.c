@@ -191,6 +191,7 @@ open_jobmanager(const struct sl_cfg *cfg,
     jc.lease_seconds = (unsigned)cfg->lease_seconds;
     jc.max_retries = (unsigned)cfg->max_retries;
     jc.max_in_progress = (unsigned)cfg->max_in_progress;
+    jc.max_queued_downstream = (unsigned)cfg->max_queued_downstream;
     jc.max_errors = (unsigned)cfg->max_errors;
     jc.nospace_first_ms = (unsigned)cfg->nospace_first_ms;
     jc.nospace_max_ms = (unsigned)cfg->nospace_max_ms;

@@ -131,6 +131,7 @@ sl__jm_run_free(struct run *r)
     json_decref(r->completion);
     sl_free(r->incomplete_why);
     sl_free(r->data_source);
+    sl__jm_flow_free(r);
     sl_free(r);
 }
 

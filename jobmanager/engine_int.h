@@ -59,6 +59,7 @@ struct task {
     uint64_t created_seq; /* store sequence of its creation: handed out
                              only once that is committed, so no worker
                              writes outputs for a task a crash forgets */
+    int flow_counted;     /* counted in its run's flow todo (flow.c) */
 };
 
 /* Todo tasks of one run for one worker, FIFO. */
@@ -83,6 +84,14 @@ struct wqueue {
                            0 when none: work_committed wakes it then */
     uint64_t taken;     /* tasks handed out since the start (metrics) */
     uint64_t tc[TC_N];  /* its tasks by task counter since the start */
+};
+
+/* Flow control of a run (flow.c), made on first use. */
+struct flow {
+    size_t n;             /* actions, the start action included */
+    unsigned *todo;       /* per action: todo tasks without events */
+    unsigned char *after; /* n x n: after[a * n + d], d strictly after a */
+    int waiting;          /* an action was held back since the last wake */
 };
 
 struct wfrun {
@@ -120,6 +129,7 @@ struct run {
     uint64_t docs[SL_JM_DOC_NSTATES]; /* documents reported, by state */
     uint64_t hist_first;              /* its history entries kept: */
     uint64_t hist_next;               /* [hist_first, hist_next) */
+    struct flow *flow;                /* NULL until a task is queued */
 };
 
 /* A deletion for the clean-up thread. */
@@ -250,6 +260,14 @@ void sl__jm_cleanup_transient(struct sl_jm *jm,
 void sl__jm_cleanup_inputs(struct sl_jm *jm,
                            const struct run *r,
                            const json_t *task);
+
+/* flow.c: flow control; jm->mu held.  Count the task @t just queued,
+ * uncount it when it leaves its todo list, and whether action @action of
+ * @r waits for the actions after it (jm->cfg.max_queued_downstream). */
+void sl__jm_flow_queued(struct task *t);
+void sl__jm_flow_unqueued(struct sl_jm *jm, struct task *t);
+int sl__jm_flow_held(const struct sl_jm *jm, struct run *r, int action);
+void sl__jm_flow_free(struct run *r);
 
 /* tasks.c */
 void sl__jm_wake_queue(struct wqueue *q);

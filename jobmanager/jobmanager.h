@@ -32,6 +32,9 @@ struct sl_jm_config {
     unsigned max_retries;     /* recoverable errors per task; 0 = 10 */
     unsigned max_errors;      /* errors kept per run; 0 = 100 */
     unsigned max_in_progress; /* global limit on tasks in progress; 0 = none */
+    /* Flow control: an action of a run waits while the actions after it
+     * have this many tasks to do; 0 = none (docs/jobmanager.md). */
+    unsigned max_queued_downstream;
     /* A full disk: the first and the longest pause of task hand-outs after
      * a task failed with errorCode NO_SPACE; 0 = 1000 and 60000 ms. */
     unsigned nospace_first_ms;

@@ -220,6 +220,7 @@ sl__jm_task_enqueue(struct task *t)
     jq->tail = t;
     jq->count++;
     t->wq->todo++;
+    sl__jm_flow_queued(t);
 }
 
 /* Take @t off whichever list it is on. */
@@ -254,6 +255,7 @@ unlink_task(struct sl_jm *jm, struct task *t)
         jq->count--;
         t->wq->todo--;
         t->jq = NULL;
+        sl__jm_flow_unqueued(jm, t);
         if (jq->count == 0) {
             jobq_unlink(t->wq, jq);
         }
@@ -553,11 +555,16 @@ pick(struct sl_jm *jm, struct wqueue *q, const json_t *qualifiers)
     committed = sl__jm_store_committed(jm->st);
     do {
         struct task *t = NULL;
+        int held_action = -1; /* the last action found held back */
 
         for (t = jq->head; t != NULL; t = t->next) {
             /* Not yet durable: a crash now would forget the task while
              * its outputs (in a persistent bucket) stayed. */
-            if (t->created_seq > committed) {
+            if (t->created_seq > committed || t->action == held_action) {
+                continue;
+            }
+            if (sl__jm_flow_held(jm, t->run, t->action)) {
+                held_action = t->action;
                 continue;
             }
             if (events_clear(jm, t) && qualifier_ok(t, qualifiers)) {

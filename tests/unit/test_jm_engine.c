@@ -11,7 +11,8 @@
  * successful finish, a report that breaks the rules left out and counted,
  * the newest entries kept,
  * the runs past keepRuns dropped, all of it kept across a restart; a
- * consumed bulk deleted as soon as its one reader succeeded.
+ * consumed bulk deleted as soon as its one reader succeeded; flow control
+ * (an action waits while the actions after it have enough to do).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,6 +36,7 @@ struct fx {
     struct sl_obj *store;
     struct sl_jm *jm;
     unsigned lease;
+    unsigned flow; /* cfg.max_queued_downstream */
     json_t *ended; /* the run end hook's calls: ["job worker param", ...] */
 };
 
@@ -95,6 +97,7 @@ jm_open(struct fx *f)
     cfg.store = f->store;
     cfg.lease_seconds = f->lease;
     cfg.max_retries = 2;
+    cfg.max_queued_downstream = f->flow;
     cfg.nospace_first_ms = 100;
     cfg.nospace_max_ms = 400;
     cfg.history_max_per_run = 4;
@@ -278,19 +281,30 @@ state_of(struct fx *f, const char *job, const char *id)
     return buf;
 }
 
-/* Finish the three completion tasks of the "done" worker. */
+/* Take @n tasks of @worker and finish each SUCCESSFUL, after writing
+ * @bulks bulks into its output slot "out" when @bulks > 0. */
 static void
-drain_completion(struct fx *f)
+finish_n(struct fx *f, const char *worker, int n, int bulks)
 {
     json_t *t = NULL;
     int i = 0;
 
-    for (i = 0; i < 3; i++) {
-        t = take(f, "done");
+    for (i = 0; i < n; i++) {
+        t = take(f, worker);
         assert_non_null(t);
+        if (bulks > 0) {
+            write_out(f, t, bulks);
+        }
         assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
         json_decref(t);
     }
+}
+
+/* Finish the three completion tasks of the "done" worker. */
+static void
+drain_completion(struct fx *f)
+{
+    finish_n(f, "done", 3, 0);
     assert_null(take(f, "done"));
 }
 
@@ -326,13 +340,7 @@ test_engine_generators_and_completion(void **state)
     assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
     assert_int_equal(finish(f, t, "SUCCESSFUL"), SL_EGONE);
     json_decref(t);
-    for (i = 0; i < 4; i++) {
-        t = take(f, "copy");
-        assert_non_null(t);
-        write_out(f, t, 1);
-        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
-        json_decref(t);
-    }
+    finish_n(f, "copy", 4, 1);
     assert_null(take(f, "copy"));
     for (i = 0; i < 4; i++) {
         t = take(f, "done");
@@ -385,11 +393,7 @@ test_engine_work_wait_per_worker(void **state)
     assert_true(sl_jm_work_wait(f->jm, "copy", g_copy, 0) == g_copy);
     assert_true(sl_jm_work_wait(f->jm, "done", g_done, 0) == g_done);
 
-    t = take(f, "split");
-    assert_non_null(t);
-    write_out(f, t, 2);
-    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
-    json_decref(t);
+    finish_n(f, "split", 1, 2);
     g = sl_jm_work_wait(f->jm, "copy", g_copy, 5000);
     assert_true(g != g_copy);
     assert_true(sl_jm_work_wait(f->jm, "done", g_done, 0) == g_done);
@@ -754,7 +758,6 @@ test_engine_recovery(void **state)
     char id[SL_JM_RUN_ID_MAX];
     json_t *t = NULL;
     json_t *again = NULL;
-    int i = 0;
 
     split_run(f, "chainJob", id, 2);
     t = take(f, "copy"); /* in progress at the "crash" */
@@ -772,18 +775,8 @@ test_engine_recovery(void **state)
     json_decref(t);
     sl_jm_close(f->jm);
     jm_open(f);
-    for (i = 0; i < 2; i++) {
-        t = take(f, "copy");
-        assert_non_null(t);
-        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
-        json_decref(t);
-    }
-    for (i = 0; i < 3; i++) {
-        t = take(f, "done");
-        assert_non_null(t);
-        assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
-        json_decref(t);
-    }
+    finish_n(f, "copy", 2, 0);
+    finish_n(f, "done", 3, 0);
     assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
     assert_int_equal(task_counter(f, "chainJob", id, "createdTaskCount"), 6);
     assert_int_equal(task_counter(f, "chainJob", id, "successfulTaskCount"), 6);
@@ -1237,6 +1230,62 @@ test_engine_inputs_released(void **state)
 }
 
 /*
+ * Flow control: copy waits while its run has two "done" tasks to do, and
+ * goes on (its idle takers woken) once one is taken.  An action that reads
+ * what it writes is never held back by its own tasks.
+ */
+static void
+test_engine_flow_control(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    json_t *done[2] = {NULL, NULL};
+    uint64_t gen = 0;
+    int i = 0;
+
+    sl_jm_close(f->jm);
+    f->flow = 2;
+    jm_open(f);
+    split_run(f, "chainJob", id, 4);
+    finish_n(f, "copy", 2, 1);
+    assert_null(take(f, "copy")); /* two copy tasks wait */
+    gen = sl_jm_work_wait(f->jm, "copy", 0, 0);
+    assert_int_equal(sl_jm_work_wait(f->jm, "copy", gen, 0), gen);
+    done[0] = take(f, "done");
+    assert_non_null(done[0]);
+    assert_int_not_equal(sl_jm_work_wait(f->jm, "copy", gen, 0), gen);
+    finish_n(f, "copy", 1, 1);
+    assert_null(take(f, "copy")); /* two again */
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(finish(f, done[0], "SUCCESSFUL"), 0);
+        json_decref(done[0]);
+        done[0] = take(f, "done");
+        assert_non_null(done[0]);
+    }
+    assert_int_equal(finish(f, done[0], "SUCCESSFUL"), 0);
+    json_decref(done[0]);
+    finish_n(f, "copy", 1, 1);
+    done[1] = take(f, "done");
+    assert_int_equal(finish(f, done[1], "SUCCESSFUL"), 0);
+    json_decref(done[1]);
+    drain_completion(f);
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+
+    /* copy reads what it writes: its own four tasks do not hold it */
+    put_def(f->jm,
+            "workflows",
+            "{\"name\":\"loop\",\"modes\":[\"runOnce\"],"
+            "\"parameters\":{\"tempStore\":\"tmp\"},"
+            "\"startAction\":{\"worker\":\"split\",\"output\":{\"out\":\"a\"}},"
+            "\"actions\":[{\"worker\":\"copy\",\"input\":{\"in\":\"a\"},"
+            "\"output\":{\"out\":\"a\"}}]}");
+    put_def(f->jm, "jobs", "{\"name\":\"loopJob\",\"workflow\":\"loop\"}");
+    split_run(f, "loopJob", id, 4);
+    finish_n(f, "copy", 4, 0);
+    assert_string_equal(state_of(f, "loopJob", id), "SUCCEEDED");
+}
+
+/*
  * State first, then clean-up.  A fatal error fails the run, which deletes
  * its transient objects; while the commit of that state fails (a full
  * disk), nothing may be deleted: the persisted state still has the tasks
@@ -1418,6 +1467,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_engine_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_inputs_released, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_flow_control, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_events, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_lease_expiry, setup, teardown),
