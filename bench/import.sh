@@ -651,7 +651,8 @@ mem_sampler() {
 store_sampler() {
     local pid=$1 dir=$2 out=$3 k peak=0
     while kill -0 "$pid" 2>/dev/null; do
-        k=$(du -sk "$dir" 2>/dev/null | cut -f1)
+        # (|| : set -e would end the sampler while DIR does not exist)
+        k=$(du -sk "$dir" 2>/dev/null | cut -f1) || :
         if [ -n "$k" ] && [ "$k" -gt "$peak" ]; then
             peak=$k
             echo "$peak" >"$out"

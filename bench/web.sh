@@ -14,7 +14,8 @@
 # --runs N (default 3) measured runs, wget2 and Sluice alternating (each
 # Sluice run a fresh server and data dir); prints every run, the median,
 # min and max pages/s of both, the ratio of the medians (issue 6's
-# target: >= 0.5) and of each pair, and the server's peak RSS.  Not a
+# target: >= 0.5) and of each pair, and the server's peak RSS and peak
+# anonymous memory.  Not a
 # test.  Needs root for apt-get when wget2 or nginx are missing.
 #   bench/web.sh [--pages N] [--runs N] [--keep] [--no-extract-text]
 set -euo pipefail
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=${2:?}; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --no-extract-text) EXTRACT=false; shift ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "web.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -142,9 +143,30 @@ index_count() {
     return 0
 }
 
+# anon_sampler PID OUT: every 200 ms, the peak so far of PID's RssAnon
+# (KiB) into OUT, until PID is gone; bash builtins but sleep.
+anon_sampler() {
+    local pid=$1 out=$2 k v a peak=0
+    while :; do
+        a=-1
+        {
+            while read -r k v _; do
+                [ "$k" = RssAnon: ] && a=$v
+            done <"/proc/$pid/status"
+        } 2>/dev/null || break
+        [ "$a" -ge 0 ] || break
+        if [ "$a" -gt "$peak" ]; then
+            peak=$a
+            echo "$peak" >"$out"
+        fi
+        sleep 0.2
+    done
+}
+
 # sluice_run N: a fresh server and data dir, the crawl job from the start
 # request until every page is in the index; prints pages/s, leaves the
-# peak RSS (MiB) in $TMP/rss-N and the crawl run's JSON in
+# peak RSS (MiB) in $TMP/rss-N, the peak anonymous memory (KiB) in
+# $TMP/anon-N and the crawl run's JSON in
 # $TMP/crawl-run-N.json (it runs in a subshell).
 sluice_run() {
     local n=$1 spid sp="" b t0 t1 c
@@ -161,6 +183,7 @@ sluice_run() {
     done
     [ -n "$sp" ] || { echo "web.sh: the server did not start" >&2; cat "$TMP/sluice.log" >&2; return 1; }
     b="http://127.0.0.1:$sp"
+    anon_sampler "$spid" "$TMP/anon-$n" &
     jq -n --arg url "$SITE/" --arg inc "^$SITE/" --argjson xt "$EXTRACT" \
         '{name: "benchWeb", workflow: "webCrawling", parameters: {dataSource: "benchweb", startUrl: $url,
           jobToPushTo: "indexUpdate", linksPerBulk: 200, extractText: $xt,
@@ -209,7 +232,7 @@ for i in $(seq 1 "$RUNS"); do
     [ "$r" -gt "$PEAK" ] && PEAK=$r
     W+=("$w")
     S+=("$s")
-    echo "run $i: wget2 $w pages/s, sluice $s pages/s (peak RSS $r MiB), ratio $(echo "scale=3; $s / $w" | bc)"
+    echo "run $i: wget2 $w pages/s, sluice $s pages/s (peak RSS $r MiB, anonymous $(($(cat "$TMP/anon-$i" 2>/dev/null || echo 0) / 1024)) MiB), ratio $(echo "scale=3; $s / $w" | bc)"
     jq -r '"  crawl run: \(.startTime) - \(.endTime), tasks \(.tasks.successfulTaskCount); busy (s): " + ([.worker | to_entries[] | "\(.key) \(.value.duration // 0 | . * 10 | round / 10)"] | join(", "))' \
         "$TMP/crawl-run-$i.json" || true
 done
