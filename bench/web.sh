@@ -151,7 +151,7 @@ anon_sampler() {
         a=-1
         {
             while read -r k v _; do
-                [ "$k" = RssAnon: ] && a=$v
+                case $k in RssAnon:) a=$v ;; esac
             done <"/proc/$pid/status"
         } 2>/dev/null || break
         [ "$a" -ge 0 ] || break
