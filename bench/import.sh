@@ -16,7 +16,8 @@ usage() {
 usage: bench/import.sh [--files N] [--peer-files K] [--seed S] [--runs R]
                        [--threads T] [--no-peers] [--full-only]
                        [--tree-cache DIR] [--summary FILE] [--perf FILE]
-                       [--history-cost] [--metrics-cost] [--keep] [--help]
+                       [--history-cost] [--metrics-cost] [--cold]
+                       [--config-jq FILTER] [--keep] [--help]
 
 File import benchmark: Sluice against find (stat-only baseline), omindex
 (xapian-omega) and recollindex (recollcmd), all measured in this run on the
@@ -55,6 +56,12 @@ same generated tree.
                   metrics off (http.metrics 0) imports the same tree, and
                   the full tree's initial import is scraped (GET /metrics)
                   every second; prints the two initial imports side by side
+  --cold          drop the page cache (sync; drop_caches 3; root only)
+                  right before each server's initial import, so that runs
+                  at sizes near the RAM start alike (the tree is read
+                  from disk)
+  --config-jq FILTER  a jq filter applied to the servers' configuration,
+                  e.g. '.jobmanager.maxQueuedDownstream = 0'
   --summary FILE  also write the full tree's figures as "key value" lines
                   (bench/scale.sh reads them)
   --keep          keep the temporary directory (tree, data dirs, logs)
@@ -99,6 +106,8 @@ SUMMARY=""
 PERF=""
 HISTORY_COST=0
 METRICS_COST=0
+COLD=0
+CONFIG_JQ=.
 while [ $# -gt 0 ]; do
     case $1 in
     --files) FILES=${2:?--files needs a value}; shift 2 ;;
@@ -114,6 +123,8 @@ while [ $# -gt 0 ]; do
     --perf) PERF=${2:?--perf needs a file}; shift 2 ;;
     --history-cost) HISTORY_COST=1; shift ;;
     --metrics-cost) METRICS_COST=1; shift ;;
+    --cold) COLD=1; shift ;;
+    --config-jq) CONFIG_JQ=${2:?--config-jq needs a jq filter}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "import.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -564,6 +575,8 @@ commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit+local changes"; fi
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$(dirname "$SLUICE")/CMakeCache.txt" 2>/dev/null || true)
 echo "sluice: $SLUICE (build type ${btype:-unknown}, binary from $(date -u -r "$SLUICE" +%Y-%m-%dT%H:%M:%SZ)), checkout at commit $commit"
+[ "$CONFIG_JQ" = . ] || echo "server configuration changed by: jq '$CONFIG_JQ'"
+[ "$COLD" -eq 0 ] || echo "page cache dropped before each initial import (--cold)"
 case $btype in Release | RelWithDebInfo) ;; *) warn "sluice is not a Release/RelWithDebInfo build: times are not comparable" ;; esac
 [ "$HAVE_OMINDEX" -eq 1 ] && echo "omindex: $(omindex --version 2>&1 | head -1)" || echo "omindex: $NO_OMINDEX"
 [ "$HAVE_RECOLL" -eq 1 ] && echo "recollindex: recollcmd $(dpkg-query -W -f='${Version}' recollcmd 2>/dev/null || echo '(version unknown)')" || echo "recollindex: $NO_RECOLL"
@@ -672,7 +685,7 @@ start_server() { # SCOPE
         if $t == "" then . else .workers.threads = ($t | tonumber) end |
         if $s == "nohist" then .jobmanager.history.maxEntriesPerRun = 0 else . end |
         if $s == "nometrics" then .http.metrics = 0 else . end' \
-        "$REPO/config/sluice.json" >"$TMP/sluice-$s.json"
+        "$REPO/config/sluice.json" | jq "$CONFIG_JQ" >"$TMP/sluice-$s.json"
     (cd "$REPO" && exec "$TMP/sluice" serve --config "$TMP/sluice-$s.json" --listen 127.0.0.1:0 \
         --data-dir "${SDATA[$s]}" --log-level info) >"${SLOG[$s]}" 2>&1 &
     pid=$!
@@ -881,6 +894,10 @@ for s in "${SCOPES[@]}"; do
             sleep 1
         done) &
         SCRAPER=$!
+    fi
+    if [ "$COLD" -eq 1 ]; then
+        sync
+        echo 3 >/proc/sys/vm/drop_caches || { echo "import.sh: --cold needs root" >&2; exit 2; }
     fi
     sluice_step "$s" initial
     if [ -n "$SCRAPER" ]; then kill "$SCRAPER" 2>/dev/null || true; wait "$SCRAPER" 2>/dev/null || true; fi
