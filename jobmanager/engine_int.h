@@ -1,9 +1,10 @@
 /*
  * Private to the run engine (engine.c, run_json.c, cleanup.c, run_start.c,
- * run_query.c, events.c, tasks.c, outputs.c, recover.c, defs_api.c): the
- * in-memory state.  Everything here is guarded by jm->mu; changes are mirrored
- * into the state store (queued under the same lock, so commit order is memory
- * order) and the caller waits for the commit before it answers.
+ * run_query.c, events.c, tasks.c, flow.c, outputs.c, recover.c,
+ * defs_api.c): the in-memory state.  Everything here is guarded by jm->mu;
+ * changes are mirrored into the state store (queued under the same lock, so
+ * commit order is memory order) and the caller waits for the commit before
+ * it answers.
  */
 #ifndef SL_ENGINE_INT_H_INCLUDED
 #define SL_ENGINE_INT_H_INCLUDED
