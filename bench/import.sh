@@ -869,7 +869,7 @@ EOF
 fi
 
 # ---------------------------------------------------------------- run
-echo "measuring (page cache warm: the tree was just written; caches are not dropped)..."
+echo "measuring ($([ "$COLD" -eq 1 ] && echo "the page cache dropped before each initial import" || echo "page cache warm: the tree was just written; caches are not dropped"))..."
 if [ "$HISTORY_COST" -eq 1 ]; then
     ROOT[nohist]=$TREE
     start_server nohist
