@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "jobmanager/defs_int.h"
 #include "jobmanager/engine_int.h"
 
 /* Append @c to the clean-up queue and wake its thread; jm->mu held. */
@@ -132,7 +133,7 @@ sl__jm_cleanup_transient(struct sl_jm *jm,
 static unsigned
 readers(const struct run *r, const char *bucket)
 {
-    size_t n = json_array_size(json_object_get(r->wfdef, "actions")) + 1;
+    size_t n = sl__jm_wf_nactions(r->wfdef);
     unsigned count = 0;
     size_t a = 0;
 
@@ -141,7 +142,7 @@ readers(const struct run *r, const char *bucket)
         json_t *b = NULL;
 
         json_object_foreach(
-            json_object_get(sl__jm_action(r, (int)a), "input"), slot, b)
+            json_object_get(sl__jm_wf_action(r->wfdef, a), "input"), slot, b)
         {
             count +=
                 json_is_string(b) && strcmp(json_string_value(b), bucket) == 0;
