@@ -5,7 +5,7 @@
  *
  * POST .../record takes a JSON record, or multipart/form-data whose first
  * part is the JSON record and whose further parts are attachments (part
- * name = attachment name), parsed with libmicrohttpd's post processor.
+ * name = attachment name), parsed with GMime.
  * POST .../bulk takes JSON lines, streamed through a spool file; every
  * line is checked before any is accepted, so a bad line rejects the
  * whole request.
@@ -14,7 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
+#include <gmime/gmime.h>
+#include <pthread.h>
 
 #include "bulkbuilder/bulkbuilder.h"
 #include "http/http_int.h"
@@ -41,7 +42,7 @@ check_job(struct sl__req *req, const char *job)
     return 0;
 }
 
-/* One multipart part, gathered from the post processor's pieces. */
+/* One multipart part. */
 struct part {
     char *name;
     struct sl_buf data;
@@ -54,38 +55,110 @@ struct multipart {
     int overflow;
 };
 
-static enum MHD_Result
-part_iter(void *cls,
-          enum MHD_ValueKind kind,
-          const char *key,
-          const char *filename,
-          const char *content_type,
-          const char *transfer_encoding,
-          const char *data,
-          uint64_t off,
-          size_t size)
-{
-    struct multipart *m = cls;
-    struct part *p = NULL;
+static pthread_once_t gmime_once = PTHREAD_ONCE_INIT;
 
-    (void)kind;
-    (void)filename;
-    (void)content_type;
-    (void)transfer_encoding;
-    if (off == 0) {
-        if (m->n == MAX_PARTS) {
-            m->overflow = 1;
-            return MHD_NO;
+static void
+gmime_init(void)
+{
+    g_mime_init(); /* counted: other users of GMime may call it too */
+}
+
+/* Part @obj (the content decoded) into @m; 0 or -1. */
+static int
+multipart_add(struct multipart *m, GMimeObject *obj)
+{
+    const char *name = NULL;
+    GMimeDataWrapper *w = NULL;
+    GMimeStream *out = NULL;
+    GByteArray *bytes = NULL;
+    struct part *p = NULL;
+    int rc = 0;
+
+    if (!GMIME_IS_PART(obj)) {
+        return -1; /* a nested multipart is no attachment */
+    }
+    if (m->n == MAX_PARTS) {
+        m->overflow = 1;
+        return -1;
+    }
+    name = g_mime_object_get_content_disposition_parameter(obj, "name");
+    p = &m->parts[m->n++];
+    p->name = sl_strdup(name != NULL ? name : "");
+    sl_buf_init(&p->data, m->limit);
+    w = g_mime_part_get_content(GMIME_PART(obj));
+    if (w == NULL) {
+        return 0; /* an empty part */
+    }
+    out = g_mime_stream_mem_new();
+    if (g_mime_data_wrapper_write_to_stream(w, out) < 0) {
+        rc = -1;
+    } else {
+        bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(out));
+        if (bytes->len > 0 &&
+            sl_buf_append(&p->data, bytes->data, bytes->len) != 0) {
+            rc = -1;
         }
-        p = &m->parts[m->n++];
-        p->name = sl_asprintf("%s", key != NULL ? key : "");
-        sl_buf_init(&p->data, m->limit);
     }
-    p = &m->parts[m->n - 1];
-    if (size > 0 && sl_buf_append(&p->data, data, size) != 0) {
-        return MHD_NO;
+    g_object_unref(out);
+    return rc;
+}
+
+/*
+ * The buffered body of @req, of Content-Type @ctype, into @m; replies 400
+ * for a body that is no multipart with parts or has too many of them.
+ */
+static int
+multipart_read(struct sl__req *req, const char *ctype, struct multipart *m)
+{
+    char *head = sl_asprintf("Content-Type: %s\r\n\r\n", ctype);
+    GMimeStream *cat = g_mime_stream_cat_new();
+    GMimeStream *src = NULL;
+    GMimeParser *parser = NULL;
+    GMimeObject *obj = NULL;
+    int i = 0;
+    int n = 0;
+    int rc = 0;
+
+    (void)pthread_once(&gmime_once, gmime_init);
+    src = g_mime_stream_mem_new_with_buffer(head, strlen(head));
+    (void)g_mime_stream_cat_add_source(GMIME_STREAM_CAT(cat), src);
+    g_object_unref(src);
+    src = g_mime_stream_mem_new_with_buffer(
+        req->body.data != NULL ? req->body.data : "", req->body.len);
+    (void)g_mime_stream_cat_add_source(GMIME_STREAM_CAT(cat), src);
+    g_object_unref(src);
+    sl_free(head);
+    parser = g_mime_parser_new_with_stream(cat);
+    g_object_unref(cat);
+    obj = g_mime_parser_construct_part(parser, NULL);
+    g_object_unref(parser);
+    if (obj == NULL || !GMIME_IS_MULTIPART(obj) ||
+        g_mime_multipart_get_boundary(GMIME_MULTIPART(obj)) == NULL) {
+        rc = sl__reply_error(req,
+                             SL_EINVAL,
+                             "Content-Type",
+                             "multipart body without a boundary");
+        goto out;
     }
-    return MHD_YES;
+    n = g_mime_multipart_get_count(GMIME_MULTIPART(obj));
+    for (i = 0; i < n && rc == 0; i++) {
+        rc = multipart_add(m,
+                           g_mime_multipart_get_part(GMIME_MULTIPART(obj), i));
+    }
+    if (rc != 0 || m->n == 0) {
+        rc = sl__reply_error(req,
+                             SL_EINVAL,
+                             "body",
+                             m->overflow ? "more than %d parts"
+                                         : "malformed multipart body (%d "
+                                           "parts at most)",
+                             MAX_PARTS);
+    }
+out:
+    if (obj != NULL) {
+        g_object_unref(obj);
+    }
+    return rc;
 }
 
 static void
@@ -152,28 +225,10 @@ sl__api_bb_record_post(struct sl__req *req)
         return rc;
     }
     if (ctype != NULL && strncasecmp(ctype, "multipart/form-data", 19) == 0) {
-        struct MHD_PostProcessor *pp =
-            MHD_create_post_processor(req->conn, 64 * 1024, part_iter, &m);
-
-        if (pp == NULL) {
-            return sl__reply_error(req,
-                                   SL_EINVAL,
-                                   "Content-Type",
-                                   "multipart body without a boundary");
-        }
-        if (MHD_post_process(pp, req->body.data, req->body.len) != MHD_YES ||
-            m.overflow || m.n == 0) {
-            (void)MHD_destroy_post_processor(pp);
-            rc = sl__reply_error(req,
-                                 SL_EINVAL,
-                                 "body",
-                                 m.overflow ? "more than %d parts"
-                                            : "malformed multipart body (%d "
-                                              "parts at most)",
-                                 MAX_PARTS);
+        rc = multipart_read(req, ctype, &m);
+        if (rc != 0) {
             goto out;
         }
-        (void)MHD_destroy_post_processor(pp);
         meta = json_loadb(m.parts[0].data.data,
                           m.parts[0].data.len,
                           JSON_REJECT_DUPLICATES,

@@ -334,11 +334,11 @@ read_object(void *ctx, uint64_t pos, char *buf, size_t max)
 
     if (sl_obj_reader_pread(ctx, pos, buf, max, &n, &err) != 0) {
         SL_WARN("http: object read failed: %s", err.message);
-        return MHD_CONTENT_READER_END_WITH_ERROR;
+        return -1;
     }
     if (n == 0) {
         /* The object shrank under us; the length was promised. */
-        return MHD_CONTENT_READER_END_WITH_ERROR;
+        return -1;
     }
     return (ssize_t)n;
 }

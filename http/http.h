@@ -1,5 +1,5 @@
 /*
- * HTTP server: libmicrohttpd with a thread per connection, a static route table
+ * HTTP server: http-parser with a thread per connection, a static route table
  * for the REST API under /smila/, JSON replies and the error body of
  * docs/rest-api.md.
  *

@@ -8,6 +8,8 @@
 #define SL_HTTP_INT_H_INCLUDED
 
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 
 #include "http/http.h"
 
@@ -40,9 +42,33 @@ struct sl__route {
 /** The route table (routes.c), terminated by an entry with method NULL. */
 extern const struct sl__route sl__routes[];
 
+/* A header or a query argument (decoded); value NULL for a query argument
+ * without '='. */
+struct sl__kv {
+    char *name;
+    char *value;
+};
+
+/*
+ * The reply a handler queued (reply.c), written by conn.c: a buffer, or
+ * @size bytes produced by @read (bytes written, or -1 on an error, after
+ * which the connection is closed).
+ */
+struct sl__resp {
+    struct sl_buf headers; /* "Name: value\r\n" lines */
+    char *text;            /* the body, freed with sl_free unless @fixed */
+    size_t len;
+    int fixed;     /* @text is static */
+    uint64_t size; /* streamed: bytes @read gives */
+    ssize_t (*read)(void *ctx, uint64_t pos, char *buf, size_t max);
+    void *ctx;
+    void (*free_ctx)(void *ctx);
+};
+/* Frees what @r holds and clears it. */
+void sl__resp_free(struct sl__resp *r);
+
 struct sl__req {
     struct sl_http_server *server;
-    struct MHD_Connection *conn;
     const struct sl__route *route;
     const struct sl_http_services *svc;
     const struct sl_http_config *cfg;
@@ -62,7 +88,45 @@ struct sl__req {
     int64_t start_us;      /* monotonic, at the first call */
     struct sl__http_metrics *metrics;      /* the server's, NULL: off */
     struct sl__delta_counts *delta_counts; /* the server's, or NULL */
+    struct sl__kv *headers;                /* as received, names as sent */
+    size_t nheaders;
+    struct sl__kv *args; /* query arguments, decoded, '+' read as ' ' */
+    size_t nargs;
+    struct sl__resp resp; /* valid once replied */
 };
+
+/* ------------------------------------------------------------------------
+ * The request life cycle (server.c), driven by a connection (conn.c).
+ * --------------------------------------------------------------------- */
+
+/* A new request on server @s, counted among the active ones until
+ * sl__req_finish; method and path empty. */
+struct sl__req *sl__req_new(struct sl_http_server *s);
+/* Headers read, method, path and args set: route it, check the token and
+ * the limits; may reply at once. */
+void sl__req_begin(struct sl__req *req);
+/* Body bytes; -1 once the request has failed (the error is replied). */
+int sl__req_body(struct sl__req *req, const char *data, size_t len);
+/* The whole request is read: run the handler; a reply is queued after. */
+void sl__req_end(struct sl__req *req);
+/* The reply is written or the connection gone: count it, free @req. */
+void sl__req_finish(struct sl__req *req);
+/* The server's settings. */
+const struct sl_http_config *sl__server_cfg(const struct sl_http_server *s);
+
+/* The listener and its connections (conn.c). */
+struct sl__net;
+/* Listen on @ss and serve connections for @s. */
+int sl__net_start(struct sl_http_server *s,
+                  const struct sockaddr_storage *ss,
+                  socklen_t sslen,
+                  struct sl__net **out,
+                  struct sl_err *err);
+unsigned sl__net_port(const struct sl__net *n);
+/* Stop accepting; the listening socket is closed. */
+void sl__net_quiesce(struct sl__net *n);
+/* Close every connection, wait for their threads, free @n. */
+void sl__net_stop(struct sl__net *n);
 
 /** @brief Path parameter @p name (borrowed) or NULL. */
 const char *sl__req_param(const struct sl__req *req, const char *name);
@@ -103,7 +167,7 @@ int sl__reply_err(struct sl__req *req, const struct sl_err *err);
 int sl__reply_method_not_allowed(struct sl__req *req, const char *allow);
 /**
  * @brief Reply @p status with a streamed body of @p size bytes produced by
- * @p read (MHD content-reader semantics: bytes written, or -1 on error).
+ * @p read (bytes written, or -1 on an error).
  * @p free_ctx is called exactly once, also if this call fails.
  */
 int sl__reply_stream(

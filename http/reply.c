@@ -6,9 +6,8 @@
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
-
-#include <microhttpd.h>
 
 #include "http/http_int.h"
 
@@ -29,16 +28,33 @@ sl__req_param(const struct sl__req *req, const char *name)
     return NULL;
 }
 
+/* The value of the first argument named @name; a query argument without
+ * '=' has none (NULL), as if absent. */
 const char *
 sl__req_query(const struct sl__req *req, const char *name)
 {
-    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+    size_t i = 0;
+
+    for (i = 0; i < req->nargs; i++) {
+        if (strcmp(req->args[i].name, name) == 0) {
+            return req->args[i].value;
+        }
+    }
+    return NULL;
 }
 
+/* Header names compare without case (RFC 9110); the first one counts. */
 const char *
 sl__req_header(const struct sl__req *req, const char *name)
 {
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+    size_t i = 0;
+
+    for (i = 0; i < req->nheaders; i++) {
+        if (strcasecmp(req->headers[i].name, name) == 0) {
+            return req->headers[i].value;
+        }
+    }
+    return NULL;
 }
 
 int
@@ -128,69 +144,108 @@ static const char fallback_body[] =
     "{\"error\":{\"code\":\"INTERNAL_ERROR\",\"message\":\"the server "
     "could not build its reply\"}}\n";
 
-static int
-queue(struct sl__req *req, unsigned status, struct MHD_Response *resp)
+void
+sl__resp_free(struct sl__resp *r)
 {
-    enum MHD_Result r = MHD_NO;
+    if (!r->fixed) {
+        sl_free(r->text);
+    }
+    if (r->free_ctx != NULL) {
+        r->free_ctx(r->ctx);
+    }
+    sl_buf_free(&r->headers);
+    memset(r, 0, sizeof(*r));
+}
 
-    if (resp == NULL) {
+/* A reply under construction; headers bounded, bodies owned. */
+static void
+resp_init(struct sl__resp *r)
+{
+    memset(r, 0, sizeof(*r));
+    sl_buf_init(&r->headers, 16 * 1024);
+}
+
+/* Adds "name: value"; bytes that would end the line become spaces. */
+static void
+resp_header(struct sl__resp *r, const char *name, const char *value)
+{
+    size_t at = r->headers.len;
+    size_t i = 0;
+
+    if (sl_buf_appendf(&r->headers, "%s: %s\r\n", name, value) != 0) {
+        return;
+    }
+    for (i = at; i + 2 < r->headers.len; i++) {
+        if (r->headers.data[i] == '\r' || r->headers.data[i] == '\n') {
+            r->headers.data[i] = ' ';
+        }
+    }
+}
+
+/*
+ * Queue @r (taken over) as the reply; @ok 0 when it could not be built,
+ * which replies 500 with the fallback body.
+ */
+static int
+queue(struct sl__req *req, unsigned status, struct sl__resp *r, int ok)
+{
+    if (req->replied) {
+        SL_WARN("http: %s %s: a second reply (%u) is dropped",
+                req->method,
+                req->path,
+                status);
+        sl__resp_free(r);
+        return SL_EIO;
+    }
+    if (!ok || r->headers.failed) {
         SL_ERROR("http: %s %s: cannot create the %u response",
                  req->method,
                  req->path,
                  status);
+        sl__resp_free(r);
+        resp_init(r);
         status = 500;
-        resp = MHD_create_response_from_buffer(sizeof(fallback_body) - 1,
-                                               (void *)fallback_body,
-                                               MHD_RESPMEM_PERSISTENT);
-        if (resp == NULL) {
-            return SL_EINTERNAL;
-        }
-        (void)MHD_add_response_header(
-            resp, "Content-Type", "application/json; charset=utf-8");
+        r->text = (char *)fallback_body;
+        r->len = sizeof(fallback_body) - 1;
+        r->fixed = 1;
+        resp_header(r, "Content-Type", "application/json; charset=utf-8");
     }
-    r = MHD_queue_response(req->conn, status, resp);
-    MHD_destroy_response(resp);
+    req->resp = *r;
     req->replied = 1;
     req->status = status;
-    if (r != MHD_YES) {
-        SL_WARN(
-            "http: cannot queue the response to %s %s", req->method, req->path);
-        return SL_EIO;
-    }
-    return 0;
+    return ok ? 0 : SL_EINTERNAL;
 }
 
-static struct MHD_Response *
-json_response(json_t *body)
+/* @body (reference stolen) as the JSON reply in @r; 0 when it failed. */
+static int
+json_response(struct sl__resp *r, json_t *body)
 {
     char *text = NULL;
     size_t len = 0;
-    struct MHD_Response *resp = NULL;
 
+    resp_init(r);
     text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
     json_decref(body);
     if (text == NULL) {
-        return NULL;
+        return 0;
     }
     len = strlen(text);
     text = sl_realloc(text, len + 2);
     text[len++] = '\n';
     text[len] = '\0';
-    resp =
-        MHD_create_response_from_buffer_with_free_callback(len, text, sl_free);
-    if (resp == NULL) {
-        sl_free(text);
-        return NULL;
-    }
-    (void)MHD_add_response_header(
-        resp, "Content-Type", "application/json; charset=utf-8");
-    return resp;
+    r->text = text;
+    r->len = len;
+    resp_header(r, "Content-Type", "application/json; charset=utf-8");
+    return 1;
 }
 
 int
 sl__reply_json(struct sl__req *req, unsigned status, json_t *body)
 {
-    return queue(req, status, json_response(body));
+    struct sl__resp r;
+    int ok = json_response(&r, body);
+
+    return queue(req, status, &r, ok);
 }
 
 /*
@@ -221,7 +276,8 @@ sl__reply_error(
     char msg[768];
     va_list ap;
     unsigned status = (unsigned)sl_err_http_status(code);
-    struct MHD_Response *resp = NULL;
+    struct sl__resp r;
+    int ok = 0;
 
     va_start(ap, fmt);
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -229,11 +285,11 @@ sl__reply_error(
     if (status >= 500) {
         SL_WARN("http: %s %s -> %u %s", req->method, req->path, status, msg);
     }
-    resp = json_response(error_body(code, field, msg));
-    if (resp != NULL && code == SL_ENOTREADY) {
-        (void)MHD_add_response_header(resp, "Retry-After", "1");
+    ok = json_response(&r, error_body(code, field, msg));
+    if (ok && code == SL_ENOTREADY) {
+        resp_header(&r, "Retry-After", "1");
     }
-    (void)queue(req, status, resp);
+    (void)queue(req, status, &r, ok);
     return code;
 }
 
@@ -253,7 +309,8 @@ int
 sl__reply_method_not_allowed(struct sl__req *req, const char *allow)
 {
     char msg[256];
-    struct MHD_Response *resp = NULL;
+    struct sl__resp r;
+    int ok = 0;
 
     (void)snprintf(msg,
                    sizeof(msg),
@@ -261,11 +318,11 @@ sl__reply_method_not_allowed(struct sl__req *req, const char *allow)
                    req->method,
                    req->path,
                    allow);
-    resp = json_response(error_body(SL_EMETHOD, "method", msg));
-    if (resp != NULL) {
-        (void)MHD_add_response_header(resp, "Allow", allow);
+    ok = json_response(&r, error_body(SL_EMETHOD, "method", msg));
+    if (ok) {
+        resp_header(&r, "Allow", allow);
     }
-    (void)queue(req, 405, resp);
+    (void)queue(req, 405, &r, ok);
     return SL_EMETHOD;
 }
 
@@ -279,16 +336,15 @@ sl__reply_stream(
     void *ctx,
     void (*free_ctx)(void *ctx))
 {
-    struct MHD_Response *resp = NULL;
+    struct sl__resp r;
 
-    resp =
-        MHD_create_response_from_callback(size, 64 * 1024, read, ctx, free_ctx);
-    if (resp == NULL) {
-        free_ctx(ctx);
-        return queue(req, status, NULL);
-    }
-    (void)MHD_add_response_header(resp, "Content-Type", content_type);
-    return queue(req, status, resp);
+    resp_init(&r);
+    r.size = size;
+    r.read = read;
+    r.ctx = ctx;
+    r.free_ctx = free_ctx;
+    resp_header(&r, "Content-Type", content_type);
+    return queue(req, status, &r, 1);
 }
 
 int
@@ -299,29 +355,27 @@ sl__reply_text_headers(struct sl__req *req,
                        size_t len,
                        ...)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer_with_free_callback(len, text, sl_free);
+    struct sl__resp r;
     const char *name = NULL;
     va_list ap;
 
-    if (resp == NULL) {
-        sl_free(text);
-        return queue(req, status, NULL);
-    }
-    (void)MHD_add_response_header(resp, "Content-Type", content_type);
+    resp_init(&r);
+    r.text = text;
+    r.len = len;
+    resp_header(&r, "Content-Type", content_type);
     va_start(ap, len);
     while ((name = va_arg(ap, const char *)) != NULL) {
-        (void)MHD_add_response_header(resp, name, va_arg(ap, const char *));
+        resp_header(&r, name, va_arg(ap, const char *));
     }
     va_end(ap);
-    return queue(req, status, resp);
+    return queue(req, status, &r, 1);
 }
 
 int
 sl__reply_empty(struct sl__req *req, unsigned status)
 {
-    return queue(
-        req,
-        status,
-        MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
+    struct sl__resp r;
+
+    resp_init(&r);
+    return queue(req, status, &r, 1);
 }

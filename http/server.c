@@ -1,9 +1,8 @@
 /*
- * The HTTP server: libmicrohttpd in thread-pool mode.  One access-handler
- * entry point matches the route, checks the token and the limits, buffers
- * or streams the body and calls the handler; the completion callback frees
- * the request.  Shutdown quiesces the listener and waits for in-flight
- * requests before stopping the daemon.
+ * The HTTP server's requests: routing, the token, the limits, the body
+ * (buffered or streamed to the route) and the handler.  The connections
+ * that carry them are conn.c's.  Shutdown closes the listener and waits
+ * for in-flight requests before closing the connections.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -15,17 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
 #include <openssl/crypto.h>
 
 #include "http/http_int.h"
 
-/* Body bytes read and dropped after a failure before the connection is
- * closed instead of answered. */
-#define DISCARD_MAX (64u << 20)
-
 struct sl_http_server {
-    struct MHD_Daemon *daemon;
+    struct sl__net *net;
     struct sl_http_config cfg; /* strings below are owned copies */
     char *listen;
     char *api_token;
@@ -245,10 +239,9 @@ route_find(struct sl__req *req, char *allow, size_t allow_cap)
  * --------------------------------------------------------------------- */
 
 static int
-token_ok(struct sl_http_server *s, struct MHD_Connection *conn)
+token_ok(struct sl_http_server *s, struct sl__req *req)
 {
-    const char *auth =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    const char *auth = sl__req_header(req, "Authorization");
     size_t want = strlen(s->api_token);
     size_t got = 0;
 
@@ -260,20 +253,11 @@ token_ok(struct sl_http_server *s, struct MHD_Connection *conn)
     return got == want && CRYPTO_memcmp(auth, s->api_token, want) == 0;
 }
 
-static char *
-normalize_path(const char *url)
-{
-    size_t len = strlen(url);
-
-    while (len > 1 && url[len - 1] == '/') {
-        len--;
-    }
-    return sl_strndup(url, len);
-}
-
 static void
 req_free(struct sl__req *req)
 {
+    size_t i = 0;
+
     if (req == NULL) {
         return;
     }
@@ -282,27 +266,20 @@ req_free(struct sl__req *req)
     }
     clear_params(req);
     sl_buf_free(&req->body);
+    for (i = 0; i < req->nheaders; i++) {
+        sl_free(req->headers[i].name);
+        sl_free(req->headers[i].value);
+    }
+    for (i = 0; i < req->nargs; i++) {
+        sl_free(req->args[i].name);
+        sl_free(req->args[i].value);
+    }
+    sl_free(req->headers);
+    sl_free(req->args);
+    sl__resp_free(&req->resp);
     sl_free(req->method);
     sl_free(req->path);
     sl_free(req);
-}
-
-/* Finds the first query argument whose name or value is not UTF-8. */
-static enum MHD_Result
-find_bad_arg(void *cls,
-             enum MHD_ValueKind kind,
-             const char *key,
-             const char *value)
-{
-    const char **bad = cls;
-
-    (void)kind;
-    if (!sl_utf8_valid(key, strlen(key)) ||
-        (value != NULL && !sl_utf8_valid(value, strlen(value)))) {
-        *bad = key;
-        return MHD_NO;
-    }
-    return MHD_YES;
 }
 
 /*
@@ -335,8 +312,14 @@ check_request_text(struct sl__req *req)
                                    req->params[i]);
         }
     }
-    (void)MHD_get_connection_values(
-        req->conn, MHD_GET_ARGUMENT_KIND, find_bad_arg, &bad);
+    for (i = 0; i < req->nargs && bad == NULL; i++) {
+        const struct sl__kv *a = &req->args[i];
+
+        if (!sl_utf8_valid(a->name, strlen(a->name)) ||
+            (a->value != NULL && !sl_utf8_valid(a->value, strlen(a->value)))) {
+            bad = a->name;
+        }
+    }
     if (bad != NULL) {
         return sl__reply_error(req,
                                SL_EINVAL,
@@ -348,31 +331,33 @@ check_request_text(struct sl__req *req)
     return 0;
 }
 
-/* Adds the size of one header or query argument to *cls. */
-static enum MHD_Result
-add_size(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+/* The bytes of @n names and values, with a few for the separators. */
+static uint64_t
+kv_size(const struct sl__kv *kv, size_t n)
 {
-    uint64_t *sum = cls;
+    uint64_t sum = 0;
+    size_t i = 0;
 
-    (void)kind;
-    *sum += strlen(key) + (value != NULL ? strlen(value) : 0) + 4;
-    return MHD_YES;
+    for (i = 0; i < n; i++) {
+        sum += strlen(kv[i].name) +
+               (kv[i].value != NULL ? strlen(kv[i].value) : 0) + 4;
+    }
+    return sum;
 }
 
 /*
  * The request line and headers against http.maxHeaderBytes: 414 when the
- * path and query alone are over it, 431 for the whole head.  (The pool
- * is larger than the limit, see pool_bytes, so these are answered here.)
+ * path and query alone are over it, 431 for the whole head.  (The parser
+ * reads heads up to about twice the limit, see conn.c; past that it is
+ * answered there.)
  */
 static int
 check_head(struct sl__req *req)
 {
     uint64_t limit = req->server->cfg.max_header_bytes;
-    uint64_t target = strlen(req->path);
-    uint64_t head = 0;
+    uint64_t target = strlen(req->path) + kv_size(req->args, req->nargs);
+    uint64_t head = kv_size(req->headers, req->nheaders);
 
-    (void)MHD_get_connection_values(
-        req->conn, MHD_GET_ARGUMENT_KIND, add_size, &target);
     if (target > limit) {
         return sl__reply_error(req,
                                SL_EURITOOLONG,
@@ -382,8 +367,6 @@ check_head(struct sl__req *req)
                                (unsigned long long)target,
                                (unsigned long long)limit);
     }
-    (void)MHD_get_connection_values(
-        req->conn, MHD_HEADER_KIND, add_size, &head);
     if (target + head > limit) {
         return sl__reply_error(req,
                                SL_EHEADERS,
@@ -436,12 +419,13 @@ cross_origin(struct sl__req *req)
 }
 
 /*
- * First call of a request: route it, check the token and the declared body
- * size, and let streaming routes look at the request before the body.
- * Whatever fails is answered at once, and the body is then not read.
+ * The head of a request is read: route it, check the token and the
+ * declared body size, and let streaming routes look at the request before
+ * the body.  Whatever fails is answered at once, and the body is then not
+ * read.
  */
-static void
-first_call(struct sl__req *req)
+void
+sl__req_begin(struct sl__req *req)
 {
     struct sl_http_server *s = req->server;
     const char *clen = NULL;
@@ -453,7 +437,7 @@ first_call(struct sl__req *req)
         return;
     }
     req->route = route_find(req, allow, sizeof(allow));
-    if (s->need_token && !token_ok(s, req->conn) &&
+    if (s->need_token && !token_ok(s, req) &&
         (req->route == NULL || !(req->route->flags & SL__ROUTE_PUBLIC))) {
         /* the dashboard's files hold no data: the page asks for the
          * token itself; anything else, known or not, needs it */
@@ -484,8 +468,7 @@ first_call(struct sl__req *req)
         !(req->route->flags & SL__ROUTE_JSON_LIMIT)) {
         limit = s->cfg.max_object_bytes;
     }
-    clen = MHD_lookup_connection_value(
-        req->conn, MHD_HEADER_KIND, "Content-Length");
+    clen = sl__req_header(req, "Content-Length");
     if (clen != NULL && sl_parse_u64(clen, &declared) == 0 &&
         declared > limit) {
         (void)sl__reply_error(req,
@@ -504,21 +487,18 @@ first_call(struct sl__req *req)
 
 /*
  * Body bytes: buffered up to max_body_bytes, or handed to the streaming
- * route.  libmicrohttpd cannot answer before the body is read, so a failure
- * here is kept in req->pending and answered when the body is complete; the
- * rest of the body is dropped.  Returns 0, or -1 to close the connection
- * when the client keeps sending far past a failure.
+ * route.  A failure is answered at once (the connection then closes
+ * without reading the rest).
  */
-static int
-body_chunk(struct sl__req *req, const char *data, size_t len)
+int
+sl__req_body(struct sl__req *req, const char *data, size_t len)
 {
     struct sl_http_server *s = req->server;
     uint64_t limit = s->cfg.max_body_bytes;
     int rc = 0;
 
-    if (req->replied || req->pending.code != 0 || req->route == NULL) {
-        req->discarded += len;
-        return req->discarded > DISCARD_MAX ? -1 : 0;
+    if (req->replied || req->route == NULL) {
+        return -1;
     }
     req->body_bytes += len;
     if ((req->route->flags & SL__ROUTE_STREAM_BODY) &&
@@ -531,69 +511,46 @@ body_chunk(struct sl__req *req, const char *data, size_t len)
                          "body",
                          "request body exceeds the limit of %llu bytes",
                          (unsigned long long)limit);
-        return 0;
-    }
-    if (req->route->flags & SL__ROUTE_STREAM_BODY) {
+    } else if (req->route->flags & SL__ROUTE_STREAM_BODY) {
         rc = req->route->on_body(req, data, len, &req->pending);
         if (rc != 0 && req->pending.code == 0) {
             (void)sl_err_set(&req->pending, rc, "body", "%s", sl_strerror(rc));
         }
-        return 0;
-    }
-    rc = sl_buf_append(&req->body, data, len);
-    if (rc != 0) {
+    } else if (sl_buf_append(&req->body, data, len) != 0) {
         (void)sl_err_set(&req->pending,
                          SL_ETOOLARGE,
                          "body",
                          "request body exceeds the limit of %llu bytes",
                          (unsigned long long)limit);
     }
+    if (req->pending.code != 0) {
+        (void)sl__reply_err(req, &req->pending);
+        return -1;
+    }
     return 0;
 }
 
-static enum MHD_Result
-on_access(void *cls,
-          struct MHD_Connection *conn,
-          const char *url,
-          const char *method,
-          const char *version,
-          const char *upload_data,
-          size_t *upload_data_size,
-          void **con_cls)
+struct sl__req *
+sl__req_new(struct sl_http_server *s)
 {
-    struct sl_http_server *s = cls;
-    struct sl__req *req = *con_cls;
+    struct sl__req *req = sl_calloc(1, sizeof(*req));
 
-    (void)version;
-    if (req == NULL) {
-        req = sl_calloc(1, sizeof(*req));
-        req->server = s;
-        req->conn = conn;
-        req->svc = &s->svc;
-        req->cfg = &s->cfg;
-        req->method = sl_strdup(method);
-        req->path = normalize_path(url);
-        req->metrics = s->metrics;
-        req->delta_counts = s->delta_counts;
-        req->start_us = sl_mono_us();
-        sl_buf_init(&req->body, (size_t)s->cfg.max_body_bytes);
-        atomic_fetch_add(&s->active, 1);
-        *con_cls = req;
-        first_call(req);
-        return MHD_YES;
-    }
-    if (*upload_data_size > 0) {
-        if (body_chunk(req, upload_data, *upload_data_size) != 0) {
-            SL_WARN("http: %s %s: closing the connection after %llu bytes "
-                    "sent past an error",
-                    req->method,
-                    req->path,
-                    (unsigned long long)req->discarded);
-            return MHD_NO;
-        }
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
+    req->server = s;
+    req->svc = &s->svc;
+    req->cfg = &s->cfg;
+    req->method = sl_strdup("");
+    req->path = sl_strdup("");
+    req->metrics = s->metrics;
+    req->delta_counts = s->delta_counts;
+    req->start_us = sl_mono_us();
+    sl_buf_init(&req->body, (size_t)s->cfg.max_body_bytes);
+    atomic_fetch_add(&s->active, 1);
+    return req;
+}
+
+void
+sl__req_end(struct sl__req *req)
+{
     sl_test_delay("http.handler"); /* a handler that works for long */
     if (!req->replied && req->pending.code != 0) {
         (void)sl__reply_err(req, &req->pending);
@@ -604,85 +561,30 @@ on_access(void *cls,
     if (!req->replied) {
         (void)sl__reply_error(req, SL_EINTERNAL, NULL, "handler gave no reply");
     }
-    return MHD_YES;
 }
 
-static void
-on_completed(void *cls,
-             struct MHD_Connection *conn,
-             void **con_cls,
-             enum MHD_RequestTerminationCode toe)
+void
+sl__req_finish(struct sl__req *req)
 {
-    struct sl_http_server *s = cls;
-    struct sl__req *req = *con_cls;
+    struct sl_http_server *s = req->server;
 
-    (void)conn;
-    if (req == NULL) {
-        return;
-    }
-    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) {
-        SL_DEBUG("http: %s %s ended early (code %d)",
-                 req->method,
-                 req->path,
-                 (int)toe);
-    }
     if (req->status != 0 && s->metrics != NULL) {
         sl__http_metrics_observe(
             s->metrics, req->route, req->status, sl_mono_us() - req->start_us);
     }
     req_free(req);
-    *con_cls = NULL;
     atomic_fetch_sub(&s->active, 1);
 }
 
-/*
- * MHD unescapes the path before routing.  A decoded NUL would cut the path
- * short and address another resource, so it becomes 0x01, which every name
- * check rejects as a control character.
- */
-static size_t
-unescape(void *cls, struct MHD_Connection *conn, char *uri)
+const struct sl_http_config *
+sl__server_cfg(const struct sl_http_server *s)
 {
-    size_t len = 0;
-    size_t i = 0;
-
-    (void)cls;
-    (void)conn;
-    for (i = 0; uri[i] != '\0'; i++) {
-        if (uri[i] == '%' && uri[i + 1] == '0' && uri[i + 2] == '0') {
-            uri[i + 2] = '1';
-        }
-    }
-    len = MHD_http_unescape(uri);
-    return len;
-}
-
-static void
-mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    char line[512];
-
-    (void)cls;
-    (void)vsnprintf(line, sizeof(line), fmt, ap);
-    line[strcspn(line, "\n")] = '\0';
-    SL_DEBUG("microhttpd: %s", line);
+    return &s->cfg;
 }
 
 /* ------------------------------------------------------------------------
  * Start and stop.
  * --------------------------------------------------------------------- */
-
-/*
- * The memory of one connection (libmicrohttpd's pool): twice the head
- * limit, so that a request line or headers somewhat over the limit are
- * still read whole and answered by check_head with the JSON error body;
- * only a head over twice the limit gets libmicrohttpd's own reply.
- */
-static size_t
-pool_bytes(const struct sl_http_config *cfg)
-{
-    return (size_t)cfg->max_header_bytes * 2 + 4096;
-}
 
 int
 sl_http_start(const struct sl_http_config *cfg,
@@ -693,16 +595,6 @@ sl_http_start(const struct sl_http_config *cfg,
     struct sl_http_server *s = NULL;
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
-    const union MHD_DaemonInfo *info = NULL;
-    /* One thread per connection: a handler may work for seconds (a bulk
-     * of 16 MiB appended while others wait for the journal, a finish that
-     * waits for the bulkbuilder); in a shared pool thread that stalls the
-     * other connections of the thread until their idle timeout closes
-     * them without a reply.  Connections are bounded by maxConnections
-     * and maxConnectionsPerIp. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
     int rc = 0;
 
     *out = NULL;
@@ -732,46 +624,11 @@ sl_http_start(const struct sl_http_config *cfg,
                         cfg->listen);
         goto fail;
     }
-    if (ss.ss_family == AF_INET6) {
-        flags |= MHD_USE_IPv6;
-    }
-    s->daemon = MHD_start_daemon(flags,
-                                 0,
-                                 NULL,
-                                 NULL,
-                                 on_access,
-                                 s,
-                                 MHD_OPTION_SOCK_ADDR,
-                                 (struct sockaddr *)&ss,
-                                 MHD_OPTION_CONNECTION_LIMIT,
-                                 (unsigned)cfg->max_connections,
-                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                                 cfg->max_conn_per_ip,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                                 pool_bytes(cfg),
-                                 MHD_OPTION_CONNECTION_TIMEOUT,
-                                 (unsigned)cfg->request_timeout_s,
-                                 MHD_OPTION_NOTIFY_COMPLETED,
-                                 on_completed,
-                                 s,
-                                 MHD_OPTION_UNESCAPE_CALLBACK,
-                                 unescape,
-                                 NULL,
-                                 MHD_OPTION_EXTERNAL_LOGGER,
-                                 mhd_log,
-                                 NULL,
-                                 MHD_OPTION_END);
-    if (s->daemon == NULL) {
-        rc = sl_err_set(err,
-                        SL_EIO,
-                        "listen",
-                        "cannot listen on '%s' (address in use or not "
-                        "available)",
-                        cfg->listen);
+    rc = sl__net_start(s, &ss, sslen, &s->net, err);
+    if (rc != 0) {
         goto fail;
     }
-    info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info != NULL ? info->port : 0;
+    s->port = sl__net_port(s->net);
     *out = s;
     return 0;
 
@@ -800,15 +657,11 @@ void
 sl_http_stop(struct sl_http_server *s, unsigned grace_ms)
 {
     int64_t deadline = 0;
-    MHD_socket lsock = MHD_INVALID_SOCKET;
 
     if (s == NULL) {
         return;
     }
-    lsock = MHD_quiesce_daemon(s->daemon);
-    if (lsock != MHD_INVALID_SOCKET) {
-        (void)close(lsock);
-    }
+    sl__net_quiesce(s->net);
     deadline = sl_mono_ms() + grace_ms;
     while (atomic_load(&s->active) > 0 && sl_mono_ms() < deadline) {
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -819,7 +672,7 @@ sl_http_stop(struct sl_http_server *s, unsigned grace_ms)
         SL_WARN("http: stopping with %u request(s) still in flight",
                 atomic_load(&s->active));
     }
-    MHD_stop_daemon(s->daemon);
+    sl__net_stop(s->net);
     sl__delta_counts_free(s->delta_counts);
     sl__http_metrics_free(s->metrics);
     sl_free(s->listen);

@@ -5,10 +5,9 @@
  * the object store, delta service, index, jobmanager (the repository's
  * config/ and workflows/, built-in workers registered, none running) and
  * bulkbuilder, as `sluice serve` wires them; each input is one request
- * sent over a new connection.  The handlers answer through libmicrohttpd
- * (MHD_queue_response, MHD_lookup_connection_value), so calling them
- * without it would mean faking it; a loopback connection per request is
- * cheap enough.
+ * sent over a new connection, so that it goes through the server's own
+ * parser and connection code; a loopback connection per request is cheap
+ * enough.
  *
  * The input: "METHOD PATH\n", then "Name: value\n" header lines up to an
  * empty line, then the body.  The harness writes the request line (bytes
@@ -16,6 +15,13 @@
  * Connection: close and Content-Length itself.  Checks: an answer comes
  * within 20 s with a status line; no 500 (a handler that gave no reply,
  * an internal error); a JSON reply parses.
+ *
+ * An input that starts with '!' is sent as it is, the rest of it (raw
+ * HTTP, malformed or pipelined), and the sending side is then shut: the
+ * server may close without a word (an unfinished request), and each reply
+ * it gives is checked as above, framed by its Content-Length (none after
+ * a HEAD: http-parser finds the methods of the requests sent), and must
+ * be JSON when it is an error.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -24,6 +30,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+
+#include <http_parser.h>
 
 #include "core/sl.h"
 #include "builtin/builtin.h"
@@ -258,9 +266,10 @@ build(const uint8_t *p, size_t n, struct sl_buf *req)
     }
 }
 
-/* Send @req, read the answer into @ans until the server closes. */
+/* Send @req, read the answer into @ans until the server closes; @raw:
+ * shut the sending side once @req is sent. */
 static void
-exchange(const struct sl_buf *req, struct sl_buf *ans)
+exchange(const struct sl_buf *req, struct sl_buf *ans, int raw)
 {
     struct sockaddr_in sa;
     struct timeval tv = {ANSWER_S, 0};
@@ -299,6 +308,9 @@ exchange(const struct sl_buf *req, struct sl_buf *ans)
             break; /* the server may answer and close before the body */
         }
         off += (size_t)w;
+    }
+    if (raw) {
+        (void)shutdown(fd, SHUT_WR);
     }
     for (;;) {
         ssize_t r = recv(fd, buf, sizeof(buf), 0);
@@ -358,17 +370,112 @@ check(const struct sl_buf *req, const struct sl_buf *ans)
     }
 }
 
+/* The methods of the requests that @req holds whole, in order. */
+struct methods {
+    unsigned char m[64];
+    size_t n;
+};
+
+static int
+on_method(http_parser *p)
+{
+    struct methods *ms = p->data;
+
+    if (ms->n < sizeof(ms->m)) {
+        ms->m[ms->n++] = (unsigned char)p->method;
+    }
+    return 0;
+}
+
+/* Each reply in @ans to the raw request @req. */
+static void
+check_raw(const struct sl_buf *req, const struct sl_buf *ans)
+{
+    const char *a = ans->data != NULL ? ans->data : "";
+    const char *end = a + ans->len;
+    http_parser_settings hs;
+    http_parser hp;
+    struct methods ms;
+    size_t k = 0;
+
+    memset(&hs, 0, sizeof(hs));
+    memset(&ms, 0, sizeof(ms));
+    hs.on_headers_complete = on_method;
+    http_parser_init(&hp, HTTP_REQUEST);
+    hp.data = &ms;
+    (void)http_parser_execute(&hp, &hs, req->data, req->len);
+
+    while (a < end) {
+        const char *body = strstr(a, "\r\n\r\n");
+        const char *cl = NULL;
+        unsigned status = 0;
+        unsigned long long len = 0;
+        json_t *j = NULL;
+
+        SL_FUZZ_CHECK(body != NULL && strncmp(a, "HTTP/1.1 ", 9) == 0 &&
+                          sscanf(a + 9, "%3u", &status) == 1,
+                      "no reply framed in '%.*s' for\n%.*s",
+                      (int)(end - a < 200 ? end - a : 200),
+                      a,
+                      (int)(req->len < 2048 ? req->len : 2048),
+                      req->data);
+        body += 4;
+        SL_FUZZ_CHECK(status != 500, "500 for\n%.*s", (int)req->len, req->data);
+        cl = strcasestr(a, "\r\nContent-Length: ");
+        if (status == 100) {
+            a = body;
+            continue;
+        }
+        if (status == 204 || status == 304 ||
+            (k < ms.n && ms.m[k] == HTTP_HEAD)) {
+            a = body; /* no body */
+            k++;
+            continue;
+        }
+        k++;
+        SL_FUZZ_CHECK(cl != NULL && cl < body &&
+                          sscanf(cl + 18, "%llu", &len) == 1 &&
+                          len <= (unsigned long long)(end - body),
+                      "a reply without its Content-Length's bytes for\n%.*s",
+                      (int)req->len,
+                      req->data);
+        if (status >= 400 ||
+            (strcasestr(a, "\r\nContent-Type: application/json") != NULL &&
+             strcasestr(a, "\r\nContent-Type: application/json") < body)) {
+            j = json_loadb(body, (size_t)len, 0, NULL);
+            SL_FUZZ_CHECK(j != NULL || (len == 0 && status < 400),
+                          "a %u reply that is not JSON for\n%.*s\n---\n%.*s",
+                          status,
+                          (int)req->len,
+                          req->data,
+                          (int)len,
+                          body);
+            json_decref(j);
+        }
+        a = body + len;
+    }
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct sl_buf req;
     struct sl_buf ans;
+    int raw = size > 0 && data[0] == '!';
 
     sl_buf_init(&req, 1u << 20);
     sl_buf_init(&ans, 64u << 20);
-    build(data, size, &req);
-    exchange(&req, &ans);
-    check(&req, &ans);
+    if (raw) {
+        (void)sl_buf_append(&req, data + 1, size - 1);
+    } else {
+        build(data, size, &req);
+    }
+    exchange(&req, &ans, raw);
+    if (raw) {
+        check_raw(&req, &ans);
+    } else {
+        check(&req, &ans);
+    }
     sl_buf_free(&req);
     sl_buf_free(&ans);
     return 0;

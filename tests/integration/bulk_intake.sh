@@ -20,8 +20,7 @@ asan=0
 case "$(ldd "$SLUICE")" in *libasan*) asan=1 ;; esac # not grep -q: an early exit breaks ldd's pipe, and pipefail
 # freed memory waits in ASan's quarantine and counts in the RSS
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
-# debug: libmicrohttpd's own messages reach the log (a connection it
-# closed once left an empty reply and no word of why)
+# debug: the server's messages about connections reach the log
 import_config "$TMP/config.json" '.log.level = "debug"'
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 base_rss=$(server_peak_rss_kib)

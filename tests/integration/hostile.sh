@@ -12,10 +12,11 @@
 #    500 until restarted).
 # C: delta and visited-link source names '..', '.', a newline, a NUL,
 #    a backslash: 400, never "cleared".
-# D: a 40 KB path, query or header: 414/431 with the JSON error body;
-#    malformed framing (a Content-Length that is no number or over 2^64,
-#    bad chunk syntax) is refused by libmicrohttpd itself (400/413, its
-#    own body, see docs/operations.md) and the server goes on.
+# D: a 40 KB or 100 KB path, query or header: 414/431 with the JSON error
+#    body; malformed HTTP (a Content-Length that is no number or over
+#    2^64, bad chunk syntax, an unknown method, a broken request line) is
+#    answered with the JSON error body too, and the server goes on;
+#    pipelined requests are each answered.
 # E: 300 idle half-open connections from 127.0.0.2 take at most
 #    http.maxConnectionsPerIp slots and are closed after
 #    http.requestTimeoutSeconds; a request from 127.0.0.1 is answered at
@@ -112,10 +113,16 @@ req GET "/smila/?x=$a40k"
 expect_error 414 URI_TOO_LONG "a 40 KB query"
 req GET /smila/ -H "X-Big: $a40k"
 expect_error 431 HEADERS_TOO_LARGE "a 40 KB header"
-# raw PORT REQUEST: the status code of the reply to a raw request.
+a100k=$(head -c 100000 /dev/zero | tr '\0' 'a')
+req GET "/smila/$a100k"
+expect_error 414 URI_TOO_LONG "a 100 KB path (past what is read)"
+req GET /smila/ -H "X-Big: $a100k"
+expect_error 431 HEADERS_TOO_LARGE "a 100 KB header (past what is read)"
+# raw PORT REQUEST: "STATUS CODE" of each reply to a raw request (CODE:
+# the error body's code, "-" for another JSON body, "nojson" otherwise).
 raw() {
     python3 - "$1" "$2" <<'PY'
-import socket, sys
+import json, socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
 s.sendall(sys.argv[2].encode("latin-1").decode("unicode_escape").encode("latin-1"))
 out = b""
@@ -127,16 +134,43 @@ try:
         out += d
 except OSError:
     pass
-print(out.split(b" ")[1].decode() if out.startswith(b"HTTP/1.1 ") else "none")
+res = []
+while out.startswith(b"HTTP/1.1 "):
+    head, _, rest = out.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    hdr = {k.strip().lower(): v.strip() for k, _, v in (l.partition(b":") for l in lines[1:])}
+    n = int(hdr.get(b"content-length", b"0"))
+    body, out = rest[:n], rest[n:]
+    try:
+        j = json.loads(body)
+        code = j["error"]["code"] if "error" in j else "-"
+    except Exception:
+        code = "nojson"
+    res.append("%s %s" % (lines[0].split(b" ")[1].decode(), code))
+print(" ".join(res) if res else "none")
 PY
 }
 port=${BASE##*:}
-st=$(raw "$port" 'POST /smila/jobmanager/buckets HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
-[ "$st" = 400 ] && ok "a Content-Length that is no number: 400" || fail "bad Content-Length gave $st"
-st=$(raw "$port" 'POST /smila/jobmanager/buckets HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n')
-[ "$st" = 413 ] && ok "a Content-Length over 2^64: 413" || fail "huge Content-Length gave $st"
-st=$(raw "$port" 'POST /smila/jobmanager/buckets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n')
-[ "$st" = 400 ] && ok "bad chunk syntax: 400" || fail "bad chunk syntax gave $st"
+# rawcheck REQUEST EXPECTED WHAT
+rawcheck() {
+    st=$(raw "$port" "$1")
+    [ "$st" = "$2" ] && ok "$3: $2" || fail "$3 gave '$st', not '$2'"
+}
+rawcheck 'POST /smila/jobmanager/buckets HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n' \
+    "400 INVALID_INPUT" "a Content-Length that is no number"
+rawcheck 'POST /smila/jobmanager/buckets HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n' \
+    "413 TOO_LARGE" "a Content-Length over 2^64"
+rawcheck 'POST /smila/jobmanager/buckets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n' \
+    "400 INVALID_INPUT" "bad chunk syntax"
+rawcheck 'BREW /smila/ HTTP/1.1\r\nHost: x\r\n\r\n' "400 INVALID_INPUT" "an unknown method"
+rawcheck 'GET /smila/ HTTP/9\r\nHost: x\r\n\r\n' "400 INVALID_INPUT" "a broken request line"
+rawcheck 'GET /smila/ HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n' "400 INVALID_INPUT" "a header line without a colon"
+rawcheck 'GET /smila/ HTTP/1.1\r\nHost: x\r\n\r\nGET /smila/nothere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' \
+    "200 - 404 NOT_FOUND" "two pipelined requests"
+rawcheck 'GET /smila/ HTTP/1.0\r\n\r\n' "200 -" "HTTP/1.0 without Host"
+rawcheck 'PUT /smila/store/s/o HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 999999999999\r\n\r\n' \
+    "413 TOO_LARGE" "Expect: 100-continue with a body over the limit (no 100 first)"
+rawcheck 'HEAD /smila/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' "200 nojson" "HEAD (no body)"
 req GET /smila/
 expect_status 200 "the server answers after the framing errors"
 
