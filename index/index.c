@@ -70,16 +70,6 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
                        " FROM documents WHERE id = ?1",
     [SL__IX_GET] = "SELECT meta, text FROM documents WHERE _recordid = ?1",
     [SL__IX_COUNT] = "SELECT count(*) FROM docs",
-    [SL__IX_SEARCH] =
-        "SELECT d._recordid, -bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
-        " d.title, snippet(documents_fts, -1, '<b>', '</b>', '...', 16),"
-        " d.path, d.author, d.mime, d.created, d.modified, d.pages"
-        " FROM documents_fts JOIN docs d ON d.id = documents_fts.rowid"
-        " WHERE documents_fts MATCH ?1"
-        " ORDER BY bm25(documents_fts, 5.0, 1.0, 2.0, 2.0), d._recordid"
-        " LIMIT ?2 OFFSET ?3",
-    [SL__IX_TOTAL] =
-        "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?1",
     [SL__IX_RECORDS] = "SELECT _recordid, text_sha256 FROM docs"
                        " WHERE _recordid > ?1 ORDER BY _recordid LIMIT ?2",
     [SL__IX_TOMB_GET] = "SELECT version FROM tombstones WHERE _recordid = ?1",
@@ -219,7 +209,6 @@ static int
 read_stmt(int which)
 {
     return which == SL__IX_GET || which == SL__IX_COUNT ||
-           which == SL__IX_SEARCH || which == SL__IX_TOTAL ||
            which == SL__IX_RECORDS || which == SL__IX_SRC_LIST;
 }
 

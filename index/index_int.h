@@ -21,8 +21,6 @@ enum {
     SL__IX_DELETE,
     SL__IX_GET,
     SL__IX_COUNT,
-    SL__IX_SEARCH,
-    SL__IX_TOTAL,
     SL__IX_RECORDS,
     SL__IX_TOMB_GET,
     SL__IX_TOMB_PUT,
@@ -52,6 +50,21 @@ struct sl__index_reader {
     pthread_mutex_t mu; /* guards db and st */
     sqlite3_stmt *st[SL__IX_NSTMT];
 };
+
+/* ---- qparse.c: the query language (docs/index.md "Query language") ---- */
+#define SL__QUERY_MAX_PARAMS 64
+#define SL__QUERY_MAX_MATCH  (16u * 1024)
+/* A query read: @match an FTS5 expression (NULL: none), @where an SQL
+ * condition over `docs d` (NULL: none) whose '?' take @params in order. */
+struct sl__query {
+    char *match;
+    char *where;
+    char *params[SL__QUERY_MAX_PARAMS];
+    size_t nparams;
+};
+/* Read @text; SL_EINVAL (field "q", the position in the message). */
+int sl__query_parse(const char *text, struct sl__query *q, struct sl_err *err);
+void sl__query_free(struct sl__query *q);
 
 /* ---- textpack.c: the documents' stored text (schema 7) ---- */
 #define SL__IX_TEXT_MAX SL_BULK_DEFAULT_MAX_RECORD /* bytes of one text */

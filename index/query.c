@@ -47,7 +47,7 @@ col_value(sqlite3_stmt *st, int i)
     }
 }
 
-/* The hit fields SL__IX_SEARCH's columns 5.. give when the document has
+/* The hit fields a search's columns 5.. give when the document has
  * them (docs/index.md "REST"). */
 static const char *const hit_fields[] = {
     "author", "mimeType", "created", "modified", "pages"};
@@ -139,17 +139,13 @@ release_all(struct sl__index *ix[SL_INDEX_MAX_SHARDS], unsigned n)
  * id, byte order); -1 when every shard is exhausted.
  */
 static int
-merge_next(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
-           const int *has,
-           unsigned n,
-           int which,
-           int by_score)
+merge_next(sqlite3_stmt *const *st, const int *has, unsigned n, int by_score)
 {
     int best = -1;
     unsigned s = 0;
 
     for (s = 0; s < n; s++) {
-        sqlite3_stmt *a = ix[s]->rd.st[which];
+        sqlite3_stmt *a = st[s];
         sqlite3_stmt *b = NULL;
         int c = 0;
 
@@ -160,7 +156,7 @@ merge_next(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
             best = (int)s;
             continue;
         }
-        b = ix[best]->rd.st[which];
+        b = st[best];
         if (by_score) {
             double da = sqlite3_column_double(a, 1);
             double db = sqlite3_column_double(b, 1);
@@ -177,6 +173,163 @@ merge_next(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
     return best;
 }
 
+/* The columns of a hit (hit_json), FTS5's bm25 weights per column. */
+#define HIT_COLS " d.path, d.author, d.mime, d.created, d.modified, d.pages"
+#define BM25     "bm25(documents_fts, 5.0, 1.0, 2.0, 2.0)"
+
+/*
+ * The statements of query @q on one shard: the hits (the best @want,
+ * ordered as merge_next merges them) and their count.  Words rank by
+ * bm25; a query of field filters alone ranks nothing (score 0, record id
+ * order) and has no snippet.
+ */
+static void
+search_sql(const struct sl__query *q,
+           unsigned want,
+           struct sl_buf *hits,
+           struct sl_buf *count)
+{
+    const char *w = q->where;
+
+    if (q->match != NULL) {
+        (void)sl_buf_appendf(hits,
+                             "SELECT d._recordid, -" BM25 ", d.title,"
+                             " snippet(documents_fts, -1, '<b>', '</b>',"
+                             " '...', 16)," HIT_COLS
+                             " FROM documents_fts JOIN docs d ON d.id ="
+                             " documents_fts.rowid WHERE documents_fts MATCH"
+                             " ?1%s%s%s ORDER BY " BM25 ", d._recordid"
+                             " LIMIT %u",
+                             w ? " AND (" : "",
+                             w ? w : "",
+                             w ? ")" : "",
+                             want);
+        (void)sl_buf_appendf(count,
+                             "SELECT count(*) FROM documents_fts%s WHERE"
+                             " documents_fts MATCH ?1%s%s%s",
+                             w ? " JOIN docs d ON d.id = documents_fts.rowid"
+                               : "",
+                             w ? " AND (" : "",
+                             w ? w : "",
+                             w ? ")" : "");
+        return;
+    }
+    (void)sl_buf_appendf(hits,
+                         "SELECT d._recordid, 0.0, d.title, NULL," HIT_COLS
+                         " FROM docs d WHERE %s ORDER BY d._recordid"
+                         " LIMIT %u",
+                         w,
+                         want);
+    (void)sl_buf_appendf(count, "SELECT count(*) FROM docs d WHERE %s", w);
+}
+
+/* Prepare @sql on @ix's reader with @q's values bound. */
+static int
+prepare_query(struct sl__index *ix,
+              const char *sql,
+              const struct sl__query *q,
+              sqlite3_stmt **st,
+              struct sl_err *err)
+{
+    int src = sqlite3_prepare_v2(ix->rd.db, sql, -1, st, NULL);
+    int p = 1;
+    size_t i = 0;
+
+    if (src != SQLITE_OK) {
+        *st = NULL;
+        return sl__index_rd_err(ix, src, "search", err);
+    }
+    if (q->match != NULL) {
+        (void)sqlite3_bind_text(*st, p++, q->match, -1, SQLITE_STATIC);
+    }
+    for (i = 0; i < q->nparams; i++) {
+        (void)sqlite3_bind_text(*st, p++, q->params[i], -1, SQLITE_STATIC);
+    }
+    return 0;
+}
+
+/* The hits of every shard, best first, @offset skipped, into @hits. */
+static int
+search_merge(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
+             sqlite3_stmt *st[SL_INDEX_MAX_SHARDS],
+             unsigned n,
+             unsigned limit,
+             unsigned offset,
+             json_t *hits,
+             struct sl_err *err)
+{
+    int has[SL_INDEX_MAX_SHARDS];
+    size_t seen = 0;
+    unsigned k = 0;
+    int best = 0;
+    int rc = 0;
+
+    for (k = 0; k < n && rc == 0; k++) {
+        rc = step_match(ix[k], st[k], err);
+        has[k] = rc == SQLITE_ROW;
+        rc = rc < 0 ? rc : 0;
+    }
+    while (rc == 0 && seen < (size_t)offset + limit &&
+           (best = merge_next(st, has, n, 1)) >= 0) {
+        if (seen++ >= offset) {
+            (void)json_array_append_new(hits, hit_json(st[best]));
+        }
+        rc = step_match(ix[best], st[best], err);
+        has[best] = rc == SQLITE_ROW;
+        rc = rc < 0 ? rc : 0;
+    }
+    return rc;
+}
+
+/* Query @q over the shards @ix: {"total", "hits"} into *out. */
+static int
+search_shards(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
+              unsigned n,
+              const struct sl__query *q,
+              unsigned limit,
+              unsigned offset,
+              json_t **out,
+              struct sl_err *err)
+{
+    sqlite3_stmt *st[SL_INDEX_MAX_SHARDS] = {NULL};
+    struct sl_buf hsql;
+    struct sl_buf csql;
+    sqlite3_int64 total = 0;
+    json_t *hits = json_array();
+    unsigned k = 0;
+    int rc = 0;
+
+    sl_buf_init(&hsql, 64 * 1024);
+    sl_buf_init(&csql, 64 * 1024);
+    search_sql(q, offset + limit, &hsql, &csql);
+    for (k = 0; k < n && rc == 0; k++) {
+        sqlite3_stmt *c = NULL;
+
+        rc = prepare_query(ix[k], csql.data, q, &c, err);
+        rc = rc == 0 ? step_match(ix[k], c, err) : rc;
+        if (rc >= 0) {
+            total += rc == SQLITE_ROW ? sqlite3_column_int64(c, 0) : 0;
+            rc = 0;
+        }
+        (void)sqlite3_finalize(c);
+    }
+    for (k = 0; k < n && rc == 0; k++) {
+        rc = prepare_query(ix[k], hsql.data, q, &st[k], err);
+    }
+    rc = rc == 0 ? search_merge(ix, st, n, limit, offset, hits, err) : rc;
+    for (k = 0; k < n; k++) {
+        (void)sqlite3_finalize(st[k]);
+    }
+    if (rc == 0) {
+        *out =
+            json_pack("{s:I, s:O}", "total", (json_int_t)total, "hits", hits);
+    }
+    json_decref(hits);
+    sl_buf_free(&hsql);
+    sl_buf_free(&csql);
+    return rc;
+}
+
 int
 sl_index_search(struct sl_index_set *set,
                 const char *index,
@@ -187,14 +340,8 @@ sl_index_search(struct sl_index_set *set,
                 struct sl_err *err)
 {
     struct sl__index *ix[SL_INDEX_MAX_SHARDS];
-    int has[SL_INDEX_MAX_SHARDS];
-    sqlite3_stmt *st = NULL;
-    json_t *hits = NULL;
-    sqlite3_int64 total = 0;
-    size_t seen = 0;
+    struct sl__query q;
     unsigned n = 0;
-    unsigned k = 0;
-    int best = 0;
     int rc = 0;
 
     *out = NULL;
@@ -216,46 +363,16 @@ sl_index_search(struct sl_index_set *set,
                           SL_INDEX_MAX_OFFSET);
     }
     limit = limit > SL_INDEX_MAX_LIMIT ? SL_INDEX_MAX_LIMIT : limit;
-    rc = acquire_all(set, index, ix, &n, err);
+    rc = sl__query_parse(query, &q, err);
     if (rc != 0) {
         return rc;
     }
-    for (k = 0; k < n && rc == 0; k++) {
-        st = ix[k]->rd.st[SL__IX_TOTAL];
-        (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
-        rc = step_match(ix[k], st, err);
-        if (rc >= 0) {
-            total += rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-            rc = 0;
-        }
-    }
-    /* each shard's best offset + limit hits, merged by score */
-    for (k = 0; k < n && rc == 0; k++) {
-        st = ix[k]->rd.st[SL__IX_SEARCH];
-        (void)sqlite3_bind_text(st, 1, query, -1, SQLITE_STATIC);
-        (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)offset + limit);
-        (void)sqlite3_bind_int64(st, 3, 0);
-        rc = step_match(ix[k], st, err);
-        has[k] = rc == SQLITE_ROW;
-        rc = rc < 0 ? rc : 0;
-    }
-    hits = json_array();
-    while (rc == 0 && seen < (size_t)offset + limit &&
-           (best = merge_next(ix, has, n, SL__IX_SEARCH, 1)) >= 0) {
-        st = ix[best]->rd.st[SL__IX_SEARCH];
-        if (seen++ >= offset) {
-            (void)json_array_append_new(hits, hit_json(st));
-        }
-        rc = step_match(ix[best], st, err);
-        has[best] = rc == SQLITE_ROW;
-        rc = rc < 0 ? rc : 0;
-    }
+    rc = acquire_all(set, index, ix, &n, err);
     if (rc == 0) {
-        *out =
-            json_pack("{s:I, s:O}", "total", (json_int_t)total, "hits", hits);
+        rc = search_shards(ix, n, &q, limit, offset, out, err);
+        release_all(ix, n);
     }
-    json_decref(hits);
-    release_all(ix, n);
+    sl__query_free(&q);
     return rc;
 }
 
@@ -448,6 +565,7 @@ sl_index_records(struct sl_index_set *set,
                  struct sl_err *err)
 {
     struct sl__index *ix[SL_INDEX_MAX_SHARDS];
+    sqlite3_stmt *sts[SL_INDEX_MAX_SHARDS];
     int has[SL_INDEX_MAX_SHARDS];
     json_t *records = NULL;
     json_t *next = NULL;
@@ -467,8 +585,11 @@ sl_index_records(struct sl_index_set *set,
     if (rc != 0) {
         return rc;
     }
+    for (k = 0; k < n; k++) {
+        sts[k] = ix[k]->rd.st[SL__IX_RECORDS];
+    }
     for (k = 0; k < n && (src == SQLITE_ROW || src == SQLITE_DONE); k++) {
-        sqlite3_stmt *st = ix[k]->rd.st[SL__IX_RECORDS];
+        sqlite3_stmt *st = sts[k];
 
         (void)sqlite3_bind_text(st, 1, after ? after : "", -1, SQLITE_STATIC);
         /* One more than asked tells whether a next page exists. */
@@ -479,7 +600,7 @@ sl_index_records(struct sl_index_set *set,
     }
     records = json_array();
     while ((src == SQLITE_ROW || src == SQLITE_DONE) &&
-           (best = merge_next(ix, has, n, SL__IX_RECORDS, 0)) >= 0) {
+           (best = merge_next(sts, has, n, 0)) >= 0) {
         sqlite3_stmt *st = ix[best]->rd.st[SL__IX_RECORDS];
 
         if (got == limit) {

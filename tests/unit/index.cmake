@@ -16,3 +16,8 @@ sl_add_cmocka_test(test_index_meta SOURCES unit/test_index_meta.c
 # deletes; a schema 6 database packed at open; a damaged value refused.
 sl_add_cmocka_test(test_index_text SOURCES unit/test_index_text.c
   LINK_LIBRARIES sl_index PkgConfig::SQLITE TIMEOUT 60)
+# The query language (index/qparse.c): what users type and what it
+# becomes, the errors with their position, and searches with words,
+# punctuation and field filters on a real index.
+sl_add_cmocka_test(test_index_query SOURCES unit/test_index_query.c
+  LINK_LIBRARIES sl_index PkgConfig::SQLITE TIMEOUT 60)

@@ -1,0 +1,340 @@
+/*
+ * Unit tests of the query language (index/qparse.c, docs/index.md "Query
+ * language"): a table of what users type and the FTS5 expression and SQL
+ * condition it becomes; the errors (an unknown field, a value that cannot
+ * be read) with their position; then searches on a real index whose
+ * documents have paths, types, sizes, dates, sources, a web page and an
+ * archive's element, each query's hits compared as a set of record ids.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "index/index.h"
+#include "index_fixture.h"
+
+static int
+setup(void **state)
+{
+    return index_setup(state, "test_index_query.");
+}
+
+#define IN_FTS                                                                 \
+    "d.id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
+#define EXT "(substr(lower(coalesce(d.path, d._recordid)), -length(?)) = ?)"
+
+/* What a query becomes: the MATCH, the condition, the values joined by
+ * '|' (NULL: none). */
+static const struct {
+    const char *q;
+    const char *match;
+    const char *where;
+    const char *params;
+} cases[] = {
+    /* words as people type them */
+    {"stdio.h", "\"stdio.h\"", NULL, NULL},
+    {"e-mail", "\"e-mail\"", NULL, NULL},
+    {"C++", "\"C++\"", NULL, NULL},
+    {"don't", "\"don't\"", NULL, NULL},
+    {"x86_64-linux-gnu", "\"x86_64-linux-gnu\"", NULL, NULL},
+    {"pthread_mutex_lock(", "\"pthread_mutex_lock\"", NULL, NULL},
+    {"http://example.com/a?b=c", "\"http://example.com/a?b=c\"", NULL, NULL},
+    {"std::vector", "\"std::vector\"", NULL, NULL},
+    {"note: this", "(\"note:\" AND \"this\")", NULL, NULL},
+    {"a b", "(\"a\" AND \"b\")", NULL, NULL},
+    {"a ++ b --", "(\"a\" AND \"b\")", NULL, NULL},
+    /* quotes, parentheses, operators */
+    {"\"quarterly report", "\"quarterly report\"", NULL, NULL},
+    {"\"quarter\"* x", "(\"quarter\"* AND \"x\")", NULL, NULL},
+    {"quart*", "\"quart\"*", NULL, NULL},
+    {"a OR b", "(\"a\" OR \"b\")", NULL, NULL},
+    {"a AND b", "(\"a\" AND \"b\")", NULL, NULL},
+    {"(a OR b) c", "((\"a\" OR \"b\") AND \"c\")", NULL, NULL},
+    {"(a OR b", "(\"a\" OR \"b\")", NULL, NULL},
+    {"a) b", "(\"a\" AND \"b\")", NULL, NULL},
+    {"a -b", "(\"a\" NOT \"b\")", NULL, NULL},
+    {"a NOT b c", "((\"a\" AND \"c\") NOT \"b\")", NULL, NULL},
+    {"-b", NULL, "(NOT " IN_FTS ")", "\"b\""},
+    {"AND", "\"AND\"", NULL, NULL},
+    {"a OR", "\"a\"", NULL, NULL},
+    {"or and not", "(\"or\" AND \"and\" AND \"not\")", NULL, NULL},
+    {"a NEAR b", "NEAR(\"a\" \"b\", 10)", NULL, NULL},
+    {"a NEAR/3 b NEAR/2 c", "NEAR(\"a\" \"b\" \"c\", 3)", NULL, NULL},
+    {"NEAR(a b, 5)", "NEAR(\"a\" \"b\", 5)", NULL, NULL},
+    /* fields */
+    {"title:lunch", "title : \"lunch\"", NULL, NULL},
+    {"title:\"big lunch\"", "title : \"big lunch\"", NULL, NULL},
+    {"title:(a OR b)", "(title : \"a\" OR title : \"b\")", NULL, NULL},
+    {"author:smith x", "(author : \"smith\" AND \"x\")", NULL, NULL},
+    {"ext:pdf report", "\"report\"", EXT, ".pdf|.pdf"},
+    {"report -ext:.PDF", "\"report\"", "(NOT " EXT ")", ".pdf|.pdf"},
+    {"report OR ext:pdf",
+     NULL,
+     "(" IN_FTS " OR " EXT ")",
+     "\"report\"|.pdf|.pdf"},
+    {"size:>1M", NULL, "(d.size > 1048576)", NULL},
+    {"size:1k..2.5k", NULL, "(d.size >= 1024 AND d.size <= 2560)", NULL},
+    {"size:..10", NULL, "(d.size <= 10)", NULL},
+    {"modified:2025-01..2025-06",
+     NULL,
+     "(substr(d.modified, 1, 7) >= '2025-01' AND substr(d.modified, 1, 7) "
+     "<= '2025-06')",
+     NULL},
+    {"created:<=2024", NULL, "(substr(d.created, 1, 4) <= '2024')", NULL},
+    {"type:pdf", NULL, "(d.mime = 'application/pdf')", NULL},
+    {"type:image/*", NULL, "(d.mime LIKE ?)", "image/%"},
+    {"mime:text/html", NULL, "(d.mime = ?)", "text/html"},
+    {"source:fs",
+     NULL,
+     "(EXISTS (SELECT 1 FROM doc_sources s WHERE s.doc = d.id AND s.source = "
+     "?))",
+     "fs"},
+    {"path:/home/u/docs/",
+     NULL,
+     "((d.path = ? OR substr(d.path, 1, length(?)) = ?))",
+     "/home/u/docs|/home/u/docs/|/home/u/docs/"},
+    {"path:docs", NULL, "(instr('/' || d.path, ?) > 0)", "/docs/"},
+    {"in:a.zip", NULL, "(instr('/' || d._recordid, ?) > 0)", "/a.zip!/"},
+    {"url:http://h/a",
+     NULL,
+     "(substr(d._recordid, 1, length(?)) = ?)",
+     "http://h/a|http://h/a"},
+    {"host:Example.com",
+     NULL,
+     "((lower(d._recordid) GLOB lower(?) OR lower(d._recordid) GLOB "
+     "lower(?)))",
+     "http://Example.com[:/]*|https://Example.com[:/]*"},
+};
+
+static void
+test_query_table(void **state)
+{
+    size_t i = 0;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct sl__query q;
+        struct sl_err err;
+        char params[512] = "";
+        size_t k = 0;
+
+        sl_err_clear(&err);
+        if (sl__query_parse(cases[i].q, &q, &err) != 0) {
+            fail_msg("%s: %s", cases[i].q, err.message);
+        }
+        for (k = 0; k < q.nparams; k++) {
+            (void)snprintf(params + strlen(params),
+                           sizeof(params) - strlen(params),
+                           "%s%s",
+                           k ? "|" : "",
+                           q.params[k]);
+        }
+        if ((cases[i].match == NULL) != (q.match == NULL) ||
+            (q.match != NULL && strcmp(q.match, cases[i].match) != 0) ||
+            (cases[i].where == NULL) != (q.where == NULL) ||
+            (q.where != NULL && strcmp(q.where, cases[i].where) != 0) ||
+            strcmp(params, cases[i].params ? cases[i].params : "") != 0) {
+            fail_msg("%s: match [%s] where [%s] params [%s]",
+                     cases[i].q,
+                     q.match ? q.match : "(none)",
+                     q.where ? q.where : "(none)",
+                     params);
+        }
+        sl__query_free(&q);
+    }
+}
+
+/* Queries refused, and what the message must contain. */
+static const struct {
+    const char *q;
+    const char *says;
+} refused[] = {
+    {"nosuchcol:x", "unknown field 'nosuchcol'"},
+    {"nosuchcol:x", "position 1"},
+    {"report Re:lunch", "position 8"},
+    {"modified:yesterday", "modified: wants a date"},
+    {"size:big", "size: wants a size"},
+    {"size:1..2..3", "size: wants a size"},
+    {"type:spreadsheetish", "type: wants one of"},
+    {"ext:\"\"", "field 'ext' has no value"},
+    {"host:a/b", "host: wants a host name"},
+    {"++ --", "no word or field"},
+    {"\"\"", "no word or field"},
+};
+
+static void
+test_query_refused(void **state)
+{
+    size_t i = 0;
+
+    (void)state;
+    for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        struct sl__query q;
+        struct sl_err err;
+
+        sl_err_clear(&err);
+        if (sl__query_parse(refused[i].q, &q, &err) != SL_EINVAL) {
+            fail_msg("%s: accepted (match [%s] where [%s])",
+                     refused[i].q,
+                     q.match ? q.match : "",
+                     q.where ? q.where : "");
+        }
+        assert_string_equal(err.field, "q");
+        if (strstr(err.message, refused[i].says) == NULL) {
+            fail_msg("%s: '%s' does not say '%s'",
+                     refused[i].q,
+                     err.message,
+                     refused[i].says);
+        }
+    }
+}
+
+static void
+put(struct sl_index_set *set, const char *json)
+{
+    json_t *doc = json_loads(json, 0, NULL);
+    struct sl_err err;
+
+    assert_non_null(doc);
+    if (sl_index_upsert(set, "docs", doc, &err) != 0) {
+        fail_msg("upsert %s: %s", json, err.message);
+    }
+    json_decref(doc);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The hits' record ids of @q, sorted and joined by ','; a static buffer. */
+static const char *
+ids(struct sl_index_set *set, const char *q)
+{
+    static char out[1024];
+    const char *id[64];
+    json_t *res = NULL;
+    json_t *hits = NULL;
+    struct sl_err err;
+    size_t n = 0;
+    size_t i = 0;
+
+    sl_err_clear(&err);
+    if (sl_index_search(set, "docs", q, 100, 0, &res, &err) != 0) {
+        fail_msg("%s: %s", q, err.message);
+    }
+    hits = json_object_get(res, "hits");
+    n = json_array_size(hits);
+    assert_true(n < 64);
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), n);
+    for (i = 0; i < n; i++) {
+        id[i] = json_string_value(
+            json_object_get(json_array_get(hits, i), "_recordid"));
+    }
+    qsort(id, n, sizeof(id[0]), cmp_str);
+    out[0] = '\0';
+    for (i = 0; i < n; i++) {
+        (void)snprintf(out + strlen(out),
+                       sizeof(out) - strlen(out),
+                       "%s%s",
+                       i ? "," : "",
+                       id[i]);
+    }
+    json_decref(res);
+    return out;
+}
+
+#define D1 "/home/u/docs/report.pdf"
+#define D2 "/home/u/src/main.c"
+#define D3 "http://example.com/index.html"
+#define D4 "/home/u/backup.zip!/notes.txt"
+
+/* A query and the ids it finds (sorted, joined by ','). */
+static const struct {
+    const char *q;
+    const char *want;
+} finds[] = {
+    {"stdio.h", D1 "," D2},
+    {"e-mail", D1 "," D3},
+    {"C++", D2},
+    {"don't", D2},
+    {"x86_64-linux-gnu", D3},
+    {"pthread_mutex_lock(", D2},
+    {"\"quarterly report", D1},
+    {"title:report", D1},
+    {"draft NEAR report", D4},
+    {"report ext:pdf", D1},
+    {"report -ext:pdf", D4 "," D3},
+    {"report size:>1k", D1 "," D3},
+    {"size:<=500", D4 "," D2},
+    {"modified:2025-01..2025-06", D1 "," D3},
+    {"modified:<2024", D4},
+    {"report source:web", D3},
+    {"source:fs -report", D2},
+    {"host:example.com", D3},
+    {"host:example.co", ""},
+    {"url:http://example.com/", D3},
+    {"path:/home/u", D4 "," D1 "," D2},
+    {"path:/home/u/do", ""},
+    {"path:docs", D1},
+    {"in:backup.zip", D4},
+    {"type:pdf OR type:html", D1 "," D3},
+    {"report OR ext:c", D4 "," D1 "," D2 "," D3},
+    {"(report OR include) -type:html", D4 "," D1 "," D2},
+};
+
+static void
+test_query_search(void **state)
+{
+    struct fixture *f = *state;
+    size_t i = 0;
+
+    put(f->set,
+        "{\"_recordid\":\"" D1 "\",\"title\":\"Q1 report\",\"path\":\"" D1
+        "\",\"mimeType\":\"application/pdf\",\"size\":2000,"
+        "\"lastModified\":\"2025-03-04T10:00:00Z\",\"_source\":\"fs\","
+        "\"text\":\"the quarterly report mentions stdio.h and e-mail\"}");
+    put(f->set,
+        "{\"_recordid\":\"" D2 "\",\"title\":\"main\",\"path\":\"" D2
+        "\",\"mimeType\":\"text/x-c\",\"size\":500,"
+        "\"lastModified\":\"2024-11-01T08:00:00Z\",\"_source\":\"fs\","
+        "\"text\":\"#include <stdio.h> pthread_mutex_lock(&m); C++ don't\"}");
+    put(f->set,
+        "{\"_recordid\":\"" D3 "\",\"title\":\"Example\","
+        "\"mimeType\":\"text/html\",\"size\":10000,"
+        "\"lastModified\":\"2025-06-30T23:59:59Z\",\"_source\":\"web\","
+        "\"text\":\"x86_64-linux-gnu builds; e-mail us the report\"}");
+    put(f->set,
+        "{\"_recordid\":\"" D4 "\",\"title\":\"notes\",\"path\":\"" D4
+        "\",\"mimeType\":\"text/plain\",\"size\":100,"
+        "\"lastModified\":\"2023-01-01T00:00:00Z\",\"_source\":\"fs\","
+        "\"_compoundRecordId\":\"/home/u/backup.zip\","
+        "\"text\":\"a draft of the report\"}");
+    for (i = 0; i < sizeof(finds) / sizeof(finds[0]); i++) {
+        const char *got = ids(f->set, finds[i].q);
+
+        if (strcmp(got, finds[i].want) != 0) {
+            fail_msg(
+                "%s: found [%s], want [%s]", finds[i].q, got, finds[i].want);
+        }
+    }
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_query_table),
+        cmocka_unit_test(test_query_refused),
+        cmocka_unit_test_setup_teardown(test_query_search, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
