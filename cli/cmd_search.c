@@ -1,7 +1,8 @@
 /*
  * `sluice search`: send a full-text query to a running server
  * (GET /smila/index/<name>/search, docs/index.md) and print one hit per
- * line: score, record id and title, separated by tabs.
+ * line: score, record id and title, separated by tabs; the facets asked
+ * for go to stderr with the count.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,6 +19,9 @@ struct args {
     struct sl_cli_conn conn;
     const char *index;
     const char *query;
+    const char *sort;   /* relevance, date, size; NULL: the server's */
+    const char *facets; /* "type,ext"; NULL: none */
+    int asc;
     uint64_t limit;
 };
 
@@ -31,8 +35,11 @@ usage(FILE *out)
             "Searches an index of a running server and prints one hit per "
             "line:\n"
             "score, record id and title, separated by tabs (best first).\n"
-            "QUERY uses the FTS5 syntax of docs/index.md, e.g. 'report AND "
-            "2026'.\n"
+            "QUERY is read as typed: words, \"phrases\", AND OR NOT -word, "
+            "word*,\n"
+            "(groups) and fields such as title: ext:pdf type:pdf "
+            "path:/home\n"
+            "modified:2025-01..2025-06 size:>1M (docs/index.md).\n"
             "\n"
             "options:\n");
     sl_cli_conn_help(out, SL_CLI_DEFAULT_SERVER);
@@ -41,6 +48,13 @@ usage(FILE *out)
             "(default " DEFAULT_INDEX ")\n"
             "  -n, --limit N      hits to "
             "print, 1 to 1000 (default 10)\n"
+            "      --sort KEY     relevance (default), date or size, "
+            "highest first\n"
+            "      --asc          lowest first\n"
+            "      --facets LIST  also count the hits by some of source, "
+            "type, ext,\n"
+            "                     year (comma-separated; printed on "
+            "stderr)\n"
             "  -h, --help         this help\n"
             "\n"
             "Exit status: 0 success (also "
@@ -57,6 +71,9 @@ parse_args(int argc, char **argv, struct args *a)
         SL_CLI_CONN_OPTIONS,
         {"index", required_argument, NULL, 'i'},
         {"limit", required_argument, NULL, 'n'},
+        {"sort", required_argument, NULL, 'S'},
+        {"asc", no_argument, NULL, 'A'},
+        {"facets", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -82,6 +99,15 @@ parse_args(int argc, char **argv, struct args *a)
                 return EXIT_USAGE;
             }
             break;
+        case 'S':
+            a->sort = optarg;
+            break;
+        case 'A':
+            a->asc = 1;
+            break;
+        case 'F':
+            a->facets = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -105,6 +131,31 @@ parse_args(int argc, char **argv, struct args *a)
     }
     a->query = argv[optind];
     return -1;
+}
+
+/* "type: text/plain 3, application/pdf 1" per facet, on stderr. */
+static void
+print_facets(const json_t *facets)
+{
+    const char *name = NULL;
+    json_t *list = NULL;
+
+    json_object_foreach((json_t *)facets, name, list)
+    {
+        size_t i = 0;
+        json_t *v = NULL;
+
+        fprintf(stderr, "%s:", name);
+        json_array_foreach(list, i, v)
+        {
+            fprintf(stderr,
+                    "%s %s %lld",
+                    i ? "," : "",
+                    json_string_value(json_object_get(v, "value")),
+                    (long long)json_integer_value(json_object_get(v, "count")));
+        }
+        fputc('\n', stderr);
+    }
 }
 
 /* Print the hits of a search reply; 0 or 1 when the reply is not one. */
@@ -134,8 +185,26 @@ print_hits(const char *text)
             "%zu of %lld hit(s)\n",
             json_array_size(hits),
             (long long)json_integer_value(json_object_get(reply, "total")));
+    print_facets(json_object_get(reply, "facets"));
     json_decref(reply);
     return 0;
+}
+
+/* @url with "&name=value" (escaped) when @value is set; @url is freed. */
+static char *
+add_arg(char *url, const char *name, const char *value)
+{
+    char *v = NULL;
+    char *u = NULL;
+
+    if (value == NULL) {
+        return url;
+    }
+    v = curl_easy_escape(NULL, value, 0);
+    u = sl_asprintf("%s&%s=%s", url, name, v != NULL ? v : "");
+    curl_free(v);
+    sl_free(url);
+    return u;
 }
 
 int
@@ -168,12 +237,15 @@ sl_cli_search_main(int argc, char **argv)
     while (slen > 0 && a.conn.server[slen - 1] == '/') {
         slen--;
     }
-    url = sl_asprintf("%.*s/smila/index/%s/search?q=%s&limit=%llu",
+    url = sl_asprintf("%.*s/smila/index/%s/search?q=%s&limit=%llu%s",
                       (int)slen,
                       a.conn.server,
                       a.index,
                       q,
-                      (unsigned long long)a.limit);
+                      (unsigned long long)a.limit,
+                      a.asc ? "&order=asc" : "");
+    url = add_arg(url, "sort", a.sort);
+    url = add_arg(url, "facets", a.facets);
     rc = sl_cli_http(
         "sluice search", "GET", url, a.conn.token, NULL, &body, &status);
     if (rc != 0) {

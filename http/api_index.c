@@ -139,11 +139,48 @@ sl__api_index_delete(struct sl__req *req)
         req, 200, json_pack("{s:s, s:b}", "name", name, "deleted", 1));
 }
 
+/* sort= and order= of a search into @o; 0, or a 400 sent. */
+static int
+search_order(struct sl__req *req, struct sl_index_search_opts *o)
+{
+    static const char *const sorts[] = {"relevance", "date", "size"};
+    const char *sort = sl__req_query(req, "sort");
+    const char *order = sl__req_query(req, "order");
+    size_t i = 0;
+
+    for (i = 0; sort != NULL && i < sizeof(sorts) / sizeof(sorts[0]); i++) {
+        if (strcmp(sort, sorts[i]) == 0) {
+            o->sort = (enum sl_index_sort)i;
+            break;
+        }
+    }
+    if (sort != NULL && i == sizeof(sorts) / sizeof(sorts[0])) {
+        (void)sl__reply_error(req,
+                              SL_EINVAL,
+                              "sort",
+                              "sort must be relevance, date or size, not "
+                              "'%s'",
+                              sort);
+        return SL_EINVAL;
+    }
+    if (order != NULL && strcmp(order, "asc") != 0 &&
+        strcmp(order, "desc") != 0) {
+        (void)sl__reply_error(req,
+                              SL_EINVAL,
+                              "order",
+                              "order must be asc or desc, not '%s'",
+                              order);
+        return SL_EINVAL;
+    }
+    o->ascending = order != NULL && strcmp(order, "asc") == 0;
+    return 0;
+}
+
 int
 sl__api_index_search(struct sl__req *req)
 {
     const char *name = sl__req_param(req, "name");
-    const char *q = sl__req_query(req, "q");
+    struct sl_index_search_opts o;
     json_t *result = NULL;
     struct sl_err err;
     uint64_t limit = 0;
@@ -151,10 +188,13 @@ sl__api_index_search(struct sl__req *req)
     int rc = 0;
 
     sl_err_clear(&err);
+    memset(&o, 0, sizeof(o));
     if (no_index(req)) {
         return 0;
     }
-    if (q == NULL || q[0] == '\0') {
+    o.query = sl__req_query(req, "q");
+    o.facets = sl__req_query(req, "facets");
+    if (o.query == NULL || o.query[0] == '\0') {
         return sl__reply_error(
             req, SL_EINVAL, "q", "query argument 'q' (the query) is required");
     }
@@ -163,16 +203,12 @@ sl__api_index_search(struct sl__req *req)
         return 0;
     }
     rc = sl__req_query_u64(req, "offset", 0, SL_INDEX_MAX_OFFSET, &offset);
-    if (rc != 0) {
+    if (rc != 0 || search_order(req, &o) != 0) {
         return 0;
     }
-    rc = sl_index_search(req->svc->index,
-                         name,
-                         q,
-                         (unsigned)limit,
-                         (unsigned)offset,
-                         &result,
-                         &err);
+    o.limit = (unsigned)limit;
+    o.offset = (unsigned)offset;
+    rc = sl_index_search_opts(req->svc->index, name, &o, &result, &err);
     if (rc != 0) {
         return sl__reply_err(req, &err);
     }

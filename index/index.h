@@ -41,6 +41,7 @@
 
 #define SL_INDEX_MAX_LIMIT      1000u            /* hits or records per call */
 #define SL_INDEX_MAX_OFFSET     100000u          /* search offset */
+#define SL_INDEX_MAX_FACET      20u              /* values per facet */
 #define SL_INDEX_MAX_QUERY      1024u            /* bytes of an FTS query */
 #define SL_INDEX_ID_MAX         SL_RECORD_ID_MAX /* bytes of a _recordid */
 #define SL_INDEX_DEFAULT_SHARDS 2u               /* shards of a new index */
@@ -193,8 +194,9 @@ int
 sl_index_drop(struct sl_index_set *set, const char *index, struct sl_err *err);
 
 /**
- * @brief Full-text search with FTS5 MATCH, best first (bm25).
- * @param[in] query FTS5 query syntax, 1..SL_INDEX_MAX_QUERY bytes.
+ * @brief Search, best first (bm25 of the words).
+ * @param[in] query the query language (docs/index.md "Query language"),
+ * 1..SL_INDEX_MAX_QUERY bytes.
  * @param[in] limit hits to return, capped at SL_INDEX_MAX_LIMIT.
  * @param[in] offset hits to skip, at most SL_INDEX_MAX_OFFSET.
  * @param[out] out new reference, caller decrefs:
@@ -202,8 +204,9 @@ sl_index_drop(struct sl_index_set *set, const char *index, struct sl_err *err);
  * "author","mimeType","created","modified","pages"}]}; a higher score is
  * a better match.  The last five only when the document has them
  * (docs/index.md "Search hits").
- * @return 0, SL_ENOENT (no such index), SL_EINVAL (empty, too long or
- * malformed query, with SQLite's message), SL_EBADNAME, SL_EIO.
+ * @return 0, SL_ENOENT (no such index), SL_EINVAL (empty or too long
+ * query, an unknown field or a value that cannot be read, with its
+ * position), SL_EBADNAME, SL_EIO.
  */
 int sl_index_search(struct sl_index_set *set,
                     const char *index,
@@ -212,6 +215,36 @@ int sl_index_search(struct sl_index_set *set,
                     unsigned offset,
                     json_t **out,
                     struct sl_err *err);
+/** The order of search hits (docs/index.md "REST"). */
+enum sl_index_sort {
+    SL_INDEX_SORT_RELEVANCE, /* bm25 score */
+    SL_INDEX_SORT_DATE,      /* the modified column */
+    SL_INDEX_SORT_SIZE       /* the size column */
+};
+
+/** A search; strings borrowed for the call. */
+struct sl_index_search_opts {
+    const char *query;       /* the query language, 1..SL_INDEX_MAX_QUERY */
+    unsigned limit;          /* capped at SL_INDEX_MAX_LIMIT */
+    unsigned offset;         /* at most SL_INDEX_MAX_OFFSET */
+    enum sl_index_sort sort; /* best, newest or largest first ... */
+    int ascending;           /* ... or the other way round */
+    const char *facets;      /* "source,type,ext,year" or some; NULL none */
+};
+
+/**
+ * @brief sl_index_search with an order and facets: out also has
+ * "facets": {"<name>": [{"value", "count"}, ...]} for each facet asked,
+ * the SL_INDEX_MAX_FACET values with most hits, most first.  Ties of the
+ * order go by record id.
+ * @return as sl_index_search, and SL_EINVAL (field "facets") for an
+ * unknown facet.
+ */
+int sl_index_search_opts(struct sl_index_set *set,
+                         const char *index,
+                         const struct sl_index_search_opts *o,
+                         json_t **out,
+                         struct sl_err *err);
 /**
  * @brief Number of documents in @p index.
  * @return 0, SL_ENOENT (no such index), SL_EBADNAME, SL_EIO.

@@ -65,6 +65,9 @@ struct sl__query {
 /* Read @text; SL_EINVAL (field "q", the position in the message). */
 int sl__query_parse(const char *text, struct sl__query *q, struct sl_err *err);
 void sl__query_free(struct sl__query *q);
+/* The SQL functions queries use (qfields.c): sl_ext(path), the extension
+ * of a path's last segment in lower case or NULL.  A SQLite result code. */
+int sl__index_query_functions(sqlite3 *db);
 
 /* ---- textpack.c: the documents' stored text (schema 7) ---- */
 #define SL__IX_TEXT_MAX SL_BULK_DEFAULT_MAX_RECORD /* bytes of one text */

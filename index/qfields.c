@@ -379,3 +379,52 @@ sl__qfield_find(const char *s, size_t n)
     }
     return -1;
 }
+
+/* sl_ext(path): after the last '.' of the last segment (and of an
+ * archive element's name), 1 to 10 letters and digits, in lower case. */
+static void
+ext_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *p = (const char *)sqlite3_value_text(argv[0]);
+    const char *seg = NULL;
+    const char *dot = NULL;
+    char ext[16];
+    size_t n = 0;
+    size_t i = 0;
+
+    (void)argc;
+    if (p == NULL) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    seg = strrchr(p, '/');
+    seg = seg != NULL ? seg + 1 : p;
+    dot = strrchr(seg, '.');
+    n = dot != NULL ? strlen(dot + 1) : 0;
+    for (i = 0; i < n && i < sizeof(ext) - 1; i++) {
+        if (!isalnum((unsigned char)dot[1 + i])) {
+            break;
+        }
+        ext[i] = (char)tolower((unsigned char)dot[1 + i]);
+    }
+    if (n == 0 || n > 10 || i != n || dot == seg) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    sqlite3_result_text(ctx, ext, (int)n, SQLITE_TRANSIENT);
+}
+
+int
+sl__index_query_functions(sqlite3 *db)
+{
+    return sqlite3_create_function_v2(db,
+                                      "sl_ext",
+                                      1,
+                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC |
+                                          SQLITE_INNOCUOUS,
+                                      NULL,
+                                      ext_fn,
+                                      NULL,
+                                      NULL,
+                                      NULL);
+}

@@ -73,6 +73,14 @@ req GET /smila/index/docs/search -G --data-urlencode 'q=report type:text size:<1
 expect_jq '.total == 1 and .hits[0]._recordid == "/data/a.txt"' "words with field filters (type:, size:)"
 req GET /smila/index/docs/search -G --data-urlencode 'q=path:/data -lunch'
 expect_jq '.total == 2 and ([.hits[]._recordid] | index("/data/b.txt") == null) and all(.hits[]; .score == 0 and .snippet == null)' "filters and a negated word alone: no rank, no snippet"
+req GET /smila/index/docs/search -G --data-urlencode 'q=report' --data-urlencode 'facets=ext,type' --data-urlencode 'sort=size' --data-urlencode 'order=asc'
+expect_jq '.total == 2 and .facets.ext == [{"value":"txt","count":2}] and .facets.type == [{"value":"text/plain","count":1}] and .hits[0]._recordid == "/data/b.txt"' "facets and sort=size&order=asc"
+req GET '/smila/index/docs/search?q=report&sort=colour'
+expect_error 400 INVALID_INPUT "an unknown sort"
+expect_jq '.error.field == "sort"' "the error names sort"
+req GET '/smila/index/docs/search?q=report&facets=type,colour'
+expect_error 400 INVALID_INPUT "an unknown facet"
+expect_jq '.error.field == "facets" and (.error.message | contains("colour"))' "the error names the facet"
 req GET '/smila/index/docs/search?q=report&limit=abc'
 expect_error 400 INVALID_INPUT "bad limit"
 req GET '/smila/index/docs/search?q=report&limit=1001'
@@ -124,6 +132,13 @@ if printf '%s\n' "$out" | head -1 | grep -qE '^[0-9]+\.[0-9]{4}	'; then ok "slui
 if grep -q '2 of 2 hit' "$TMP/search.err"; then ok "sluice search summary"; else fail "summary: $(cat "$TMP/search.err")"; fi
 out=$("$SLUICE" search --server "$BASE/" --index docs --limit 1 'title:lunch OR köln' 2>/dev/null)
 if [ "$(printf '%s\n' "$out" | wc -l)" = 1 ]; then ok "sluice search --limit"; else fail "--limit: $out"; fi
+out=$("$SLUICE" search --server "$BASE" --index docs --sort size --asc --facets ext report 2>"$TMP/search.err")
+if [ "$(printf '%s\n' "$out" | cut -f2 | paste -sd,)" = "/data/b.txt,/data/a.txt" ] &&
+    grep -qx 'ext: txt 2' "$TMP/search.err"; then
+    ok "sluice search --sort size --asc --facets ext"
+else
+    fail "--sort/--facets: $out / $(cat "$TMP/search.err")"
+fi
 rc=0
 "$SLUICE" search --server "$BASE" --index docs 'bad:x' 2>"$TMP/search.err" || rc=$?
 if [ "$rc" = 1 ] && grep -q 'HTTP 400' "$TMP/search.err"; then ok "sluice search: an unknown field fails"; else fail "malformed: rc $rc $(cat "$TMP/search.err")"; fi

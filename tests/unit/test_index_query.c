@@ -4,7 +4,8 @@
  * condition it becomes; the errors (an unknown field, a value that cannot
  * be read) with their position; then searches on a real index whose
  * documents have paths, types, sizes, dates, sources, a web page and an
- * archive's element, each query's hits compared as a set of record ids.
+ * archive's element, each query's hits compared as a set of record ids;
+ * the order by date and size and the facets, merged over two shards.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -296,6 +297,8 @@ test_query_search(void **state)
     struct fixture *f = *state;
     size_t i = 0;
 
+    /* two shards: hits, counts and facets are merged over both */
+    assert_int_equal(sl_index_set_shards(f->set, 2), 0);
     put(f->set,
         "{\"_recordid\":\"" D1 "\",\"title\":\"Q1 report\",\"path\":\"" D1
         "\",\"mimeType\":\"application/pdf\",\"size\":2000,"
@@ -327,6 +330,108 @@ test_query_search(void **state)
     }
 }
 
+/* The ids of the hits of @o, in order, joined by ','; a static buffer. */
+static const char *
+ordered(struct sl_index_set *set, struct sl_index_search_opts *o, json_t **res)
+{
+    static char out[1024];
+    json_t *hits = NULL;
+    struct sl_err err;
+    size_t i = 0;
+
+    sl_err_clear(&err);
+    if (sl_index_search_opts(set, "docs", o, res, &err) != 0) {
+        fail_msg("%s: %s", o->query, err.message);
+    }
+    hits = json_object_get(*res, "hits");
+    out[0] = '\0';
+    for (i = 0; i < json_array_size(hits); i++) {
+        (void)snprintf(out + strlen(out),
+                       sizeof(out) - strlen(out),
+                       "%s%s",
+                       i ? "," : "",
+                       json_string_value(json_object_get(
+                           json_array_get(hits, i), "_recordid")));
+    }
+    return out;
+}
+
+/* "value:count ..." of facet @name in @res; a static buffer. */
+static const char *
+facet(const json_t *res, const char *name)
+{
+    static char out[512];
+    const json_t *list = json_object_get(json_object_get(res, "facets"), name);
+    size_t i = 0;
+
+    out[0] = '\0';
+    for (i = 0; i < json_array_size(list); i++) {
+        const json_t *v = json_array_get(list, i);
+
+        (void)snprintf(
+            out + strlen(out),
+            sizeof(out) - strlen(out),
+            "%s%s:%lld",
+            i ? " " : "",
+            json_string_value(json_object_get(v, "value")),
+            (long long)json_integer_value(json_object_get(v, "count")));
+    }
+    return out;
+}
+
+static void
+test_query_sort_facets(void **state)
+{
+    struct sl_index_search_opts o;
+    json_t *res = NULL;
+    struct sl_err err;
+
+    test_query_search(state); /* the same four documents on two shards */
+    memset(&o, 0, sizeof(o));
+    o.query = "report OR stdio.h";
+    o.limit = 10;
+    o.sort = SL_INDEX_SORT_DATE;
+    assert_string_equal(ordered(((struct fixture *)*state)->set, &o, &res),
+                        D3 "," D1 "," D2 "," D4);
+    json_decref(res);
+    o.ascending = 1;
+    assert_string_equal(ordered(((struct fixture *)*state)->set, &o, &res),
+                        D4 "," D2 "," D1 "," D3);
+    json_decref(res);
+    o.sort = SL_INDEX_SORT_SIZE;
+    o.offset = 1;
+    o.limit = 2;
+    assert_string_equal(ordered(((struct fixture *)*state)->set, &o, &res),
+                        D2 "," D1);
+    assert_int_equal(json_integer_value(json_object_get(res, "total")), 4);
+    json_decref(res);
+    /* facets, counted over every hit, not only the page */
+    o.offset = 0;
+    o.limit = 1;
+    o.facets = "type,ext,year,source";
+    (void)ordered(((struct fixture *)*state)->set, &o, &res);
+    assert_string_equal(facet(res, "type"),
+                        "application/pdf:1 text/html:1 text/plain:1 "
+                        "text/x-c:1");
+    assert_string_equal(facet(res, "ext"), "c:1 html:1 pdf:1 txt:1");
+    assert_string_equal(facet(res, "year"), "2025:2 2023:1 2024:1");
+    assert_string_equal(facet(res, "source"), "fs:3 web:1");
+    json_decref(res);
+    o.query = "ext:pdf OR ext:txt";
+    o.facets = "source";
+    (void)ordered(((struct fixture *)*state)->set, &o, &res);
+    assert_string_equal(facet(res, "source"), "fs:2");
+    json_decref(res);
+    o.facets = "type,colour";
+    sl_err_clear(&err);
+    assert_int_equal(
+        sl_index_search_opts(
+            ((struct fixture *)*state)->set, "docs", &o, &res, &err),
+        SL_EINVAL);
+    assert_string_equal(err.field, "facets");
+    assert_non_null(strstr(err.message, "colour"));
+}
+
 int
 main(void)
 {
@@ -334,6 +439,8 @@ main(void)
         cmocka_unit_test(test_query_table),
         cmocka_unit_test(test_query_refused),
         cmocka_unit_test_setup_teardown(test_query_search, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_query_sort_facets, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
