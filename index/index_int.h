@@ -65,6 +65,31 @@ struct sl__query {
 /* Read @text; SL_EINVAL (field "q", the position in the message). */
 int sl__query_parse(const char *text, struct sl__query *q, struct sl_err *err);
 void sl__query_free(struct sl__query *q);
+/* ---- query.c, search.c: the read side ---- */
+struct sl__index;
+/* How rows are merged over shards: hits by column 10, a number or text
+ * (@text), highest first unless @asc, equal keys by shard; with @on 0
+ * (records) by the record id, column 0. */
+struct sl__ix_order {
+    int on;
+    int text;
+    int asc;
+};
+/* The shard whose current row comes next, -1 when all are done. */
+int sl__ix_merge_next(sqlite3_stmt *const *st,
+                      const int *has,
+                      unsigned n,
+                      const struct sl__ix_order *o);
+/* A text column as a JSON string, or null (NULL column or bad UTF-8). */
+json_t *sl__ix_col_json(sqlite3_stmt *st, int i);
+/* The readers of every shard of @index, locked in shard order. */
+int sl__ix_acquire_all(struct sl_index_set *set,
+                       const char *index,
+                       struct sl__index *ix[SL_INDEX_MAX_SHARDS],
+                       unsigned *n,
+                       struct sl_err *err);
+void sl__ix_release_all(struct sl__index *ix[SL_INDEX_MAX_SHARDS], unsigned n);
+
 /* The SQL functions queries use (qfields.c): sl_ext(path), the extension
  * of a path's last segment in lower case or NULL.  A SQLite result code. */
 int sl__index_query_functions(sqlite3 *db);

@@ -1,0 +1,655 @@
+/*
+ * Embedded full-text index, search (docs/index.md "Query language",
+ * "Order and facets"): the statements of a query read by qparse.c, run on
+ * every shard's reader in parallel (a thread per shard beyond the first:
+ * a shard's first step does its whole ranking), their hits merged in
+ * order and their facets summed.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index_int.h"
+
+/* A column as it is stored (string, integer or real); NULL for a NULL
+ * column or bad UTF-8. */
+static json_t *
+col_value(sqlite3_stmt *st, int i)
+{
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER:
+        return json_integer(sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, i));
+    case SQLITE_NULL:
+        return NULL;
+    default:
+        return json_stringn((const char *)sqlite3_column_text(st, i),
+                            (size_t)sqlite3_column_bytes(st, i));
+    }
+}
+
+/* The hit fields a search's columns 5.. give when the document has
+ * them (docs/index.md "REST"). */
+static const char *const hit_fields[] = {
+    "author", "mimeType", "created", "modified", "pages"};
+
+/* The hit of the row @st stands on. */
+static json_t *
+hit_json(sqlite3_stmt *st)
+{
+    json_t *hit = json_pack("{s:o, s:f, s:o, s:o, s:o}",
+                            "_recordid",
+                            sl__ix_col_json(st, 0),
+                            "score",
+                            sqlite3_column_double(st, 1),
+                            "title",
+                            sl__ix_col_json(st, 2),
+                            "snippet",
+                            sl__ix_col_json(st, 3),
+                            "path",
+                            sl__ix_col_json(st, 4));
+    size_t i = 0;
+
+    for (i = 0; i < sizeof(hit_fields) / sizeof(hit_fields[0]); i++) {
+        json_t *v = col_value(st, (int)i + 5);
+
+        if (v != NULL) {
+            (void)json_object_set_new(hit, hit_fields[i], v);
+        }
+    }
+    return hit;
+}
+
+/*
+ * Step a statement that reads FTS5 MATCH results.  FTS5 reports query
+ * syntax errors (and unknown column filters) as SQLITE_ERROR while
+ * stepping; those are the caller's fault and become SL_EINVAL.
+ */
+static int
+step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
+{
+    int src = sqlite3_step(st);
+
+    if (src == SQLITE_ROW || src == SQLITE_DONE) {
+        return src;
+    }
+    if ((src & 0xff) == SQLITE_ERROR) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "q",
+                          "malformed query: %s",
+                          sqlite3_errmsg(ix->rd.db));
+    }
+    return sl__index_rd_err(ix, src, "search", err);
+}
+
+/* How rows are ordered: hits by column KEY_COL, a number or text, highest
+ * first unless @asc, and equal keys as each shard ordered them (by rowid)
+ * and by shard; records (@on 0) by the record id (column 0). */
+#define KEY_COL   10
+#define TOTAL_COL 11
+
+/* @a against @b (two rows) in @o's order: < 0 when @a comes first. */
+static int
+row_cmp(sqlite3_stmt *a, sqlite3_stmt *b, const struct sl__ix_order *o)
+{
+    int c = 0;
+
+    if (o->on && o->text) {
+        c = strcmp((const char *)sqlite3_column_text(a, KEY_COL),
+                   (const char *)sqlite3_column_text(b, KEY_COL));
+    } else if (o->on) {
+        double da = sqlite3_column_double(a, KEY_COL);
+        double db = sqlite3_column_double(b, KEY_COL);
+
+        c = da < db ? -1 : da > db;
+    }
+    if (o->on) {
+        return o->asc ? c : -c; /* equal: the lower shard first */
+    }
+    return strcmp((const char *)sqlite3_column_text(a, 0),
+                  (const char *)sqlite3_column_text(b, 0));
+}
+
+/* The shard whose current row comes next in a merge, -1 when every shard
+ * is exhausted. */
+int
+sl__ix_merge_next(sqlite3_stmt *const *st,
+                  const int *has,
+                  unsigned n,
+                  const struct sl__ix_order *o)
+{
+    int best = -1;
+    unsigned s = 0;
+
+    for (s = 0; s < n; s++) {
+        if (has[s] && (best < 0 || row_cmp(st[s], st[best], o) < 0)) {
+            best = (int)s;
+        }
+    }
+    return best;
+}
+
+/* The columns of a hit (hit_json), FTS5's bm25 weights per column. */
+#define HIT_COLS " d.path, d.author, d.mime, d.created, d.modified, d.pages"
+#define BM25     "bm25(documents_fts, 5.0, 1.0, 2.0, 2.0)"
+
+/* FROM and WHERE of query @q: the FTS table joined to the rows when it
+ * has words, the rows alone when it has filters only. */
+static void
+from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
+{
+    const char *w = q->where;
+
+    if (q->match != NULL) {
+        (void)sl_buf_appendf(b,
+                             " FROM documents_fts JOIN docs d ON d.id ="
+                             " documents_fts.rowid%s WHERE documents_fts"
+                             " MATCH ?1%s%s%s",
+                             join,
+                             w ? " AND (" : "",
+                             w ? w : "",
+                             w ? ")" : "");
+        return;
+    }
+    (void)sl_buf_appendf(b, " FROM docs d%s WHERE %s", join, w);
+}
+
+/*
+ * The statements of query @q on one shard: the best @want hits in order
+ * @o (their key in column KEY_COL, equal keys by rowid) and their count:
+ * with filters, every hit row carries it (column TOTAL_COL, a window over
+ * the one pass the filters take), else the FTS index gives it.
+ * Words rank by bm25; a query of field filters alone ranks nothing
+ * (score 0) and has no snippet.  With words, the inner query orders every
+ * match by its key and keeps @want, reading only the FTS index when there
+ * is no filter and no other order; only the rows kept get their snippet
+ * and the other columns (a snippet reads and unpacks the text).
+ */
+static void
+search_sql(const struct sl__query *q,
+           const struct sl_index_search_opts *opt,
+           unsigned want,
+           struct sl_buf *hits,
+           struct sl_buf *count)
+{
+    const char *key = q->match != NULL ? "score" : "0.0";
+    const char *dir = opt->ascending ? "ASC" : "DESC";
+
+    if (opt->sort == SL_INDEX_SORT_DATE) {
+        key = "coalesce(d.modified, '')";
+    } else if (opt->sort == SL_INDEX_SORT_SIZE) {
+        key = "coalesce(d.size, -1)";
+    }
+    if (q->match != NULL) {
+        int by_score = strcmp(key, "score") == 0;
+        const char *k = by_score ? "score" : "k";
+
+        /* three levels: the matches with their key (bm25 is computed
+         * there, where FTS5 allows it), the page of them (and their count
+         * as a window, which SQLite does not flatten into the first),
+         * the page's columns and snippets */
+        (void)sl_buf_appendf(hits,
+                             "SELECT o._recordid, t.score, o.title,"
+                             " snippet(documents_fts, -1, '<b>', '</b>',"
+                             " '...', 16), o.path, o.author, o.mime,"
+                             " o.created, o.modified, o.pages, t.%s, t.n FROM"
+                             " (SELECT id, score, %s, %s AS n FROM"
+                             " (SELECT documents_fts.rowid AS id, -" BM25
+                             " AS score%s%s%s",
+                             k,
+                             k,
+                             q->where != NULL ? "count(*) OVER ()" : "0",
+                             by_score ? "" : ", ",
+                             by_score ? "" : key,
+                             by_score ? "" : " AS k");
+        if (by_score && q->where == NULL) {
+            (void)sl_buf_appendf(hits,
+                                 " FROM documents_fts WHERE documents_fts"
+                                 " MATCH ?1");
+        } else {
+            from_where(q, "", hits);
+        }
+        (void)sl_buf_appendf(hits,
+                             ") ORDER BY %s %s, id LIMIT %u) t JOIN"
+                             " documents_fts ON documents_fts.rowid = t.id"
+                             " JOIN docs o ON o.id = t.id WHERE"
+                             " documents_fts MATCH ?1 ORDER BY t.%s %s, t.id",
+                             k,
+                             dir,
+                             want,
+                             k,
+                             dir);
+    } else {
+        (void)sl_buf_appendf(hits,
+                             "SELECT d._recordid, 0.0, d.title, NULL," HIT_COLS
+                             ", %s, count(*) OVER ()",
+                             key);
+        from_where(q, "", hits);
+        (void)sl_buf_appendf(
+            hits, " ORDER BY %s %s, d.id LIMIT %u", key, dir, want);
+    }
+    if (q->where == NULL) { /* else the hits count themselves (column 11) */
+        (void)sl_buf_appendf(count,
+                             "SELECT count(*) FROM documents_fts WHERE"
+                             " documents_fts MATCH ?1");
+    }
+}
+
+/* Prepare @sql on @ix's reader with @q's values bound. */
+static int
+prepare_query(struct sl__index *ix,
+              const char *sql,
+              const struct sl__query *q,
+              sqlite3_stmt **st,
+              struct sl_err *err)
+{
+    int src = sqlite3_prepare_v2(ix->rd.db, sql, -1, st, NULL);
+    int p = 1;
+    size_t i = 0;
+
+    if (src != SQLITE_OK) {
+        *st = NULL;
+        return sl__index_rd_err(ix, src, "search", err);
+    }
+    if (q->match != NULL) {
+        (void)sqlite3_bind_text(*st, p++, q->match, -1, SQLITE_STATIC);
+    }
+    for (i = 0; i < q->nparams; i++) {
+        (void)sqlite3_bind_text(*st, p++, q->params[i], -1, SQLITE_STATIC);
+    }
+    return 0;
+}
+
+/* The facets and the SQL of their values. */
+static const struct {
+    const char *name;
+    const char *key;
+    const char *join;
+} facet_defs[] = {
+    {"source", "s.source", " JOIN doc_sources s ON s.doc = d.id"},
+    {"type", "d.mime", ""},
+    {"ext", "sl_ext(coalesce(d.path, d._recordid))", ""},
+    {"year", "substr(d.modified, 1, 4)", ""},
+};
+
+/* Sort {value: count} by count, most first, then value. */
+static int
+cmp_facet(const void *a, const void *b)
+{
+    const json_t *x = *(const json_t *const *)a;
+    const json_t *y = *(const json_t *const *)b;
+    json_int_t cx = json_integer_value(json_object_get(x, "count"));
+    json_int_t cy = json_integer_value(json_object_get(y, "count"));
+
+    if (cx != cy) {
+        return cx > cy ? -1 : 1;
+    }
+    return strcmp(json_string_value(json_object_get(x, "value")),
+                  json_string_value(json_object_get(y, "value")));
+}
+
+/* {value: count} as [{"value","count"}], the SL_INDEX_MAX_FACET biggest. */
+static json_t *
+facet_list(json_t *counts)
+{
+    size_t n = json_object_size(counts);
+    json_t **items = sl_calloc(n + 1, sizeof(*items));
+    json_t *list = json_array();
+    const char *v = NULL;
+    json_t *c = NULL;
+    size_t i = 0;
+
+    json_object_foreach(counts, v, c)
+    {
+        items[i++] = json_pack("{s:s, s:O}", "value", v, "count", c);
+    }
+    qsort(items, n, sizeof(*items), cmp_facet);
+    for (i = 0; i < n; i++) {
+        if (i < SL_INDEX_MAX_FACET) {
+            (void)json_array_append(list, items[i]);
+        }
+        json_decref(items[i]);
+    }
+    sl_free(items);
+    return list;
+}
+
+/* Facet @f of query @q on shard @ix: its values' counts added to
+ * @counts ({value: count}). */
+static int
+facet_shard(struct sl__index *ix,
+            const struct sl__query *q,
+            size_t f,
+            json_t *counts,
+            struct sl_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    struct sl_buf sql;
+    int rc = 0;
+
+    sl_buf_init(&sql, 64 * 1024);
+    (void)sl_buf_appendf(&sql, "SELECT %s, count(*)", facet_defs[f].key);
+    from_where(q, facet_defs[f].join, &sql);
+    (void)sl_buf_appendf(&sql, " GROUP BY 1");
+    rc = prepare_query(ix, sql.data, q, &st, err);
+    while (rc == 0 && (rc = step_match(ix, st, err)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        json_int_t add = sqlite3_column_int64(st, 1);
+
+        if (v != NULL && v[0] != '\0' && sl_utf8_valid(v, strlen(v))) {
+            json_t *c = json_object_get(counts, v);
+
+            (void)json_object_set_new(
+                counts, v, json_integer(json_integer_value(c) + add));
+        }
+        rc = 0;
+    }
+    rc = rc == SQLITE_DONE ? 0 : rc;
+    (void)sqlite3_finalize(st);
+    sl_buf_free(&sql);
+    return rc;
+}
+
+/* The facets named in @names ("type,ext"), checked before any is
+ * counted: their indexes into @want. */
+static int
+facet_names(const char *names, int want[], size_t *nwant, struct sl_err *err)
+{
+    const size_t nd = sizeof(facet_defs) / sizeof(facet_defs[0]);
+    const char *p = names;
+
+    *nwant = 0;
+    while (p != NULL && *p != '\0') {
+        size_t len = strcspn(p, ",");
+        size_t f = 0;
+
+        for (f = 0; f < nd; f++) {
+            if (strlen(facet_defs[f].name) == len &&
+                strncmp(p, facet_defs[f].name, len) == 0) {
+                break;
+            }
+        }
+        if (f == nd) {
+            return sl_err_set(err,
+                              SL_EINVAL,
+                              "facets",
+                              "unknown facet '%.*s' (there are source, type, "
+                              "ext, year)",
+                              (int)(len < 64 ? len : 64),
+                              p);
+        }
+        if (*nwant < nd) {
+            want[(*nwant)++] = (int)f;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+#define MAX_FACETS (sizeof(facet_defs) / sizeof(facet_defs[0]))
+
+/* What one shard does for a search, on its own thread. */
+struct shard_job {
+    struct sl__index *ix;
+    const struct sl__query *q;
+    const char *hsql;  /* the hits */
+    const char *csql;  /* the count, or "" when the hits carry it */
+    const int *facets; /* indexes into facet_defs */
+    size_t nfacets;
+    sqlite3_stmt *st;           /* the hits, on their first row */
+    int has;                    /* st has a row */
+    sqlite3_int64 total;        /* the shard's count */
+    json_t *counts[MAX_FACETS]; /* {value: count} per facet asked */
+    int rc;
+    struct sl_err err;
+};
+
+/* The count, the first row of the hits (where the ranking is done) and
+ * the facets of one shard. */
+static void *
+shard_run(void *arg)
+{
+    struct shard_job *j = arg;
+    size_t f = 0;
+    int rc = 0;
+
+    if (j->csql[0] != '\0') {
+        sqlite3_stmt *c = NULL;
+
+        rc = prepare_query(j->ix, j->csql, j->q, &c, &j->err);
+        rc = rc == 0 ? step_match(j->ix, c, &j->err) : rc;
+        j->total = rc == SQLITE_ROW ? sqlite3_column_int64(c, 0) : 0;
+        rc = rc < 0 ? rc : 0;
+        (void)sqlite3_finalize(c);
+    }
+    rc = rc == 0 ? prepare_query(j->ix, j->hsql, j->q, &j->st, &j->err) : rc;
+    rc = rc == 0 ? step_match(j->ix, j->st, &j->err) : rc;
+    j->has = rc == SQLITE_ROW;
+    if (j->has && j->csql[0] == '\0') {
+        j->total = sqlite3_column_int64(j->st, TOTAL_COL);
+    }
+    rc = rc < 0 ? rc : 0;
+    for (f = 0; f < j->nfacets && rc == 0; f++) {
+        j->counts[f] = json_object();
+        rc = facet_shard(
+            j->ix, j->q, (size_t)j->facets[f], j->counts[f], &j->err);
+    }
+    j->rc = rc;
+    return NULL;
+}
+
+/* Run @n jobs, the first on this thread, the others each on its own
+ * (on this one too when a thread cannot start). */
+static void
+run_jobs(struct shard_job *jobs, unsigned n)
+{
+    pthread_t t[SL_INDEX_MAX_SHARDS];
+    int started[SL_INDEX_MAX_SHARDS] = {0};
+    unsigned k = 0;
+
+    for (k = 1; k < n; k++) {
+        started[k] = pthread_create(&t[k], NULL, shard_run, &jobs[k]) == 0;
+    }
+    (void)shard_run(&jobs[0]);
+    for (k = 1; k < n; k++) {
+        if (started[k]) {
+            (void)pthread_join(t[k], NULL);
+        } else {
+            (void)shard_run(&jobs[k]);
+        }
+    }
+}
+
+/* The hits in order @o from the jobs' statements, @offset skipped. */
+static int
+merge_hits(struct shard_job *jobs,
+           unsigned n,
+           const struct sl_index_search_opts *opt,
+           const struct sl__ix_order *o,
+           json_t *hits,
+           struct sl_err *err)
+{
+    sqlite3_stmt *st[SL_INDEX_MAX_SHARDS];
+    int has[SL_INDEX_MAX_SHARDS];
+    size_t seen = 0;
+    size_t want = (size_t)opt->offset + opt->limit;
+    unsigned k = 0;
+    int best = 0;
+    int rc = 0;
+
+    for (k = 0; k < n; k++) {
+        st[k] = jobs[k].st;
+        has[k] = jobs[k].has;
+    }
+    while (rc == 0 && seen < want &&
+           (best = sl__ix_merge_next(st, has, n, o)) >= 0) {
+        if (seen++ >= opt->offset) {
+            (void)json_array_append_new(hits, hit_json(st[best]));
+        }
+        rc = step_match(jobs[best].ix, st[best], err);
+        has[best] = rc == SQLITE_ROW;
+        rc = rc < 0 ? rc : 0;
+    }
+    return rc;
+}
+
+/* The facets' counts summed over the jobs, as lists. */
+static json_t *
+merge_facets(struct shard_job *jobs, unsigned n, const int *facets, size_t nf)
+{
+    json_t *out = json_object();
+    size_t f = 0;
+    unsigned k = 0;
+
+    for (f = 0; f < nf; f++) {
+        json_t *sum = json_object();
+
+        for (k = 0; k < n; k++) {
+            const char *v = NULL;
+            json_t *c = NULL;
+
+            json_object_foreach(jobs[k].counts[f], v, c)
+            {
+                json_int_t had = json_integer_value(json_object_get(sum, v));
+
+                (void)json_object_set_new(
+                    sum, v, json_integer(had + json_integer_value(c)));
+            }
+        }
+        (void)json_object_set_new(
+            out, facet_defs[facets[f]].name, facet_list(sum));
+        json_decref(sum);
+    }
+    return out;
+}
+
+/* Query @q over the shards @ix: {"total", "hits"[, "facets"]}. */
+static int
+search_shards(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
+              unsigned n,
+              const struct sl__query *q,
+              const struct sl_index_search_opts *opt,
+              const int *facets,
+              size_t nfacets,
+              json_t **out,
+              struct sl_err *err)
+{
+    struct shard_job jobs[SL_INDEX_MAX_SHARDS];
+    struct sl__ix_order o = {
+        1, opt->sort == SL_INDEX_SORT_DATE, opt->ascending};
+    struct sl_buf hsql;
+    struct sl_buf csql;
+    json_int_t total = 0;
+    json_t *hits = json_array();
+    unsigned k = 0;
+    size_t f = 0;
+    int rc = 0;
+
+    sl_buf_init(&hsql, 64 * 1024);
+    sl_buf_init(&csql, 64 * 1024);
+    search_sql(q, opt, opt->offset + opt->limit, &hsql, &csql);
+    memset(jobs, 0, sizeof(jobs));
+    for (k = 0; k < n; k++) {
+        jobs[k].ix = ix[k];
+        jobs[k].q = q;
+        jobs[k].hsql = hsql.data;
+        jobs[k].csql = csql.data != NULL ? csql.data : "";
+        jobs[k].facets = facets;
+        jobs[k].nfacets = nfacets;
+        sl_err_clear(&jobs[k].err);
+    }
+    run_jobs(jobs, n);
+    for (k = 0; k < n && rc == 0; k++) {
+        rc = jobs[k].rc;
+        total += jobs[k].total;
+        if (rc != 0 && err != NULL) {
+            *err = jobs[k].err;
+        }
+    }
+    rc = rc == 0 ? merge_hits(jobs, n, opt, &o, hits, err) : rc;
+    if (rc == 0) {
+        *out = json_pack("{s:I, s:O}", "total", total, "hits", hits);
+        if (nfacets > 0) {
+            (void)json_object_set_new(
+                *out, "facets", merge_facets(jobs, n, facets, nfacets));
+        }
+    }
+    for (k = 0; k < n; k++) {
+        (void)sqlite3_finalize(jobs[k].st);
+        for (f = 0; f < nfacets; f++) {
+            json_decref(jobs[k].counts[f]);
+        }
+    }
+    json_decref(hits);
+    sl_buf_free(&hsql);
+    sl_buf_free(&csql);
+    return rc;
+}
+
+int
+sl_index_search_opts(struct sl_index_set *set,
+                     const char *index,
+                     const struct sl_index_search_opts *o,
+                     json_t **out,
+                     struct sl_err *err)
+{
+    struct sl__index *ix[SL_INDEX_MAX_SHARDS];
+    struct sl_index_search_opts opt = *o;
+    struct sl__query q;
+    int facets[8];
+    size_t nfacets = 0;
+    unsigned n = 0;
+    int rc = 0;
+
+    *out = NULL;
+    if (o->query == NULL || o->query[0] == '\0') {
+        return sl_err_set(err, SL_EINVAL, "q", "the query is empty");
+    }
+    if (strlen(o->query) > SL_INDEX_MAX_QUERY) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "q",
+                          "the query is longer than %u bytes",
+                          SL_INDEX_MAX_QUERY);
+    }
+    if (o->offset > SL_INDEX_MAX_OFFSET) {
+        return sl_err_set(err,
+                          SL_EINVAL,
+                          "offset",
+                          "offset must be at most %u",
+                          SL_INDEX_MAX_OFFSET);
+    }
+    opt.limit = o->limit > SL_INDEX_MAX_LIMIT ? SL_INDEX_MAX_LIMIT : o->limit;
+    rc = facet_names(o->facets, facets, &nfacets, err);
+    rc = rc == 0 ? sl__query_parse(o->query, &q, err) : rc;
+    if (rc != 0) {
+        return rc;
+    }
+    rc = sl__ix_acquire_all(set, index, ix, &n, err);
+    if (rc == 0) {
+        rc = search_shards(ix, n, &q, &opt, facets, nfacets, out, err);
+        sl__ix_release_all(ix, n);
+    }
+    sl__query_free(&q);
+    return rc;
+}
+
+int
+sl_index_search(struct sl_index_set *set,
+                const char *index,
+                const char *query,
+                unsigned limit,
+                unsigned offset,
+                json_t **out,
+                struct sl_err *err)
+{
+    struct sl_index_search_opts o;
+
+    memset(&o, 0, sizeof(o));
+    o.query = query;
+    o.limit = limit;
+    o.offset = offset;
+    return sl_index_search_opts(set, index, &o, out, err);
+}
