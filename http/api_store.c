@@ -6,8 +6,6 @@
  */
 #include <string.h>
 
-#include <microhttpd.h>
-
 #include "http/http_int.h"
 
 #define LIST_DEFAULT_LIMIT 1000
