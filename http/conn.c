@@ -383,6 +383,11 @@ on_header_field(http_parser *p, const char *at, size_t len)
 
     c->seen_field = 1;
     if (c->in_value && push_header(c) != 0) {
+        (void)sl__reply_error(
+            c->req, SL_EHEADERS, "headers", "more than %d headers", MAX_FIELDS);
+        c->close = 1;
+        c->linger = 1;
+        (void)finish(c);
         return -1;
     }
     c->in_value = 0;
@@ -561,11 +566,12 @@ linger(int fd)
     int64_t deadline = sl_mono_ms() + LINGER_MS;
 
     (void)shutdown(fd, SHUT_WR);
-    while (total < LINGER_BYTES && sl_mono_ms() < deadline) {
+    while (total < LINGER_BYTES) {
         struct pollfd pfd = {fd, POLLIN, 0};
+        int64_t left = deadline - sl_mono_ms();
         ssize_t n = 0;
 
-        if (poll(&pfd, 1, (int)(deadline - sl_mono_ms())) <= 0) {
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
             break;
         }
         n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
@@ -587,10 +593,8 @@ conn_free(struct conn *c)
     if (c->linger) {
         linger(c->fd);
     }
-    (void)close(c->fd);
-    sl_buf_free(&c->url);
-    sl_buf_free(&c->field);
-    sl_buf_free(&c->value);
+    /* off the list before the close: a stop shuts down the sockets of the
+     * list, and a closed number may already be another socket's */
     pthread_mutex_lock(&net->mu);
     if (c->prev != NULL) {
         c->prev->next = c->next;
@@ -600,10 +604,16 @@ conn_free(struct conn *c)
     if (c->next != NULL) {
         c->next->prev = c->prev;
     }
-    net->nconns--;
+    pthread_mutex_unlock(&net->mu);
+    (void)close(c->fd);
+    sl_buf_free(&c->url);
+    sl_buf_free(&c->field);
+    sl_buf_free(&c->value);
+    sl_free(c);
+    pthread_mutex_lock(&net->mu);
+    net->nconns--; /* counted until here: a stop waits for it */
     pthread_cond_broadcast(&net->cv);
     pthread_mutex_unlock(&net->mu);
-    sl_free(c);
 }
 
 static void *

@@ -330,14 +330,22 @@ sl__qfield_filter(struct qp *qp, const char *name, const char *v, size_t at)
             (void)sl__qp_fail(qp, at, "%s: wants a host name", name);
             return NULL;
         }
+        char *c = sl_asprintf("http://%s", v);
+        char *e = sl_asprintf("https://%s", v);
+
         a = sl_asprintf("http://%s[:/]*", v);
         b = sl_asprintf("https://%s[:/]*", v);
         f = filter_node(qp,
                         "(lower(d._recordid) GLOB lower(?) OR"
-                        " lower(d._recordid) GLOB lower(?))",
-                        2,
+                        " lower(d._recordid) GLOB lower(?) OR"
+                        " lower(d._recordid) IN (lower(?), lower(?)))",
+                        4,
                         a,
-                        b);
+                        b,
+                        c,
+                        e);
+        sl_free(c);
+        sl_free(e);
     }
     sl_free(a);
     sl_free(b);

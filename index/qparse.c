@@ -622,26 +622,29 @@ fts_string(struct sl_buf *b, const struct qnode *t)
 static void fts_write(struct sl_buf *b, const struct qnode *n);
 
 /*
- * The terms from @k on as one FTS5 AND: "(p AND q)", or with NOT terms
- * "((p AND q) NOT r)", FTS5's NOT being binary; one term without
- * parentheses.  @matchable: only the
- * terms that fts_ok (the others go to SQL, see write_root).
+ * The terms from @k on as one FTS5 AND: "(p AND q)", with NOT terms
+ * "((p AND q) NOT r NOT s)" (FTS5's NOT is binary and left-associative:
+ * one pair of parentheses however many, so that FTS5's parser stack,
+ * which cannot grow, is not filled by them); one term without
+ * parentheses.  @matchable: only the terms that fts_ok (the others go to
+ * SQL, see write_root).
  */
 static void
 fts_and(struct sl_buf *b, const struct qnode *k, int matchable)
 {
     const struct qnode *first = k;
     int npos = 0;
+    int nneg = 0;
     int i = 0;
 
     for (; k != NULL; k = k->next) {
         if (k->kind == Q_NOT && (!matchable || fts_ok(k->kids))) {
-            (void)sl_buf_append(b, "(", 1);
+            nneg++;
         } else if (k->kind != Q_NOT && (!matchable || fts_ok(k))) {
             npos++;
         }
     }
-    (void)sl_buf_appendf(b, "%s", npos > 1 ? "(" : "");
+    (void)sl_buf_appendf(b, "%s%s", nneg > 0 ? "(" : "", npos > 1 ? "(" : "");
     for (k = first; k != NULL; k = k->next) {
         if (k->kind != Q_NOT && (!matchable || fts_ok(k))) {
             (void)sl_buf_appendf(b, "%s", i++ ? " AND " : "");
@@ -653,9 +656,9 @@ fts_and(struct sl_buf *b, const struct qnode *k, int matchable)
         if (k->kind == Q_NOT && (!matchable || fts_ok(k->kids))) {
             (void)sl_buf_append(b, " NOT ", 5);
             fts_write(b, k->kids);
-            (void)sl_buf_append(b, ")", 1);
         }
     }
+    (void)sl_buf_appendf(b, "%s", nneg > 0 ? ")" : "");
 }
 
 static void
@@ -734,10 +737,10 @@ sql_write(struct sl_buf *b, const struct qnode *n, struct sl__query *q)
             rc = add_param(q, sl_strdup(n->params[i]));
         }
         return rc;
-    case Q_NOT:
-        (void)sl_buf_append(b, "(NOT ", 5);
+    case Q_NOT: /* a filter on a NULL column is NULL: not "not" */
+        (void)sl_buf_append(b, "(NOT coalesce(", 14);
         rc = sql_write(b, n->kids, q);
-        (void)sl_buf_append(b, ")", 1);
+        (void)sl_buf_append(b, ", 0))", 5);
         return rc;
     case Q_AND:
     case Q_OR:

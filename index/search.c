@@ -234,6 +234,9 @@ search_sql(const struct sl__query *q,
         (void)sl_buf_appendf(count,
                              "SELECT count(*) FROM documents_fts WHERE"
                              " documents_fts MATCH ?1");
+    } else if (want == 0) { /* no hit row to carry it */
+        (void)sl_buf_appendf(count, "SELECT count(*)");
+        from_where(q, "", count);
     }
 }
 

@@ -168,6 +168,8 @@ rawcheck 'GET /smila/ HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n' "400 INVALID_IN
 rawcheck 'GET /smila/ HTTP/1.1\r\nHost: x\r\n\r\nGET /smila/nothere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' \
     "200 - 404 NOT_FOUND" "two pipelined requests"
 rawcheck 'GET /smila/ HTTP/1.0\r\n\r\n' "200 -" "HTTP/1.0 without Host"
+rawcheck "GET /smila/ HTTP/1.1\\r\\nHost: x\\r\\n$(printf 'a: b\\r\\n%.0s' $(seq 1 1100))\\r\\n" \
+    "431 HEADERS_TOO_LARGE" "1,100 short headers"
 rawcheck 'PUT /smila/store/s/o HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 999999999999\r\n\r\n' \
     "413 TOO_LARGE" "Expect: 100-continue with a body over the limit (no 100 first)"
 rawcheck 'HEAD /smila/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' "200 nojson" "HEAD (no body)"

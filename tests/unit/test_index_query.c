@@ -61,7 +61,8 @@ static const struct {
     {"a) b", "(\"a\" AND \"b\")", NULL, NULL},
     {"a -b", "(\"a\" NOT \"b\")", NULL, NULL},
     {"a NOT b c", "((\"a\" AND \"c\") NOT \"b\")", NULL, NULL},
-    {"-b", NULL, "(NOT " IN_FTS ")", "\"b\""},
+    {"-b", NULL, "(NOT coalesce(" IN_FTS ", 0))", "\"b\""},
+    {"a -b -c", "(\"a\" NOT \"b\" NOT \"c\")", NULL, NULL},
     {"AND", "\"AND\"", NULL, NULL},
     {"a OR", "\"a\"", NULL, NULL},
     {"or and not", "(\"or\" AND \"and\" AND \"not\")", NULL, NULL},
@@ -74,7 +75,10 @@ static const struct {
     {"title:(a OR b)", "(title : \"a\" OR title : \"b\")", NULL, NULL},
     {"author:smith x", "(author : \"smith\" AND \"x\")", NULL, NULL},
     {"ext:pdf report", "\"report\"", EXT, ".pdf|.pdf"},
-    {"report -ext:.PDF", "\"report\"", "(NOT " EXT ")", ".pdf|.pdf"},
+    {"report -ext:.PDF",
+     "\"report\"",
+     "(NOT coalesce(" EXT ", 0))",
+     ".pdf|.pdf"},
     {"report OR ext:pdf",
      NULL,
      "(" IN_FTS " OR " EXT ")",
@@ -109,8 +113,9 @@ static const struct {
     {"host:Example.com",
      NULL,
      "((lower(d._recordid) GLOB lower(?) OR lower(d._recordid) GLOB "
-     "lower(?)))",
-     "http://Example.com[:/]*|https://Example.com[:/]*"},
+     "lower(?) OR lower(d._recordid) IN (lower(?), lower(?))))",
+     "http://Example.com[:/]*|https://Example.com[:/]*|http://Example.com|"
+     "https://Example.com"},
 };
 
 static void
@@ -273,6 +278,9 @@ static const struct {
     {"draft NEAR report", D4},
     {"report ext:pdf", D1},
     {"report -ext:pdf", D4 "," D3},
+    /* a negated filter keeps documents without the field (D3 has no path) */
+    {"report -path:/home/u/src", D4 "," D1 "," D3},
+    {"-type:pdf -size:>1k", D4 "," D2},
     {"report size:>1k", D1 "," D3},
     {"size:<=500", D4 "," D2},
     {"modified:2025-01..2025-06", D1 "," D3},
@@ -327,6 +335,26 @@ test_query_search(void **state)
             fail_msg(
                 "%s: found [%s], want [%s]", finds[i].q, got, finds[i].want);
         }
+    }
+    /* many negations: one pair of parentheses, not one each (FTS5's
+     * parser stack is fixed) */
+    {
+        char q[1024] = "report";
+
+        for (i = 0; i < 120; i++) {
+            (void)snprintf(q + strlen(q), sizeof(q) - strlen(q), " -n%zu", i);
+        }
+        assert_string_equal(ids(f->set, q), D4 "," D1 "," D3);
+    }
+    /* with filters, the count comes with the hits: also without any */
+    {
+        json_t *res = NULL;
+
+        assert_int_equal(
+            sl_index_search(f->set, "docs", "report ext:pdf", 0, 0, &res, NULL),
+            0);
+        assert_int_equal(json_integer_value(json_object_get(res, "total")), 1);
+        json_decref(res);
     }
 }
 
