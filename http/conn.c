@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <http_parser.h>
 
 #include "http/http_int.h"
@@ -210,43 +211,35 @@ finish(struct conn *c)
  * The request target and the head.
  * --------------------------------------------------------------------- */
 
-static int
-hex(int ch)
-{
-    if (ch >= '0' && ch <= '9') {
-        return ch - '0';
-    }
-    ch |= 0x20;
-    return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-}
-
 /*
- * A new string of the @n bytes at @s with %XX decoded (a malformed escape
- * stays as it is) and, when @plus, '+' read as a space.  A decoded NUL
- * would cut the string short and address another resource, so it becomes
- * 0x01, which every name check rejects as a control character.
+ * A new string of the @n bytes at @s percent-decoded by libcurl (a
+ * malformed escape stays as it is) and, when @plus, with '+' read as a
+ * space first.  A decoded NUL would cut the string short and address
+ * another resource, so it becomes 0x01, which every name check rejects as
+ * a control character.
  */
 static char *
 decode(const char *s, size_t n, int plus)
 {
-    char *out = sl_malloc(n + 1);
+    char *in = sl_strndup(s, n);
+    char *dec = NULL;
+    char *out = NULL;
+    int len = 0;
     size_t i = 0;
-    size_t o = 0;
 
-    for (i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hex(s[i + 1]) >= 0 &&
-            hex(s[i + 2]) >= 0) {
-            int v = hex(s[i + 1]) * 16 + hex(s[i + 2]);
-
-            out[o++] = (char)(v == 0 ? 1 : v);
-            i += 2;
-        } else if (plus && s[i] == '+') {
-            out[o++] = ' ';
-        } else {
-            out[o++] = s[i];
-        }
+    for (i = 0; plus && i < n; i++) {
+        in[i] = in[i] == '+' ? ' ' : in[i];
     }
-    out[o] = '\0';
+    dec = curl_easy_unescape(NULL, in, (int)n, &len);
+    if (dec == NULL) {
+        return in; /* out of memory: as it came */
+    }
+    for (i = 0; i < (size_t)len; i++) {
+        dec[i] = dec[i] == '\0' ? '\1' : dec[i];
+    }
+    out = sl_strndup(dec, (size_t)len);
+    curl_free(dec);
+    sl_free(in);
     return out;
 }
 
