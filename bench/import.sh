@@ -62,6 +62,9 @@ same generated tree.
                   from disk)
   --config-jq FILTER  a jq filter applied to the servers' configuration,
                   e.g. '.jobmanager.maxQueuedDownstream = 0'
+  --mem-trace FILE  write the full tree's server memory over time to FILE:
+                  a line "seconds anon_KiB file_KiB" every 5 s (RssAnon,
+                  RssFile), to tell a steady climb from a late spike
   --summary FILE  also write the full tree's figures as "key value" lines
                   (bench/scale.sh reads them)
   --keep          keep the temporary directory (tree, data dirs, logs)
@@ -103,6 +106,7 @@ KEEP=0
 FULL_ONLY=0
 TREE_CACHE=""
 SUMMARY=""
+MEM_TRACE=""
 PERF=""
 HISTORY_COST=0
 METRICS_COST=0
@@ -117,6 +121,7 @@ while [ $# -gt 0 ]; do
     --threads) THREADS=${2:?--threads needs a value}; shift 2 ;;
     --no-peers) PEERS=0; shift ;;
     --keep) KEEP=1; shift ;;
+    --mem-trace) MEM_TRACE=${2:?--mem-trace needs a file}; shift 2 ;;
     --full-only) FULL_ONLY=1; shift ;;
     --tree-cache) TREE_CACHE=${2:?--tree-cache needs a directory}; shift 2 ;;
     --summary) SUMMARY=${2:?--summary needs a file}; shift 2 ;;
@@ -636,11 +641,13 @@ for s in "${SCOPES[@]}"; do run_find "$s"; done
 # ---------------------------------------------------------------- sluice
 declare -A SPID SBASE SLOG SDATA ANON FILEB
 
-# mem_sampler PID OUT: every 200 ms, the peaks so far of PID's RssAnon and
-# RssFile (KiB) into OUT as "anon file", until PID is gone.  Bash builtins
-# but sleep, so that it costs the measured cores next to nothing.
+# mem_sampler PID OUT [TRACE]: every 200 ms, the peaks so far of PID's
+# RssAnon and RssFile (KiB) into OUT as "anon file", until PID is gone;
+# with TRACE, every 5 s a line "seconds anon file" of the current values
+# appended to it.  Bash builtins but sleep, so that it costs the measured
+# cores next to nothing.
 mem_sampler() {
-    local pid=$1 out=$2 k v a f anon=0 file=0
+    local pid=$1 out=$2 trace=${3:-} k v a f anon=0 file=0 n=0
     while :; do
         a=-1 f=0
         {
@@ -654,6 +661,10 @@ mem_sampler() {
             [ "$f" -gt "$file" ] && file=$f
             echo "$anon $file" >"$out"
         fi
+        if [ -n "$trace" ] && [ $((n % 25)) -eq 0 ]; then
+            echo "$((n / 5)) $a $f" >>"$trace"
+        fi
+        n=$((n + 1))
         sleep 0.2
     done
 }
@@ -692,7 +703,12 @@ start_server() { # SCOPE
     SERVERS+=("$pid")
     SPID[$s]=$pid
     echo "0 0" >"$TMP/mem-$s"
-    mem_sampler "$pid" "$TMP/mem-$s" &
+    local trace=""
+    if [ -n "$MEM_TRACE" ] && [ "$s" = full ]; then
+        trace=$MEM_TRACE
+        : >"$trace"
+    fi
+    mem_sampler "$pid" "$TMP/mem-$s" "$trace" &
     SAMPLERS+=("$!")
     echo 0 >"$TMP/store-$s"
     store_sampler "$pid" "${SDATA[$s]}/store/temp" "$TMP/store-$s" &

@@ -2,7 +2,7 @@
  * `sluice search`: send a full-text query to a running server
  * (GET /smila/index/<name>/search, docs/index.md) and print one hit per
  * line: score, record id and title, separated by tabs; the facets asked
- * for go to stderr with the count.
+ * for go to stderr with the count, and the cursor of the next page.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -21,6 +21,7 @@ struct args {
     const char *query;
     const char *sort;   /* relevance, date, size; NULL: the server's */
     const char *facets; /* "type,ext"; NULL: none */
+    const char *after;  /* a cursor; NULL: the first page */
     int asc;
     uint64_t limit;
 };
@@ -53,8 +54,11 @@ usage(FILE *out)
             "      --asc          lowest first\n"
             "      --facets LIST  also count the hits by some of source, "
             "type, ext,\n"
-            "                     year (comma-separated; printed on "
+            "                     year, host (comma-separated; printed on "
             "stderr)\n"
+            "      --after CURSOR the page after the one whose 'next: "
+            "CURSOR'\n"
+            "                     was printed (on stderr)\n"
             "  -h, --help         this help\n"
             "\n"
             "Exit status: 0 success (also "
@@ -74,6 +78,7 @@ parse_args(int argc, char **argv, struct args *a)
         {"sort", required_argument, NULL, 'S'},
         {"asc", no_argument, NULL, 'A'},
         {"facets", required_argument, NULL, 'F'},
+        {"after", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -107,6 +112,9 @@ parse_args(int argc, char **argv, struct args *a)
             break;
         case 'F':
             a->facets = optarg;
+            break;
+        case 'C':
+            a->after = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -186,6 +194,11 @@ print_hits(const char *text)
             json_array_size(hits),
             (long long)json_integer_value(json_object_get(reply, "total")));
     print_facets(json_object_get(reply, "facets"));
+    if (json_is_string(json_object_get(reply, "next"))) {
+        fprintf(stderr,
+                "next: %s\n",
+                json_string_value(json_object_get(reply, "next")));
+    }
     json_decref(reply);
     return 0;
 }
@@ -246,6 +259,7 @@ sl_cli_search_main(int argc, char **argv)
                       a.asc ? "&order=asc" : "");
     url = add_arg(url, "sort", a.sort);
     url = add_arg(url, "facets", a.facets);
+    url = add_arg(url, "cursor", a.after);
     rc = sl_cli_http(
         "sluice search", "GET", url, a.conn.token, NULL, &body, &status);
     if (rc != 0) {

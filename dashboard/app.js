@@ -396,22 +396,79 @@
     for (const ix of list.indexes || []) sel.append(el("option", { value: ix.name }, ix.name + " (" + fmt(ix.documentCount) + ")"));
   }
 
-  $("search-form").addEventListener("submit", async (ev) => {
-    ev.preventDefault();
+  /* The search: a page of hits, the facets to narrow it by (a value adds
+   * its filter to the query), an order, and more hits by the cursor. */
+  const FACETS = [
+    ["type", "Type", (v) => "type:" + v],
+    ["ext", "Extension", (v) => "ext:" + v],
+    ["year", "Year", (v) => "modified:" + v],
+    ["source", "Source", (v) => "source:" + v],
+    ["host", "Site", (v) => "host:" + v],
+  ];
+  let searchNext = null;
+
+  function hitItem(h) {
+    const meta = [h.host, h.mimeType, h.modified && h.modified.slice(0, 10)].filter(Boolean).join(" · ");
+    return el("li", {}, el("div", { class: "title" }, h.title || h._recordid),
+      el("div", { class: "id" }, h._recordid), meta ? el("div", { class: "meta" }, meta) : null, snippet(h.snippet));
+  }
+
+  function quoted(v) {
+    return /[\s"()]/.test(v) ? '"' + v.replace(/"/g, "") + '"' : v;
+  }
+
+  function showFacets(facets) {
+    const box = $("search-facets");
+    box.replaceChildren();
+    for (const [name, label, filter] of FACETS) {
+      const list = (facets || {})[name] || [];
+      if (!list.length) continue;
+      box.append(el("h3", {}, label), el("ul", {}, ...list.map((f) => el("li", {},
+        el("button", { type: "button", title: "only " + f.value, onclick: () => {
+          $("search-q").value = $("search-q").value.trim() + " " + filter(quoted(f.value));
+          runSearch(false);
+        } }, f.value), el("span", { class: "count" }, fmt(f.count))))));
+    }
+  }
+
+  async function runSearch(more) {
     const q = $("search-q").value;
     const ix = $("search-index").value || "default";
+    const order = $("search-sort").value;
+    let url = "/smila/index/" + enc(ix) + "/search?limit=20&q=" + enc(q) + (order ? "&" + order : "");
+    url += more ? "&cursor=" + enc(searchNext) : "&facets=" + FACETS.map((f) => f[0]).join(",");
     try {
-      const r = await api("GET", "/smila/index/" + enc(ix) + "/search?limit=20&q=" + enc(q));
-      $("search-total").textContent = fmt(r.total) + " documents match";
-      $("search-hits").replaceChildren(...(r.hits || []).map((h) => el("li", {},
-        el("div", { class: "title" }, h.title || h._recordid), el("div", { class: "id" }, h._recordid), snippet(h.snippet))));
+      const r = await api("GET", url);
+      const items = (r.hits || []).map(hitItem);
+      if (more) {
+        $("search-hits").append(...items);
+      } else {
+        $("search-total").textContent = fmt(r.total) + " documents match";
+        $("search-hits").replaceChildren(...items);
+        showFacets(r.facets);
+      }
+      searchNext = r.next || null;
+      $("search-more").hidden = !searchNext;
       showError("");
     } catch (e) {
-      $("search-total").textContent = "";
-      $("search-hits").replaceChildren();
+      if (!more) {
+        $("search-total").textContent = "";
+        $("search-hits").replaceChildren();
+        $("search-facets").replaceChildren();
+      }
+      $("search-more").hidden = true;
       showError("search: " + e.message);
     }
+  }
+
+  $("search-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    runSearch(false);
   });
+  $("search-sort").addEventListener("change", () => {
+    if ($("search-q").value) runSearch(false);
+  });
+  $("search-more").addEventListener("click", () => runSearch(true));
 
   /* ------------------------------------------------------------------
    * Routing and polling.

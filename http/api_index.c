@@ -194,6 +194,7 @@ sl__api_index_search(struct sl__req *req)
     }
     o.query = sl__req_query(req, "q");
     o.facets = sl__req_query(req, "facets");
+    o.cursor = sl__req_query(req, "cursor");
     if (o.query == NULL || o.query[0] == '\0') {
         return sl__reply_error(
             req, SL_EINVAL, "q", "query argument 'q' (the query) is required");

@@ -44,26 +44,28 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
     [SL__IX_ROLLBACK] = "ROLLBACK",
     [SL__IX_UPSERT] =
         "INSERT INTO docs(_recordid, title, text_z, path, author, mime,"
-        " size, modified, source, compound_id, created, pages, text_sha256,"
-        " meta, version)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-        " ?14, ?15)"
+        " size, modified, source, compound_id, created, pages, url, host,"
+        " text_sha256, meta, version)"
+        " VALUES (?1, ?2, ?3, coalesce(?4, sl_url_path(?13)), ?5, ?6, ?7,"
+        " ?8, ?9, ?10, ?11, ?12, ?13, sl_url_host(?13), ?14, ?15, ?16)"
         " ON CONFLICT(_recordid) DO UPDATE SET title = excluded.title,"
         " text_z = excluded.text_z, path = excluded.path,"
         " author = excluded.author, mime = excluded.mime,"
         " size = excluded.size, modified = excluded.modified,"
         " source = excluded.source, compound_id = excluded.compound_id,"
         " created = excluded.created, pages = excluded.pages,"
-        " text_sha256 = excluded.text_sha256, meta = excluded.meta,"
+        " url = excluded.url, host = excluded.host, text_sha256 = "
+        "excluded.text_sha256, meta = excluded.meta,"
         " version = excluded.version",
     [SL__IX_DELETE] = "DELETE FROM docs WHERE id = ?1",
     /* not the text: it is unpacked only when a changed document's old
      * terms leave the FTS table (SL__IX_FTS_DEL) */
     [SL__IX_OLD] = "SELECT id, text_sha256, text_z IS NULL, meta, version"
                    " FROM docs WHERE _recordid = ?1",
+    /* ?13: the URL, whose path a web document without one indexes */
     [SL__IX_FTS_ADD] =
         "INSERT INTO documents_fts(rowid, title, text, path, author)"
-        " VALUES (?1, ?2, ?3, ?4, ?5)",
+        " VALUES (?1, ?2, ?3, coalesce(?4, sl_url_path(?13)), ?5)",
     [SL__IX_FTS_DEL] = "INSERT INTO documents_fts(documents_fts, rowid, title,"
                        " text, path, author)"
                        " SELECT 'delete', id, title, text, path, author"
@@ -410,6 +412,7 @@ index_open(struct sl_index_set *set,
     (void)sqlite3_extended_result_codes(ix->db, 1);
     ix->pack = sl__index_text_compressor();
     src = ix->pack != NULL ? sl__index_text_functions(ix->db) : SQLITE_NOMEM;
+    src = src == SQLITE_OK ? sl__index_url_functions(ix->db) : src;
     if (src != SQLITE_OK) {
         rc = sl__index_db_err(ix, src, "open", err);
         goto fail;
@@ -624,6 +627,9 @@ reader_open(struct sl__index *ix, struct sl_err *err)
     }
     if (src == SQLITE_OK) {
         src = sl__index_query_functions(rd->db);
+    }
+    if (src == SQLITE_OK) {
+        src = sl__index_url_functions(rd->db);
     }
     if (src == SQLITE_OK) {
         src = prepare_stmts(rd->db, rd->st, 1);
@@ -859,6 +865,9 @@ fts_add(struct sl__index *ix,
     }
     for (i = 0; i < SL__IX_NFTS && rc == 0; i++) {
         rc = sl__index_bind_field(st, doc, i, err);
+    }
+    if (rc == 0) {
+        rc = sl__index_bind_field(st, doc, SL__IX_F_URL, err);
     }
     if (rc == 0) {
         rc = step_done(ix, SL__IX_FTS_ADD, err);

@@ -230,15 +230,19 @@ struct sl_index_search_opts {
     enum sl_index_sort sort; /* best, newest or largest first ... */
     int ascending;           /* ... or the other way round */
     const char *facets;      /* "source,type,ext,year" or some; NULL none */
+    const char *cursor;      /* the "next" of the page before, or NULL */
 };
 
 /**
  * @brief sl_index_search with an order and facets: out also has
  * "facets": {"<name>": [{"value", "count"}, ...]} for each facet asked,
- * the SL_INDEX_MAX_FACET values with most hits, most first.  Ties of the
- * order go by record id.
+ * the SL_INDEX_MAX_FACET values with most hits, most first, and "next"
+ * when hits follow the page: a cursor that starts the next page right
+ * after this one's last hit (docs/index.md "Paging"; the offset counts
+ * from there).  Ties of the order go by shard, then row.
  * @return as sl_index_search, and SL_EINVAL (field "facets") for an
- * unknown facet.
+ * unknown facet, (field "cursor") for a cursor not given for this query,
+ * order and shard count.
  */
 int sl_index_search_opts(struct sl_index_set *set,
                          const char *index,

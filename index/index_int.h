@@ -118,6 +118,8 @@ int sl__index_text_pack(struct libdeflate_compressor *c,
  * SQLite result code.
  */
 int sl__index_text_functions(sqlite3 *db);
+/* ---- urlcols.c: sl_url_host(url) and sl_url_path(url) (schema 8) ---- */
+int sl__index_url_functions(sqlite3 *db);
 /** A compressor for sl__index_text_pack (NULL when out of memory). */
 struct libdeflate_compressor *sl__index_text_compressor(void);
 void sl__index_text_compressor_free(struct libdeflate_compressor *c);
@@ -213,8 +215,9 @@ struct sl__index_field {
     const char *keys[3]; /* fields it comes from: the first present wins */
     int lenient;         /* another type fills no column, refuses nothing */
 };
-#define SL__IX_NFIELDS 11
-#define SL__IX_NFTS    4 /* title, text, path, author */
+#define SL__IX_NFIELDS 12
+#define SL__IX_NFTS    4  /* title, text, path, author */
+#define SL__IX_F_URL   11 /* the url column (schema 8) */
 extern const struct sl__index_field sl__index_fields[SL__IX_NFIELDS];
 /**
  * Create the schema of @p ix's database or migrate an older one; an index

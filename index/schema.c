@@ -10,7 +10,7 @@
 
 #include "index/index_int.h"
 
-#define SCHEMA_VERSION 7
+#define SCHEMA_VERSION 8
 
 /* The FTS5 table, external content over the indexed columns (schema 5:
  * title, text, path, author; before: title, text, path). */
@@ -41,7 +41,7 @@
     " modified TEXT, source TEXT, compound_id TEXT,"                           \
     " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL,"                          \
     " version INTEGER NOT NULL DEFAULT 0,"                                     \
-    " author TEXT, created TEXT, pages INTEGER);"
+    " author TEXT, created TEXT, pages INTEGER, url TEXT, host TEXT);"
 #define DOCUMENTS_VIEW_SQL                                                     \
     "CREATE VIEW IF NOT EXISTS documents AS SELECT id, _recordid, title,"      \
     " sl_text_unpack(text_z) AS text, path, mime, size, modified, source,"     \
@@ -128,6 +128,9 @@ static const char pack7_sql[] =
     " created, pages FROM documents ORDER BY id;"
     "DROP TABLE documents;" DOCUMENTS_VIEW_SQL;
 
+/* Schema 7 (and before) to 8: the url and host columns (fill8). */
+static int fill8(sqlite3 *db);
+
 /* The steps that bring a database of schema 1.. to this one: @sql, then
  * @fill (unless NULL), when its schema is below @below, in this order. */
 static const struct {
@@ -141,6 +144,7 @@ static const struct {
     {5, fts5_sql, NULL},
     {6, NULL, fill6},
     {7, pack7_sql, NULL},
+    {8, NULL, fill8},
 };
 
 /* Field kinds: what a column accepts (a string and numbers are kept as
@@ -166,6 +170,7 @@ const struct sl__index_field sl__index_fields[SL__IX_NFIELDS] = {
     {SCALAR, {"_compoundRecordId", "compoundId", NULL}, 0},
     [F_CREATED] = {TEXT, {"created", "dateCreated", NULL}, 1},
     [F_PAGES] = {NUMBER, {"pageCount", "pages", NULL}, 1},
+    [SL__IX_F_URL] = {TEXT, {"url", "httpUrl", NULL}, 1},
 };
 
 /* PRAGMA user_version of @db into *version (0 for a new database). */
@@ -425,24 +430,32 @@ fill5(sqlite3 *db)
 
 /* Schema 6: the rows of the `sources` table of schema 4 and 5 (a database
  * of schema 3 or before has none: migrate3_sql filled doc_sources). */
+/* Whether @sql gives a row, into *yes; a SQLite result code. */
 static int
-fill6(sqlite3 *db)
+has_row(sqlite3 *db, const char *sql, int *yes)
 {
     sqlite3_stmt *st = NULL;
-    int have = 0;
-    int src = sqlite3_prepare_v2(db,
-                                 "SELECT 1 FROM sqlite_master"
-                                 " WHERE type = 'table' AND name = 'sources'",
-                                 -1,
-                                 &st,
-                                 NULL);
+    int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 
+    *yes = 0;
     if (src == SQLITE_OK) {
         src = sqlite3_step(st);
-        have = src == SQLITE_ROW;
+        *yes = src == SQLITE_ROW;
         src = src == SQLITE_ROW || src == SQLITE_DONE ? SQLITE_OK : src;
     }
     (void)sqlite3_finalize(st);
+    return src;
+}
+
+static int
+fill6(sqlite3 *db)
+{
+    int have = 0;
+    int src = has_row(db,
+                      "SELECT 1 FROM sqlite_master"
+                      " WHERE type = 'table' AND name = 'sources'",
+                      &have);
+
     if (src == SQLITE_OK && have) {
         src = sqlite3_exec(db,
                            "INSERT OR IGNORE INTO doc_sources(doc, source)"
@@ -452,6 +465,46 @@ fill6(sqlite3 *db)
                            NULL,
                            NULL,
                            NULL);
+    }
+    return src;
+}
+
+/*
+ * Schema 8: the url and host columns of web documents, from the stored
+ * documents' url or httpUrl (a database migrated from before schema 7 has
+ * them already: its `docs` was made by schema_sql).  Their path column
+ * stays as it was, since the FTS table indexed it: it gets the URL's path
+ * when the document is written again.
+ */
+static int
+fill8(sqlite3 *db)
+{
+    int have = 0;
+    int src =
+        has_row(db,
+                "SELECT 1 FROM pragma_table_info('docs') WHERE name = 'url'",
+                &have);
+
+    if (src == SQLITE_OK && !have) {
+        src = sqlite3_exec(db,
+                           "ALTER TABLE docs ADD COLUMN url TEXT;"
+                           "ALTER TABLE docs ADD COLUMN host TEXT;",
+                           NULL,
+                           NULL,
+                           NULL);
+    }
+    if (src == SQLITE_OK) {
+        src = sqlite3_exec(
+            db,
+            "UPDATE docs SET url = CASE WHEN json_type(meta, '$.url') ="
+            " 'text' THEN json_extract(meta, '$.url') WHEN json_type(meta,"
+            " '$.url') IS NULL AND json_type(meta, '$.httpUrl') = 'text'"
+            " THEN json_extract(meta, '$.httpUrl') END"
+            " WHERE json_valid(meta);"
+            "UPDATE docs SET host = sl_url_host(url) WHERE url IS NOT NULL;",
+            NULL,
+            NULL,
+            NULL);
     }
     return src;
 }

@@ -32,7 +32,7 @@ col_value(sqlite3_stmt *st, int i)
 /* The hit fields a search's columns 5.. give when the document has
  * them (docs/index.md "REST"). */
 static const char *const hit_fields[] = {
-    "author", "mimeType", "created", "modified", "pages"};
+    "author", "mimeType", "created", "modified", "pages", "url", "host"};
 
 /* The hit of the row @st stands on. */
 static json_t *
@@ -87,8 +87,9 @@ step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
 /* How rows are ordered: hits by column KEY_COL, a number or text, highest
  * first unless @asc, and equal keys as each shard ordered them (by rowid)
  * and by shard; records (@on 0) by the record id (column 0). */
-#define KEY_COL   10
-#define TOTAL_COL 11
+#define KEY_COL   12
+#define TOTAL_COL 13
+#define ID_COL    14 /* the row's id in its shard */
 
 /* @a against @b (two rows) in @o's order: < 0 when @a comes first. */
 static int
@@ -132,8 +133,10 @@ sl__ix_merge_next(sqlite3_stmt *const *st,
 }
 
 /* The columns of a hit (hit_json), FTS5's bm25 weights per column. */
-#define HIT_COLS " d.path, d.author, d.mime, d.created, d.modified, d.pages"
-#define BM25     "bm25(documents_fts, 5.0, 1.0, 2.0, 2.0)"
+#define HIT_COLS                                                               \
+    " d.path, d.author, d.mime, d.created, d.modified, d.pages, d.url,"        \
+    " d.host"
+#define BM25 "bm25(documents_fts, 5.0, 1.0, 2.0, 2.0)"
 
 /* FROM and WHERE of query @q: the FTS table joined to the rows when it
  * has words, the rows alone when it has filters only. */
@@ -158,7 +161,9 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
 
 /*
  * The statements of query @q on one shard: the best @want hits in order
- * @o (their key in column KEY_COL, equal keys by rowid) and their count:
+ * @o (their key in column KEY_COL, equal keys by rowid), those @after a
+ * cursor only (its key bound to :ck, the rowid to start after to :cid),
+ * and their count:
  * with filters, every hit row carries it (column TOTAL_COL, a window over
  * the one pass the filters take), else the FTS index gives it.
  * Words rank by bm25; a query of field filters alone ranks nothing
@@ -171,11 +176,13 @@ static void
 search_sql(const struct sl__query *q,
            const struct sl_index_search_opts *opt,
            unsigned want,
+           int after,
            struct sl_buf *hits,
            struct sl_buf *count)
 {
     const char *key = q->match != NULL ? "score" : "0.0";
     const char *dir = opt->ascending ? "ASC" : "DESC";
+    const char *op = opt->ascending ? ">" : "<";
 
     if (opt->sort == SL_INDEX_SORT_DATE) {
         key = "coalesce(d.modified, '')";
@@ -194,7 +201,9 @@ search_sql(const struct sl__query *q,
                              "SELECT o._recordid, t.score, o.title,"
                              " snippet(documents_fts, -1, '<b>', '</b>',"
                              " '...', 16), o.path, o.author, o.mime,"
-                             " o.created, o.modified, o.pages, t.%s, t.n FROM"
+                             " o.created, o.modified, o.pages, o.url, o.host,"
+                             " t.%s, t.n,"
+                             " t.id FROM"
                              " (SELECT id, score, %s, %s AS n FROM"
                              " (SELECT documents_fts.rowid AS id, -" BM25
                              " AS score%s%s%s",
@@ -211,6 +220,14 @@ search_sql(const struct sl__query *q,
         } else {
             from_where(q, "", hits);
         }
+        if (after) { /* the rows after the cursor (:ck, :cid) */
+            (void)sl_buf_appendf(hits,
+                                 ") WHERE (%s %s :ck OR (%s = :ck AND id >"
+                                 " :cid)",
+                                 k,
+                                 op,
+                                 k);
+        }
         (void)sl_buf_appendf(hits,
                              ") ORDER BY %s %s, id LIMIT %u) t JOIN"
                              " documents_fts ON documents_fts.rowid = t.id"
@@ -224,9 +241,17 @@ search_sql(const struct sl__query *q,
     } else {
         (void)sl_buf_appendf(hits,
                              "SELECT d._recordid, 0.0, d.title, NULL," HIT_COLS
-                             ", %s, count(*) OVER ()",
+                             ", %s, count(*) OVER (), d.id",
                              key);
         from_where(q, "", hits);
+        if (after) {
+            (void)sl_buf_appendf(hits,
+                                 " AND (%s %s :ck OR (%s = :ck AND d.id >"
+                                 " :cid))",
+                                 key,
+                                 op,
+                                 key);
+        }
         (void)sl_buf_appendf(
             hits, " ORDER BY %s %s, d.id LIMIT %u", key, dir, want);
     }
@@ -234,7 +259,7 @@ search_sql(const struct sl__query *q,
         (void)sl_buf_appendf(count,
                              "SELECT count(*) FROM documents_fts WHERE"
                              " documents_fts MATCH ?1");
-    } else if (want == 0) { /* no hit row to carry it */
+    } else if (after) { /* rows before the cursor are counted too */
         (void)sl_buf_appendf(count, "SELECT count(*)");
         from_where(q, "", count);
     }
@@ -265,6 +290,178 @@ prepare_query(struct sl__index *ix,
     return 0;
 }
 
+/*
+ * A cursor (docs/index.md "Paging"): the order key, shard and rowid of a
+ * page's last hit, so that the next page starts right after it whatever
+ * was added before it in the meantime.  Given out as the hex of the JSON
+ * [1, sort, ascending, shards, hash of the query, shard, rowid, key].
+ */
+#define CURSOR_MAX 512 /* hex digits */
+
+struct cursor {
+    int set;
+    unsigned shard;
+    sqlite3_int64 id;
+    json_t *key; /* a real (score), string (date) or integer (size) */
+};
+
+static json_int_t
+query_hash(const char *query)
+{
+    return (json_int_t)sl__index_shard_of(query, 0xfffffffbu);
+}
+
+/* The cursor of the row @st stands on, on shard @shard: a new string. */
+static json_t *
+cursor_make(sqlite3_stmt *st,
+            unsigned shard,
+            unsigned nshards,
+            const struct sl_index_search_opts *opt)
+{
+    static const char hex[] = "0123456789abcdef";
+    json_t *key = col_value(st, KEY_COL);
+    json_t *a = json_pack("[i, i, b, I, I, I, I, o]",
+                          1,
+                          (int)opt->sort,
+                          opt->ascending,
+                          (json_int_t)nshards,
+                          query_hash(opt->query),
+                          (json_int_t)shard,
+                          (json_int_t)sqlite3_column_int64(st, ID_COL),
+                          key != NULL ? key : json_null());
+    char *js = json_dumps(a, JSON_COMPACT);
+    size_t n = js != NULL ? strlen(js) : 0;
+    char *h = sl_malloc(2 * n + 1);
+    size_t i = 0;
+    json_t *out = NULL;
+
+    for (i = 0; i < n; i++) {
+        h[2 * i] = hex[(unsigned char)js[i] >> 4];
+        h[2 * i + 1] = hex[(unsigned char)js[i] & 15];
+    }
+    h[2 * n] = '\0';
+    out = json_string(h);
+    sl_free(h);
+    sl_free(js);
+    json_decref(a);
+    return out;
+}
+
+static int
+hexval(int c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The JSON array hex @h encodes, or NULL. */
+static json_t *
+cursor_json(const char *h)
+{
+    size_t n = strlen(h);
+    char buf[CURSOR_MAX / 2];
+    size_t i = 0;
+
+    if (n == 0 || n > CURSOR_MAX || n % 2 != 0) {
+        return NULL;
+    }
+    for (i = 0; i < n / 2; i++) {
+        int hi = hexval(h[2 * i]);
+        int lo = hexval(h[2 * i + 1]);
+
+        if (hi < 0 || lo < 0) {
+            return NULL;
+        }
+        buf[i] = (char)(hi << 4 | lo);
+    }
+    return json_loadb(buf, n / 2, JSON_REJECT_DUPLICATES, NULL);
+}
+
+/* Read @opt's cursor, given out for the same query and order on an index
+ * of @nshards shards, into @c. */
+static int
+cursor_read(const struct sl_index_search_opts *opt,
+            unsigned nshards,
+            struct cursor *c,
+            struct sl_err *err)
+{
+    json_t *a = cursor_json(opt->cursor);
+    json_int_t v = 0, sort = 0, nsh = 0, qh = 0, shard = 0, id = 0;
+    int asc = 0;
+    json_t *key = NULL;
+    int ok = a != NULL && json_unpack(a,
+                                      "[I, I, b, I, I, I, I, o!]",
+                                      &v,
+                                      &sort,
+                                      &asc,
+                                      &nsh,
+                                      &qh,
+                                      &shard,
+                                      &id,
+                                      &key) == 0;
+    int rc = 0;
+
+    ok = ok && v == 1 && shard >= 0 && shard < nsh &&
+         (json_is_real(key) || json_is_string(key) || json_is_integer(key));
+    if (!ok) {
+        rc = sl_err_set(err,
+                        SL_EINVAL,
+                        "cursor",
+                        "cursor is not one a search gave (pass the 'next' "
+                        "of the page before, unchanged)");
+    } else if (sort != (json_int_t)opt->sort || asc != opt->ascending ||
+               qh != query_hash(opt->query)) {
+        rc = sl_err_set(err,
+                        SL_EINVAL,
+                        "cursor",
+                        "cursor belongs to another query or order; search "
+                        "again without it");
+    } else if (nsh != (json_int_t)nshards) {
+        rc = sl_err_set(err,
+                        SL_EINVAL,
+                        "cursor",
+                        "the index has %u shards now, not %d as when the "
+                        "cursor was given; search again without it",
+                        nshards,
+                        (int)nsh);
+    } else {
+        c->set = 1;
+        c->shard = (unsigned)shard;
+        c->id = id;
+        c->key = json_incref(key);
+    }
+    json_decref(a);
+    return rc;
+}
+
+/* Bind cursor @c to shard @shard's statement: on shards before the
+ * cursor's, the rows strictly after its key; on its shard, the rows after
+ * its row; on the shards after it, its key too. */
+static void
+cursor_bind(sqlite3_stmt *st, const struct cursor *c, unsigned shard)
+{
+    int ck = sqlite3_bind_parameter_index(st, ":ck");
+    int cid = sqlite3_bind_parameter_index(st, ":cid");
+    sqlite3_int64 after = c->id;
+
+    if (json_is_real(c->key)) {
+        (void)sqlite3_bind_double(st, ck, json_real_value(c->key));
+    } else if (json_is_integer(c->key)) {
+        (void)sqlite3_bind_int64(st, ck, json_integer_value(c->key));
+    } else {
+        (void)sqlite3_bind_text(
+            st, ck, json_string_value(c->key), -1, SQLITE_TRANSIENT);
+    }
+    if (shard < c->shard) {
+        after = INT64_MAX;
+    } else if (shard > c->shard) {
+        after = INT64_MIN;
+    }
+    (void)sqlite3_bind_int64(st, cid, after);
+}
+
 /* The facets and the SQL of their values. */
 static const struct {
     const char *name;
@@ -275,6 +472,7 @@ static const struct {
     {"type", "d.mime", ""},
     {"ext", "sl_ext(coalesce(d.path, d._recordid))", ""},
     {"year", "substr(d.modified, 1, 4)", ""},
+    {"host", "d.host", ""},
 };
 
 /* Sort {value: count} by count, most first, then value. */
@@ -379,7 +577,7 @@ facet_names(const char *names, int want[], size_t *nwant, struct sl_err *err)
                               SL_EINVAL,
                               "facets",
                               "unknown facet '%.*s' (there are source, type, "
-                              "ext, year)",
+                              "ext, year, host)",
                               (int)(len < 64 ? len : 64),
                               p);
         }
@@ -401,6 +599,8 @@ struct shard_job {
     const char *csql;  /* the count, or "" when the hits carry it */
     const int *facets; /* indexes into facet_defs */
     size_t nfacets;
+    const struct cursor *cur; /* where the page starts, or unset */
+    unsigned shard;
     sqlite3_stmt *st;           /* the hits, on their first row */
     int has;                    /* st has a row */
     sqlite3_int64 total;        /* the shard's count */
@@ -428,6 +628,9 @@ shard_run(void *arg)
         (void)sqlite3_finalize(c);
     }
     rc = rc == 0 ? prepare_query(j->ix, j->hsql, j->q, &j->st, &j->err) : rc;
+    if (rc == 0 && j->cur->set) {
+        cursor_bind(j->st, j->cur, j->shard);
+    }
     rc = rc == 0 ? step_match(j->ix, j->st, &j->err) : rc;
     j->has = rc == SQLITE_ROW;
     if (j->has && j->csql[0] == '\0') {
@@ -465,13 +668,15 @@ run_jobs(struct shard_job *jobs, unsigned n)
     }
 }
 
-/* The hits in order @o from the jobs' statements, @offset skipped. */
+/* The hits in order @o from the jobs' statements, @offset skipped, and
+ * the cursor after the last when more follow (@next, else NULL). */
 static int
 merge_hits(struct shard_job *jobs,
            unsigned n,
            const struct sl_index_search_opts *opt,
            const struct sl__ix_order *o,
            json_t *hits,
+           json_t **next,
            struct sl_err *err)
 {
     sqlite3_stmt *st[SL_INDEX_MAX_SHARDS];
@@ -486,14 +691,23 @@ merge_hits(struct shard_job *jobs,
         st[k] = jobs[k].st;
         has[k] = jobs[k].has;
     }
+    *next = NULL;
     while (rc == 0 && seen < want &&
            (best = sl__ix_merge_next(st, has, n, o)) >= 0) {
         if (seen++ >= opt->offset) {
             (void)json_array_append_new(hits, hit_json(st[best]));
         }
+        if (seen == want) {
+            json_decref(*next);
+            *next = cursor_make(st[best], (unsigned)best, n, opt);
+        }
         rc = step_match(jobs[best].ix, st[best], err);
         has[best] = rc == SQLITE_ROW;
         rc = rc < 0 ? rc : 0;
+    }
+    if (rc != 0 || opt->limit == 0 || sl__ix_merge_next(st, has, n, o) < 0) {
+        json_decref(*next); /* no hit follows the page */
+        *next = NULL;
     }
     return rc;
 }
@@ -542,17 +756,24 @@ search_shards(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
     struct shard_job jobs[SL_INDEX_MAX_SHARDS];
     struct sl__ix_order o = {
         1, opt->sort == SL_INDEX_SORT_DATE, opt->ascending};
+    struct cursor cur = {0, 0, 0, NULL};
     struct sl_buf hsql;
     struct sl_buf csql;
     json_int_t total = 0;
     json_t *hits = json_array();
+    json_t *next = NULL;
     unsigned k = 0;
     size_t f = 0;
     int rc = 0;
 
+    if (opt->cursor != NULL && cursor_read(opt, n, &cur, err) != 0) {
+        json_decref(hits);
+        return SL_EINVAL;
+    }
     sl_buf_init(&hsql, 64 * 1024);
     sl_buf_init(&csql, 64 * 1024);
-    search_sql(q, opt, opt->offset + opt->limit, &hsql, &csql);
+    /* one row more than the page: whether a next page exists */
+    search_sql(q, opt, opt->offset + opt->limit + 1, cur.set, &hsql, &csql);
     memset(jobs, 0, sizeof(jobs));
     for (k = 0; k < n; k++) {
         jobs[k].ix = ix[k];
@@ -561,6 +782,8 @@ search_shards(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
         jobs[k].csql = csql.data != NULL ? csql.data : "";
         jobs[k].facets = facets;
         jobs[k].nfacets = nfacets;
+        jobs[k].cur = &cur;
+        jobs[k].shard = k;
         sl_err_clear(&jobs[k].err);
     }
     run_jobs(jobs, n);
@@ -571,9 +794,12 @@ search_shards(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
             *err = jobs[k].err;
         }
     }
-    rc = rc == 0 ? merge_hits(jobs, n, opt, &o, hits, err) : rc;
+    rc = rc == 0 ? merge_hits(jobs, n, opt, &o, hits, &next, err) : rc;
     if (rc == 0) {
         *out = json_pack("{s:I, s:O}", "total", total, "hits", hits);
+        if (next != NULL) {
+            (void)json_object_set(*out, "next", next);
+        }
         if (nfacets > 0) {
             (void)json_object_set_new(
                 *out, "facets", merge_facets(jobs, n, facets, nfacets));
@@ -586,6 +812,8 @@ search_shards(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
         }
     }
     json_decref(hits);
+    json_decref(next);
+    json_decref(cur.key);
     sl_buf_free(&hsql);
     sl_buf_free(&csql);
     return rc;

@@ -14,6 +14,7 @@ when Chromium cannot start here.  Screenshots of each page go to
 ARTIFACTS (kept by the test)."""
 import json
 import os
+import re
 import sys
 import time
 
@@ -24,7 +25,7 @@ try:
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError as e:  # the wrapper checks first; this is a safety net
     print(f"SKIP: python3-selenium is missing: {e}")
     sys.exit(77)
@@ -231,6 +232,31 @@ def run(driver):
     ok(mark.lower().startswith("heron"), "the snippets highlight the matches", mark or "no <mark>")
     ok("documents match" in text(driver, "#search-total"), "the number of matches is shown")
     shot(driver, "5-search")
+
+    # the facets narrow the search, More adds the next page by the cursor,
+    # and the order re-sorts
+    ok(wait(driver, lambda d: re.search(r"txt\s*1\D?000", text(d, "#search-facets"))) is not None,
+       "the facets are shown with their counts", text(driver, "#search-facets"))
+    hits = lambda d: len(d.find_elements(By.CSS_SELECTOR, "#search-hits li"))
+    ok(hits(driver) == 20, "a page of 20 hits", str(hits(driver)))
+    driver.find_element(By.ID, "search-more").click()
+    ok(wait(driver, lambda d: hits(d) == 40) is not None, "More results adds the next 20",
+       str(hits(driver)))
+    ids = driver.execute_script(
+        "return [...document.querySelectorAll('#search-hits .id')].map(e => e.textContent);")
+    ok(len(set(ids)) == 40, "no hit twice across the pages", str(len(set(ids))))
+    facet = driver.find_elements(By.XPATH, '//aside[@id="search-facets"]//button[text()="txt"]')
+    ok(bool(facet), "a facet value is a button")
+    if facet:
+        facet[0].click()
+        ok(wait(driver, lambda d: d.find_element(By.ID, "search-q").get_attribute("value") == "heron ext:txt")
+           is not None, "a facet value adds its filter to the query",
+           driver.find_element(By.ID, "search-q").get_attribute("value"))
+        ok(wait(driver, lambda d: hits(d) == 20) is not None, "the narrowed search shows its first page")
+    Select(driver.find_element(By.ID, "search-sort")).select_by_visible_text("largest")
+    ok(wait(driver, lambda d: text(d, "#search-hits .id").endswith("/d10/f100.txt")) is not None,
+       "the order 'largest' puts the largest file first", text(driver, "#search-hits .id"))
+    shot(driver, "5b-search-facets")
 
     # a narrow screen: nothing wider than the window
     driver.set_window_size(390, 844)

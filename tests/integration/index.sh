@@ -75,6 +75,16 @@ req GET /smila/index/docs/search -G --data-urlencode 'q=path:/data -lunch'
 expect_jq '.total == 2 and ([.hits[]._recordid] | index("/data/b.txt") == null) and all(.hits[]; .score == 0 and .snippet == null)' "filters and a negated word alone: no rank, no snippet"
 req GET /smila/index/docs/search -G --data-urlencode 'q=report' --data-urlencode 'facets=ext,type' --data-urlencode 'sort=size' --data-urlencode 'order=asc'
 expect_jq '.total == 2 and .facets.ext == [{"value":"txt","count":2}] and .facets.type == [{"value":"text/plain","count":1}] and .hits[0]._recordid == "/data/b.txt"' "facets and sort=size&order=asc"
+req GET '/smila/index/docs/search?q=report&sort=size&order=asc&limit=1'
+expect_jq '.hits[0]._recordid == "/data/b.txt" and (.next | test("^[0-9a-f]+$"))' "a page with more after it has a cursor"
+cursor=$(jq -r .next "$TMP/body")
+req GET "/smila/index/docs/search?q=report&sort=size&order=asc&limit=5&cursor=$cursor"
+expect_jq '[.hits[]._recordid] == ["/data/a.txt"] and .total == 2 and has("next") == false' "the cursor's page, the last: no next"
+req GET "/smila/index/docs/search?q=lunch&sort=size&order=asc&cursor=$cursor"
+expect_error 400 INVALID_INPUT "a cursor of another query"
+expect_jq '.error.field == "cursor"' "the error names cursor"
+req GET '/smila/index/docs/search?q=report&cursor=zz'
+expect_error 400 INVALID_INPUT "a cursor that is none"
 req GET '/smila/index/docs/search?q=report&sort=colour'
 expect_error 400 INVALID_INPUT "an unknown sort"
 expect_jq '.error.field == "sort"' "the error names sort"
@@ -138,6 +148,14 @@ if [ "$(printf '%s\n' "$out" | cut -f2 | paste -sd,)" = "/data/b.txt,/data/a.txt
     ok "sluice search --sort size --asc --facets ext"
 else
     fail "--sort/--facets: $out / $(cat "$TMP/search.err")"
+fi
+"$SLUICE" search --server "$BASE" --index docs --limit 1 report >/dev/null 2>"$TMP/search.err"
+cursor=$(sed -n 's/^next: //p' "$TMP/search.err")
+out=$("$SLUICE" search --server "$BASE" --index docs --after "$cursor" report 2>"$TMP/search.err")
+if [ -n "$cursor" ] && [ "$(printf '%s\n' "$out" | cut -f2)" = "/data/b.txt" ] && ! grep -q '^next:' "$TMP/search.err"; then
+    ok "sluice search prints next: and --after pages"
+else
+    fail "--after: cursor '$cursor' out $out / $(cat "$TMP/search.err")"
 fi
 rc=0
 "$SLUICE" search --server "$BASE" --index docs 'bad:x' 2>"$TMP/search.err" || rc=$?

@@ -347,7 +347,8 @@ static const char schema4_sql[] =
     "\"mimeType\":\"application/pdf\",\"pageCount\":52,"
     "\"path\":\"/d/m1.pdf\",\"title\":\"Notes\"}'),"
     " ('m2', NULL, 'legacy plain words', NULL, NULL, NULL, 'S', 'x',"
-    "  '{\"_recordid\":\"m2\",\"_source\":\"S\"}'),"
+    "  '{\"_recordid\":\"m2\",\"_source\":\"S\","
+    "\"httpUrl\":\"https://Web.Example/p?q=1\"}'),"
     " ('m3', NULL, 'legacy odd types', NULL, NULL, NULL, NULL, 'x',"
     "  '{\"_recordid\":\"m3\",\"author\":[\"A\",\"B\"],\"pages\":\"x\"}'),"
     " ('m4', NULL, 'legacy broken meta', NULL, NULL, NULL, NULL, 'x',"
@@ -390,7 +391,7 @@ test_meta_migrate4(void **state)
 
     make_db(f->dir, "old", schema4_sql);
     assert_int_equal(count(f->set, "old"), 4);
-    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 7);
+    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 8);
     /* schema 6: the sources keyed by _recordid moved to doc_sources */
     assert_int_equal(db_int(f->dir,
                             "old",
@@ -409,7 +410,11 @@ test_meta_migrate4(void **state)
     assert_string_equal(str(h, "created"), "1843-10-01");
     assert_int_equal(json_integer_value(json_object_get(h, "pages")), 52);
     assert_string_equal(str(h, "modified"), "2024-01-02T03:04:05Z");
-    assert_int_equal(nkeys(hit_of(res, "m2")), 5);
+    /* schema 8: url and host from the stored httpUrl */
+    assert_int_equal(nkeys(hit_of(res, "m2")), 7);
+    assert_string_equal(str(hit_of(res, "m2"), "url"),
+                        "https://Web.Example/p?q=1");
+    assert_string_equal(str(hit_of(res, "m2"), "host"), "web.example");
     assert_int_equal(nkeys(hit_of(res, "m3")), 5);
     json_decref(res);
     assert_int_equal(fts_integrity(f->dir, "old"), SQLITE_OK);
@@ -435,6 +440,89 @@ test_meta_migrate4(void **state)
     assert_int_equal(count(f->set, "old"), 3);
     assert_int_equal(
         db_int(f->dir, "old", "SELECT pages FROM docs WHERE id = 2"), 4);
+}
+
+/* Schema 7: the tables as they were before url and host. */
+static const char schema7_sql[] =
+    "PRAGMA page_size=16384;"
+    "PRAGMA journal_mode=WAL;"
+    "CREATE TABLE docs(id INTEGER PRIMARY KEY,"
+    " _recordid TEXT NOT NULL UNIQUE COLLATE BINARY,"
+    " title TEXT, text_z BLOB, path TEXT, mime TEXT, size INTEGER,"
+    " modified TEXT, source TEXT, compound_id TEXT,"
+    " text_sha256 TEXT NOT NULL, meta TEXT NOT NULL,"
+    " version INTEGER NOT NULL DEFAULT 0,"
+    " author TEXT, created TEXT, pages INTEGER);"
+    "CREATE VIEW documents AS SELECT id, _recordid, title,"
+    " sl_text_unpack(text_z) AS text, path, mime, size, modified, source,"
+    " compound_id, text_sha256, meta, version, author, created, pages"
+    " FROM docs;"
+    "CREATE TABLE tombstones(_recordid TEXT PRIMARY KEY COLLATE BINARY,"
+    " version INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE VIRTUAL TABLE documents_fts USING fts5("
+    " title, text, path, author, content='documents', content_rowid='id',"
+    " tokenize='unicode61 remove_diacritics 2');"
+    "CREATE TABLE settings(key TEXT PRIMARY KEY,"
+    " value INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE doc_sources(doc INTEGER NOT NULL,"
+    " source TEXT NOT NULL COLLATE BINARY,"
+    " PRIMARY KEY(doc, source)) WITHOUT ROWID;"
+    "INSERT INTO settings VALUES('shards', 1);"
+    "INSERT INTO docs(id, _recordid, title, text_sha256, meta) VALUES"
+    " (1, 'https://Example.ORG/a%20b/c.html', 'Web page', 'x',"
+    "  '{\"_recordid\":\"https://Example.ORG/a%20b/c.html\","
+    "\"httpUrl\":\"https://Example.ORG/a%20b/c.html\",\"title\":\"Web "
+    "page\"}'),"
+    " (2, '/f/x.txt', 'File', 'x',"
+    "  '{\"_recordid\":\"/f/x.txt\",\"path\":\"/f/x.txt\",\"title\":\"File\","
+    "\"url\":\"ftp://h/x\"}');"
+    "INSERT INTO documents_fts(rowid, title) VALUES (1, 'Web page'),"
+    " (2, 'File');"
+    "PRAGMA user_version=7;";
+
+/*
+ * A schema 7 database gets the url and host columns at open, filled from
+ * the stored url or httpUrl (an ftp URL has no host column); its path
+ * column stays until the document is written again, which gives a web
+ * document without a path its URL's path, decoded, searchable and
+ * filterable; the FTS table agrees with the rows throughout.
+ */
+static void
+test_meta_migrate7(void **state)
+{
+    struct fixture *f = *state;
+    json_t *res = NULL;
+    json_t *h = NULL;
+
+    make_db(f->dir, "web", schema7_sql);
+    assert_int_equal(count(f->set, "web"), 2);
+    assert_int_equal(db_int(f->dir, "web", "PRAGMA user_version"), 8);
+    res = search(f->set, "web", "page OR file");
+    h = hit_of(res, "https://Example.ORG/a%20b/c.html");
+    assert_string_equal(str(h, "url"), "https://Example.ORG/a%20b/c.html");
+    assert_string_equal(str(h, "host"), "example.org");
+    assert_true(json_is_null(json_object_get(h, "path")));
+    h = hit_of(res, "/f/x.txt");
+    assert_string_equal(str(h, "url"), "ftp://h/x");
+    assert_null(json_object_get(h, "host"));
+    json_decref(res);
+    assert_int_equal(fts_integrity(f->dir, "web"), SQLITE_OK);
+    store(f->set,
+          "web",
+          "{\"_recordid\":\"https://Example.ORG/a%20b/c.html\","
+          "\"httpUrl\":\"https://Example.ORG/a%20b/c.html\","
+          "\"title\":\"Web page\",\"text\":\"renewed\"}");
+    res = search(f->set, "web", "renewed");
+    assert_string_equal(
+        str(hit_of(res, "https://Example.ORG/a%20b/c.html"), "path"),
+        "/a b/c.html");
+    json_decref(res);
+    assert_string_equal(ids(f->set, "web", "path:\"/a b\""),
+                        "https://Example.ORG/a%20b/c.html");
+    assert_string_equal(ids(f->set, "web", "path:c.html"), "");
+    assert_string_equal(ids(f->set, "web", "renewed c"),
+                        "https://Example.ORG/a%20b/c.html");
+    assert_int_equal(fts_integrity(f->dir, "web"), SQLITE_OK);
 }
 
 /* A migration that fails leaves the database as it was (one
@@ -479,11 +567,11 @@ test_meta_newer_refused(void **state)
     make_db(f->dir,
             "new",
             "CREATE TABLE documents(id INTEGER PRIMARY KEY);"
-            "PRAGMA user_version=8;");
+            "PRAGMA user_version=9;");
     sl_err_clear(&err);
     assert_int_equal(sl_index_count(f->set, "new", &n, &err), SL_ECORRUPT);
     assert_non_null(strstr(err.message, "newer"));
-    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 8);
+    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 9);
     assert_int_equal(
         db_int(f->dir, "new", "SELECT count(*) FROM sqlite_master"), 1);
 }
@@ -499,6 +587,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_meta_hit_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta_types, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta_migrate4, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_meta_migrate7, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_meta_migrate_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(

@@ -460,6 +460,196 @@ test_query_sort_facets(void **state)
     assert_non_null(strstr(err.message, "colour"));
 }
 
+/* Page through query @q in order @sort/@asc, @limit hits a page, by
+ * cursor; the ids joined by ',' into @out (size @cap). Between the first
+ * and the second page @between runs (may be NULL). */
+static void
+page_all(struct sl_index_set *set,
+         struct sl_index_search_opts *o,
+         void (*between)(struct sl_index_set *),
+         char *out,
+         size_t cap)
+{
+    char cur[1024] = "";
+    int pages = 0;
+
+    out[0] = '\0';
+    for (;;) {
+        json_t *res = NULL;
+        json_t *next = NULL;
+        const char *got = NULL;
+
+        o->cursor = cur[0] != '\0' ? cur : NULL;
+        got = ordered(set, o, &res);
+        (void)snprintf(out + strlen(out),
+                       cap - strlen(out),
+                       "%s%s",
+                       out[0] != '\0' && got[0] != '\0' ? "," : "",
+                       got);
+        assert_true(++pages < 100);
+        next = json_object_get(res, "next");
+        if (next == NULL) {
+            /* no cursor after the last page, and no page is short before */
+            json_decref(res);
+            break;
+        }
+        assert_int_equal(json_array_size(json_object_get(res, "hits")),
+                         o->limit);
+        assert_true(json_string_length(next) < sizeof(cur));
+        (void)snprintf(cur, sizeof(cur), "%s", json_string_value(next));
+        json_decref(res);
+        if (pages == 1 && between != NULL) {
+            between(set);
+        }
+    }
+    o->cursor = NULL;
+}
+
+/* Documents that sort first in every order, added between two pages. */
+static void
+add_first(struct sl_index_set *set)
+{
+    int i = 0;
+
+    for (i = 0; i < 6; i++) {
+        char doc[512];
+
+        (void)snprintf(doc,
+                       sizeof(doc),
+                       "{\"_recordid\":\"/new/%d\",\"size\":%d,"
+                       "\"lastModified\":\"2030-01-0%dT00:00:00Z\","
+                       "\"text\":\"pager pager pager pager pager\"}",
+                       i,
+                       1000000 + i,
+                       i + 1);
+        put(set, doc);
+    }
+}
+
+static void
+test_query_cursor(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_index_search_opts o;
+    static char all[8192];
+    static char paged[8192];
+    json_t *res = NULL;
+    struct sl_err err;
+    int sort = 0;
+    int i = 0;
+
+    assert_int_equal(sl_index_set_shards(f->set, 3), 0);
+    /* 40 documents on three shards; sizes and dates repeat (ties), some
+     * have neither; the word's frequency varies the score, with ties */
+    for (i = 0; i < 40; i++) {
+        char doc[512];
+        char extra[128] = "";
+
+        if (i % 7 != 0) {
+            (void)snprintf(extra,
+                           sizeof(extra),
+                           ",\"size\":%d,\"lastModified\":"
+                           "\"2025-0%d-01T00:00:00Z\"",
+                           (i % 5) * 100,
+                           1 + i % 4);
+        }
+        (void)snprintf(doc,
+                       sizeof(doc),
+                       "{\"_recordid\":\"/d/%02d\",\"text\":\"pager%s "
+                       "filler\"%s}",
+                       i,
+                       i % 3 == 0 ? " pager pager"
+                                  : (i % 3 == 1 ? " pager" : ""),
+                       extra);
+        put(f->set, doc);
+    }
+    memset(&o, 0, sizeof(o));
+    for (sort = 0; sort < 6; sort++) {
+        const char *queries[] = {"pager", "path:/d OR pager"};
+        size_t qi = 0;
+
+        for (qi = 0; qi < 2; qi++) {
+            o.query = queries[qi];
+            o.sort = (enum sl_index_sort)(sort / 2);
+            o.ascending = sort % 2;
+            o.limit = 100;
+            (void)snprintf(all, sizeof(all), "%s", ordered(f->set, &o, &res));
+            assert_null(json_object_get(res, "next")); /* all on one page */
+            json_decref(res);
+            o.limit = 3;
+            page_all(f->set, &o, NULL, paged, sizeof(paged));
+            if (strcmp(all, paged) != 0) {
+                fail_msg("%s sort %d: paged [%s], in one page [%s]",
+                         o.query,
+                         sort,
+                         paged,
+                         all);
+            }
+        }
+    }
+    /* a cursor with an offset: the offset counts after it */
+    o.query = "pager";
+    o.sort = SL_INDEX_SORT_SIZE;
+    o.ascending = 0;
+    o.limit = 2;
+    (void)ordered(f->set, &o, &res);
+    {
+        char cur[1024];
+        char want[256];
+
+        (void)snprintf(cur,
+                       sizeof(cur),
+                       "%s",
+                       json_string_value(json_object_get(res, "next")));
+        json_decref(res);
+        o.limit = 5;
+        (void)snprintf(want, sizeof(want), "%s", ordered(f->set, &o, &res));
+        json_decref(res);
+        o.limit = 2;
+        o.offset = 1;
+        o.cursor = cur;
+        /* hits 4 and 5 of the first five */
+        assert_string_equal(
+            ordered(f->set, &o, &res),
+            strchr(strchr(strchr(want, ',') + 1, ',') + 1, ',') + 1);
+        assert_int_equal(json_integer_value(json_object_get(res, "total")), 40);
+        json_decref(res);
+        o.offset = 0;
+        /* refused: another query, another order, not a cursor at all */
+        o.query = "filler";
+        sl_err_clear(&err);
+        assert_int_equal(sl_index_search_opts(f->set, "docs", &o, &res, &err),
+                         SL_EINVAL);
+        assert_string_equal(err.field, "cursor");
+        o.query = "pager";
+        o.ascending = 1;
+        assert_int_equal(sl_index_search_opts(f->set, "docs", &o, &res, &err),
+                         SL_EINVAL);
+        o.ascending = 0;
+        o.cursor = "7b7d";
+        assert_int_equal(sl_index_search_opts(f->set, "docs", &o, &res, &err),
+                         SL_EINVAL);
+        assert_string_equal(err.field, "cursor");
+        o.cursor = "not hex";
+        assert_int_equal(sl_index_search_opts(f->set, "docs", &o, &res, &err),
+                         SL_EINVAL);
+        o.cursor = NULL;
+    }
+    /* documents added before the cursor's position between two pages do
+     * not shift the pages after it: every document of the first search
+     * once, in order, none of the new ones */
+    for (sort = 1; sort < 3; sort++) {
+        o.sort = (enum sl_index_sort)sort;
+        o.limit = 100;
+        (void)snprintf(all, sizeof(all), "%s", ordered(f->set, &o, &res));
+        json_decref(res);
+        o.limit = 4;
+        page_all(
+            f->set, &o, sort == 1 ? add_first : NULL, paged, sizeof(paged));
+        assert_string_equal(paged, all);
+    }
+}
+
 int
 main(void)
 {
@@ -469,6 +659,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_query_search, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_query_sort_facets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_cursor, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
