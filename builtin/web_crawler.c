@@ -355,10 +355,47 @@ is_compound(const char *mime, const char *url)
     return yes;
 }
 
+/*
+ * The URL the record of page @x goes under (docs/workers.md "webCrawler",
+ * "One document per page"): the page's own, or the URL its
+ * <link rel="canonical"> names when that is another URL on the same
+ * scheme, host and port that the crawl could fetch (within the URL
+ * filters, not disallowed by robots.txt as far as it is known), so that
+ * the page and its canonical URL are one document whichever is fetched,
+ * and whether or not the canonical URL itself answers.  Borrowed from @x.
+ */
+static const char *
+record_url(struct web_crawl *c, const struct web_xfer *x)
+{
+    char *a = NULL;
+    char *b = NULL;
+    int same = 0;
+
+    if (x->canonical == NULL || strcmp(x->canonical, x->lk->url) == 0) {
+        return x->lk->url;
+    }
+    same = sl_web_url_host_key(x->canonical, &a) == 0 &&
+           sl_web_url_host_key(x->lk->url, &b) == 0 && strcmp(a, b) == 0;
+    sl_free(a);
+    sl_free(b);
+    if (!same) {
+        count(c, "records.canonicalOtherHost");
+        return x->lk->url;
+    }
+    if (!sl__bi_web_link_passes(c, x->canonical, x->lk->depth) ||
+        !sl__bi_web_robots_allows(c, x->canonical)) {
+        count(c, "records.canonicalRefused");
+        return x->lk->url;
+    }
+    count(c, "records.canonical");
+    return x->canonical;
+}
+
 /* Write the record of a fetched page. */
 static void
 emit_record(struct web_crawl *c, struct web_xfer *x, long status)
 {
+    const char *url = record_url(c, x);
     char mime[256];
     char cs[64];
     char hash[80];
@@ -381,11 +418,11 @@ emit_record(struct web_crawl *c, struct web_xfer *x, long status)
     }
     meta = json_pack("{s:s, s:s, s:s, s:i, s:s, s:I, s:I, s:s}",
                      "_recordid",
-                     x->lk->url,
+                     url,
                      "_source",
                      c->source,
                      sl_task_mapped(c->ctx, "httpUrl"),
-                     x->lk->url,
+                     url,
                      sl_task_mapped(c->ctx, "httpStatus"),
                      (int)status,
                      sl_task_mapped(c->ctx, "httpMimetype"),

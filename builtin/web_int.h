@@ -96,6 +96,9 @@ struct web_xfer {
      * links it found (URL NUL, repeated) held until the page is done */
     struct sl_web_links *lx;
     struct sl_buf links;
+    /* the first <link rel="canonical"> of the page, normalised, or NULL:
+     * on the page's own host, the page's record is written under it */
+    char *canonical;
     /* K_PAGE without ETag or Last-Modified: the SHA-256 of the body */
     struct sl_sha256 *sha;
     /* K_PAGE, HTML, extractText: links and text are taken in one parse
@@ -315,6 +318,9 @@ sl__bi_web_robots_done(struct web_crawl *c, struct web_xfer *x, long status);
 /** The robots.txt fetch for @p host could not be queued or started:
  * unreachable for the run. */
 void sl__bi_web_robots_give_up(struct web_crawl *c, const char *host);
+/* Whether robots.txt lets @c fetch @url as far as it is known now: 0 when
+ * it disallows it, 1 when it allows it, is not known yet or not used. */
+int sl__bi_web_robots_allows(struct web_crawl *c, const char *url);
 /** Whether robots.txt lets @p lk be fetched: 1 (go), 0 (dropped,
  * counted) or 2 (wait for robots.txt). */
 int sl__bi_web_admissible(struct web_crawl *c,

@@ -96,6 +96,31 @@ robots_lookup(const char *key,
     return known;
 }
 
+int
+sl__bi_web_robots_allows(struct web_crawl *c, const char *url)
+{
+    char *host = NULL;
+    char *key = NULL;
+    char *path = NULL;
+    int allowed = 1;
+
+    if (!c->robots || sl_web_url_host_key(url, &host) != 0) {
+        return 1;
+    }
+    key =
+        sl_asprintf("%s %llu %s", c->source, (unsigned long long)c->seq, host);
+    if (sl_web_url_path_query(url, &path) != 0) {
+        path = sl_strdup("/");
+    }
+    if (!robots_lookup(key, path, &allowed, NULL, NULL)) {
+        allowed = 1; /* not known yet: the fetch decides */
+    }
+    sl_free(path);
+    sl_free(key);
+    sl_free(host);
+    return allowed;
+}
+
 /* Keep @r and @sitemaps (both taken over; @sitemaps may be NULL) for
  * @key, @down when robots.txt was unreachable; the cache forgets
  * everything when full (robots.txt is then claimed and fetched again). */

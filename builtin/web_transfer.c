@@ -296,7 +296,10 @@ sl__bi_web_on_link(void *arg, const char *url, enum sl_web_link_kind kind)
     struct web_xfer *x = arg;
     size_t n = strlen(url) + 1;
 
-    (void)kind;
+    if (kind == SL_WEB_LINK_CANONICAL && x->canonical == NULL) {
+        x->canonical =
+            sl_strdup(url); /* also when its links are not followed */
+    }
     if (x->xrobots & SL_WEB_NOFOLLOW) {
         return 0; /* X-Robots-Tag: nofollow (counted once per page) */
     }
@@ -532,6 +535,7 @@ sl__bi_web_xfer_free(struct web_xfer *x)
         sl_sha256_free(x->sha);
         sl_buf_free(&x->body);
         sl_buf_free(&x->links);
+        sl_free(x->canonical);
         sl__bi_web_link_free(x->lk);
         sl_free(x);
     }

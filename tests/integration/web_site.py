@@ -41,6 +41,14 @@ every request, so a test can change the site between two crawls.
   /arc/broken.zip      application/zip that is no zip
   /arc/big.zip         a stored zip of 300 KB of random bytes (over a
                        filters.maxSize of 200000)
+--canonical: / also links pages with <link rel="canonical">:
+  /c/dup.html?utm=1    the same page as /c/main.html, canonical main.html
+  /c/main.html         canonical to itself (an absolute URL)
+  /c/index.html, /c/   one page, both canonical to /c/ ("./")
+  /c/other.html        canonical on another host and port
+                       (http://127.0.0.1:1/x.html: connection refused)
+  /c/robots.html       canonical /private/c.html, which robots.txt
+                       disallows: the page stays its own document
 --sitemaps: robots.txt lists /sitemap_index.xml (relative), /sitemap-a.xml
   and http://127.0.0.1:<port>/sitemap-b.xml.gz; the index lists
   sitemap-a.xml again; sitemap-a.xml has /orphan/1.html, /orphan/2.html
@@ -141,14 +149,21 @@ ARC_LINKS = ['<a href="/arc/site.zip">site</a>', '<a href="/arc/bundle.tar.gz">b
              '<a href="/arc/big.zip">big</a>']
 
 
+CANON_LINKS = ['<a href="/c/dup.html?utm=1">dup</a>', '<a href="/c/main.html">main</a>',
+               '<a href="/c/index.html">index</a>', '<a href="/c/">dir</a>',
+               '<a href="/c/other.html">other</a>', '<a href="/c/robots.html">robots</a>']
+
+
 NI_LINKS = ['<a href="/ni/meta.html">meta</a>', '<a href="/ni/none.html">none</a>',
             '<a href="/ni/header.html">header</a>', '<a href="/ni/header-nf.html">nf</a>',
             '<a href="/ni/other.html">other</a>', '<a href="/ni/doc.txt">doc</a>']
 
 
-def expected(n, archives=False, changed=False, sitemaps=False, noindex=False):
+def expected(n, archives=False, changed=False, sitemaps=False, noindex=False, canonical=False):
     urls = {"/", "/p/sub/b.html", "/doc.txt", "/archive.zip", "/archive.zip!/inner.txt"}
     urls |= {"/p/%d.html" % i for i in range(n)}
+    if canonical:  # the pages under their canonical URL only
+        urls |= {"/c/main.html", "/c/", "/c/other.html", "/c/robots.html"}
     if noindex:
         urls |= {"/ni/child1.html", "/ni/child2.html", "/ni/child4.html", "/ni/header-nf.html",
                  "/ni/other.html"}
@@ -209,6 +224,7 @@ class Site:
         self.robots_to = args.robots_to
         self.retry_date = args.retry_date
         self.noindex = args.noindex
+        self.canonical = args.canonical
         self.links = args.link
         self.link_pages = args.link_pages
         self.rules = args.rules
@@ -292,6 +308,22 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/skip/x.html":
             return self.send(200, b"<html><body>excluded by urlPatterns</body></html>")
         return self.send(404, b"not found")
+
+    def canonical_page(self, path):
+        pages = {  # path: (canonical href, words)
+            "/c/dup.html": (self.base() + "/c/main.html", "canonical india words"),
+            "/c/main.html": (self.base() + "/c/main.html", "canonical india words"),
+            "/c/index.html": ("./", "directory juliett words"),
+            "/c/": ("./", "directory juliett words"),
+            "/c/other.html": ("http://127.0.0.1:1/x.html", "elsewhere kilo words"),
+            "/c/robots.html": ("/private/c.html", "disallowed lima words"),
+        }
+        if path not in pages:
+            return self.send(404, b"not found")
+        href, words = pages[path]
+        body = ('<html><head><title>Canonical</title><link rel="canonical" href="%s">'
+                '</head><body><p>%s</p></body></html>' % (href, words))
+        return self.send(200, body.encode())
 
     def noindex_page(self, path):
         pages = {
@@ -432,6 +464,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.sitemap(path)
         if path == "/":
             extra = (ARC_LINKS if site.archives else []) + (NI_LINKS if site.noindex else [])
+            extra += CANON_LINKS if site.canonical else []
             extra += ['<a href="%s">elsewhere</a>' % u for u in site.links]
             if site.rules:
                 extra += ['<a href="/%s">rule</a>' % u for u in
@@ -445,6 +478,8 @@ class Handler(BaseHTTPRequestHandler):
                                    % (" ".join(extra), tag)).encode())
         if path.startswith("/ni/") and site.noindex:
             return self.noindex_page(path)
+        if path.startswith("/c/") and site.canonical:
+            return self.canonical_page(path)
         if path.startswith("/bigp/") and site.big:
             return self.big_page(path)
         if path.startswith("/arc/") and site.archives:
@@ -520,6 +555,7 @@ def main():
     ap.add_argument("--robots-to", default="")
     ap.add_argument("--retry-date", action="store_true")
     ap.add_argument("--noindex", action="store_true")
+    ap.add_argument("--canonical", action="store_true")
     ap.add_argument("--link", action="append", default=[])
     ap.add_argument("--link-pages", default="")
     ap.add_argument("--rules", action="store_true")
@@ -531,7 +567,7 @@ def main():
     args = ap.parse_args()
     if args.expected:
         print("\n".join(expected(args.pages, args.archives, args.changed, args.sitemaps,
-                                 args.noindex)))
+                                 args.noindex, args.canonical)))
         return
     srv = Server(("127.0.0.1", 0), Handler)
     srv.site = Site(args)

@@ -241,7 +241,9 @@ class Model:
             links += [("/", "", "a"), ("/h/%d.html" % rng.randrange(HUBS), "", "a")]
             if not base_next:
                 links += [("", "", "a"), ("#top", "", "a")]  # the page itself
-            links.append(("/s/%d/%d.html" % (k, j), "canonical", "link"))
+            # the page's own URL (a canonical URL elsewhere on the host
+            # would make the page that URL's document)
+            links.append((self.page_url(k, j)[len(self.a):], "canonical", "link"))
         if 2 <= k <= 10:
             self._extras(k, j, links)
         n.nofollow = k >= 2 and j % 61 == 17

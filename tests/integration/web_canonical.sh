@@ -1,0 +1,55 @@
+#!/bin/bash
+# Web import: one document per page (issue 33), on a generated site
+# (web_site.py --canonical):
+# 1. a page whose <link rel="canonical"> names another URL of its host is
+#    indexed under that URL: /c/dup.html?utm=1 and /c/main.html are one
+#    document (/c/main.html), /c/index.html and /c/ one (/c/), whether
+#    or not the canonical URL is fetched itself; a canonical URL on
+#    another host (/c/other.html) or one the crawl may not fetch
+#    (/c/robots.html: robots.txt disallows /private/c.html) leaves the
+#    page its own document;
+# 2. a web document carries url, host and its URL's path: the hit has
+#    them, path: and host: filters and the host facet find it;
+# 3. a re-crawl with no change pushes nothing and deletes nothing (the
+#    canonical id is the same every time).
+SLUICE=${SLUICE:?set SLUICE to the sluice binary}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
+
+start_site site --pages 6 --canonical
+start_web_server
+define_web webCanon "$SITE" canon '.deltaImportStrategy = "full"'
+
+# ---- 1. pages under their canonical URL
+expect_crawl webCanon "crawl SUCCEEDED"
+wait_indexed
+site_expected "$SITE" --pages 6 --canonical >"$TMP/want"
+expect_index "$TMP/want" "every page once, under its canonical URL ($(wc -l <"$TMP/want") documents)"
+[ "$(requests '/c/dup.html?utm=1')" -ge 1 ] && [ "$(requests /c/index.html)" -ge 1 ] &&
+    ok "the duplicate URLs were fetched (their canonical link is read from the page)" ||
+    fail "requests: dup $(requests '/c/dup.html?utm=1'), index $(requests /c/index.html)"
+expect_counter records.canonical = 2 "records.canonical counts the pages written under their canonical URL"
+expect_counter records.canonicalOtherHost = 1 "a canonical URL on another host is counted and ignored"
+expect_counter records.canonicalRefused = 1 "so is one robots.txt disallows"
+expect_requests /private/c.html = 0 "which is not requested"
+
+# ---- 2. url, host and path of a web document
+req GET /smila/index/default/search -G --data-urlencode 'q=india' --data-urlencode 'facets=host'
+u="$SITE/c/main.html"
+expect_jq ".total == 1 and .hits[0]._recordid == \"$u\" and .hits[0].url == \"$u\" and .hits[0].host == \"127.0.0.1\" and .hits[0].path == \"/c/main.html\"" "the hit has url, host and the URL's path"
+expect_jq '.facets.host == [{"value":"127.0.0.1","count":1}]' "the host facet counts it"
+req GET /smila/index/default/search -G --data-urlencode 'q=path:/c host:127.0.0.1'
+d="$SITE/c/"
+expect_jq "[.hits[]._recordid] | sort == ([\"$d\", \"${d}main.html\", \"${d}other.html\", \"${d}robots.html\"] | sort)" "path: finds web documents by their URL's folder"
+req GET /smila/index/default/search -G --data-urlencode 'q=juliett ext:html'
+expect_jq '.total == 0' "the folder URL /c/ has no extension"
+
+# ---- 3. no change
+expect_crawl webCanon "re-crawl SUCCEEDED"
+expect_counter records.pushed = 0 "a re-crawl with no change pushes nothing"
+expect_counter entries.removed = 0 "and deletes nothing"
+expect_index "$TMP/want" "the same documents"
+
+stop_server
+finish
