@@ -382,7 +382,9 @@ record_url(struct web_crawl *c, const struct web_xfer *x)
         count(c, "records.canonicalOtherHost");
         return x->lk->url;
     }
-    if (!sl__bi_web_link_passes(c, x->canonical, x->lk->depth) ||
+    /* the page's own depth passed: only the URL filters and robots.txt
+     * are left (no link is dropped here, so nothing is counted) */
+    if (!sl__bi_patterns_pass(&c->urls, x->canonical) ||
         !sl__bi_web_robots_allows(c, x->canonical)) {
         count(c, "records.canonicalRefused");
         return x->lk->url;

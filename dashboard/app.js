@@ -405,10 +405,12 @@
     ["source", "Source", (v) => "source:" + v],
     ["host", "Site", (v) => "host:" + v],
   ];
-  let searchNext = null;
+  let searchNext = null; /* the cursor, and the search it belongs to */
+  let searchUrl = "";
+  let searchSeq = 0; /* a reply of an older search is dropped */
 
   function hitItem(h) {
-    const meta = [h.host, h.mimeType, h.modified && h.modified.slice(0, 10)].filter(Boolean).join(" · ");
+    const meta = [h.host, h.mimeType, h.modified && String(h.modified).slice(0, 10)].filter(Boolean).join(" · ");
     return el("li", {}, el("div", { class: "title" }, h.title || h._recordid),
       el("div", { class: "id" }, h._recordid), meta ? el("div", { class: "meta" }, meta) : null, snippet(h.snippet));
   }
@@ -435,10 +437,16 @@
     const q = $("search-q").value;
     const ix = $("search-index").value || "default";
     const order = $("search-sort").value;
-    let url = "/smila/index/" + enc(ix) + "/search?limit=20&q=" + enc(q) + (order ? "&" + order : "");
-    url += more ? "&cursor=" + enc(searchNext) : "&facets=" + FACETS.map((f) => f[0]).join(",");
+    /* More continues the search shown, whatever the form says now */
+    const base = more ? searchUrl
+      : "/smila/index/" + enc(ix) + "/search?limit=20&q=" + enc(q) + (order ? "&" + order : "");
+    const url = base + (more ? "&cursor=" + enc(searchNext) : "&facets=" + FACETS.map((f) => f[0]).join(","));
+    const seq = ++searchSeq;
+    $("search-more").disabled = true;
     try {
       const r = await api("GET", url);
+      if (seq !== searchSeq) return;
+      searchUrl = base;
       const items = (r.hits || []).map(hitItem);
       if (more) {
         $("search-hits").append(...items);
@@ -449,8 +457,11 @@
       }
       searchNext = r.next || null;
       $("search-more").hidden = !searchNext;
+      $("search-more").disabled = false;
       showError("");
     } catch (e) {
+      if (seq !== searchSeq) return;
+      $("search-more").disabled = false;
       if (!more) {
         $("search-total").textContent = "";
         $("search-hits").replaceChildren();

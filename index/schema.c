@@ -500,7 +500,8 @@ fill8(sqlite3 *db)
             " 'text' THEN json_extract(meta, '$.url') WHEN json_type(meta,"
             " '$.url') IS NULL AND json_type(meta, '$.httpUrl') = 'text'"
             " THEN json_extract(meta, '$.httpUrl') END"
-            " WHERE json_valid(meta);"
+            " WHERE json_valid(meta) AND (json_type(meta, '$.url') = 'text'"
+            " OR json_type(meta, '$.httpUrl') = 'text');"
             "UPDATE docs SET host = sl_url_host(url) WHERE url IS NOT NULL;",
             NULL,
             NULL,
