@@ -300,8 +300,10 @@ sl__bi_web_on_link(void *arg, const char *url, enum sl_web_link_kind kind)
         x->canonical =
             sl_strdup(url); /* also when its links are not followed */
     }
-    if (x->xrobots & SL_WEB_NOFOLLOW) {
-        return 0; /* X-Robots-Tag: nofollow (counted once per page) */
+    if ((x->xrobots & SL_WEB_NOFOLLOW) ||
+        (x->lx != NULL && sl_web_links_nofollow(x->lx))) {
+        return 0; /* X-Robots-Tag or meta robots nofollow (counted once
+                   * per page; meta's reports the canonical link only) */
     }
     if (n > LINKS_BUF_MAX - x->links.len) {
         count(x->c, "links.overLimit");

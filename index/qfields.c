@@ -254,16 +254,48 @@ type_filter(struct qp *qp, const char *v, size_t at)
     return NULL;
 }
 
-/* The host of host:, lower case; letters, digits, '.', '-', ':' only. */
+/* The host of host:; letters, digits, '.', '-', ':', '[' and ']' only. */
 static int
 host_ok(const char *v)
 {
     for (; *v != '\0'; v++) {
-        if (!isalnum((unsigned char)*v) && strchr(".-:", *v) == NULL) {
+        if (!isalnum((unsigned char)*v) && strchr(".-:[]", *v) == NULL) {
             return 0;
         }
     }
     return 1;
+}
+
+/* host:@v, the host column (the host facet's values); with a port
+ * ("example.com:8080") the URL's authority must name that port too. */
+static struct qnode *
+host_filter(struct qp *qp, const char *v, size_t at)
+{
+    const char *colon = strrchr(v, ':');
+    const char *close = strrchr(v, ']');
+    struct qnode *f = NULL;
+    char *name = NULL;
+    char *auth = NULL;
+
+    if (v[0] == '\0' || !host_ok(v)) {
+        (void)sl__qp_fail(qp, at, "host: wants a host name");
+        return NULL;
+    }
+    if (v[0] == '[' ? close == NULL || colon != close + 1
+                    : colon == NULL || strchr(v, ':') != colon) {
+        return filter_node(qp, "d.host = lower(?)", 1, v);
+    }
+    name = sl_strndup(v, (size_t)(colon - v));
+    auth = sl_asprintf("://%s/", v);
+    f = filter_node(qp,
+                    "(d.host = lower(?) AND"
+                    " instr(lower(d.url) || '/', lower(?)) > 0)",
+                    2,
+                    name,
+                    auth);
+    sl_free(name);
+    sl_free(auth);
+    return f;
 }
 
 /* The value @v of a filter field @name at @at; NULL after an error. */
@@ -324,28 +356,14 @@ sl__qfield_filter(struct qp *qp, const char *name, const char *v, size_t at)
         a = sl_asprintf("/%s!/", v);
         f = filter_node(qp, "instr('/' || d._recordid, ?) > 0", 1, a);
     } else if (strcmp(name, "url") == 0) {
-        f = filter_node(qp, "substr(d._recordid, 1, length(?)) = ?", 2, v, v);
-    } else if (strcmp(name, "host") == 0) {
-        if (!host_ok(v)) {
-            (void)sl__qp_fail(qp, at, "%s: wants a host name", name);
-            return NULL;
-        }
-        char *c = sl_asprintf("http://%s", v);
-        char *e = sl_asprintf("https://%s", v);
-
-        a = sl_asprintf("http://%s[:/]*", v);
-        b = sl_asprintf("https://%s[:/]*", v);
         f = filter_node(qp,
-                        "(lower(d._recordid) GLOB lower(?) OR"
-                        " lower(d._recordid) GLOB lower(?) OR"
-                        " lower(d._recordid) IN (lower(?), lower(?)))",
-                        4,
-                        a,
-                        b,
-                        c,
-                        e);
-        sl_free(c);
-        sl_free(e);
+                        "substr(coalesce(d.url, d._recordid), 1, length(?))"
+                        " = ?",
+                        2,
+                        v,
+                        v);
+    } else if (strcmp(name, "host") == 0) {
+        return host_filter(qp, v, at);
     }
     sl_free(a);
     sl_free(b);

@@ -87,9 +87,10 @@ step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
 /* How rows are ordered: hits by column KEY_COL, a number or text, highest
  * first unless @asc, and equal keys as each shard ordered them (by rowid)
  * and by shard; records (@on 0) by the record id (column 0). */
-#define KEY_COL   12
-#define TOTAL_COL 13
-#define ID_COL    14 /* the row's id in its shard */
+#define KEY_COL        12
+#define KEY_TEXT_MAX_S "64" /* characters of a date sort key */
+#define TOTAL_COL      13
+#define ID_COL         14 /* the row's id in its shard */
 
 /* @a against @b (two rows) in @o's order: < 0 when @a comes first. */
 static int
@@ -185,7 +186,9 @@ search_sql(const struct sl__query *q,
     const char *op = opt->ascending ? ">" : "<";
 
     if (opt->sort == SL_INDEX_SORT_DATE) {
-        key = "coalesce(d.modified, '')";
+        /* a text longer than a date is none (so a cursor stays short) */
+        key = "CASE WHEN length(d.modified) <= " KEY_TEXT_MAX_S
+              " THEN d.modified ELSE '' END";
     } else if (opt->sort == SL_INDEX_SORT_SIZE) {
         key = "coalesce(d.size, -1)";
     }
@@ -296,7 +299,8 @@ prepare_query(struct sl__index *ix,
  * was added before it in the meantime.  Given out as the hex of the JSON
  * [1, sort, ascending, shards, hash of the query, shard, rowid, key].
  */
-#define CURSOR_MAX 512 /* hex digits */
+#define CURSOR_MAX                                                             \
+    1024 /* hex digits; a date key (KEY_TEXT_MAX_S) takes < 900 */
 
 struct cursor {
     int set;

@@ -104,7 +104,9 @@ report(struct sl_web_links *lx, const char *href, enum sl_web_link_kind kind)
     sl_free(url);
 }
 
-/* The head is over: report the links that waited for it. */
+/* The head is over, or a meta robots said nofollow: report the links that
+ * waited for it; under nofollow only a canonical link (the callback asks
+ * sl_web_links_nofollow), the others are suppressed. */
 static void
 flush(struct sl_web_links *lx)
 {
@@ -115,8 +117,13 @@ flush(struct sl_web_links *lx)
     lx->waiting = 0;
     while (p != NULL && p < end && lx->rc == 0) {
         const char *href = p + 1;
+        enum sl_web_link_kind kind = (enum sl_web_link_kind)(p[0] - '0');
 
-        report(lx, href, (enum sl_web_link_kind)(p[0] - '0'));
+        if (lx->sum.meta_nofollow && kind != SL_WEB_LINK_CANONICAL) {
+            lx->sum.suppressed++;
+        } else {
+            report(lx, href, kind);
+        }
         p = href + strlen(href) + 1;
     }
     sl_buf_free(&lx->pending);
@@ -151,7 +158,7 @@ found(struct sl_web_links *lx, const char *href, enum sl_web_link_kind kind)
         lx->sum.same_document++;
         return;
     }
-    if (lx->sum.meta_nofollow) {
+    if (lx->sum.meta_nofollow && kind != SL_WEB_LINK_CANONICAL) {
         lx->sum.suppressed++;
         return;
     }
@@ -283,10 +290,7 @@ on_meta(struct sl_web_links *lx, const xmlChar **atts)
     if (!lx->sum.meta_nofollow &&
         (has_token(content, "nofollow", 1) || has_token(content, "none", 1))) {
         lx->sum.meta_nofollow = 1;
-        lx->sum.suppressed += lx->npending;
-        sl_buf_free(&lx->pending);
-        lx->npending = 0;
-        lx->waiting = 0;
+        flush(lx);
     }
 }
 
@@ -529,6 +533,12 @@ sl_web_links_end(struct sl_web_links *lx, struct sl_web_links_summary *summary)
     }
     sl_web_links_free(lx);
     return rc;
+}
+
+int
+sl_web_links_nofollow(const struct sl_web_links *lx)
+{
+    return lx->sum.meta_nofollow;
 }
 
 void

@@ -253,8 +253,10 @@ void sl_web_html_feed_free(struct sl_web_html_feed *f);
  * rel="nofollow" on a, area and link; refused schemes; hrefs that are not URLs;
  * references to the same document ("", "#top"); links past the limit.  <meta
  * name="robots"> (name without case) with "nofollow" or "none" in its content
- * suppresses every further link and the head's links waiting so far; links of
- * the body reported before such a late meta stay reported.  "noindex" or "none"
+ * suppresses every further link and the head's links waiting so far, except a
+ * canonical link (it names the page, it is not one to follow:
+ * sl_web_links_nofollow tells the callback); links of the body reported
+ * before such a late meta stay reported.  "noindex" or "none"
  * sets the summary's meta_noindex.  Links are not de-duplicated.
  *
  * Charset: @p charset (from the HTTP Content-Type) wins; otherwise the
@@ -358,6 +360,13 @@ int sl_web_links_feed(struct sl_web_links *lx, const char *data, size_t len);
  */
 int sl_web_links_end(struct sl_web_links *lx,
                      struct sl_web_links_summary *summary);
+
+/**
+ * @brief Whether a <meta name="robots"> of the page said nofollow or none
+ * so far: the callback of a canonical link asks it (no other link is
+ * reported after it).
+ */
+int sl_web_links_nofollow(const struct sl_web_links *lx);
 
 /** @brief Free @p lx without finishing (no more callbacks); NULL-safe. */
 void sl_web_links_free(struct sl_web_links *lx);

@@ -7,7 +7,9 @@
 #    or not the canonical URL is fetched itself; a canonical URL on
 #    another host (/c/other.html) or one the crawl may not fetch
 #    (/c/robots.html: robots.txt disallows /private/c.html) leaves the
-#    page its own document;
+#    page its own document; a page with meta robots nofollow
+#    (/c/nf.html?s=1) is named by its canonical link too, and neither
+#    that link nor its body's links are followed;
 # 2. a web document carries url, host and its URL's path: the hit has
 #    them, path: and host: filters and the host facet find it;
 # 3. a re-crawl with no change pushes nothing and deletes nothing (the
@@ -29,10 +31,12 @@ expect_index "$TMP/want" "every page once, under its canonical URL ($(wc -l <"$T
 [ "$(requests '/c/dup.html?utm=1')" -ge 1 ] && [ "$(requests /c/index.html)" -ge 1 ] &&
     ok "the duplicate URLs were fetched (their canonical link is read from the page)" ||
     fail "requests: dup $(requests '/c/dup.html?utm=1'), index $(requests /c/index.html)"
-expect_counter records.canonical = 2 "records.canonical counts the pages written under their canonical URL"
+expect_counter records.canonical = 3 "records.canonical counts the pages written under their canonical URL"
 expect_counter records.canonicalOtherHost = 1 "a canonical URL on another host is counted and ignored"
 expect_counter records.canonicalRefused = 1 "so is one robots.txt disallows"
 expect_requests /private/c.html = 0 "which is not requested"
+expect_requests /c/nf.html = 0 "a canonical link under meta robots nofollow is not followed"
+expect_requests /c/nf-child.html = 0 "nor are the links of such a page"
 
 # ---- 2. url, host and path of a web document
 req GET /smila/index/default/search -G --data-urlencode 'q=india' --data-urlencode 'facets=host'
@@ -41,7 +45,7 @@ expect_jq ".total == 1 and .hits[0]._recordid == \"$u\" and .hits[0].url == \"$u
 expect_jq '.facets.host == [{"value":"127.0.0.1","count":1}]' "the host facet counts it"
 req GET /smila/index/default/search -G --data-urlencode 'q=path:/c host:127.0.0.1'
 d="$SITE/c/"
-expect_jq "[.hits[]._recordid] | sort == ([\"$d\", \"${d}main.html\", \"${d}other.html\", \"${d}robots.html\"] | sort)" "path: finds web documents by their URL's folder"
+expect_jq "[.hits[]._recordid] | sort == ([\"$d\", \"${d}main.html\", \"${d}nf.html\", \"${d}other.html\", \"${d}robots.html\"] | sort)" "path: finds web documents by their URL's folder"
 req GET /smila/index/default/search -G --data-urlencode 'q=juliett ext:html'
 expect_jq '.total == 0' "the folder URL /c/ has no extension"
 

@@ -47,6 +47,8 @@ every request, so a test can change the site between two crawls.
   /c/index.html, /c/   one page, both canonical to /c/ ("./")
   /c/other.html        canonical on another host and port
                        (http://127.0.0.1:1/x.html: connection refused)
+  /c/nf.html?s=1       meta robots nofollow after its canonical link /c/nf.html,
+                       links /c/nf-child.html (neither is requested)
   /c/robots.html       canonical /private/c.html, which robots.txt
                        disallows: the page stays its own document
 --sitemaps: robots.txt lists /sitemap_index.xml (relative), /sitemap-a.xml
@@ -151,7 +153,8 @@ ARC_LINKS = ['<a href="/arc/site.zip">site</a>', '<a href="/arc/bundle.tar.gz">b
 
 CANON_LINKS = ['<a href="/c/dup.html?utm=1">dup</a>', '<a href="/c/main.html">main</a>',
                '<a href="/c/index.html">index</a>', '<a href="/c/">dir</a>',
-               '<a href="/c/other.html">other</a>', '<a href="/c/robots.html">robots</a>']
+               '<a href="/c/other.html">other</a>', '<a href="/c/robots.html">robots</a>',
+               '<a href="/c/nf.html?s=1">nofollow</a>']
 
 
 NI_LINKS = ['<a href="/ni/meta.html">meta</a>', '<a href="/ni/none.html">none</a>',
@@ -163,7 +166,7 @@ def expected(n, archives=False, changed=False, sitemaps=False, noindex=False, ca
     urls = {"/", "/p/sub/b.html", "/doc.txt", "/archive.zip", "/archive.zip!/inner.txt"}
     urls |= {"/p/%d.html" % i for i in range(n)}
     if canonical:  # the pages under their canonical URL only
-        urls |= {"/c/main.html", "/c/", "/c/other.html", "/c/robots.html"}
+        urls |= {"/c/main.html", "/c/", "/c/other.html", "/c/robots.html", "/c/nf.html"}
     if noindex:
         urls |= {"/ni/child1.html", "/ni/child2.html", "/ni/child4.html", "/ni/header-nf.html",
                  "/ni/other.html"}
@@ -317,12 +320,18 @@ class Handler(BaseHTTPRequestHandler):
             "/c/": ("./", "directory juliett words"),
             "/c/other.html": ("http://127.0.0.1:1/x.html", "elsewhere kilo words"),
             "/c/robots.html": ("/private/c.html", "disallowed lima words"),
+            "/c/nf.html": ("/c/nf.html", "unfollowed mike words"),
+            "/c/nf.html?s=1": ("/c/nf.html", "unfollowed mike words"),
         }
         if path not in pages:
             return self.send(404, b"not found")
         href, words = pages[path]
-        body = ('<html><head><title>Canonical</title><link rel="canonical" href="%s">'
-                '</head><body><p>%s</p></body></html>' % (href, words))
+        head = ""
+        if path.startswith("/c/nf.html"):  # the canonical link before the meta
+            head = '<meta name="robots" content="nofollow">'
+            words += ' <a href="/c/nf-child.html">child</a>'
+        body = ('<html><head><title>Canonical</title><link rel="canonical" href="%s">%s'
+                '</head><body><p>%s</p></body></html>' % (href, head, words))
         return self.send(200, body.encode())
 
     def noindex_page(self, path):

@@ -1334,14 +1334,21 @@ test_links_meta_robots(void **state)
         "<a href=\"/a\">a</a>\n"
         "<meta name=\"robots\" content=\"nofollow\">\n"
         "<a href=\"/b\">b</a></body></html>\n";
+    /* a canonical link names the page: reported under nofollow, before
+     * the meta (it waited for the head's end) or after it */
+    static const char canon[] = "<html><head><link rel=canonical href=\"/c1\">"
+                                "<link rel=alternate href=\"/alt\">"
+                                "<meta name=\"robots\" content=\"nofollow\">"
+                                "<link rel=canonical href=\"/c2\"></head>"
+                                "<body><a href=\"/a\">a</a></body></html>\n";
     struct links_run run;
 
     (void)state;
     run = links("http://example.com/", NULL, nofollow);
-    assert_string_equal(run.out, "");
+    assert_string_equal(run.out, "canonical http://example.com/canon\n");
     assert_true(run.sum.meta_nofollow);
     assert_false(run.sum.meta_noindex);
-    assert_int_equal(run.sum.suppressed, 3);
+    assert_int_equal(run.sum.suppressed, 2);
     assert_int_equal(run.sum.nofollow, 1);
     sl_free(run.out);
     run = links("http://example.com/", NULL, noindex);
@@ -1362,6 +1369,13 @@ test_links_meta_robots(void **state)
                         "a http://example.com/a\n");
     assert_true(run.sum.meta_nofollow);
     assert_int_equal(run.sum.suppressed, 1);
+    sl_free(run.out);
+    run = links("http://example.com/", NULL, canon);
+    assert_string_equal(run.out,
+                        "canonical http://example.com/c1\n"
+                        "canonical http://example.com/c2\n");
+    assert_true(run.sum.meta_nofollow);
+    assert_int_equal(run.sum.suppressed, 2);
     sl_free(run.out);
 }
 
