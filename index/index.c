@@ -632,6 +632,9 @@ reader_open(struct sl__index *ix, struct sl_err *err)
         src = sl__index_url_functions(rd->db);
     }
     if (src == SQLITE_OK) {
+        src = sl__index_rank_functions(rd->db);
+    }
+    if (src == SQLITE_OK) {
         src = prepare_stmts(rd->db, rd->st, 1);
     }
     if (src != SQLITE_OK) {

@@ -120,6 +120,11 @@ int sl__index_text_pack(struct libdeflate_compressor *c,
 int sl__index_text_functions(sqlite3 *db);
 /* ---- urlcols.c: sl_url_host(url) and sl_url_path(url) (schema 8) ---- */
 int sl__index_url_functions(sqlite3 *db);
+
+/* ---- rank.c: FTS5 auxiliary function sl_bm25, FTS5's bm25 with the
+ * document lengths read in rowid order, on connection @db ---- */
+int sl__index_rank_functions(sqlite3 *db);
+
 /** A compressor for sl__index_text_pack (NULL when out of memory). */
 struct libdeflate_compressor *sl__index_text_compressor(void);
 void sl__index_text_compressor_free(struct libdeflate_compressor *c);

@@ -10,7 +10,7 @@
 
 #include "index/index_int.h"
 
-#define SCHEMA_VERSION 8
+#define SCHEMA_VERSION 9
 
 /* The FTS5 table, external content over the indexed columns (schema 5:
  * title, text, path, author; before: title, text, path). */
@@ -131,6 +131,18 @@ static const char pack7_sql[] =
 /* Schema 7 (and before) to 8: the url and host columns (fill8). */
 static int fill8(sqlite3 *db);
 
+/*
+ * Schema 9 (new databases too): the columns searches filter, facet and
+ * sort on, in an index of their own that a search reads instead of the
+ * rows (search.c, INDEXED BY docs_cols).  A row holds the packed text
+ * before these columns, so reading them from the row reads a page of
+ * text per match: a filter over 78,000 matches took 160 ms, 80 ms from
+ * this index (docs/index.md "Columns").
+ */
+static const char cols9_sql[] =
+    "CREATE INDEX IF NOT EXISTS docs_cols ON docs(id, _recordid, path, mime,"
+    " size, modified, created, url, host);";
+
 /* The steps that bring a database of schema 1.. to this one: @sql, then
  * @fill (unless NULL), when its schema is below @below, in this order. */
 static const struct {
@@ -235,6 +247,9 @@ migrate(struct sl__index *ix, int *version, struct sl_err *err)
             migrations[i].fill != NULL) {
             src = migrations[i].fill(ix->db);
         }
+    }
+    if (src == SQLITE_OK && rc == 0 && *version < 9) {
+        src = sqlite3_exec(ix->db, cols9_sql, NULL, NULL, NULL);
     }
     (void)snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
     if (src == SQLITE_OK && rc == 0 && *version < SCHEMA_VERSION) {

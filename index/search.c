@@ -133,14 +133,17 @@ sl__ix_merge_next(sqlite3_stmt *const *st,
     return best;
 }
 
-/* The columns of a hit (hit_json), FTS5's bm25 weights per column. */
+/* The columns of a hit (hit_json) from row o, the bm25 weights per
+ * column (rank.c). */
 #define HIT_COLS                                                               \
-    " d.path, d.author, d.mime, d.created, d.modified, d.pages, d.url,"        \
-    " d.host"
-#define BM25 "bm25(documents_fts, 5.0, 1.0, 2.0, 2.0)"
+    " o.path, o.author, o.mime, o.created, o.modified, o.pages, o.url,"        \
+    " o.host"
+#define BM25 "sl_bm25(documents_fts, 5.0, 1.0, 2.0, 2.0)"
 
 /* FROM and WHERE of query @q: the FTS table joined to the rows when it
- * has words, the rows alone when it has filters only. */
+ * has words, the rows alone when it has filters only; the rows by their
+ * index docs_cols (schema.c), which holds every column a filter, facet or
+ * order reads. */
 static void
 from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
 {
@@ -148,8 +151,9 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
 
     if (q->match != NULL) {
         (void)sl_buf_appendf(b,
-                             " FROM documents_fts JOIN docs d ON d.id ="
-                             " documents_fts.rowid%s WHERE documents_fts"
+                             " FROM documents_fts JOIN docs d INDEXED BY"
+                             " docs_cols ON d.id = documents_fts.rowid%s"
+                             " WHERE documents_fts"
                              " MATCH ?1%s%s%s",
                              join,
                              w ? " AND (" : "",
@@ -157,7 +161,8 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
                              w ? ")" : "");
         return;
     }
-    (void)sl_buf_appendf(b, " FROM docs d%s WHERE %s", join, w);
+    (void)sl_buf_appendf(
+        b, " FROM docs d INDEXED BY docs_cols%s WHERE %s", join, w);
 }
 
 /*
@@ -203,9 +208,7 @@ search_sql(const struct sl__query *q,
         (void)sl_buf_appendf(hits,
                              "SELECT o._recordid, t.score, o.title,"
                              " snippet(documents_fts, -1, '<b>', '</b>',"
-                             " '...', 16), o.path, o.author, o.mime,"
-                             " o.created, o.modified, o.pages, o.url, o.host,"
-                             " t.%s, t.n,"
+                             " '...', 16)," HIT_COLS ", t.%s, t.n,"
                              " t.id FROM"
                              " (SELECT id, score, %s, %s AS n FROM"
                              " (SELECT documents_fts.rowid AS id, -" BM25
@@ -242,9 +245,12 @@ search_sql(const struct sl__query *q,
                              k,
                              dir);
     } else {
+        /* two levels: the page of rows, from the index docs_cols alone
+         * (their count as a window), then the page's columns */
         (void)sl_buf_appendf(hits,
-                             "SELECT d._recordid, 0.0, d.title, NULL," HIT_COLS
-                             ", %s, count(*) OVER (), d.id",
+                             "SELECT o._recordid, 0.0, o.title, NULL," HIT_COLS
+                             ", t.k, t.n, t.id FROM (SELECT d.id AS id, %s AS"
+                             " k, count(*) OVER () AS n",
                              key);
         from_where(q, "", hits);
         if (after) {
@@ -255,8 +261,12 @@ search_sql(const struct sl__query *q,
                                  op,
                                  key);
         }
-        (void)sl_buf_appendf(
-            hits, " ORDER BY %s %s, d.id LIMIT %u", key, dir, want);
+        (void)sl_buf_appendf(hits,
+                             " ORDER BY k %s, d.id LIMIT %u) t JOIN docs o ON"
+                             " o.id = t.id ORDER BY t.k %s, t.id",
+                             dir,
+                             want,
+                             dir);
     }
     if (q->where == NULL) { /* else the hits count themselves (column 11) */
         (void)sl_buf_appendf(count,

@@ -5,6 +5,7 @@
  * threads, and queries while a writer holds a shard.  Each test works in its
  * own temporary directory under $TMPDIR.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -784,6 +785,115 @@ test_index_fts_in_step(void **state)
     assert_int_not_equal(fts_integrity(f->dir, "fts"), SQLITE_OK);
 }
 
+/* sl_bm25 (rank.c) gives FTS5's bm25 scores, for dense and sparse words,
+ * phrases, OR and column filters, rows read in rowid order (gaps of
+ * deleted rows wider than its step limit) and in reverse. */
+static void
+test_index_rank_bm25(void **state)
+{
+    static const char *const queries[] = {
+        "common",
+        "rare",
+        "common rare",
+        "common OR rare",
+        "title:common",
+        "\"common word\"",
+        "common NOT rare",
+        "w1*",
+    };
+    static const char *const orders[] = {"rowid", "rowid DESC"};
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    char sql[512];
+    size_t q = 0;
+    size_t o = 0;
+    int i = 0;
+
+    (void)state;
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    assert_int_equal(sl__index_rank_functions(db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE VIRTUAL TABLE documents_fts USING fts5(title,"
+                     " text, path, author)",
+                     NULL,
+                     NULL,
+                     NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "INSERT INTO documents_fts(rowid,"
+                                        " title, text, path, author) VALUES"
+                                        " (?1, ?2, ?3, ?4, NULL)",
+                                        -1,
+                                        &st,
+                                        NULL),
+                     SQLITE_OK);
+    for (i = 1; i <= 3000; i++) {
+        char title[64];
+        char text[512];
+        int k = 0;
+
+        (void)snprintf(
+            title, sizeof(title), "%s t%d", i % 9 == 0 ? "common" : "x", i);
+        text[0] = '\0';
+        for (k = 0; k < 1 + i % 37; k++) { /* lengths and frequencies vary */
+            (void)snprintf(text + strlen(text),
+                           sizeof(text) - strlen(text),
+                           "%s w%d ",
+                           k % 3 == 0 && i % 20 != 0 ? "common word" : "other",
+                           (i * 7 + k) % 50);
+        }
+        if (i % 97 == 0) {
+            (void)snprintf(
+                text + strlen(text), sizeof(text) - strlen(text), "rare");
+        }
+        (void)sqlite3_bind_int(st, 1, i);
+        (void)sqlite3_bind_text(st, 2, title, -1, SQLITE_TRANSIENT);
+        (void)sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
+        (void)sqlite3_bind_text(st, 4, i % 2 ? "/a/common" : "/b", -1, NULL);
+        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+        (void)sqlite3_reset(st);
+    }
+    (void)sqlite3_finalize(st);
+    /* gaps: a run of 200 rows and every 5th of another run are gone */
+    assert_int_equal(sqlite3_exec(db,
+                                  "DELETE FROM documents_fts WHERE rowid"
+                                  " BETWEEN 1000 AND 1199 OR (rowid BETWEEN"
+                                  " 2000 AND 2500 AND rowid % 5 = 0)",
+                                  NULL,
+                                  NULL,
+                                  NULL),
+                     SQLITE_OK);
+    for (q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+        for (o = 0; o < 2; o++) {
+            int n = 0;
+
+            (void)snprintf(sql,
+                           sizeof(sql),
+                           "SELECT bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
+                           " sl_bm25(documents_fts, 5.0, 1.0, 2.0, 2.0)"
+                           " FROM documents_fts WHERE documents_fts MATCH ?1"
+                           " ORDER BY %s",
+                           orders[o]);
+            assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+                             SQLITE_OK);
+            (void)sqlite3_bind_text(st, 1, queries[q], -1, NULL);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                double a = sqlite3_column_double(st, 0);
+                double b = sqlite3_column_double(st, 1);
+
+                if (fabs(a - b) > 1e-12 * fabs(a)) {
+                    fail_msg("%s: bm25 %.17g, sl_bm25 %.17g", queries[q], a, b);
+                }
+                n++;
+            }
+            (void)sqlite3_finalize(st);
+            assert_true(n > 0);
+        }
+    }
+    (void)sqlite3_close(db);
+}
+
 /* A schema 2 database (FTS kept in step by triggers) is migrated at open:
  * the triggers go, the documents stay searchable and writable. */
 static void
@@ -838,7 +948,7 @@ test_index_migrate_schema2(void **state)
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(st, 0), 0);
-    assert_int_equal(sqlite3_column_int(st, 1), 8); /* the current schema */
+    assert_int_equal(sqlite3_column_int(st, 1), 9); /* the current schema */
     (void)sqlite3_finalize(st);
     (void)sqlite3_close(db);
 }
@@ -1218,6 +1328,7 @@ main(void)
             test_index_migrate_schema2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_page_size, setup, teardown),
+        cmocka_unit_test(test_index_rank_bm25),
         cmocka_unit_test_setup_teardown(
             test_index_read_while_writing, setup, teardown),
     };

@@ -391,7 +391,7 @@ test_meta_migrate4(void **state)
 
     make_db(f->dir, "old", schema4_sql);
     assert_int_equal(count(f->set, "old"), 4);
-    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 8);
+    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 9);
     /* schema 6: the sources keyed by _recordid moved to doc_sources */
     assert_int_equal(db_int(f->dir,
                             "old",
@@ -496,7 +496,13 @@ test_meta_migrate7(void **state)
 
     make_db(f->dir, "web", schema7_sql);
     assert_int_equal(count(f->set, "web"), 2);
-    assert_int_equal(db_int(f->dir, "web", "PRAGMA user_version"), 8);
+    assert_int_equal(db_int(f->dir, "web", "PRAGMA user_version"), 9);
+    /* schema 9: the columns of searches have their index */
+    assert_int_equal(db_int(f->dir,
+                            "web",
+                            "SELECT count(*) FROM sqlite_master WHERE name ="
+                            " 'docs_cols'"),
+                     1);
     res = search(f->set, "web", "page OR file");
     h = hit_of(res, "https://Example.ORG/a%20b/c.html");
     assert_string_equal(str(h, "url"), "https://Example.ORG/a%20b/c.html");
@@ -567,11 +573,11 @@ test_meta_newer_refused(void **state)
     make_db(f->dir,
             "new",
             "CREATE TABLE documents(id INTEGER PRIMARY KEY);"
-            "PRAGMA user_version=9;");
+            "PRAGMA user_version=10;");
     sl_err_clear(&err);
     assert_int_equal(sl_index_count(f->set, "new", &n, &err), SL_ECORRUPT);
     assert_non_null(strstr(err.message, "newer"));
-    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 9);
+    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 10);
     assert_int_equal(
         db_int(f->dir, "new", "SELECT count(*) FROM sqlite_master"), 1);
 }

@@ -1,0 +1,255 @@
+/*
+ * Embedded full-text index, the ranking function sl_bm25(documents_fts,
+ * weights...): FTS5's bm25 (the same formula, parameters and weights, so
+ * the same scores), with the document lengths read by walking the
+ * documents_fts_docsize table alongside the matches instead of one lookup
+ * per match.
+ *
+ * Why: a word in most documents ranks every one of them, and FTS5's bm25
+ * spends more than half of that on xColumnSize, a B-tree search in
+ * %_docsize per match.  The matches come in rowid order, so one cursor
+ * over %_docsize stepped forward reads the lengths in order; it searches
+ * again only over a gap of more than GAP_MAX rows (then a step each would
+ * cost more than a search), and a row it does not find (an older database
+ * without the table, a size it cannot read) is asked of xColumnSize.
+ *
+ * BM25 (Robertson and Zaragoza), as FTS5 computes it: for each phrase i of
+ * the query, idf(i) = log((N - n(i) + 0.5) / (n(i) + 0.5)) (at least
+ * 1e-6), N rows, n(i) rows that match phrase i; f(i) the sum of the
+ * column weights of its instances in the row; D the row's tokens, avgdl
+ * the mean; k1 = 1.2, b = 0.75; score = -sum idf(i) * f(i) * (k1 + 1) /
+ * (f(i) + k1 * (1 - b + b * D / avgdl)) (negative: lower is better).
+ *
+ * Threads: the per-query data lives in the statement (FTS5's aux data) and
+ * the function runs on the connection's thread.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "index/index_int.h"
+
+#define GAP_MAX  64 /* rows stepped over before searching again */
+#define COLS_MAX 16 /* weights read */
+
+/* Per query (FTS5 aux data): the statistics and the %_docsize cursor. */
+struct rank_data {
+    int nphrase;
+    double avgdl;
+    double *idf;  /* [nphrase] */
+    double *freq; /* [nphrase], per row */
+    int nw;
+    double w[COLS_MAX];
+    sqlite3_stmt *sz; /* SELECT id, sz FROM documents_fts_docsize ... */
+    int sz_row;       /* sz stands on a row */
+    int sz_broken;    /* no such table or a failed step: xColumnSize only */
+};
+
+static void
+rank_data_free(void *p)
+{
+    struct rank_data *d = p;
+
+    if (d != NULL) {
+        (void)sqlite3_finalize(d->sz);
+        sl_free(d->idf);
+        sl_free(d->freq);
+        sl_free(d);
+    }
+}
+
+static int
+count_cb(const Fts5ExtensionApi *api, Fts5Context *fts, void *arg)
+{
+    (void)api;
+    (void)fts;
+    (*(sqlite3_int64 *)arg)++;
+    return SQLITE_OK;
+}
+
+/* The statistics of the query, and its weights from @argv. */
+static int
+rank_data_new(const Fts5ExtensionApi *api,
+              Fts5Context *fts,
+              int argc,
+              sqlite3_value **argv,
+              struct rank_data **out)
+{
+    struct rank_data *d = sl_calloc(1, sizeof(*d));
+    sqlite3_int64 nrow = 0;
+    sqlite3_int64 ntok = 0;
+    int rc = SQLITE_OK;
+    int i = 0;
+
+    d->nphrase = api->xPhraseCount(fts);
+    d->idf = sl_calloc((size_t)d->nphrase + 1, sizeof(double));
+    d->freq = sl_calloc((size_t)d->nphrase + 1, sizeof(double));
+    d->nw = argc < COLS_MAX ? argc : COLS_MAX;
+    for (i = 0; i < d->nw; i++) {
+        d->w[i] = sqlite3_value_double(argv[i]);
+    }
+    rc = api->xRowCount(fts, &nrow);
+    if (rc == SQLITE_OK) {
+        rc = api->xColumnTotalSize(fts, -1, &ntok);
+    }
+    d->avgdl = nrow > 0 ? (double)ntok / (double)nrow : 1.0;
+    for (i = 0; rc == SQLITE_OK && i < d->nphrase; i++) {
+        sqlite3_int64 nhit = 0;
+
+        rc = api->xQueryPhrase(fts, i, &nhit, count_cb);
+        d->idf[i] =
+            log(((double)nrow - (double)nhit + 0.5) / ((double)nhit + 0.5));
+        if (d->idf[i] <= 0.0) {
+            d->idf[i] = 1e-6;
+        }
+    }
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_prepare_v3(api->xUserData(fts),
+                                "SELECT id, sz FROM documents_fts_docsize"
+                                " WHERE id >= ?1 ORDER BY id",
+                                -1,
+                                SQLITE_PREPARE_PERSISTENT,
+                                &d->sz,
+                                NULL);
+        d->sz_broken = rc != SQLITE_OK;
+        rc = SQLITE_OK;
+    }
+    if (rc != SQLITE_OK) {
+        rank_data_free(d);
+        return rc;
+    }
+    *out = d;
+    return SQLITE_OK;
+}
+
+/* The total of the varints of a %_docsize blob (one per column): 0 and
+ * *n set, or -1 when it is not a list of 32-bit varints. */
+static int
+size_sum(const unsigned char *p, int len, sqlite3_int64 *n)
+{
+    int i = 0;
+
+    *n = 0;
+    while (i < len) {
+        uint32_t v = 0;
+        int k = 0;
+
+        do {
+            if (i >= len || k == 5) {
+                return -1;
+            }
+            v = (v << 7) | (p[i] & 0x7f);
+            k++;
+        } while (p[i++] & 0x80);
+        *n += v;
+    }
+    return 0;
+}
+
+/* The tokens of row @rowid from the cursor: 0 and *ntok, or -1 (ask
+ * xColumnSize). */
+static int
+walk_size(struct rank_data *d, sqlite3_int64 rowid, sqlite3_int64 *ntok)
+{
+    sqlite3_int64 at = d->sz_row ? sqlite3_column_int64(d->sz, 0) : 0;
+    int src = SQLITE_ROW;
+
+    if (!d->sz_row || rowid < at || rowid - at > GAP_MAX) {
+        (void)sqlite3_reset(d->sz);
+        (void)sqlite3_bind_int64(d->sz, 1, rowid);
+        src = sqlite3_step(d->sz);
+    }
+    while (src == SQLITE_ROW && sqlite3_column_int64(d->sz, 0) < rowid) {
+        src = sqlite3_step(d->sz);
+    }
+    d->sz_row = src == SQLITE_ROW;
+    if (src != SQLITE_ROW && src != SQLITE_DONE) {
+        d->sz_broken = 1;
+        return -1;
+    }
+    if (!d->sz_row || sqlite3_column_int64(d->sz, 0) != rowid) {
+        return -1;
+    }
+    return size_sum(
+        sqlite3_column_blob(d->sz, 1), sqlite3_column_bytes(d->sz, 1), ntok);
+}
+
+static void
+bm25_fn(const Fts5ExtensionApi *api,
+        Fts5Context *fts,
+        sqlite3_context *ctx,
+        int argc,
+        sqlite3_value **argv)
+{
+    const double k1 = 1.2;
+    const double b = 0.75;
+    struct rank_data *d = api->xGetAuxdata(fts, 0);
+    sqlite3_int64 ntok = 0;
+    double score = 0.0;
+    int rc = SQLITE_OK;
+    int ninst = 0;
+    int i = 0;
+
+    if (d == NULL) {
+        rc = rank_data_new(api, fts, argc, argv, &d);
+        if (rc == SQLITE_OK) {
+            rc = api->xSetAuxdata(fts, d, rank_data_free);
+        }
+        if (rc != SQLITE_OK) {
+            sqlite3_result_error_code(ctx, rc);
+            return;
+        }
+    }
+    memset(d->freq, 0, sizeof(double) * (size_t)d->nphrase);
+    rc = api->xInstCount(fts, &ninst);
+    for (i = 0; rc == SQLITE_OK && i < ninst; i++) {
+        int ip = 0, ic = 0, io = 0;
+
+        rc = api->xInst(fts, i, &ip, &ic, &io);
+        if (rc == SQLITE_OK && ip >= 0 && ip < d->nphrase) {
+            d->freq[ip] += ic >= 0 && ic < d->nw ? d->w[ic] : 1.0;
+        }
+    }
+    if (rc == SQLITE_OK &&
+        (d->sz_broken || walk_size(d, api->xRowid(fts), &ntok) != 0)) {
+        int n = 0;
+
+        rc = api->xColumnSize(fts, -1, &n);
+        ntok = n;
+    }
+    if (rc != SQLITE_OK) {
+        sqlite3_result_error_code(ctx, rc);
+        return;
+    }
+    for (i = 0; i < d->nphrase; i++) {
+        score += d->idf[i] * (d->freq[i] * (k1 + 1.0)) /
+                 (d->freq[i] + k1 * (1 - b + b * (double)ntok / d->avgdl));
+    }
+    sqlite3_result_double(ctx, -1.0 * score);
+}
+
+/* FTS5's extension API of @db, or NULL. */
+static fts5_api *
+fts5_of(sqlite3 *db)
+{
+    fts5_api *api = NULL;
+    sqlite3_stmt *st = NULL;
+
+    if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK) {
+        return NULL;
+    }
+    (void)sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+    (void)sqlite3_step(st);
+    (void)sqlite3_finalize(st);
+    return api;
+}
+
+int
+sl__index_rank_functions(sqlite3 *db)
+{
+    fts5_api *api = fts5_of(db);
+
+    if (api == NULL || api->iVersion < 2) {
+        return SQLITE_ERROR;
+    }
+    return api->xCreateFunction(api, "sl_bm25", db, bm25_fn, NULL);
+}
