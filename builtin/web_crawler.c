@@ -362,16 +362,23 @@ is_compound(const char *mime, const char *url)
  * scheme, host and port that the crawl could fetch (within the URL
  * filters, not disallowed by robots.txt as far as it is known), so that
  * the page and its canonical URL are one document whichever is fetched,
- * and whether or not the canonical URL itself answers.  Borrowed from @x.
+ * and whether or not the canonical URL itself answers; without a
+ * canonical link, an index page's directory URL when it answered the same
+ * (web_index.c).  Borrowed from @x.
  */
 static const char *
-record_url(struct web_crawl *c, const struct web_xfer *x)
+record_url(struct web_crawl *c, struct web_xfer *x)
 {
     char *a = NULL;
     char *b = NULL;
     int same = 0;
 
-    if (x->canonical == NULL || strcmp(x->canonical, x->lk->url) == 0) {
+    if (x->canonical == NULL) { /* an index page may be its directory's */
+        const char *dir = sl__bi_web_index_url(c, x);
+
+        return dir != NULL ? dir : x->lk->url;
+    }
+    if (strcmp(x->canonical, x->lk->url) == 0) {
         return x->lk->url;
     }
     same = sl_web_url_host_key(x->canonical, &a) == 0 &&
@@ -412,7 +419,7 @@ emit_record(struct web_crawl *c, struct web_xfer *x, long status)
         char hex[65];
 
         if (x->sha != NULL) { /* taken as the body arrived */
-            sl_sha256_final_hex(x->sha, hex);
+            (void)snprintf(hex, sizeof(hex), "%s", sl__bi_web_body_sha(x));
         } else {
             sl_sha256_hex(x->body.data ? x->body.data : "", x->body.len, hex);
         }
@@ -927,6 +934,8 @@ const struct sl_worker_type sl_worker_webCrawler = {
     "  {\"name\": \"linksPerBulk\", \"optional\": true, \"type\": \"integer\","
     "   \"minimum\": 1},"
     "  {\"name\": \"followSitemaps\", \"optional\": true,"
+    "   \"type\": \"boolean\"},"
+    "  {\"name\": \"mergeIndexPages\", \"optional\": true,"
     "   \"type\": \"boolean\"},"
     "  {\"name\": \"extractText\", \"optional\": true, \"type\": \"boolean\"},"
     "  {\"name\": \"maxTextBytes\", \"optional\": true, \"type\": \"integer\","

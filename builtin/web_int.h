@@ -46,8 +46,9 @@ struct web_ready;
 #define SITEMAP_LINKS_PER_TASK 10000u /* sitemap URLs a task writes */
 
 /* What a link is fetched for: a page to crawl (webCrawler), a robots.txt,
- * a download (webFetcher, webExtractor), a sitemap. */
-enum web_kind { K_PAGE, K_ROBOTS, K_FETCH, K_SITEMAP };
+ * a download (webFetcher, webExtractor), a sitemap, the directory URL of
+ * an index page (mergeIndexPages: its body's hash only). */
+enum web_kind { K_PAGE, K_ROBOTS, K_FETCH, K_SITEMAP, K_PROBE };
 
 /* A link of a task: pending (struct web_crawl's list) or in a transfer. */
 struct web_link {
@@ -64,6 +65,13 @@ struct web_link {
     /* K_ROBOTS after a redirect: the host key whose robots.txt this is
      * (url is the redirect target, host its host key); else NULL */
     char *robots_for;
+    /* K_PROBE: the index page waiting for it (owned).  K_PAGE of an index
+     * page: its directory URL and the SHA-256 (hex) of what that URL
+     * answered, "" when it answered no 2xx page; both NULL when not
+     * probed (web_index.c) */
+    struct web_link *page;
+    char *dir_url;
+    char *dir_sha;
 };
 
 /* A transfer in flight (web_transfer.c). */
@@ -99,8 +107,12 @@ struct web_xfer {
     /* the first <link rel="canonical"> of the page, normalised, or NULL:
      * on the page's own host, the page's record is written under it */
     char *canonical;
-    /* K_PAGE without ETag or Last-Modified: the SHA-256 of the body */
+    /* K_PAGE without ETag or Last-Modified, an index page compared with
+     * its directory URL, a K_PROBE: the SHA-256 of the body, and its hex
+     * once final (sl__bi_web_body_sha) */
     struct sl_sha256 *sha;
+    char sha_hex[65];
+    uint64_t hashed; /* K_PROBE: body bytes hashed (at most maxSize) */
     /* K_PAGE, HTML, extractText: links and text are taken in one parse
      * when the page is done (parse_page); the text, and whether it is
      * complete (the record then carries it instead of httpContent) */
@@ -130,6 +142,7 @@ struct web_crawl {
     uint64_t connect_timeout_ms; /* connectTimeoutMs */
     int follow_redirects;
     int follow_sitemaps;    /* followSitemaps */
+    int merge_index;        /* mergeIndexPages */
     int extract_text;       /* extractText */
     uint64_t max_text;      /* maxTextBytes */
     struct uchardet *ud;    /* charset detection, created on first use */
@@ -288,6 +301,8 @@ void sl__bi_web_write_page(struct web_crawl *c,
                            const json_t *meta,
                            const struct web_xfer *x,
                            const char *counter);
+/** The hex SHA-256 of the body of @p x (its sha, made final once). */
+const char *sl__bi_web_body_sha(struct web_xfer *x);
 /** Up to @p cap bytes of the body of @p x from @p off: their count (0 at
  * the end) and *@p p, or -1 with errno set. */
 ssize_t sl__bi_web_body_piece(const struct web_xfer *x,
@@ -342,6 +357,24 @@ void sl__bi_web_drop_pending(struct web_crawl *c);
 int sl__bi_web_visit(struct web_crawl *c, struct web_link *lk);
 /** Page @p x answered 2xx: its links, and its record. */
 void sl__bi_web_page_done(struct web_crawl *c, struct web_xfer *x, long status);
+
+/* ------------------------------------------------------------------------
+ * web_index.c: an index page and its directory URL (mergeIndexPages).
+ * --------------------------------------------------------------------- */
+
+/** For page link @p lk, admitted, at an index name (`/d/index.html`): the
+ * probe of its directory URL to fetch first, which owns @p lk until it
+ * ends; NULL when there is none to make (the page is fetched now). */
+struct web_link *sl__bi_web_probe_for(struct web_crawl *c, struct web_link *lk);
+/** Probe @p x ended with HTTP @p status (0: no answer): its page is
+ * queued again with the hash of the answer. */
+void
+sl__bi_web_probe_done(struct web_crawl *c, struct web_xfer *x, long status);
+/** Probe @p probe could not start: its page is queued again unprobed. */
+void sl__bi_web_probe_abandon(struct web_crawl *c, struct web_link *probe);
+/** The directory URL page @p x is written under when it answered the
+ * same body as its probe (counted), else NULL. */
+const char *sl__bi_web_index_url(struct web_crawl *c, struct web_xfer *x);
 
 /* ------------------------------------------------------------------------
  * web_fetcher.c: the webFetcher's and the webExtractor's side.

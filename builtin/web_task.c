@@ -75,6 +75,9 @@ sl__bi_web_link_free(struct web_link *lk)
         sl_free(lk->host);
         sl_free(lk->robots_for);
         json_decref(lk->meta);
+        sl__bi_web_link_free(lk->page);
+        sl_free(lk->dir_url);
+        sl_free(lk->dir_sha);
         sl_free(lk);
     }
 }
@@ -300,6 +303,16 @@ schedule(struct web_crawl *c, int64_t *wake_ms)
                 pp = &lk->next;
                 continue;
             }
+            if (ok == 1) { /* an index page: its directory URL first */
+                struct web_link *probe = sl__bi_web_probe_for(c, lk);
+
+                if (probe != NULL) {
+                    probe->next = lk->next;
+                    lk->next = NULL;
+                    *pp = probe;
+                    continue;
+                }
+            }
         }
         if (refused_before(gated, ngated, lk->host)) {
             pp = &lk->next; /* its host said no in this pass already */
@@ -331,6 +344,9 @@ schedule(struct web_crawl *c, int64_t *wake_ms)
             if (lk->kind == K_ROBOTS) { /* also a redirect hop */
                 sl__bi_web_robots_give_up(
                     c, lk->robots_for != NULL ? lk->robots_for : lk->host);
+            }
+            if (lk->kind == K_PROBE) {
+                sl__bi_web_probe_abandon(c, lk);
             }
             if (x != NULL) {
                 sl__bi_web_xfer_free(x);
@@ -365,6 +381,42 @@ schedule(struct web_crawl *c, int64_t *wake_ms)
  * Ended transfers.
  * --------------------------------------------------------------------- */
 
+/* A transfer of a probe, a robots.txt or a sitemap ended: 1 (done), or 0
+ * for a page or a download. */
+static int
+finish_aux(struct web_crawl *c,
+           struct web_xfer *x,
+           CURLcode code,
+           long status,
+           int cut)
+{
+    if (x->lk->kind == K_PROBE) {
+        sl__bi_web_probe_done(c, x, code == CURLE_OK ? status : 0);
+        return 1;
+    }
+    if (x->lk->kind == K_ROBOTS) {
+        if (code != CURLE_OK && !cut) {
+            SL_WARN("webCrawler: %s%s: %s (robots.txt unreachable: "
+                    "disallow all for the run)",
+                    x->lk->url,
+                    x->lk->robots_for == NULL ? "/robots.txt" : "",
+                    curl_easy_strerror(code));
+        }
+        sl__bi_web_robots_done(
+            c,
+            x,
+            code == CURLE_OK || (code == CURLE_WRITE_ERROR && x->robots_full)
+                ? status
+                : 0);
+        return 1;
+    }
+    if (x->lk->kind == K_SITEMAP) {
+        sl__bi_web_sitemap_done(c, x, code, status);
+        return 1;
+    }
+    return 0;
+}
+
 /* A transfer ended with @code. */
 static void
 finish(struct web_crawl *c, struct web_xfer *x, CURLcode code)
@@ -384,24 +436,7 @@ finish(struct web_crawl *c, struct web_xfer *x, CURLcode code)
                          sl_mono_ms(),
                          (int)status,
                          x->retry_after_ms);
-    if (x->lk->kind == K_ROBOTS) {
-        if (code != CURLE_OK && !cut) {
-            SL_WARN("webCrawler: %s%s: %s (robots.txt unreachable: "
-                    "disallow all for the run)",
-                    x->lk->url,
-                    x->lk->robots_for == NULL ? "/robots.txt" : "",
-                    curl_easy_strerror(code));
-        }
-        sl__bi_web_robots_done(
-            c,
-            x,
-            code == CURLE_OK || (code == CURLE_WRITE_ERROR && x->robots_full)
-                ? status
-                : 0);
-        return;
-    }
-    if (x->lk->kind == K_SITEMAP) {
-        sl__bi_web_sitemap_done(c, x, code, status);
+    if (finish_aux(c, x, code, status, cut)) {
         return;
     }
     if (code == CURLE_FILESIZE_EXCEEDED || x->too_large) {
@@ -703,6 +738,8 @@ sl__bi_web_init(struct sl_task_ctx *ctx, struct web_crawl *c)
     }
     v = sl_task_param(ctx, "followSitemaps");
     c->follow_sitemaps = sl__bi_json_true(v);
+    v = sl_task_param(ctx, "mergeIndexPages");
+    c->merge_index = !json_is_false(v); /* default true */
     c->ua = json_string_value(json_object_get(pol, "userAgent"));
     if (c->ua == NULL || c->ua[0] == '\0') {
         c->ua = DEFAULT_UA;

@@ -324,6 +324,12 @@ decide_body(struct web_xfer *x)
     x->body_decided = 1;
     (void)curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     sl__bi_web_split_ctype(x->ctype, mime, sizeof(mime), cs, sizeof(cs));
+    if (x->lk->kind == K_PROBE) { /* its hash only */
+        if (status >= 200 && status < 300) {
+            x->sha = sl_sha256_new();
+        }
+        return;
+    }
     if (x->lk->kind == K_ROBOTS || x->lk->kind == K_FETCH ||
         x->lk->kind == K_SITEMAP) {
         x->keep = status >= 200 && status < 300;
@@ -357,8 +363,9 @@ decide_body(struct web_xfer *x)
     } else {
         x->keep = 1; /* no validator: the content is the delta hash */
     }
-    if (x->keep && x->etag[0] == '\0' && x->lastmod[0] == '\0') {
-        x->sha = sl_sha256_new();
+    if (x->keep && ((x->etag[0] == '\0' && x->lastmod[0] == '\0') ||
+                    (x->lk->dir_sha != NULL && x->lk->dir_sha[0] != '\0'))) {
+        x->sha = sl_sha256_new(); /* also to compare with the probe's */
     }
 }
 
@@ -421,6 +428,15 @@ on_body(char *buf, size_t size, size_t nmemb, void *arg)
     }
     if (x->refused_type || x->headers_only) {
         return 0; /* cuts the transfer: CURLE_WRITE_ERROR, expected */
+    }
+    if (x->lk->kind == K_PROBE && x->sha != NULL) {
+        if (n > x->c->max_size - x->hashed) {
+            x->too_large = 1;
+            return 0;
+        }
+        x->hashed += n;
+        sl_sha256_update(x->sha, buf, n);
+        return n;
     }
     if (!x->keep) {
         return n;
@@ -519,6 +535,15 @@ sl__bi_web_xfer_new(struct web_crawl *c, struct web_link *lk)
     (void)curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_body);
     (void)curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     return x;
+}
+
+const char *
+sl__bi_web_body_sha(struct web_xfer *x)
+{
+    if (x->sha_hex[0] == '\0' && x->sha != NULL) {
+        sl_sha256_final_hex(x->sha, x->sha_hex);
+    }
+    return x->sha_hex;
 }
 
 void

@@ -10,6 +10,10 @@
 #    page its own document; a page with meta robots nofollow
 #    (/c/nf.html?s=1) is named by its canonical link too, and neither
 #    that link nor its body's links are followed;
+#    an index page without a canonical link is its directory URL's
+#    document when that URL answers the same page (/i/index.html and /i/,
+#    /m/default.htm and /m/), and its own when it answers 404 (/j/) or
+#    another page (/k/); mergeIndexPages false keeps them apart;
 # 2. a web document carries url, host and its URL's path: the hit has
 #    them, path: and host: filters and the host facet find it;
 # 3. a re-crawl with no change pushes nothing and deletes nothing (the
@@ -37,6 +41,10 @@ expect_counter records.canonicalRefused = 1 "so is one robots.txt disallows"
 expect_requests /private/c.html = 0 "which is not requested"
 expect_requests /c/nf.html = 0 "a canonical link under meta robots nofollow is not followed"
 expect_requests /c/nf-child.html = 0 "nor are the links of such a page"
+expect_counter links.indexProbed = 5 "the directory URL of each index page is asked first (/c/, /i/, /j/, /k/, /m/)"
+expect_counter records.indexPage = 2 "two index pages are their directory's document (/i/, /m/)"
+expect_counter records.indexPageDiffers = 1 "one answers another page at its directory URL (/k/)"
+expect_requests /j/ = 1 "the probe of a directory URL that answers 404 is made once"
 
 # ---- 2. url, host and path of a web document
 req GET /smila/index/default/search -G --data-urlencode 'q=india' --data-urlencode 'facets=host'
@@ -54,6 +62,16 @@ expect_crawl webCanon "re-crawl SUCCEEDED"
 expect_counter records.pushed = 0 "a re-crawl with no change pushes nothing"
 expect_counter entries.removed = 0 "and deletes nothing"
 expect_index "$TMP/want" "the same documents"
+
+# ---- 4. mergeIndexPages false: an index page is its own document
+define_web webNoMerge "$SITE" canon '.deltaImportStrategy = "full" | .mergeIndexPages = false'
+expect_crawl webNoMerge "crawl without merging index pages SUCCEEDED"
+wait_indexed
+expect_counter links.indexProbed = 0 "no directory URL is asked"
+# (/m/ is linked by nothing else: not seen, so the full run deletes it)
+{ grep -vx "$SITE/m/" "$TMP/want"; echo "$SITE/i/index.html"; echo "$SITE/m/default.htm"; } |
+    LC_ALL=C sort >"$TMP/want2"
+expect_index "$TMP/want2" "/i/index.html and /m/default.htm are documents of their own"
 
 stop_server
 finish

@@ -49,6 +49,11 @@ every request, so a test can change the site between two crawls.
                        (http://127.0.0.1:1/x.html: connection refused)
   /c/nf.html?s=1       meta robots nofollow after its canonical link /c/nf.html,
                        links /c/nf-child.html (neither is requested)
+  /i/, /i/index.html   the same page, no canonical link: one document, /i/
+  /j/index.html        /j/ answers 404 (a bucket without directory
+                       indexes): the page stays /j/index.html
+  /k/, /k/index.html   two different pages: two documents
+  /m/default.htm       only this is linked; /m/ answers the same: /m/
   /c/robots.html       canonical /private/c.html, which robots.txt
                        disallows: the page stays its own document
 --sitemaps: robots.txt lists /sitemap_index.xml (relative), /sitemap-a.xml
@@ -154,7 +159,10 @@ ARC_LINKS = ['<a href="/arc/site.zip">site</a>', '<a href="/arc/bundle.tar.gz">b
 CANON_LINKS = ['<a href="/c/dup.html?utm=1">dup</a>', '<a href="/c/main.html">main</a>',
                '<a href="/c/index.html">index</a>', '<a href="/c/">dir</a>',
                '<a href="/c/other.html">other</a>', '<a href="/c/robots.html">robots</a>',
-               '<a href="/c/nf.html?s=1">nofollow</a>']
+               '<a href="/c/nf.html?s=1">nofollow</a>',
+               '<a href="/i/">i</a>', '<a href="/i/index.html">i index</a>',
+               '<a href="/j/index.html">j index</a>', '<a href="/k/">k</a>',
+               '<a href="/k/index.html">k index</a>', '<a href="/m/default.htm">m</a>']
 
 
 NI_LINKS = ['<a href="/ni/meta.html">meta</a>', '<a href="/ni/none.html">none</a>',
@@ -167,6 +175,7 @@ def expected(n, archives=False, changed=False, sitemaps=False, noindex=False, ca
     urls |= {"/p/%d.html" % i for i in range(n)}
     if canonical:  # the pages under their canonical URL only
         urls |= {"/c/main.html", "/c/", "/c/other.html", "/c/robots.html", "/c/nf.html"}
+        urls |= {"/i/", "/j/index.html", "/k/", "/k/index.html", "/m/"}
     if noindex:
         urls |= {"/ni/child1.html", "/ni/child2.html", "/ni/child4.html", "/ni/header-nf.html",
                  "/ni/other.html"}
@@ -311,6 +320,21 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/skip/x.html":
             return self.send(200, b"<html><body>excluded by urlPatterns</body></html>")
         return self.send(404, b"not found")
+
+    def index_page(self, path):
+        pages = {  # no canonical links: the crawler compares what both answer
+            "/i/": "served index tango words",
+            "/i/index.html": "served index tango words",
+            "/j/index.html": "bucket index quebec words",  # /j/ is 404
+            "/k/": "listing romeo words",
+            "/k/index.html": "another index romeo words",
+            "/m/": "default document sierra words",
+            "/m/default.htm": "default document sierra words",
+        }
+        if path not in pages:
+            return self.send(404, b"not found")
+        return self.send(200, ('<html><head><title>Index</title></head><body><p>%s</p>'
+                               '</body></html>' % pages[path]).encode())
 
     def canonical_page(self, path):
         pages = {  # path: (canonical href, words)
@@ -489,6 +513,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.noindex_page(path)
         if path.startswith("/c/") and site.canonical:
             return self.canonical_page(path)
+        if path[:3] in ("/i/", "/j/", "/k/", "/m/") and site.canonical:
+            return self.index_page(path)
         if path.startswith("/bigp/") and site.big:
             return self.big_page(path)
         if path.startswith("/arc/") and site.archives:
