@@ -456,7 +456,7 @@ emit_record(struct web_crawl *c, struct web_xfer *x, long status)
         const char *text = NULL;
         const char *title = NULL;
         const char *tcs = NULL;
-        const char *slash = strrchr(x->lk->url, '/');
+        const char *slash = strrchr(url, '/'); /* the record's URL */
         size_t len = 0;
 
         if (sl_text_html_end(x->ht, &text, &len, &title, &tcs)) {
@@ -471,7 +471,7 @@ emit_record(struct web_crawl *c, struct web_xfer *x, long status)
                                   "title",
                                   json_string(title[0] != '\0' ? title
                                               : slash != NULL  ? slash + 1
-                                                               : x->lk->url));
+                                                               : url));
         count(c, "records.textExtracted");
     }
     if (meta != NULL && is_compound(mime, x->lk->url)) {

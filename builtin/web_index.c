@@ -76,9 +76,10 @@ sl__bi_web_probe_for(struct web_crawl *c, struct web_link *lk)
     struct web_link *p = NULL;
     char *dir = NULL;
 
-    if (!c->merge_index || lk->kind != K_PAGE || lk->dir_url != NULL) {
+    if (!c->merge_index || lk->kind != K_PAGE || lk->probe_checked) {
         return NULL;
     }
+    lk->probe_checked = 1; /* once: a link waits for its host many passes */
     dir = index_dir(lk->url);
     if (dir == NULL) {
         return NULL;

@@ -72,6 +72,7 @@ struct web_link {
     struct web_link *page;
     char *dir_url;
     char *dir_sha;
+    int probe_checked; /* sl__bi_web_probe_for looked at it */
 };
 
 /* A transfer in flight (web_transfer.c). */

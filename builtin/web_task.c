@@ -345,16 +345,15 @@ schedule(struct web_crawl *c, int64_t *wake_ms)
                 sl__bi_web_robots_give_up(
                     c, lk->robots_for != NULL ? lk->robots_for : lk->host);
             }
-            if (lk->kind == K_PROBE) {
+            if (lk->kind == K_PROBE) { /* its page is fetched unprobed */
                 sl__bi_web_probe_abandon(c, lk);
+            } else if (!c->fatal) { /* else the task fails (recoverable) */
+                count(c, "links.failed.internal");
             }
             if (x != NULL) {
                 sl__bi_web_xfer_free(x);
             } else {
                 sl__bi_web_link_free(lk);
-            }
-            if (!c->fatal) { /* else the task fails (recoverable) */
-                count(c, "links.failed.internal");
             }
             continue;
         }

@@ -275,7 +275,6 @@ host_filter(struct qp *qp, const char *v, size_t at)
     const char *close = strrchr(v, ']');
     struct qnode *f = NULL;
     char *name = NULL;
-    char *auth = NULL;
 
     if (v[0] == '\0' || !host_ok(v)) {
         (void)sl__qp_fail(qp, at, "host: wants a host name");
@@ -286,15 +285,17 @@ host_filter(struct qp *qp, const char *v, size_t at)
         return filter_node(qp, "d.host = lower(?)", 1, v);
     }
     name = sl_strndup(v, (size_t)(colon - v));
-    auth = sl_asprintf("://%s/", v);
+    /* the URL's authority (after "://") is @v, then the end, '/', '?'
+     * or '#' */
     f = filter_node(qp,
-                    "(d.host = lower(?) AND"
-                    " instr(lower(d.url) || '/', lower(?)) > 0)",
-                    2,
+                    "(d.host = lower(?) AND rtrim(substr(lower(d.url),"
+                    " instr(d.url, '://') + 3, length(?) + 1), '/?#') ="
+                    " lower(?))",
+                    3,
                     name,
-                    auth);
+                    v,
+                    v);
     sl_free(name);
-    sl_free(auth);
     return f;
 }
 

@@ -11,7 +11,9 @@
  * over %_docsize stepped forward reads the lengths in order; it searches
  * again only over a gap of more than GAP_MAX rows (then a step each would
  * cost more than a search), and a row it does not find (an older database
- * without the table, a size it cannot read) is asked of xColumnSize.
+ * without the table, a size it cannot read) is asked of xColumnSize, as
+ * is the first row, to check that the table walked is the FTS table's
+ * (else xColumnSize is asked for all).
  *
  * BM25 (Robertson and Zaragoza), as FTS5 computes it: for each phrase i of
  * the query, idf(i) = log((N - n(i) + 0.5) / (n(i) + 0.5)) (at least
@@ -41,7 +43,9 @@ struct rank_data {
     double w[COLS_MAX];
     sqlite3_stmt *sz; /* SELECT id, sz FROM documents_fts_docsize ... */
     int sz_row;       /* sz stands on a row */
-    int sz_broken;    /* no such table or a failed step: xColumnSize only */
+    int sz_broken;    /* no such table, a failed step, or lengths that are
+                         not xColumnSize's: xColumnSize only */
+    int sz_checked;   /* the first row's length was compared */
 };
 
 static void
@@ -210,10 +214,14 @@ bm25_fn(const Fts5ExtensionApi *api,
         }
     }
     if (rc == SQLITE_OK &&
-        (d->sz_broken || walk_size(d, api->xRowid(fts), &ntok) != 0)) {
+        (d->sz_broken || walk_size(d, api->xRowid(fts), &ntok) != 0 ||
+         !d->sz_checked)) {
         int n = 0;
 
         rc = api->xColumnSize(fts, -1, &n);
+        /* the first row: the table walked is this FTS table's */
+        d->sz_broken |= !d->sz_checked && (sqlite3_int64)n != ntok;
+        d->sz_checked = 1;
         ntok = n;
     }
     if (rc != SQLITE_OK) {

@@ -88,7 +88,7 @@ step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
  * first unless @asc, and equal keys as each shard ordered them (by rowid)
  * and by shard; records (@on 0) by the record id (column 0). */
 #define KEY_COL        12
-#define KEY_TEXT_MAX_S "64" /* characters of a date sort key */
+#define KEY_TEXT_MAX_S "64" /* bytes of a date sort key */
 #define TOTAL_COL      13
 #define ID_COL         14 /* the row's id in its shard */
 
@@ -191,8 +191,10 @@ search_sql(const struct sl__query *q,
     const char *op = opt->ascending ? ">" : "<";
 
     if (opt->sort == SL_INDEX_SORT_DATE) {
-        /* a text longer than a date is none (so a cursor stays short) */
-        key = "CASE WHEN length(d.modified) <= " KEY_TEXT_MAX_S
+        /* a text longer than a date, or with a NUL, is none (so that a
+         * cursor stays short and its JSON can hold the key) */
+        key = "CASE WHEN length(CAST(d.modified AS BLOB)) <= " KEY_TEXT_MAX_S
+              " AND instr(CAST(d.modified AS BLOB), x'00') = 0"
               " THEN d.modified ELSE '' END";
     } else if (opt->sort == SL_INDEX_SORT_SIZE) {
         key = "coalesce(d.size, -1)";

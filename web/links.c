@@ -104,8 +104,8 @@ report(struct sl_web_links *lx, const char *href, enum sl_web_link_kind kind)
     sl_free(url);
 }
 
-/* The head is over, or a meta robots said nofollow: report the links that
- * waited for it; under nofollow only a canonical link (the callback asks
+/* The head is over: report the links that waited for it; after a meta
+ * robots nofollow only a canonical link (the callback asks
  * sl_web_links_nofollow), the others are suppressed. */
 static void
 flush(struct sl_web_links *lx)
@@ -289,8 +289,10 @@ on_meta(struct sl_web_links *lx, const xmlChar **atts)
     }
     if (!lx->sum.meta_nofollow &&
         (has_token(content, "nofollow", 1) || has_token(content, "none", 1))) {
+        /* the head's waiting links are suppressed when the head ends
+         * (flush), but for a canonical link, resolved then against a
+         * <base> that may still come */
         lx->sum.meta_nofollow = 1;
-        flush(lx);
     }
 }
 

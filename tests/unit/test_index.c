@@ -864,6 +864,36 @@ test_index_rank_bm25(void **state)
                                   NULL,
                                   NULL),
                      SQLITE_OK);
+    /* another FTS table: its rows have other lengths than the ones of
+     * documents_fts_docsize, which sl_bm25 must not take */
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE VIRTUAL TABLE other USING fts5(title, text, path,"
+                     " author);"
+                     "INSERT INTO other(rowid, title, text)"
+                     " SELECT rowid, title, text || ' common padding words'"
+                     " FROM documents_fts;",
+                     NULL,
+                     NULL,
+                     NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT bm25(other, 5.0, 1.0),"
+                                        " sl_bm25(other, 5.0, 1.0) FROM other"
+                                        " WHERE other MATCH 'common'",
+                                        -1,
+                                        &st,
+                                        NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double a = sqlite3_column_double(st, 0);
+        double b = sqlite3_column_double(st, 1);
+
+        if (fabs(a - b) > 1e-12 * fabs(a)) {
+            fail_msg("other: bm25 %.17g, sl_bm25 %.17g", a, b);
+        }
+    }
+    (void)sqlite3_finalize(st);
     for (q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
         for (o = 0; o < 2; o++) {
             int n = 0;

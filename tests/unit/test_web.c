@@ -1336,11 +1336,12 @@ test_links_meta_robots(void **state)
         "<a href=\"/b\">b</a></body></html>\n";
     /* a canonical link names the page: reported under nofollow, before
      * the meta (it waited for the head's end) or after it */
-    static const char canon[] = "<html><head><link rel=canonical href=\"/c1\">"
-                                "<link rel=alternate href=\"/alt\">"
-                                "<meta name=\"robots\" content=\"nofollow\">"
-                                "<link rel=canonical href=\"/c2\"></head>"
-                                "<body><a href=\"/a\">a</a></body></html>\n";
+    static const char canon[] =
+        "<html><head><link rel=canonical href=\"c1\">"
+        "<link rel=alternate href=\"/alt\">"
+        "<meta name=\"robots\" content=\"nofollow\">"
+        "<link rel=canonical href=\"c2\"><base href=\"/b/\"></head>"
+        "<body><a href=\"/a\">a</a></body></html>\n";
     struct links_run run;
 
     (void)state;
@@ -1371,9 +1372,10 @@ test_links_meta_robots(void **state)
     assert_int_equal(run.sum.suppressed, 1);
     sl_free(run.out);
     run = links("http://example.com/", NULL, canon);
+    /* both resolved against the <base> after the meta */
     assert_string_equal(run.out,
-                        "canonical http://example.com/c1\n"
-                        "canonical http://example.com/c2\n");
+                        "canonical http://example.com/b/c1\n"
+                        "canonical http://example.com/b/c2\n");
     assert_true(run.sum.meta_nofollow);
     assert_int_equal(run.sum.suppressed, 2);
     sl_free(run.out);
