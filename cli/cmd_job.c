@@ -65,6 +65,7 @@ usage(FILE *out)
         "                  [--timeout SECONDS]\n"
         "       sluice job follow JOB [RUN] [--timeout SECONDS]\n"
         "       sluice job cancel JOB [RUN]\n"
+        "       sluice job pause JOB [RUN] | resume JOB [RUN]\n"
         "       sluice job status JOB [--json]\n"
         "       sluice job report JOB [RUN] [--failed | --state STATE] "
         "[--json]\n"
@@ -87,8 +88,11 @@ usage(FILE *out)
         "        (or --timeout passed).\n"
         "follow  the same for RUN (default: the run going, else the last)\n"
         "cancel  cancels RUN (default: the run going)\n"
+        "pause   no task of RUN (default: the run going) is handed out until\n"
+        "        resume; those in progress finish\n"
         "status  prints the state and counters of JOB's current or last "
-        "run\n"
+        "run,\n"
+        "        and its schedule's next start\n"
         "        (--json: the run data as the server gives it).\n"
         "report  prints what happened to the documents of a run of JOB (the\n"
         "        current or last one unless RUN is given): the counts by "
@@ -203,9 +207,16 @@ parse_args(int argc, char **argv, struct args *a)
 static int
 check_operands(int n, char **v, struct args *a)
 {
-    static const char *const with_run[] = {"report", "follow", "cancel"};
-    static const char *const with_job[] = {
-        "start", "status", "delete", "report", "follow", "cancel"};
+    static const char *const with_run[] = {
+        "report", "follow", "cancel", "pause", "resume"};
+    static const char *const with_job[] = {"start",
+                                           "status",
+                                           "delete",
+                                           "report",
+                                           "follow",
+                                           "cancel",
+                                           "pause",
+                                           "resume"};
     int run_ok = 0;
     int job_ok = 0;
     size_t i = 0;
@@ -228,8 +239,8 @@ check_operands(int n, char **v, struct args *a)
     if (!job_ok || n < 2 || n > (run_ok ? 3 : 2)) {
         fprintf(stderr,
                 "sluice job: expected list, define FILE, or start, follow, "
-                "cancel, status, report or delete with a JOB (sluice job "
-                "--help)\n");
+                "cancel, pause, resume, status, report or delete with a JOB "
+                "(sluice job --help)\n");
         return EXIT_USAGE;
     }
     a->cmd = v[0];
@@ -637,8 +648,9 @@ job_follow(const struct args *a)
     return rc;
 }
 
+/* cancel, pause or resume (a->cmd) the run a->run, else the run going */
 static int
-job_cancel(const struct args *a)
+job_action(const struct args *a)
 {
     char run[128];
     char *path = NULL;
@@ -648,10 +660,15 @@ job_cancel(const struct args *a)
     if (rc != 0) {
         return rc;
     }
-    path = sl_asprintf("/smila/jobmanager/jobs/%s/%s/cancel", a->job, run);
+    path = sl_asprintf("/smila/jobmanager/jobs/%s/%s/%s", a->job, run, a->cmd);
     rc = sl_cli_call(&a->conn, prog_job, "POST", path, "{}", &reply);
     if (rc == 0) {
-        printf("run %s of job %s canceled\n", run, a->job);
+        printf("run %s of job %s %s\n",
+               run,
+               a->job,
+               strcmp(a->cmd, "cancel") == 0  ? "canceled"
+               : strcmp(a->cmd, "pause") == 0 ? "paused"
+                                              : "resumed");
     }
     json_decref(reply);
     sl_free(path);
@@ -709,6 +726,29 @@ out:
     return rc;
 }
 
+/* The schedule of a job's info (GET /smila/jobmanager/jobs/JOB/), if any. */
+static void
+print_schedule(const char *job, const json_t *sch)
+{
+    const char *next = json_string_value(json_object_get(sch, "nextStart"));
+    const char *wend = json_string_value(json_object_get(sch, "windowEnd"));
+
+    if (sch == NULL) {
+        return;
+    }
+    printf("job %s schedule (%s): next start %s",
+           job,
+           json_string_value(json_object_get(sch, "timeZone")),
+           next != NULL ? next : "none");
+    if (wend != NULL) {
+        printf(", window open until %s", wend);
+    }
+    printf("; started %lld, skipped %lld, missed %lld\n",
+           (long long)json_integer_value(json_object_get(sch, "started")),
+           (long long)json_integer_value(json_object_get(sch, "skipped")),
+           (long long)json_integer_value(json_object_get(sch, "missed")));
+}
+
 static int
 job_status(const struct args *a)
 {
@@ -728,6 +768,9 @@ job_status(const struct args *a)
     if (id == NULL && json_array_size(done) > 0) {
         id = json_string_value(json_array_get(done, json_array_size(done) - 1));
     }
+    if (!a->json) {
+        print_schedule(a->job, json_object_get(info, "scheduling"));
+    }
     if (id == NULL) {
         printf("job %s: no run yet\n", a->job);
         json_decref(info);
@@ -744,10 +787,11 @@ job_status(const struct args *a)
         rc = 0;
         goto out;
     }
-    printf("job %s run %s: %s (%s)\n",
+    printf("job %s run %s: %s%s (%s)\n",
            a->job,
            id,
            json_string_value(json_object_get(run, "state")),
+           json_is_true(json_object_get(run, "paused")) ? ", paused" : "",
            json_string_value(json_object_get(run, "runMode")));
     printf("  started %s",
            json_string_value(json_object_get(run, "startTime")));
@@ -809,8 +853,9 @@ sl_cli_job_main(int argc, char **argv)
         rc = job_start(&a);
     } else if (strcmp(a.cmd, "follow") == 0) {
         rc = job_follow(&a);
-    } else if (strcmp(a.cmd, "cancel") == 0) {
-        rc = job_cancel(&a);
+    } else if (strcmp(a.cmd, "cancel") == 0 || strcmp(a.cmd, "pause") == 0 ||
+               strcmp(a.cmd, "resume") == 0) {
+        rc = job_action(&a);
     } else if (strcmp(a.cmd, "report") == 0) {
         rc = sl_cli_job_report(&a.conn, a.job, a.run, a.state, a.json);
     } else if (strcmp(a.cmd, "list") == 0) {

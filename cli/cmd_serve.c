@@ -97,12 +97,42 @@ run_end_set(struct sl_bb *bb)
  * to be done again, would forget what this run records
  * (docs/deltaservice.md "Purging a source").
  */
+#define SCHED_DRAIN_MS 30000u /* as the REST finish waits for it */
+
 struct start_ctx {
     struct sl_jm *jm;
     struct sl_delta *delta;
 };
 
 static struct start_ctx start_ctx;
+
+/* What a schedule's "finish" at the end of its window needs. */
+static struct {
+    struct sl_jm *jm;
+    struct sl_bb *bb;
+} g_sched;
+
+/* atWindowEnd "finish": as the REST finish, the records the bulkbuilder
+ * accepted for the job belong to the run, so they are handed over
+ * first. */
+static int
+sched_finish(void *arg, const char *job, const char *run_id, struct sl_err *err)
+{
+    int rc = 0;
+
+    (void)arg;
+    if (g_sched.bb != NULL) {
+        rc = sl_bb_drain(g_sched.bb, job, SCHED_DRAIN_MS, err);
+    }
+    return rc == 0 ? sl_jm_run_finish(g_sched.jm, job, run_id, err) : rc;
+}
+
+/* The schedules' clock: a tick a second (unless tests drive it). */
+static void
+on_sched_tick(uv_timer_t *t)
+{
+    sl_jm_sched_tick(t->data, sl_time_ms());
+}
 
 static int
 start_check(void *arg,
@@ -226,6 +256,9 @@ open_jobmanager(const struct sl_cfg *cfg,
         sl_jm_set_start_check(*out, start_check, &start_ctx);
         sl_jm_set_def_check(*out, sl_builtin_def_check, NULL);
         sl_jm_set_run_end_hook(*out, run_end, NULL);
+        g_sched.jm = *out;
+        g_sched.bb = *bb;
+        sl_jm_set_sched_finish(*out, sched_finish, NULL);
     }
     if (rc == 0) {
         rc = sl_jm_register_workers_file(*out, workers, &err);
@@ -705,6 +738,8 @@ serve(const struct sl_cfg *cfg, const struct services *s)
     uv_loop_t loop;
     uv_signal_t sigint;
     uv_signal_t sigterm;
+    uv_timer_t sched;
+    const char *tc = getenv("SLUICE_TEST_CLOCK");
     int status = 1;
 
     sl_err_clear(&err);
@@ -724,6 +759,7 @@ serve(const struct sl_cfg *cfg, const struct services *s)
     svc.delta = s->delta;
     svc.index = s->index;
     svc.bulkbuilder = s->bb;
+    svc.test_clock = tc != NULL && strcmp(tc, "1") == 0;
 
     if (uv_loop_init(&loop) != 0) {
         SL_ERROR("cannot create the event loop");
@@ -733,6 +769,14 @@ serve(const struct sl_cfg *cfg, const struct services *s)
     (void)uv_signal_init(&loop, &sigterm);
     (void)uv_signal_start(&sigint, on_signal, SIGINT);
     (void)uv_signal_start(&sigterm, on_signal, SIGTERM);
+    (void)uv_timer_init(&loop, &sched);
+    sched.data = s->jm;
+    if (svc.test_clock) {
+        SL_WARN("SLUICE_TEST_CLOCK=1: the schedules follow POST "
+                "/smila/debug/clock, not the time");
+    } else {
+        (void)uv_timer_start(&sched, on_sched_tick, 1000, 1000);
+    }
 
     /* before any request can start a crawl of a source it purges */
     sl_http_purges_resume(&svc);

@@ -255,6 +255,10 @@ sl__api_jm_def_get(struct sl__req *req)
     if (strcmp(kind, "jobs") == 0 &&
         sl_jm_job_info(req->svc->jm, name, 0, &info, NULL) == 0) {
         (void)json_object_set(def, "runs", json_object_get(info, "runs"));
+        if (json_object_get(info, "scheduling") != NULL) {
+            (void)json_object_set(
+                def, "scheduling", json_object_get(info, "scheduling"));
+        }
         json_decref(info);
     }
     return sl__reply_json(req, 200, def);
@@ -464,6 +468,71 @@ int
 sl__api_jm_run_cancel(struct sl__req *req)
 {
     return run_action(req, 1);
+}
+
+static int
+pause_action(struct sl__req *req, int pause)
+{
+    const char *run = sl__req_param(req, "run");
+    struct sl_err err;
+    int rc = 0;
+
+    sl_err_clear(&err);
+    rc = sl_jm_run_pause(
+        req->svc->jm, sl__req_param(req, "name"), run, pause, &err);
+    return reply_or_error(
+        req,
+        rc,
+        &err,
+        200,
+        json_pack("{s:s, s:b}", "jobId", run, "paused", pause));
+}
+
+int
+sl__api_jm_run_pause(struct sl__req *req)
+{
+    return pause_action(req, 1);
+}
+
+int
+sl__api_jm_run_resume(struct sl__req *req)
+{
+    return pause_action(req, 0);
+}
+
+/* POST /smila/debug/clock {"now": ms}: the schedules' tick at that time
+ * (only with SLUICE_TEST_CLOCK set: tests drive the clock). */
+int
+sl__api_debug_clock(struct sl__req *req)
+{
+    json_t *body = NULL;
+    json_t *now = NULL;
+    int rc = 0;
+
+    if (!req->svc->test_clock) {
+        return sl__reply_error(req,
+                               SL_ENOENT,
+                               "path",
+                               "no test clock: the server was not started "
+                               "with SLUICE_TEST_CLOCK=1");
+    }
+    rc = optional_object(req, &body);
+    if (rc != 0) {
+        return rc;
+    }
+    now = json_object_get(body, "now");
+    if (!json_is_integer(now) || json_integer_value(now) < 0) {
+        json_decref(body);
+        return sl__reply_error(req,
+                               SL_EINVAL,
+                               "now",
+                               "now must be the time in milliseconds since "
+                               "1970-01-01T00:00:00Z");
+    }
+    sl_jm_sched_tick(req->svc->jm, (int64_t)json_integer_value(now));
+    rc = sl__reply_json(req, 200, json_pack("{s:O}", "now", now));
+    json_decref(body);
+    return rc;
 }
 
 int

@@ -43,6 +43,7 @@ struct sl_http_services {
     struct sl_delta *delta;     /* delta service */
     struct sl_index_set *index; /* embedded full-text index */
     struct sl_bb *bulkbuilder;  /* push API of standard jobs */
+    int test_clock; /* POST /smila/debug/clock drives the schedules */
 };
 
 /**

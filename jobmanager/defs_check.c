@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jobmanager/defs_int.h"
+#include "jobmanager/sched_int.h"
 
 /* One action of a workflow, as validation sees it. */
 struct actx {
@@ -1123,6 +1124,42 @@ job_mistakes(const struct sl__jm_defs *d,
     return lenient(flags, rc, "job", err);
 }
 
+/* A job's "schedule" (docs/jobmanager.md "Schedules"): readable, and its
+ * mode one the workflow allows. */
+static int
+check_schedule(const json_t *job, const json_t *wf, struct sl_err *err)
+{
+    const json_t *sj = json_object_get(job, "schedule");
+    const json_t *modes = json_object_get(wf, "modes");
+    struct sl__jm_sched s;
+    size_t i = 0;
+    int rc = 0;
+
+    if (sj == NULL) {
+        return 0;
+    }
+    rc = sl__jm_sched_parse(sj, &s, err);
+    if (rc != 0 || s.mode[0] == '\0' || !json_is_array(modes) ||
+        json_array_size(modes) == 0) {
+        return rc;
+    }
+    for (i = 0; i < json_array_size(modes); i++) {
+        const char *m = json_string_value(json_array_get(modes, i));
+
+        if (m != NULL && strcmp(m, s.mode) == 0) {
+            return 0;
+        }
+    }
+    return sl_err_set(err,
+                      SL_EINVALDEF,
+                      "schedule",
+                      "job '%s': schedule.mode '%s' is not one of workflow "
+                      "'%s''s modes",
+                      sl__jm_str(job, "name"),
+                      s.mode,
+                      sl__jm_str(wf, "name"));
+}
+
 /*
  * A job against the registry as it is now: its workflow exists, and the
  * parameters it resolves to satisfy every worker and every bucket.
@@ -1172,7 +1209,10 @@ validate_job(const struct sl__jm_defs *d,
                           "job '%s': autoStart must be a boolean",
                           name);
     }
-    rc = each_action(d, job, wf, check_job_action, err);
+    rc = check_schedule(job, wf, err);
+    if (rc == 0) {
+        rc = each_action(d, job, wf, check_job_action, err);
+    }
     if (rc == 0) {
         ws = workers_of(d, wf, &n);
         rc = sl__jm_params_check_same(job, wf, ws, n, err);

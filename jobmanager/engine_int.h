@@ -122,6 +122,7 @@ struct run {
     unsigned next_wfrun;
     unsigned active_wfruns;
     int had_fatal; /* a fatal task error before completion */
+    int paused;    /* no task of it is handed out (sl_jm_run_pause) */
     int cleanup_queued;
     uint64_t incomplete;  /* tasks that could not read all their input */
     char *incomplete_why; /* the first one's reason, or NULL */
@@ -161,6 +162,13 @@ struct sl_jm {
                     const char *worker,
                     const json_t *params);
     void *run_end_arg;
+    /* sl_jm_set_sched_finish; called without mu held */
+    int (*sched_finish)(void *arg,
+                        const char *job,
+                        const char *run_id,
+                        struct sl_err *err);
+    void *sched_finish_arg;
+    int64_t sched_now;      /* the last sl_jm_sched_tick's time (under mu) */
     pthread_cond_t work_cv; /* takers of unknown workers wait here */
     uint64_t work_gen;      /* bumped when any worker's tasks may have
                                become takeable (every queue is woken) */

@@ -230,6 +230,37 @@ int sl_jm_run_cancel(struct sl_jm *jm,
                      const char *job,
                      const char *run_id,
                      struct sl_err *err);
+/**
+ * @brief Pause (@p pause 1) or resume (0) the active run of @p job whose
+ * id is @p run_id (NULL: whichever): while paused none of its tasks is
+ * handed out (those in progress finish; what they create waits), and the
+ * run data says "paused": true.  Persisted: a paused run stays paused
+ * across a restart.  0, or SL_EBADSTATE (no such active run).
+ */
+int sl_jm_run_pause(struct sl_jm *jm,
+                    const char *job,
+                    const char *run_id,
+                    int pause,
+                    struct sl_err *err);
+/**
+ * @brief Job schedules (docs/jobmanager.md "Schedules"): start, resume,
+ * pause or finish the runs of the jobs whose definition has a "schedule",
+ * for the time @p now_ms (ms since the epoch).  The server calls it every
+ * second; tests call it with the time they want.  One caller at a time.
+ */
+void sl_jm_sched_tick(struct sl_jm *jm, int64_t now_ms);
+/**
+ * @brief Install how a schedule finishes a run at the end of its window
+ * (atWindowEnd "finish"); NULL: sl_jm_run_finish.  The server's hook lets
+ * the bulkbuilder hand over the records it accepted first, as the REST
+ * finish does.  Called from sl_jm_sched_tick's thread without locks held.
+ */
+void sl_jm_set_sched_finish(struct sl_jm *jm,
+                            int (*finish)(void *arg,
+                                          const char *job,
+                                          const char *run_id,
+                                          struct sl_err *err),
+                            void *arg);
 /** @brief Delete a finished run's data. 0, SL_ENOENT, SL_ECONFLICT. */
 int sl_jm_run_delete(struct sl_jm *jm,
                      const char *job,

@@ -488,4 +488,8 @@ int sl__jm_store_get_json(struct sl__jm_store *s,
                           size_t klen,
                           json_t **out);
 
+/* sched.c: the "scheduling" member of the job info of @p jobdef at the
+ * last tick's time (a new object), or NULL when the job has none. */
+json_t *sl__jm_sched_info(struct sl_jm *jm, const json_t *jobdef);
+
 #endif /* SL_JOBMANAGER_INT_H_INCLUDED */

@@ -103,6 +103,7 @@ load_run(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
     r->next_wfrun =
         (unsigned)json_integer_value(json_object_get(in, "nextWfRun"));
     r->had_fatal = json_is_true(json_object_get(in, "hadFatal"));
+    r->paused = json_is_true(json_object_get(j, "paused"));
     r->incomplete =
         (uint64_t)json_integer_value(json_object_get(in, "incomplete"));
     if (r->incomplete > 0) {

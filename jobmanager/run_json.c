@@ -105,6 +105,9 @@ run_json(const struct run *r, int internal, int share)
         (void)json_object_set_new(
             j, "completion", json_deep_copy(r->completion));
     }
+    if (r->paused) {
+        (void)json_object_set_new(j, "paused", json_true());
+    }
     (void)json_object_set_new(j, "documents", sl__jm_history_counts(r));
     if (internal) {
         json_t *active = json_array();

@@ -108,6 +108,7 @@ sl_jm_job_info(struct sl_jm *jm,
     char prefix[SL_NAME_MAX + 2];
     struct run *r = NULL;
     json_t *runs = NULL;
+    json_t *sched = NULL;
 
     (void)details;
     *out = NULL;
@@ -132,7 +133,12 @@ sl_jm_job_info(struct sl_jm *jm,
     if (active[0]) {
         (void)json_object_set_new(runs, "current", json_string(active));
     }
-    *out = json_pack("{s:o, s:o}", "definition", def, "runs", runs);
+    *out = json_pack("{s:O, s:o}", "definition", def, "runs", runs);
+    sched = sl__jm_sched_info(jm, def);
+    if (sched != NULL) {
+        (void)json_object_set_new(*out, "scheduling", sched);
+    }
+    json_decref(def);
     return 0;
 }
 
@@ -257,6 +263,43 @@ sl_jm_run_cancel(struct sl_jm *jm,
                  struct sl_err *err)
 {
     return transition(jm, job, run_id, 1, err);
+}
+
+int
+sl_jm_run_pause(struct sl_jm *jm,
+                const char *job,
+                const char *run_id,
+                int pause,
+                struct sl_err *err)
+{
+    struct run *r = NULL;
+    uint64_t seq = 0;
+
+    (void)pthread_mutex_lock(&jm->mu);
+    r = run_id != NULL ? active_run(jm, job, run_id) : sl__jm_run_find(jm, job);
+    if (r == NULL) {
+        (void)pthread_mutex_unlock(&jm->mu);
+        return sl_err_set(err,
+                          SL_EBADSTATE,
+                          "state",
+                          "job '%s' has no active run '%s'",
+                          job,
+                          run_id != NULL ? run_id : "");
+    }
+    if (r->paused != pause) {
+        r->paused = pause;
+        sl__jm_run_persist(jm, r);
+        if (!pause) {
+            sl__jm_wake_all(jm); /* its todo tasks can be taken again */
+        }
+        SL_INFO("jobmanager: run %s of job '%s' %s",
+                r->id,
+                job,
+                pause ? "paused" : "resumed");
+    }
+    seq = sl__jm_store_last(jm->st);
+    (void)pthread_mutex_unlock(&jm->mu);
+    return sl__jm_store_wait(jm->st, seq, err);
 }
 
 int

@@ -13,7 +13,7 @@ set -eu
 
 PKGS="build-essential cmake pkg-config curl ca-certificates \
 libuv1-dev liblmdb-dev lmdb-utils libjansson-dev libcurl4-openssl-dev \
-libarchive-dev libssl-dev libcmocka-dev libhttp-parser-dev libsqlite3-dev \
+libarchive-dev libssl-dev libcmocka-dev libhttp-parser-dev libsqlite3-dev libicu-dev \
 libxml2-dev libmagic-dev libuchardet-dev libgmime-3.0-dev libpoppler-glib-dev zlib1g-dev libdeflate-dev clang-format \
 libsystemd-dev debhelper lintian \
 clang libclang-rt-14-dev llvm \

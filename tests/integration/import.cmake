@@ -9,7 +9,8 @@
 # GET /metrics during an import, checked by promtool and scraped by a real
 # Prometheus (metrics); the dashboard in headless Chromium (dashboard).
 foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder bulk_intake
-    text_tags completion sources sources_shared doc_history cli_client metrics dashboard)
+    text_tags completion sources sources_shared doc_history cli_client metrics dashboard
+    schedule)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
