@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
 #include <systemd/sd-daemon.h>
 #include <uv.h>
@@ -127,11 +128,74 @@ sched_finish(void *arg, const char *job, const char *run_id, struct sl_err *err)
     return rc == 0 ? sl_jm_run_finish(g_sched.jm, job, run_id, err) : rc;
 }
 
-/* The schedules' clock: a tick a second (unless tests drive it). */
-static void
-on_sched_tick(uv_timer_t *t)
+/* The schedules' clock: a thread that ticks every second (unless tests
+ * drive it), off the event loop, which must stay free for the signals: a
+ * tick may wait for the store (a full disk) or for the bulkbuilder. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    int running;
+    int stop;
+    struct sl_jm *jm;
+} g_clock = {
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .cv = PTHREAD_COND_INITIALIZER,
+};
+
+static void *
+clock_main(void *arg)
 {
-    sl_jm_sched_tick(t->data, sl_time_ms());
+    (void)arg;
+    (void)pthread_setname_np(pthread_self(), "sl-schedule");
+    (void)pthread_mutex_lock(&g_clock.mu);
+    while (!g_clock.stop) {
+        struct timespec ts;
+
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        (void)pthread_cond_timedwait(&g_clock.cv, &g_clock.mu, &ts);
+        if (g_clock.stop) {
+            break;
+        }
+        (void)pthread_mutex_unlock(&g_clock.mu);
+        sl_jm_sched_tick(g_clock.jm, sl_time_ms());
+        (void)pthread_mutex_lock(&g_clock.mu);
+    }
+    (void)pthread_mutex_unlock(&g_clock.mu);
+    return NULL;
+}
+
+static void
+clock_start(struct sl_jm *jm)
+{
+    g_clock.jm = jm;
+    g_clock.stop = 0;
+    g_clock.running = pthread_create(&g_clock.th, NULL, clock_main, NULL) == 0;
+    if (!g_clock.running) {
+        SL_ERROR("cannot start the schedules' thread: job schedules do not "
+                 "run");
+    }
+}
+
+/* Ask the clock to stop (a tick going on ends first: after the
+ * jobmanager's shutdown its waits for the store give up). */
+static void
+clock_stop_begin(void)
+{
+    (void)pthread_mutex_lock(&g_clock.mu);
+    g_clock.stop = 1;
+    (void)pthread_cond_signal(&g_clock.cv);
+    (void)pthread_mutex_unlock(&g_clock.mu);
+}
+
+static void
+clock_join(void)
+{
+    if (g_clock.running) {
+        (void)pthread_join(g_clock.th, NULL);
+        g_clock.running = 0;
+    }
 }
 
 static int
@@ -738,7 +802,6 @@ serve(const struct sl_cfg *cfg, const struct services *s)
     uv_loop_t loop;
     uv_signal_t sigint;
     uv_signal_t sigterm;
-    uv_timer_t sched;
     const char *tc = getenv("SLUICE_TEST_CLOCK");
     int status = 1;
 
@@ -769,13 +832,11 @@ serve(const struct sl_cfg *cfg, const struct services *s)
     (void)uv_signal_init(&loop, &sigterm);
     (void)uv_signal_start(&sigint, on_signal, SIGINT);
     (void)uv_signal_start(&sigterm, on_signal, SIGTERM);
-    (void)uv_timer_init(&loop, &sched);
-    sched.data = s->jm;
     if (svc.test_clock) {
         SL_WARN("SLUICE_TEST_CLOCK=1: the schedules follow POST "
                 "/smila/debug/clock, not the time");
     } else {
-        (void)uv_timer_start(&sched, on_sched_tick, 1000, 1000);
+        clock_start(s->jm);
     }
 
     /* before any request can start a crawl of a source it purges */
@@ -796,10 +857,13 @@ serve(const struct sl_cfg *cfg, const struct services *s)
             0, "READY=1\nSTATUS=listening on port %u", sl_http_port(http));
         (void)uv_run(&loop, UV_RUN_DEFAULT);
         (void)sd_notify(0, "STOPPING=1");
+        clock_stop_begin();
         /* From now on a state commit that fails (a full disk) is given
-         * up: requests, workers and the bulkbuilder waiting for it
-         * return, and the stop does not wait for them for ever. */
+         * up: requests, workers, the bulkbuilder and a schedule's tick
+         * waiting for it return, and the stop does not wait for them for
+         * ever. */
         sl_jm_shutdown(s->jm);
+        clock_join();
         sl_http_stop(http, (unsigned)cfg->shutdown_grace * 1000);
         SL_INFO("stopped");
         status = 0;

@@ -618,6 +618,7 @@ sl_jm_close(struct sl_jm *jm)
     sl__jm_store_close(jm->st);
     sl__jm_defs_free(jm->defs);
     json_decref(jm->events);
+    json_decref(jm->sched_states);
     json_decref(jm->ended_counters);
     (void)pthread_mutex_destroy(&jm->mu);
     (void)pthread_cond_destroy(&jm->lease_cv);

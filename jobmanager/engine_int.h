@@ -169,6 +169,7 @@ struct sl_jm {
                         struct sl_err *err);
     void *sched_finish_arg;
     int64_t sched_now;      /* the last sl_jm_sched_tick's time (under mu) */
+    json_t *sched_states;   /* job -> its schedule state (sched.c, tick lock) */
     pthread_cond_t work_cv; /* takers of unknown workers wait here */
     uint64_t work_gen;      /* bumped when any worker's tasks may have
                                become takeable (every queue is woken) */
@@ -222,6 +223,13 @@ const char *sl__jm_state_name(enum run_state s);
 int sl__jm_state_parse(const char *name, enum run_state *out);
 void sl__jm_run_requeue_cleanup(struct sl_jm *jm, struct run *r);
 void *sl__jm_lease_main(void *arg);
+/* Whether @r hands out no task: paused (sl_jm_run_pause) while RUNNING or
+ * FINISHING; its completion phase is not held. */
+static inline int
+sl__jm_run_paused(const struct run *r)
+{
+    return r->paused && (r->state == RS_RUNNING || r->state == RS_FINISHING);
+}
 struct run *sl__jm_run_find(struct sl_jm *jm, const char *job);
 struct wfrun *sl__jm_wfrun_new(struct run *r);
 struct wfrun *sl__jm_wfrun_find(struct run *r, unsigned id);

@@ -246,7 +246,8 @@ int sl_jm_run_pause(struct sl_jm *jm,
  * @brief Job schedules (docs/jobmanager.md "Schedules"): start, resume,
  * pause or finish the runs of the jobs whose definition has a "schedule",
  * for the time @p now_ms (ms since the epoch).  The server calls it every
- * second; tests call it with the time they want.  One caller at a time.
+ * second; tests call it with the time they want.  Ticks are serialised
+ * (a second caller waits).
  */
 void sl_jm_sched_tick(struct sl_jm *jm, int64_t now_ms);
 /**

@@ -105,7 +105,7 @@ run_json(const struct run *r, int internal, int share)
         (void)json_object_set_new(
             j, "completion", json_deep_copy(r->completion));
     }
-    if (r->paused) {
+    if (sl__jm_run_paused(r)) {
         (void)json_object_set_new(j, "paused", json_true());
     }
     (void)json_object_set_new(j, "documents", sl__jm_history_counts(r));

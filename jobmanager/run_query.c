@@ -213,6 +213,7 @@ transition(struct sl_jm *jm,
                             sl__jm_state_name(r->state));
         } else {
             r->state = RS_FINISHING;
+            r->paused = 0; /* a finished run's tasks are handed out */
             r->finish_ms = sl_time_ms();
             sl__jm_run_check_done(jm, r);
             sl__jm_run_persist(jm, r);
@@ -278,13 +279,33 @@ sl_jm_run_pause(struct sl_jm *jm,
     (void)pthread_mutex_lock(&jm->mu);
     r = run_id != NULL ? active_run(jm, job, run_id) : sl__jm_run_find(jm, job);
     if (r == NULL) {
+        json_t *stored = NULL;
+        int rc = 0;
+
+        (void)pthread_mutex_unlock(&jm->mu);
+        if (run_id == NULL) {
+            return sl_err_set(
+                err, SL_ENOENT, "job", "job '%s' has no run going", job);
+        }
+        rc = sl_jm_run_get(jm, job, run_id, 0, &stored, err);
+        json_decref(stored);
+        return rc != 0 ? rc
+                       : sl_err_set(err,
+                                    SL_EBADSTATE,
+                                    "state",
+                                    "run %s of job '%s' has ended",
+                                    run_id,
+                                    job);
+    }
+    if (pause && r->state != RS_RUNNING && r->state != RS_FINISHING) {
         (void)pthread_mutex_unlock(&jm->mu);
         return sl_err_set(err,
                           SL_EBADSTATE,
                           "state",
-                          "job '%s' has no active run '%s'",
-                          job,
-                          run_id != NULL ? run_id : "");
+                          "run %s is %s; only a RUNNING or FINISHING run can "
+                          "be paused",
+                          r->id,
+                          sl__jm_state_name(r->state));
     }
     if (r->paused != pause) {
         r->paused = pause;

@@ -18,7 +18,6 @@
 #include "jobmanager/jobmanager_int.h"
 #include "jobmanager/sched_int.h"
 
-#define DAY_MS   (24 * 3600 * 1000LL)
 #define HORIZON  (366 * 8) /* days searched for the next start */
 #define ZONE_MAX 64
 
@@ -46,8 +45,7 @@ field_value(const char *field, const json_t *v, int lo, int hi, int *bit)
         size_t i = 0;
 
         for (i = 0; i < 7; i++) {
-            if (strncasecmp(json_string_value(v), wday_names[i], 3) == 0 &&
-                strlen(json_string_value(v)) >= 3) {
+            if (strcasecmp(json_string_value(v), wday_names[i]) == 0) {
                 *bit = (int)i;
                 return 0;
             }
@@ -97,18 +95,19 @@ field_set(const json_t *start,
     if (*set != 0) {
         return 0;
     }
-    return sl_err_set(err,
-                      SL_EINVALDEF,
-                      "schedule",
-                      "schedule.starts[%zu].%s: want %s from %d to %d, a "
-                      "list of them or \"*\"",
-                      i,
-                      field,
-                      strcmp(field, "dayOfWeek") == 0
-                          ? "a day (sun..sat, or 0..7 with 0 and 7 Sunday)"
-                          : "a number",
-                      lo,
-                      hi);
+    return sl_err_set(
+        err,
+        SL_EINVALDEF,
+        "schedule",
+        "schedule.starts[%zu].%s: want %s from %d to %d%s, a "
+        "list of them or \"*\"",
+        i,
+        field,
+        strcmp(field, "dayOfWeek") == 0 ? "a day (sun..sat, or a number"
+                                        : "a number",
+        lo,
+        strcmp(field, "dayOfWeek") == 0 ? 7 : hi,
+        strcmp(field, "dayOfWeek") == 0 ? ", 0 and 7 Sunday)" : "");
 }
 
 /* ICU's canonical id of time zone @name into @out, or -1. */
@@ -125,6 +124,24 @@ zone_id(const char *name, UChar *out, int32_t cap)
     u_uastrcpy(in, name);
     (void)ucal_getCanonicalTimeZoneID(in, -1, out, cap, &system, &st);
     return U_SUCCESS(st) && system ? 0 : -1;
+}
+
+/* Whether a day of @s's dayOfMonth set is in a month of its month set
+ * (29 February counts: it comes every four years). */
+static int
+date_possible(const struct sl__jm_sched_start *s)
+{
+    static const int mdays[13] = {
+        0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int m = 0;
+
+    for (m = 1; m <= 12; m++) {
+        if ((s->months & (1u << m)) &&
+            (s->mdays & ((2u << mdays[m]) - 2u)) != 0) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int
@@ -202,6 +219,14 @@ start_parse(const json_t *start,
                         i);
     }
     s->window_ms = w != NULL ? (int64_t)json_integer_value(w) * 60000 : 0;
+    if (rc == 0 && !date_possible(s)) {
+        rc = sl_err_set(err,
+                        SL_EINVALDEF,
+                        "schedule",
+                        "schedule.starts[%zu]: no month has such a day "
+                        "(dayOfMonth and month never meet)",
+                        i);
+    }
     return rc;
 }
 
@@ -251,8 +276,14 @@ sl__jm_sched_parse(const json_t *sched,
                    sizeof(out->tz),
                    "%s",
                    json_is_string(tz) ? json_string_value(tz) : "UTC");
-    if ((tz != NULL && !json_is_string(tz)) ||
-        zone_id(out->tz, zone, ZONE_MAX) != 0) {
+    if (tz != NULL && !json_is_string(tz)) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          "schedule",
+                          "schedule.timeZone: want the name of a time zone "
+                          "(such as UTC or Europe/Berlin)");
+    }
+    if (zone_id(out->tz, zone, ZONE_MAX) != 0) {
         return sl_err_set(err,
                           SL_EINVALDEF,
                           "schedule",
@@ -367,16 +398,18 @@ sl__jm_sched_next(const struct sl__jm_sched *s,
 {
     UCalendar *cal = calendar(s);
     int64_t best = -1;
-    size_t i = 0;
+    int day = 0;
 
     *window_ms = 0;
     if (cal == NULL) {
         return -1;
     }
-    for (i = 0; i < s->n; i++) {
-        int day = 0;
+    /* day by day from @after's: the first day with a start has the next
+     * one (the earliest of its starts; a tie takes the longest window) */
+    for (day = 0; day < HORIZON && best < 0; day++) {
+        size_t i = 0;
 
-        for (day = 0; day < HORIZON; day++) {
+        for (i = 0; i < s->n; i++) {
             UErrorCode e = U_ZERO_ERROR;
             int64_t t = 0;
 
@@ -386,18 +419,14 @@ sl__jm_sched_next(const struct sl__jm_sched *s,
             ucal_set(cal, UCAL_HOUR_OF_DAY, 12);
             ucal_set(cal, UCAL_MINUTE, 0);
             ucal_add(cal, UCAL_DATE, day, &e);
-            if (U_FAILURE(e) ||
-                (best >= 0 &&
-                 (int64_t)ucal_getMillis(cal, &e) - DAY_MS > best)) {
+            if (U_FAILURE(e)) {
                 break;
             }
             t = first_on_day(cal, &s->s[i], after);
-            if (t >= 0) {
-                if (best < 0 || t < best) {
-                    best = t;
-                    *window_ms = s->s[i].window_ms;
-                }
-                break;
+            if (t >= 0 && (best < 0 || t < best ||
+                           (t == best && s->s[i].window_ms > *window_ms))) {
+                best = t;
+                *window_ms = s->s[i].window_ms;
             }
         }
     }

@@ -558,7 +558,8 @@ pick(struct sl_jm *jm, struct wqueue *q, const json_t *qualifiers)
         int held_action = -1; /* the last action found held back */
 
         /* a paused run's tasks wait (sl_jm_run_pause) */
-        for (t = jq->run->paused ? NULL : jq->head; t != NULL; t = t->next) {
+        for (t = sl__jm_run_paused(jq->run) ? NULL : jq->head; t != NULL;
+             t = t->next) {
             /* Not yet durable: a crash now would forget the task while
              * its outputs (in a persistent bucket) stayed. */
             if (t->created_seq > committed || t->action == held_action) {

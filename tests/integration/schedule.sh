@@ -12,9 +12,11 @@
 #    the day daylight saving starts, 02:00 does not exist and the start
 #    comes at 03:00 CEST; a start while the run is going is skipped and
 #    counted; sluice job status shows the next start;
-# 3. after a restart, a start that came while the server was down runs
-#    once at the first tick (runMissed); with runMissed false it is only
-#    counted as missed.
+# 3. a paused run stays paused across a restart and ends when finished
+#    (pause and resume over REST, their 404 and 409); after a restart, a
+#    start that came while the server was down runs once at the first
+#    tick (runMissed); with runMissed false it is only counted as missed;
+#    the job defined anew starts afresh.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -127,7 +129,8 @@ expect_jq '.scheduling.nextStart == "2026-03-29T01:00:00.000Z"' \
     "on 29 March 02:00 does not exist: the start is at 03:00 CEST, 01:00Z"
 clock 2026-03-29T01:00:05Z
 job_info
-expect_jq '.scheduling.skipped == 1 and .scheduling.started == 1' "a start while the run is going is skipped and counted"
+expect_jq '.scheduling.skipped == 1 and .scheduling.started == 1 and (.scheduling | has("windowEnd") | not)' \
+    "a start while the run is going is skipped and counted; it opens no window"
 grep -q "scheduled start of job 'sched' skipped" "$TMP/server.log" && ok "and logged" || fail "no log line"
 
 # pause and resume by hand
@@ -137,15 +140,29 @@ cur=$(jq -r .runs.current "$BODY")
 "$SLUICE" job resume sched --server "$BASE" >/dev/null && run_data &&
     expect_jq '(.paused | not)' "sluice job resume resumes it"
 
-# ---- 3. starts missed while the server was down
+# pause over REST; refusals
+req POST "/smila/jobmanager/jobs/sched/$cur/pause"
+expect_status 200 "POST .../pause"
+req POST /smila/jobmanager/jobs/sched/20200101-000000000-00000000/pause
+expect_error 404 NOT_FOUND "pausing a run that does not exist"
+
+# ---- 3. a paused run across a restart; starts missed while down
+stop_server
+start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+run_data
+expect_jq '.paused == true and .state == "RUNNING"' "a paused run is still paused after a restart"
 req POST "/smila/jobmanager/jobs/sched/$cur/finish"
-expect_status 200 "the run is finished"
+expect_status 200 "the paused run is finished"
 for _ in $(seq 1 100); do
     job_info
     jq -e '.runs.current == null' "$BODY" >/dev/null && break
     sleep 0.05
 done
-expect_jq '.runs.current == null' "and ends"
+expect_jq '.runs.current == null' "and ends (a finished run's tasks are handed out)"
+req GET "/smila/jobmanager/jobs/sched/$cur/"
+expect_jq '.state == "SUCCEEDED" and (.paused | not)' "SUCCEEDED, no longer paused"
+req POST "/smila/jobmanager/jobs/sched/$cur/resume"
+expect_error 409 BAD_STATE "resuming a run that has ended"
 stop_server
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 clock 2026-03-31T12:00:00Z
@@ -166,15 +183,18 @@ done
 define '{"timeZone": "Europe/Berlin", "runMissed": false,
   "starts": [{"minute": 0, "hour": 2, "windowMinutes": 60}, {"minute": 0, "hour": 4}]}'
 expect_status 200 "the job again, with runMissed false"
+clock 2026-03-31T12:00:20Z
+job_info
+expect_jq '.scheduling.started == 0 and .scheduling.skipped == 0' "a job defined anew starts afresh"
 stop_server
 start_server --config "$TMP/config.json" --data-dir "$TMP/data"
 clock 2026-04-03T12:00:00Z
 job_info
-expect_jq '.runs.current == null and .scheduling.missed == 1 and .scheduling.started == 2' \
-    "a missed start is only counted"
+expect_jq '.runs.current == null and .scheduling.missed == 1 and .scheduling.started == 0' \
+    "with runMissed false a missed start is only counted"
 clock 2026-04-04T00:00:05Z
 job_info
-expect_jq '.runs.current != null and .scheduling.started == 3' "the next start on time runs (02:00 CEST, 00:00Z)"
+expect_jq '.runs.current != null and .scheduling.started == 1' "the next start on time runs (02:00 CEST, 00:00Z)"
 
 stop_server
 finish

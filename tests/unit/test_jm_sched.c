@@ -5,7 +5,7 @@
  * in Europe/Berlin, across both daylight saving changes of 2026 (the
  * skipped hour's start comes at its first valid minute, the repeated
  * hour's at its first occurrence), days of the week and of the month,
- * months, several start times, and a date that never comes.
+ * months, several start times; a date that never comes is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,13 +130,13 @@ test_sched_next(void **state)
              "2026-11-28T23:10:00Z",
              NULL),
         "2026-11-28T23:11:00.000Z");
-    /* February 30 never comes */
+    /* Friday the 13th: 2027-08-13 after 2026-11-28 (2026-11-13 was one) */
     assert_string_equal(
-        next("{\"starts\": [{\"minute\": 0, \"hour\": 0, \"dayOfMonth\": 30,"
-             " \"month\": 2}]}",
-             "2026-01-01T00:00:00Z",
+        next("{\"starts\": [{\"minute\": 0, \"hour\": 0, \"dayOfMonth\": 13,"
+             " \"dayOfWeek\": \"fri\"}]}",
+             "2026-11-28T00:00:00Z",
              NULL),
-        "none");
+        "2027-08-13T00:00:00.000Z");
     /* February 29 comes in 2028 */
     assert_string_equal(
         next("{\"starts\": [{\"minute\": 0, \"hour\": 0, \"dayOfMonth\": 29,"
@@ -175,6 +175,12 @@ test_sched_refused(void **state)
         {"{\"starts\": [{\"minute\": 0}], \"mode\": \"often\"}",
          "schedule.mode"},
         {"{\"starts\": [{\"minute\": 0}], \"every\": 5}", "unknown key"},
+        {"{\"starts\": [{\"minute\": 0, \"dayOfMonth\": 30, \"month\": 2}]}",
+         "no month has such a day"},
+        {"{\"starts\": [{\"minute\": 0, \"dayOfWeek\": \"monkey\"}]}",
+         "starts[0].dayOfWeek"},
+        {"{\"starts\": [{\"minute\": 0}], \"timeZone\": 5}",
+         "want the name of a time zone"},
     };
     size_t i = 0;
 
