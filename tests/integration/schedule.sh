@@ -16,7 +16,9 @@
 #    (pause and resume over REST, their 404 and 409); after a restart, a
 #    start that came while the server was down runs once at the first
 #    tick (runMissed); with runMissed false it is only counted as missed;
-#    the job defined anew starts afresh.
+#    the job defined anew starts afresh;
+# 4. atWindowEnd finish: the run ends at the window's end, with what the
+#    bulkbuilder accepted in it indexed.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
@@ -195,6 +197,31 @@ expect_jq '.runs.current == null and .scheduling.missed == 1 and .scheduling.sta
 clock 2026-04-04T00:00:05Z
 job_info
 expect_jq '.runs.current != null and .scheduling.started == 1' "the next start on time runs (02:00 CEST, 00:00Z)"
+
+# ---- 4. atWindowEnd finish: the run is finished, the records the
+# bulkbuilder accepted are handed over first and indexed
+req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' -d '{
+  "name": "schedFin", "workflow": "indexUpdate", "parameters": {"index": "sched2"},
+  "schedule": {"atWindowEnd": "finish", "starts": [{"minute": 0, "hour": 6, "windowMinutes": 30}]}}'
+expect_status 200 "a job whose window end finishes its run"
+clock 2026-04-04T05:00:00Z
+clock 2026-04-04T06:00:05Z
+req GET /smila/jobmanager/jobs/schedFin/
+fin=$(jq -r .runs.current "$BODY")
+expect_jq '.runs.current != null and .scheduling.windowEnd == "2026-04-04T06:30:00.000Z"' "it starts at 06:00 UTC"
+req POST /smila/job/schedFin/record -d '{"_recordid": "f-1", "text": "whiskey window"}'
+expect_status 202 "a record pushed in its window"
+clock 2026-04-04T06:30:05Z
+req GET /smila/jobmanager/jobs/schedFin/
+expect_jq '.scheduling.finishedAtWindowEnd == 1' "at the window's end the run is finished"
+for _ in $(seq 1 200); do
+    req GET "/smila/jobmanager/jobs/schedFin/$fin/"
+    jq -e '.state == "SUCCEEDED"' "$BODY" >/dev/null && break
+    sleep 0.05
+done
+expect_jq '.state == "SUCCEEDED"' "and ends SUCCEEDED"
+[ "$(curl -sS -G "$BASE/smila/index/sched2/search" --data-urlencode q=whiskey | jq -r .total)" = 1 ] &&
+    ok "with the record pushed in the window indexed" || fail "f-1 not indexed"
 
 stop_server
 finish
