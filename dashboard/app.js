@@ -167,13 +167,18 @@
     route();
   }
 
-  function buttons(job, run, state) {
+  function buttons(job, run, state, paused) {
     const b = [];
     if (!isActive(state)) {
       b.push(el("button", { type: "button", "aria-label": "Start " + job, onclick: () => act("start", job) }, "Start"));
     }
     if (state === "RUNNING") {
       b.push(el("button", { type: "button", "aria-label": "Finish " + job, onclick: () => act("finish", job, run) }, "Finish"));
+    }
+    if (paused) {
+      b.push(el("button", { type: "button", "aria-label": "Resume " + job, onclick: () => act("resume", job, run) }, "Resume"));
+    } else if (state === "RUNNING" || state === "FINISHING") {
+      b.push(el("button", { type: "button", "aria-label": "Pause " + job, onclick: () => act("pause", job, run) }, "Pause"));
     }
     if (isActive(state) && state !== "CANCELING") {
       b.push(el("button", { type: "button", class: "danger", "aria-label": "Cancel " + job, onclick: () => act("cancel", job, run) }, "Cancel"));
@@ -205,13 +210,16 @@
         }
       }
       const state = run ? run.state : "";
+      const paused = !!(runs.current && run && run.paused);
+      const next = j.scheduling && j.scheduling.nextStart;
       rows.push(el("tr", {},
         el("td", {}, el("a", { href: "#/job/" + enc(j.name) }, j.name)),
-        el("td", {}, def.workflow || ""),
-        el("td", {}, run ? el("span", { class: "state " + state }, state) : el("span", { class: "muted" }, "never run"),
+        el("td", {}, def.workflow || "",
+          next ? el("div", { class: "muted" }, "next start " + next.replace("T", " ").replace(/\.\d+Z$/, " UTC")) : null),
+        el("td", {}, run ? el("span", { class: "state " + state }, state + (paused ? ", paused" : "")) : el("span", { class: "muted" }, "never run"),
           run ? el("div", { class: "muted" }, (runs.current ? "current " : "last ") + id) : null),
         el("td", {}, run ? progressText(run) : ""),
-        el("td", {}, ...buttons(j.name, runs.current, runs.current ? state : ""))));
+        el("td", {}, ...buttons(j.name, runs.current, runs.current ? state : "", paused))));
     }
     if (gen !== generation) return;
     fill($("jobs-table").tBodies[0], rows);
@@ -352,7 +360,7 @@
     if (gen !== generation) return;
     const run = id ? await runData(name, id) : null;
     if (gen !== generation) return;
-    $("job-actions").replaceChildren(...buttons(name, runs.current, runs.current ? run.state : ""));
+    $("job-actions").replaceChildren(...buttons(name, runs.current, runs.current ? run.state : "", !!(runs.current && run.paused)));
     if (!run) {
       $("job-progress").textContent = "This job has not run yet.";
       return;

@@ -179,6 +179,11 @@ sl__api_jm_defs_list(struct sl__req *req)
                                NULL) == 0) {
                 (void)json_object_set(
                     item, "runs", json_object_get(info, "runs"));
+                if (json_object_get(info, "scheduling") != NULL) {
+                    (void)json_object_set(item,
+                                          "scheduling",
+                                          json_object_get(info, "scheduling"));
+                }
                 json_decref(info);
             }
         }

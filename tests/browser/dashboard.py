@@ -212,6 +212,16 @@ def run(driver):
        "Cancel: the run is CANCELED", row(driver, STANDARD) or "")
     wait(driver, lambda d: button(d, f"Start {STANDARD}") is not None)
     press(driver, f"Start {STANDARD}")
+    ok(wait(driver, lambda d: button(d, f"Pause {STANDARD}") is not None) is not None,
+       "a running standard job has a Pause button")
+    press(driver, f"Pause {STANDARD}")
+    ok(wait(driver, lambda d: "RUNNING, paused" in (row(d, STANDARD) or "")
+            and button(d, f"Resume {STANDARD}") is not None) is not None,
+       "Pause: the run shows as paused, with a Resume button", row(driver, STANDARD) or "")
+    press(driver, f"Resume {STANDARD}")
+    ok(wait(driver, lambda d: "paused" not in (row(d, STANDARD) or "paused")
+            and button(d, f"Pause {STANDARD}") is not None) is not None,
+       "Resume: no longer paused", row(driver, STANDARD) or "")
     ok(wait(driver, lambda d: button(d, f"Finish {STANDARD}") is not None) is not None,
        "a running standard job has a Finish button")
     press(driver, f"Finish {STANDARD}")

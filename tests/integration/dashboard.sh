@@ -6,7 +6,7 @@
 #   table, a web crawl (politeness-slowed) started from its button and
 #   followed live on the job's page (progress without a reload, the indexing phase, the workflow graph,
 #   the workers' counters), the processing job's failed documents, a
-#   standard job canceled and finished from its buttons, a search with
+#   standard job canceled, paused, resumed and finished from its buttons, a search with
 #   highlighted snippets, a narrow screen; no JavaScript error in the
 #   console.  Screenshots are kept in <build>/artifacts/dashboard/.
 # Skipped (exit 77) where Chromium, ChromeDriver or Selenium is missing or
