@@ -336,7 +336,9 @@ tick_job(struct sl_jm *jm,
         } else if (start_due(jm, job, s, next, now, st) == S_OPENED) {
             wend = w > 0 ? (missed ? now : next) + w : 0;
         }
-        (void)json_object_set_new(st, "lastDue", json_integer(now));
+        /* never back: a clock set back does not run it again */
+        (void)json_object_set_new(
+            st, "lastDue", json_integer(now > last ? now : last));
         dirty = 1;
     }
     (void)json_object_set_new(st, "windowEnd", json_integer(wend));
