@@ -105,26 +105,10 @@ sl__bi_web_probe_for(struct web_crawl *c, struct web_link *lk)
     return p;
 }
 
-void
-sl__bi_web_probe_done(struct web_crawl *c, struct web_xfer *x, long status)
-{
-    struct web_link *lk = x->lk->page;
-
-    x->lk->page = NULL;
-    if (lk == NULL) {
-        return;
-    }
-    sl_free(lk->dir_sha);
-    lk->dir_sha = sl_strdup(status >= 200 && status < 300 && !x->too_large &&
-                                    x->sha != NULL
-                                ? sl__bi_web_body_sha(x)
-                                : "");
-    lk->next = c->pending; /* admitted already: starts on the next pass */
-    c->pending = lk;
-}
-
-void
-sl__bi_web_probe_abandon(struct web_crawl *c, struct web_link *probe)
+/* Probe @probe is over: its page is queued again with @sha, the hash of
+ * what its directory URL answered ("": no 2xx page, or not asked). */
+static void
+requeue_page(struct web_crawl *c, struct web_link *probe, const char *sha)
 {
     struct web_link *lk = probe->page;
 
@@ -133,9 +117,26 @@ sl__bi_web_probe_abandon(struct web_crawl *c, struct web_link *probe)
         return;
     }
     sl_free(lk->dir_sha);
-    lk->dir_sha = sl_strdup("");
-    lk->next = c->pending;
+    lk->dir_sha = sl_strdup(sha);
+    lk->next = c->pending; /* admitted already: starts on the next pass */
     c->pending = lk;
+}
+
+void
+sl__bi_web_probe_done(struct web_crawl *c, struct web_xfer *x, long status)
+{
+    requeue_page(c,
+                 x->lk,
+                 status >= 200 && status < 300 && !x->too_large &&
+                         x->sha != NULL
+                     ? sl__bi_web_body_sha(x)
+                     : "");
+}
+
+void
+sl__bi_web_probe_abandon(struct web_crawl *c, struct web_link *probe)
+{
+    requeue_page(c, probe, "");
 }
 
 const char *

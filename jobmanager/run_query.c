@@ -172,6 +172,31 @@ sl_jm_run_active_wfruns(struct sl_jm *jm, const char *job)
     return n;
 }
 
+/* Run @run_id of @job is not active: 404 when it does not exist, else
+ * 409 naming the state it ended in. */
+static int
+not_active(struct sl_jm *jm,
+           const char *job,
+           const char *run_id,
+           struct sl_err *err)
+{
+    json_t *stored = NULL;
+    int rc = sl_jm_run_get(jm, job, run_id, 0, &stored, err);
+
+    if (rc != 0) {
+        return rc;
+    }
+    rc = sl_err_set(err,
+                    SL_EBADSTATE,
+                    "state",
+                    "run %s of job '%s' has ended (%s)",
+                    run_id,
+                    job,
+                    json_string_value(json_object_get(stored, "state")));
+    json_decref(stored);
+    return rc;
+}
+
 /* Common frame of finish and cancel: find the active run or explain. */
 static int
 transition(struct sl_jm *jm,
@@ -181,7 +206,6 @@ transition(struct sl_jm *jm,
            struct sl_err *err)
 {
     struct run *r = NULL;
-    json_t *stored = NULL;
     uint64_t seq = 0;
     int rc = 0;
 
@@ -189,19 +213,7 @@ transition(struct sl_jm *jm,
     r = active_run(jm, job, run_id);
     if (r == NULL) {
         (void)pthread_mutex_unlock(&jm->mu);
-        rc = sl_jm_run_get(jm, job, run_id, 0, &stored, err);
-        if (rc != 0) {
-            return rc;
-        }
-        rc = sl_err_set(err,
-                        SL_EBADSTATE,
-                        "state",
-                        "run %s of job '%s' has ended (%s)",
-                        run_id,
-                        job,
-                        json_string_value(json_object_get(stored, "state")));
-        json_decref(stored);
-        return rc;
+        return not_active(jm, job, run_id, err);
     }
     if (!cancel) {
         if (r->state != RS_RUNNING) {
@@ -279,23 +291,13 @@ sl_jm_run_pause(struct sl_jm *jm,
     (void)pthread_mutex_lock(&jm->mu);
     r = run_id != NULL ? active_run(jm, job, run_id) : sl__jm_run_find(jm, job);
     if (r == NULL) {
-        json_t *stored = NULL;
-        int rc = 0;
-
         (void)pthread_mutex_unlock(&jm->mu);
-        if (run_id == NULL) {
-            return sl_err_set(
-                err, SL_ENOENT, "job", "job '%s' has no run going", job);
-        }
-        rc = sl_jm_run_get(jm, job, run_id, 0, &stored, err);
-        json_decref(stored);
-        return rc != 0 ? rc
-                       : sl_err_set(err,
-                                    SL_EBADSTATE,
-                                    "state",
-                                    "run %s of job '%s' has ended",
-                                    run_id,
-                                    job);
+        return run_id != NULL ? not_active(jm, job, run_id, err)
+                              : sl_err_set(err,
+                                           SL_ENOENT,
+                                           "job",
+                                           "job '%s' has no run going",
+                                           job);
     }
     if (pause && r->state != RS_RUNNING && r->state != RS_FINISHING) {
         (void)pthread_mutex_unlock(&jm->mu);

@@ -50,25 +50,44 @@ state_key(char *key, size_t cap, const char *job)
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
-/* @job's state (borrowed from jm->sched_states): from memory, else the store,
- * else a new one; NULL when the store cannot be read (the job is left
- * alone this tick). */
-static json_t *
-state_get(struct sl_jm *jm, const char *job)
+/* @job's state as committed into *out (a new object, empty when there is
+ * none): 0, or the store's error. */
+static int
+state_load(struct sl_jm *jm, const char *job, json_t **out)
 {
     char key[SL_NAME_MAX + 16];
     size_t klen = state_key(key, sizeof(key), job);
+    int rc = SL_ENOENT;
+
+    *out = NULL;
+    if (klen > 0) {
+        rc = sl__jm_store_get_json(jm->st, SL__JM_DB_META, key, klen, out);
+    }
+    if (rc == 0 && !json_is_object(*out)) {
+        json_decref(*out);
+        rc = SL_ENOENT;
+    }
+    if (rc == SL_ENOENT) {
+        *out = json_object();
+        rc = 0;
+    }
+    return rc;
+}
+
+/* @job's state (borrowed from jm->sched_states): from memory, else the
+ * store; NULL when the store cannot be read (the job is left alone this
+ * tick). */
+static json_t *
+state_get(struct sl_jm *jm, const char *job)
+{
     json_t *st = json_object_get(jm->sched_states, job);
     int rc = 0;
 
-    if (st != NULL || klen == 0) {
+    if (st != NULL) {
         return st;
     }
-    rc = sl__jm_store_get_json(jm->st, SL__JM_DB_META, key, klen, &st);
-    if (rc == SL_ENOENT || (rc == 0 && !json_is_object(st))) {
-        json_decref(st);
-        st = json_object();
-    } else if (rc != 0) {
+    rc = state_load(jm, job, &st);
+    if (rc != 0) {
         SL_WARN("jobmanager: the schedule state of job '%s' cannot be read "
                 "(%s); looked at again at the next tick",
                 job,
@@ -76,24 +95,6 @@ state_get(struct sl_jm *jm, const char *job)
         return NULL;
     }
     (void)json_object_set_new(jm->sched_states, job, st);
-    return st;
-}
-
-/* @job's state as committed (a new object, empty when there is none):
- * what the job info shows, without waiting for a tick. */
-static json_t *
-state_read(struct sl_jm *jm, const char *job)
-{
-    char key[SL_NAME_MAX + 16];
-    size_t klen = state_key(key, sizeof(key), job);
-    json_t *st = NULL;
-
-    if (klen == 0 ||
-        sl__jm_store_get_json(jm->st, SL__JM_DB_META, key, klen, &st) != 0 ||
-        !json_is_object(st)) {
-        json_decref(st);
-        st = json_object();
-    }
     return st;
 }
 
@@ -428,7 +429,10 @@ sl__jm_sched_info(struct sl_jm *jm, const json_t *jobdef)
     (void)pthread_mutex_lock(&jm->mu);
     now = jm->sched_now > 0 ? jm->sched_now : sl_time_ms();
     (void)pthread_mutex_unlock(&jm->mu);
-    st = state_read(jm, name);
+    /* as committed: what a tick wrote, without waiting for one */
+    if (state_load(jm, name, &st) != 0) {
+        st = json_object();
+    }
     next = sl__jm_sched_next(&s, now, &w);
     out = json_pack("{s:s}", "timeZone", s.tz);
     if (next >= 0) {

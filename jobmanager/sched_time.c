@@ -352,20 +352,25 @@ calendar(const struct sl__jm_sched *s)
     return cal;
 }
 
-/* The first start of @st on the local day of @cal (set to that day) after
- * @after, or -1. */
+/* A local date: year, month (0-11, ICU's), day of the month, day of the
+ * week (0 Sunday). */
+struct day {
+    int32_t y, mo, d, wd;
+};
+
+/* The first start of @st on local day @dy after @after, or -1 (@cal is
+ * the zone's calendar, set here). */
 static int64_t
-first_on_day(UCalendar *cal, const struct sl__jm_sched_start *st, int64_t after)
+first_on_day(UCalendar *cal,
+             const struct day *dy,
+             const struct sl__jm_sched_start *st,
+             int64_t after)
 {
     UErrorCode e = U_ZERO_ERROR;
-    int32_t y = ucal_get(cal, UCAL_YEAR, &e);
-    int32_t mo = ucal_get(cal, UCAL_MONTH, &e);
-    int32_t d = ucal_get(cal, UCAL_DATE, &e);
-    int32_t wd = ucal_get(cal, UCAL_DAY_OF_WEEK, &e) - UCAL_SUNDAY;
     int h = 0;
 
-    if (U_FAILURE(e) || !(st->months & (1u << (mo + 1))) ||
-        !(st->mdays & (1u << d)) || !(st->wdays & (1u << wd))) {
+    if (!(st->months & (1u << (dy->mo + 1))) || !(st->mdays & (1u << dy->d)) ||
+        !(st->wdays & (1u << dy->wd))) {
         return -1;
     }
     for (h = 0; h < 24; h++) {
@@ -380,7 +385,7 @@ first_on_day(UCalendar *cal, const struct sl__jm_sched_start *st, int64_t after)
             if (!(st->minutes & (1ull << m))) {
                 continue;
             }
-            ucal_setDateTime(cal, y, mo, d, h, m, 0, &e);
+            ucal_setDateTime(cal, dy->y, dy->mo, dy->d, h, m, 0, &e);
             ucal_set(cal, UCAL_MILLISECOND, 0);
             t = ucal_getMillis(cal, &e);
             if (U_SUCCESS(e) && (int64_t)t > after) {
@@ -389,6 +394,24 @@ first_on_day(UCalendar *cal, const struct sl__jm_sched_start *st, int64_t after)
         }
     }
     return -1;
+}
+
+/* The local date @n days after the one of @after into *@dy: 0 or -1. */
+static int
+day_after(UCalendar *cal, int64_t after, int n, struct day *dy)
+{
+    UErrorCode e = U_ZERO_ERROR;
+
+    /* noon: never in a skipped or repeated hour */
+    ucal_setMillis(cal, (UDate)after, &e);
+    ucal_set(cal, UCAL_HOUR_OF_DAY, 12);
+    ucal_set(cal, UCAL_MINUTE, 0);
+    ucal_add(cal, UCAL_DATE, n, &e);
+    dy->y = ucal_get(cal, UCAL_YEAR, &e);
+    dy->mo = ucal_get(cal, UCAL_MONTH, &e);
+    dy->d = ucal_get(cal, UCAL_DATE, &e);
+    dy->wd = ucal_get(cal, UCAL_DAY_OF_WEEK, &e) - UCAL_SUNDAY;
+    return U_SUCCESS(e) ? 0 : -1;
 }
 
 int64_t
@@ -407,22 +430,15 @@ sl__jm_sched_next(const struct sl__jm_sched *s,
     /* day by day from @after's: the first day with a start has the next
      * one (the earliest of its starts; a tie takes the longest window) */
     for (day = 0; day < HORIZON && best < 0; day++) {
+        struct day dy;
         size_t i = 0;
 
+        if (day_after(cal, after, day, &dy) != 0) {
+            break;
+        }
         for (i = 0; i < s->n; i++) {
-            UErrorCode e = U_ZERO_ERROR;
-            int64_t t = 0;
+            int64_t t = first_on_day(cal, &dy, &s->s[i], after);
 
-            /* the local day @day days after @after's (noon: never in a
-             * skipped or repeated hour) */
-            ucal_setMillis(cal, (UDate)after, &e);
-            ucal_set(cal, UCAL_HOUR_OF_DAY, 12);
-            ucal_set(cal, UCAL_MINUTE, 0);
-            ucal_add(cal, UCAL_DATE, day, &e);
-            if (U_FAILURE(e)) {
-                break;
-            }
-            t = first_on_day(cal, &s->s[i], after);
             if (t >= 0 && (best < 0 || t < best ||
                            (t == best && s->s[i].window_ms > *window_ms))) {
                 best = t;

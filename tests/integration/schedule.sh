@@ -33,6 +33,14 @@ clock() {
     [ "$STATUS" = 200 ] || fail "clock $1: $STATUS $(cat "$BODY")"
 }
 job_info() { req GET /smila/jobmanager/jobs/sched/; }
+# wait_no_run: until the job has no run going (5 s at most); its info in BODY
+wait_no_run() {
+    for _ in $(seq 1 100); do
+        job_info
+        jq -e '.runs.current == null' "$BODY" >/dev/null && return 0
+        sleep 0.05
+    done
+}
 run_data() {
     local cur
     cur=$(curl -sS "$BASE/smila/jobmanager/jobs/sched/" | jq -r .runs.current)
@@ -155,11 +163,7 @@ run_data
 expect_jq '.paused == true and .state == "RUNNING"' "a paused run is still paused after a restart"
 req POST "/smila/jobmanager/jobs/sched/$cur/finish"
 expect_status 200 "the paused run is finished"
-for _ in $(seq 1 100); do
-    job_info
-    jq -e '.runs.current == null' "$BODY" >/dev/null && break
-    sleep 0.05
-done
+wait_no_run
 expect_jq '.runs.current == null' "and ends (a finished run's tasks are handed out)"
 req GET "/smila/jobmanager/jobs/sched/$cur/"
 expect_jq '.state == "SUCCEEDED" and (.paused | not)' "SUCCEEDED, no longer paused"
@@ -177,11 +181,7 @@ expect_jq '.scheduling.started == 2 and .scheduling.skipped == 1' "once only"
 
 cur=$(jq -r .runs.current "$BODY")
 req POST "/smila/jobmanager/jobs/sched/$cur/finish"
-for _ in $(seq 1 100); do
-    job_info
-    jq -e '.runs.current == null' "$BODY" >/dev/null && break
-    sleep 0.05
-done
+wait_no_run
 define '{"timeZone": "Europe/Berlin", "runMissed": false,
   "starts": [{"minute": 0, "hour": 2, "windowMinutes": 60}, {"minute": 0, "hour": 4}]}'
 expect_status 200 "the job again, with runMissed false"
