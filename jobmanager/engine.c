@@ -412,11 +412,12 @@ sl__jm_lease_main(void *arg)
     struct sl_jm *jm = arg;
 
     (void)pthread_mutex_lock(&jm->mu);
+    jm->lease_tick_ms = sl_mono_ms();
     while (!jm->stopping) {
         struct timespec ts;
 
         (void)clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 250 * 1000 * 1000;
+        ts.tv_nsec += LEASE_TICK_MS * 1000 * 1000;
         if (ts.tv_nsec >= 1000 * 1000 * 1000) {
             ts.tv_sec++;
             ts.tv_nsec -= 1000 * 1000 * 1000;
@@ -425,7 +426,7 @@ sl__jm_lease_main(void *arg)
         if (!jm->stopping) {
             int64_t now = sl_mono_ms();
 
-            sl__jm_lease_expire(jm, now);
+            sl__jm_lease_tick(jm, now);
             sl__jm_nospace_tick(jm, now);
             if (jm->prune_ms == 0 || now - jm->prune_ms >= PRUNE_EVERY_MS) {
                 jm->prune_ms = now; /* at start-up, then hourly */

@@ -196,6 +196,8 @@ struct sl_jm {
 
     pthread_t lease_thread;
     pthread_cond_t lease_cv;
+    int64_t lease_tick_ms; /* monotonic ms of the lease timer's last tick
+                            * (or its start) */
     int stopping;
 
     pthread_t cleanup_thread;
@@ -304,7 +306,15 @@ void sl__jm_tasks_drop_run(struct sl_jm *jm,
                            enum task_counter counter);
 struct task *sl__jm_task_get(struct sl_jm *jm, const char *id);
 void sl__jm_task_index(struct sl_jm *jm, struct task *t);
-void sl__jm_lease_expire(struct sl_jm *jm, int64_t now);
+#define LEASE_TICK_MS  250  /* the lease timer's period */
+#define LEASE_STALL_MS 1000 /* a tick later than this is a stall */
+/*
+ * The lease timer's tick at @now: a tick late by more than a stall (the
+ * process was not scheduled, or jm->mu was held) first moves every lease
+ * on by the lateness, since no keep-alive could be heard meanwhile; then
+ * the leases that ended are retried.  Called with jm->mu held.
+ */
+void sl__jm_lease_tick(struct sl_jm *jm, int64_t now);
 /* The pause for want of space is over: log it, wake the takers. */
 void sl__jm_nospace_tick(struct sl_jm *jm, int64_t now);
 /*

@@ -1165,11 +1165,33 @@ fail_task(struct sl_jm *jm,
     }
 }
 
-void
-sl__jm_lease_expire(struct sl_jm *jm, int64_t now)
+/* Every in-progress task's lease moved on by @ms. */
+static void
+leases_extend(struct sl_jm *jm, int64_t ms)
 {
     struct wqueue *q = NULL;
+    struct task *t = NULL;
 
+    for (q = jm->queues; q != NULL; q = q->next) {
+        for (t = q->ip; t != NULL; t = t->next) {
+            t->lease_until += ms;
+        }
+    }
+}
+
+void
+sl__jm_lease_tick(struct sl_jm *jm, int64_t now)
+{
+    struct wqueue *q = NULL;
+    int64_t late = now - jm->lease_tick_ms - LEASE_TICK_MS;
+
+    jm->lease_tick_ms = now;
+    if (late > LEASE_STALL_MS) {
+        SL_WARN("jobmanager: the lease timer ran %lld ms late (the process "
+                "stalled); the leases in progress are moved on by as much",
+                (long long)late);
+        leases_extend(jm, late);
+    }
     for (q = jm->queues; q != NULL; q = q->next) {
         struct task *t = q->ip;
 

@@ -149,8 +149,10 @@ finished() {
         sleep 0.1
     done
     api -o "$TMP/$1.run.json" "$BASE/smila/jobmanager/jobs/crawl/$RUN/"
-    [ "$state" = SUCCEEDED ] && ok "$1: the run SUCCEEDED" ||
+    [ "$state" = SUCCEEDED ] && ok "$1: the run SUCCEEDED" || {
         fail "$1: the run is $state: $(jq -c '{tasks, errors}' "$TMP/$1.run.json" | head -c 600)"
+        diagnose
+    }
     for i in $(seq 1 600); do
         cur=$(api "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r '.runs.current // empty')
         api "$BASE/smila/bulkbuilder/" | jq -e '[.jobs[] | select(.openRecords != 0 or .pendingBulks != 0)] | length == 0' >/dev/null &&
@@ -168,6 +170,20 @@ finished() {
     done
     diff "$TMP/ref.snap" "$snap" >"$TMP/diff" && ok "$1: the index equals the single-node import" ||
         fail "$1: the index differs: $(head -c 600 "$TMP/diff")"
+}
+# diagnose: what the server and the nodes logged about leases (the logs
+# go with the test's directory)
+diagnose() {
+    local f
+    echo "# server: $(grep -c 'lease expired' "$TMP/server.log") leases expired, by worker:" \
+        "$(grep -o 'of worker [a-zA-Z]*: lease expired' "$TMP/server.log" | sort | uniq -c | tr '\n' ' ')"
+    grep -E 'ran [0-9]+ ms late|error' "$TMP/server.log" | head -5 | sed 's/^/# server: /'
+    for f in "$TMP"/m?-?.log; do
+        echo "# $(basename "$f"): $(grep -c 'took task' "$f") taken," \
+            "$(grep -c 'keep-alive of task' "$f") keep-alives failed," \
+            "$(grep -c 'cannot finish' "$f") finishes failed"
+        grep -E 'keep-alive of task|cannot finish|error' "$f" | head -3 | cut -c1-300 | sed 's/^/#   /'
+    done
 }
 stop_cluster() {
     local n p i
@@ -204,6 +220,7 @@ holding() {
         sleep 0.02
     done
     fail "node $1 never held a task with a script"
+    diagnose
 }
 # timeouts WHAT: the indexUpdate run's tasks retried after their lease
 timeouts() {

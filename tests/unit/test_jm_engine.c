@@ -748,6 +748,41 @@ test_engine_lease_expiry(void **state)
     json_decref(t2);
 }
 
+/* A server that stalls (here: jm->mu held past the lease, so neither the
+ * lease timer nor a keep-alive can run) does not expire the leases it
+ * could not hear about: once it runs again, a keep-alive still holds. */
+static void
+test_engine_lease_stall(void **state)
+{
+    struct fx *f = *state;
+    char id[SL_JM_RUN_ID_MAX];
+    struct sl_err err;
+    json_t *t = NULL;
+
+    sl_jm_close(f->jm);
+    f->lease = 2;
+    jm_open(f);
+    assert_int_equal(sl_jm_run_start(f->jm, "chainJob", NULL, id, &err), 0);
+    t = take(f, "split");
+    assert_non_null(t);
+    (void)pthread_mutex_lock(&f->jm->mu);
+    (void)usleep(3000 * 1000);
+    (void)pthread_mutex_unlock(&f->jm->mu);
+    (void)usleep(300 * 1000); /* the lease timer has run meanwhile */
+    assert_int_equal(
+        sl_jm_task_keepalive(f->jm,
+                             "split",
+                             json_string_value(json_object_get(t, "taskId")),
+                             &err),
+        0);
+    assert_int_equal(finish(f, t, "SUCCESSFUL"), 0);
+    drain_completion(f);
+    assert_string_equal(state_of(f, "chainJob", id), "SUCCEEDED");
+    assert_int_equal(
+        task_counter(f, "chainJob", id, "retriedAfterTimeoutTaskCount"), 0);
+    json_decref(t);
+}
+
 /* Close and reopen mid-run: the in-progress task is todo again, its old id
  * is gone from nobody's view but finishing it still works only once, and
  * the run completes with the same counters. */
@@ -1472,6 +1507,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_engine_events, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_engine_lease_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_engine_lease_stall, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_recovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_history, setup, teardown),
         cmocka_unit_test_setup_teardown(
