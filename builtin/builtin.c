@@ -70,8 +70,16 @@ sl_builtin_def_check(void *arg,
                      const json_t *params,
                      struct sl_err *err)
 {
+    const json_t *throttle = json_object_get(params, "throttle");
     int rc = check_source(params, err);
 
+    if (rc == 0 && throttle != NULL &&
+        sl_throttle_rules_check(throttle, "parameters.throttle", err) != 0) {
+        if (err != NULL) {
+            err->code = SL_EINVALDEF;
+        }
+        rc = SL_EINVALDEF;
+    }
     if (rc != 0) {
         return rc;
     }

@@ -47,6 +47,15 @@ struct sl_text_archive_names;
     "\"integer\"},"                                                            \
     "{\"name\": \"maxRatio\", \"optional\": true, \"type\": \"integer\"},"     \
     "{\"name\": \"maxEntrySize\", \"optional\": true, \"type\": \"integer\"}"
+/* The job's throttle rules (core/ sl_throttle; checked in full by
+ * sl_builtin_def_check): the web workers and the fileFetcher read them. */
+#define SL__BI_DECL_THROTTLE                                                   \
+    "{\"name\": \"throttle\", \"optional\": true, \"type\": \"array\","        \
+    " \"maxItems\": 256, \"items\": {\"type\": \"object\", \"members\": ["     \
+    "  {\"name\": \"bin\", \"optional\": false},"                              \
+    "  {\"name\": \"maxPerSecond\", \"type\": \"number\"},"                    \
+    "  {\"name\": \"maxConnections\", \"type\": \"integer\", \"minimum\": 1,"  \
+    "   \"maximum\": 1024}]}}"
 #define SL__BI_DECL_MAPPING                                                    \
     "{\"name\": \"mapping\", \"optional\": true, \"type\": \"object\","        \
     " \"members\": [{\"name\": \"filePath\"}, {\"name\": \"fileFolder\"},"     \

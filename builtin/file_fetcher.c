@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,11 @@
 
 #include "builtin/builtin_int.h"
 
-#define READ_BUF (64u * 1024u)
+#define READ_BUF      (64u * 1024u)
+#define MOUNTS_MAX    4096u /* mount points a task reads */
+#define BIN_DEPTH_MAX 64u
+#define BIN_POLL_MS   20  /* a full bin: look again after */
+#define BIN_SLEEP_MAX 200 /* longest sleep between two looks */
 
 /* State of one task. */
 struct fetch {
@@ -28,7 +33,191 @@ struct fetch {
                                  anywhere (filters.linksOutsideRoot) */
     const char *id;           /* the record being fetched: _recordid */
     const char *source;       /* and _source (NULL: dataSource) */
+    /* throttle bins: "mount" or "folder" (the first bin_depth folders) */
+    int bin_folder;
+    uint64_t bin_depth;
+    const json_t *throttle; /* the job's rules, or NULL */
+    char **mounts;          /* mount points, read at the first file */
+    size_t nmounts;
+    int mounts_read;
+    uint64_t waited_ms; /* throttle.waitMs */
 };
+
+/* ------------------------------------------------------------------------
+ * Throttle bins: "file://" and the mount point of the file, or its first
+ * bin_depth folders; limited only where a rule of the server or the job
+ * matches (docs/workers.md "fileFetcher").
+ * --------------------------------------------------------------------- */
+
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void
+mount_unescape(char *s)
+{
+    char *w = s;
+
+    for (; *s != '\0'; s++) {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+            s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+            *w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+            s += 3;
+        } else {
+            *w++ = *s;
+        }
+    }
+    *w = '\0';
+}
+
+/* f->mounts from /proc/self/mountinfo (the fifth field of each line; a
+ * line longer than the buffer is skipped). */
+static void
+mounts_read(struct fetch *f)
+{
+    FILE *in = fopen("/proc/self/mountinfo", "re");
+    char line[8192];
+    int whole = 1; /* the previous read ended its line */
+
+    f->mounts_read = 1;
+    if (in == NULL) {
+        return;
+    }
+    f->mounts = sl_calloc(MOUNTS_MAX, sizeof(*f->mounts));
+    while (f->nmounts < MOUNTS_MAX && fgets(line, sizeof(line), in) != NULL) {
+        char *save = NULL;
+        char *tok = NULL;
+        int start = whole;
+        int i = 0;
+
+        whole = strchr(line, '\n') != NULL;
+        if (!start || !whole) {
+            continue; /* a part of a line too long */
+        }
+        tok = strtok_r(line, " ", &save);
+        for (i = 0; tok != NULL && i < 4; i++) {
+            tok = strtok_r(NULL, " ", &save);
+        }
+        if (tok != NULL && tok[0] == '/') {
+            mount_unescape(tok);
+            f->mounts[f->nmounts++] = sl_strdup(tok);
+        }
+    }
+    (void)fclose(in);
+}
+
+/* The mount point holding absolute path @p: the longest that is a
+ * folder prefix of it, or "/". */
+static const char *
+mount_of(struct fetch *f, const char *p)
+{
+    const char *best = "/";
+    size_t blen = 1;
+    size_t i = 0;
+
+    if (!f->mounts_read) {
+        mounts_read(f);
+    }
+    for (i = 0; i < f->nmounts; i++) {
+        size_t n = strlen(f->mounts[i]);
+
+        if (n > blen && strncmp(p, f->mounts[i], n) == 0 &&
+            (p[n] == '/' || p[n] == '\0')) {
+            best = f->mounts[i];
+            blen = n;
+        }
+    }
+    return best;
+}
+
+/* The bin of absolute path @p into @bin (PATH_MAX + 8 bytes). */
+static void
+bin_of(struct fetch *f, const char *p, char *bin, size_t cap)
+{
+    size_t end = 0;
+    uint64_t depth = 0;
+
+    if (!f->bin_folder) {
+        (void)snprintf(bin, cap, "file://%s", mount_of(f, p));
+        return;
+    }
+    /* the first bin_depth folders, never the file itself */
+    for (end = 1; p[end] != '\0'; end++) {
+        if (p[end] == '/' && ++depth == f->bin_depth) {
+            break;
+        }
+    }
+    if (p[end] == '\0') { /* fewer folders: the file's own */
+        const char *slash = strrchr(p, '/');
+
+        end = slash != NULL && slash != p ? (size_t)(slash - p) : 1;
+    }
+    (void)snprintf(bin, cap, "file://%.*s", (int)end, p);
+}
+
+static void
+sleep_ms(int64_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/*
+ * Wait until the bin of @raw grants a fetch, when a rule limits it.  Fills
+ * @bin and @l; returns 1 when a fetch was granted (release it), 0 when no
+ * rule matches (or the table is full, or the task was canceled).
+ */
+static int
+bin_acquire(struct fetch *f,
+            const char *raw,
+            char *bin,
+            size_t cap,
+            struct sl_throttle_limits *l)
+{
+    int64_t wait = 0;
+    int rc = 0;
+
+    if (raw[0] != '/') {
+        return 0;
+    }
+    bin_of(f, raw, bin, cap);
+    memset(l, 0, sizeof(*l));
+    if (sl_throttle_limits_for(bin, f->throttle, l) == 0) {
+        return 0;
+    }
+    for (;;) {
+        rc = sl_throttle_acquire(
+            sl_throttle_process(), bin, l, sl_mono_ms(), 0, &wait);
+        if (rc != 1 || sl_task_is_canceled(f->ctx)) {
+            return rc == 0;
+        }
+        wait = wait < 0               ? BIN_POLL_MS
+               : wait > BIN_SLEEP_MAX ? BIN_SLEEP_MAX
+                                      : wait;
+        sleep_ms(wait);
+        f->waited_ms += (uint64_t)wait;
+    }
+}
+
+/* Read the bin settings of the task; 0 or -1 (message set). */
+static int
+bin_init(struct fetch *f)
+{
+    const char *mode = sl_task_param_str(f->ctx, "throttleBin");
+
+    f->throttle = sl_task_param(f->ctx, "throttle");
+    f->bin_folder = mode != NULL && strcmp(mode, "folder") == 0;
+    if ((mode != NULL && !f->bin_folder && strcmp(mode, "mount") != 0) ||
+        sl_task_param_u64(f->ctx, "throttleFolderDepth", 1, &f->bin_depth) !=
+            0 ||
+        f->bin_depth == 0 || f->bin_depth > BIN_DEPTH_MAX) {
+        sl_task_set_message(f->ctx,
+                            "throttleBin must be mount or folder, "
+                            "throttleFolderDepth 1 to %u",
+                            BIN_DEPTH_MAX);
+        return -1;
+    }
+    return 0;
+}
 
 /*
  * Is the file open on @fd still inside f->root?  The crawler checked the
@@ -195,8 +384,11 @@ fetch_record(struct fetch *f, json_t *meta)
         json_is_string(p)
             ? json_string_value(p)
             : json_string_value(json_object_get(meta, "_recordid"));
+    struct sl_throttle_limits lim;
+    char bin[PATH_MAX + 8];
     struct stat st;
     char *raw = NULL;
+    int held = 0;
     int fd = -1;
     int rc = 0;
 
@@ -207,6 +399,7 @@ fetch_record(struct fetch *f, json_t *meta)
     f->id = json_string_value(json_object_get(meta, "_recordid"));
     f->source = json_string_value(json_object_get(meta, "_source"));
     raw = sl_worker_path_unescape(esc);
+    held = bin_acquire(f, raw, bin, sizeof(bin), &lim);
     fd = open_file(f, raw, &st);
     if (fd < 0) {
         goto out;
@@ -239,6 +432,15 @@ fetch_record(struct fetch *f, json_t *meta)
     }
 
 out:
+    if (held) {
+        sl_throttle_release(sl_throttle_process(),
+                            bin,
+                            &lim,
+                            sl_mono_ms(),
+                            fd >= 0 ? SL_THROTTLE_ANSWERED
+                                    : SL_THROTTLE_NO_ANSWER,
+                            -1);
+    }
     if (fd >= 0) {
         (void)close(fd);
     }
@@ -275,9 +477,19 @@ fetcher_perform(struct sl_task_ctx *ctx)
         sl_task_set_message(ctx, "output files: %s", sl_strerror(rc));
         return rc == SL_ENOENT ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
     }
+    if (bin_init(&f) != 0) {
+        return SL_WORKER_FATAL;
+    }
     f.buf = sl_malloc(READ_BUF);
     res = sl_task_input_each(ctx, "filesToFetch", fetch_input, &f);
     sl_free(f.buf);
+    if (f.waited_ms > 0) {
+        sl_task_counter_add(ctx, "throttle.waitMs", (double)f.waited_ms);
+    }
+    for (size_t i = 0; i < f.nmounts; i++) {
+        sl_free(f.mounts[i]);
+    }
+    sl_free(f.mounts);
     return res;
 }
 
@@ -286,7 +498,12 @@ const struct sl_worker_type sl_worker_fileFetcher = {
     "fileFetcher",
     "{\"name\": \"fileFetcher\","
     " \"parameters\": [{\"name\": \"maxFileSize\", \"optional\": true,"
-    "   \"type\": \"integer\"}," SL__BI_DECL_MAPPING "],"
+    "   \"type\": \"integer\"},"
+    "  {\"name\": \"throttleBin\", \"optional\": true,"
+    "   \"values\": [\"mount\", \"folder\"], \"default\": \"mount\"},"
+    "  {\"name\": \"throttleFolderDepth\", \"optional\": true,"
+    "   \"type\": \"integer\", \"minimum\": 1, \"maximum\": 64},"
+    "  " SL__BI_DECL_THROTTLE "," SL__BI_DECL_MAPPING "],"
     " \"input\": [{\"name\": \"filesToFetch\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"files\", \"type\": \"recordBulks\"}]}",
     fetcher_perform,

@@ -131,7 +131,8 @@ struct web_crawl {
     uint64_t seq;   /* run sequence of the source */
     uint64_t owner; /* of the visited marks: from the task's input */
     struct sl_delta *delta;
-    struct sl_web_politeness pol;
+    struct sl_throttle_limits pol; /* politeness: before the rules */
+    const json_t *throttle;        /* the job's throttle rules, or NULL */
     int robots;
     const char *ua;
     const char *ca_file; /* caFile: trusted CAs instead of the system's */
@@ -234,14 +235,18 @@ body_size(const struct web_xfer *x)
     "  {\"name\": \"respectRobots\", \"type\": \"boolean\"},"                  \
     "  {\"name\": \"userAgent\"},"                                             \
     "  {\"name\": \"parallelTransfers\", \"type\": \"integer\","               \
-    "   \"minimum\": 1, \"maximum\": 64}]}," SL__BI_DECL_MAPPING
+    "   \"minimum\": 1, \"maximum\": 64}]}," SL__BI_DECL_THROTTLE              \
+    "," SL__BI_DECL_MAPPING
 
 /* ------------------------------------------------------------------------
  * web_task.c: a task's links, its loop, its set-up and clean-up.
  * --------------------------------------------------------------------- */
 
-/** The process-wide host table (politeness); made by sl__bi_web_init. */
-struct sl_web_hosts *sl__bi_web_hosts(void);
+/** The limits of a request of @p c to @p host: its politeness tightened
+ * by the throttle rules of the server and of the job that match. */
+void sl__bi_web_limits(const struct web_crawl *c,
+                       const char *host,
+                       struct sl_throttle_limits *l);
 /** Free @p lk; NULL-safe. */
 void sl__bi_web_link_free(struct web_link *lk);
 /** Link @p lk could not be crawled because of @p fmt, counted as

@@ -516,8 +516,8 @@ sl__bi_web_robots_done(struct web_crawl *c, struct web_xfer *x, long status)
         double delay = sl_web_robots_crawl_delay(r);
 
         if (delay > 0) {
-            sl_web_hosts_crawl_delay(
-                sl__bi_web_hosts(), host, delay, sl_mono_ms());
+            sl_throttle_source_delay(
+                sl_throttle_process(), host, delay, sl_mono_ms());
         }
         robots_store(key, r, sitemaps, down); /* also a retry's cache hit */
     }

@@ -34,33 +34,54 @@
 #define MAX_RETRIES            3u /* of a URL answered 429/503 */
 #define CONNECT_TIMEOUT_MS     10000L
 #define TOTAL_TIMEOUT_MS       60000L
-#define HOSTS_MAX              100000u
 #define BUSY_HOST_POLL_MS      5
 #define ROBOTS_POLL_MS         20  /* waiting for another task's robots.txt */
 #define GATED_MAX              16u /* refused hosts a pass remembers */
 #define DEFAULT_UA             "Sluice/0.1 (+https://example.invalid/sluice)"
 
 /* ------------------------------------------------------------------------
- * Process-wide state: the host table (and, made at the same time, the
- * robots.txt cache and the threads' libcurl state).
+ * Process-wide state: the robots.txt cache and the threads' libcurl
+ * state (the host table is the process's throttle table, core/).
  * --------------------------------------------------------------------- */
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static struct sl_web_hosts *g_hosts;
 
 static void
 global_init(void)
 {
     (void)curl_global_init(CURL_GLOBAL_DEFAULT);
-    (void)sl_web_hosts_new(HOSTS_MAX, &g_hosts);
     sl__bi_web_robots_init();
     sl__bi_web_transfer_init();
 }
 
-struct sl_web_hosts *
-sl__bi_web_hosts(void)
+void
+sl__bi_web_limits(const struct web_crawl *c,
+                  const char *host,
+                  struct sl_throttle_limits *l)
 {
-    return g_hosts;
+    *l = c->pol;
+    sl_throttle_limits_for(host, c->throttle, l);
+}
+
+/* Release a granted request to @host of @c: the bin's outcome from the
+ * HTTP @status (0: no answer). */
+static void
+host_release(struct web_crawl *c,
+             const char *host,
+             long status,
+             int64_t retry_after_ms)
+{
+    struct sl_throttle_limits l;
+
+    sl__bi_web_limits(c, host, &l);
+    sl_throttle_release(sl_throttle_process(),
+                        host,
+                        &l,
+                        sl_mono_ms(),
+                        status == 429 || status == 503  ? SL_THROTTLE_SLOW_DOWN
+                        : status >= 200 && status < 500 ? SL_THROTTLE_ANSWERED
+                                                        : SL_THROTTLE_NO_ANSWER,
+                        retry_after_ms);
 }
 
 /* ------------------------------------------------------------------------
@@ -259,6 +280,7 @@ schedule(struct web_crawl *c, int64_t *wake_ms)
            c->ready == NULL) {
         struct web_link *lk = *pp;
         struct web_xfer *x = NULL;
+        struct sl_throttle_limits lim;
         int64_t wait = 0;
         int ok = 1;
 
@@ -318,9 +340,13 @@ schedule(struct web_crawl *c, int64_t *wake_ms)
             pp = &lk->next; /* its host said no in this pass already */
             continue;
         }
-        if (sl_web_hosts_acquire_share(
-                g_hosts, lk->host, &c->pol, now, held_of(c, lk->host), &wait) !=
-            0) {
+        sl__bi_web_limits(c, lk->host, &lim);
+        if (sl_throttle_acquire(sl_throttle_process(),
+                                lk->host,
+                                &lim,
+                                now,
+                                held_of(c, lk->host),
+                                &wait) != 0) {
             if (ngated < GATED_MAX) {
                 gated[ngated++] = lk->host;
             }
@@ -339,8 +365,7 @@ schedule(struct web_crawl *c, int64_t *wake_ms)
         lk->next = NULL;
         x = sl__bi_web_xfer_new(c, lk);
         if (x == NULL || curl_multi_add_handle(c->multi, x->easy) != CURLM_OK) {
-            sl_web_hosts_release(
-                g_hosts, lk->host, &c->pol, sl_mono_ms(), 0, -1);
+            host_release(c, lk->host, 0, -1);
             if (lk->kind == K_ROBOTS) { /* also a redirect hop */
                 sl__bi_web_robots_give_up(
                     c, lk->robots_for != NULL ? lk->robots_for : lk->host);
@@ -429,12 +454,7 @@ finish(struct web_crawl *c, struct web_xfer *x, CURLcode code)
     if (code != CURLE_OK && !cut) {
         status = status > 0 && code == CURLE_FILESIZE_EXCEEDED ? status : 0;
     }
-    sl_web_hosts_release(g_hosts,
-                         x->lk->host,
-                         &c->pol,
-                         sl_mono_ms(),
-                         (int)status,
-                         x->retry_after_ms);
+    host_release(c, x->lk->host, status, x->retry_after_ms);
     if (finish_aux(c, x, code, status, cut)) {
         return;
     }
@@ -718,8 +738,9 @@ sl__bi_web_init(struct sl_task_ctx *ctx, struct web_crawl *c)
                             "in range");
         return SL_EINVAL;
     }
-    c->pol.delay_ms = (int64_t)delay;
-    c->pol.max_connections = (unsigned)maxc;
+    c->pol.gap_ms = (int64_t)delay;
+    c->pol.max_inflight = (unsigned)maxc;
+    c->throttle = sl_task_param(ctx, "throttle");
     c->parallel = (unsigned)par;
     v = json_object_get(filters, "followRedirects");
     c->follow_redirects =
@@ -763,10 +784,6 @@ sl__bi_web_init(struct sl_task_ctx *ctx, struct web_crawl *c)
         return rc;
     }
     (void)pthread_once(&global_once, global_init);
-    if (g_hosts == NULL) {
-        sl_task_set_message(ctx, "webCrawler: no host table");
-        return SL_EINTERNAL;
-    }
     c->delta = sl_task_services(ctx)->delta;
     run_id = json_string_value(json_object_get(
         json_object_get(sl_task_json(ctx), "properties"), "jobRunId"));
@@ -809,8 +826,7 @@ sl__bi_web_cleanup(struct web_crawl *c)
 
         if (x != NULL) {
             (void)curl_multi_remove_handle(c->multi, x->easy);
-            sl_web_hosts_release(
-                g_hosts, x->lk->host, &c->pol, sl_mono_ms(), 0, -1);
+            host_release(c, x->lk->host, 0, -1);
             sl__bi_web_xfer_free(x);
             c->act[i] = NULL;
         }

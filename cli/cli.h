@@ -201,6 +201,7 @@ struct sl_cfg {
     uint64_t bb_max_active;         /* bulkbuilder.maxActiveWorkflowRuns */
     uint64_t index_shards;          /* index.shards */
     char converters[16384];         /* textExtractor.converters, JSON text */
+    char throttle_bins[16384];      /* throttle.bins, JSON text */
     char obj_backend[8];            /* objectstore.backend: "fs" | "s3" */
     char s3_endpoint[1024];         /* objectstore.s3.endpoint */
     char s3_region[64];             /* objectstore.s3.region */
@@ -232,6 +233,9 @@ uint64_t sl_cfg_cores_clamp(unsigned per, uint64_t lo, uint64_t hi);
  * wrong type, value out of range); @p err names the file and key.
  */
 int sl_cfg_load_file(struct sl_cfg *cfg, const char *path, struct sl_err *err);
+/** @brief Install cfg's throttle.bins as the process's server rules
+ * (sl_throttle_process_rules), before any worker starts. */
+void sl_cfg_throttle_apply(const struct sl_cfg *cfg);
 /** @brief Check cross-field rules after all overrides. */
 int sl_cfg_validate(const struct sl_cfg *cfg, struct sl_err *err);
 /** @brief Print the key table (name, type, default) for --help. */

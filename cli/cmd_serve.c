@@ -764,6 +764,7 @@ open_services(const struct sl_cfg *cfg, struct services *s)
     }
     s->converters = json_loads(cfg->converters, 0, NULL);
     (void)sl_text_converters_check(s->converters); /* warns per missing one */
+    sl_cfg_throttle_apply(cfg);
     memset(&ws, 0, sizeof(ws));
     ws.delta = s->delta;
     ws.bulkbuilder = s->bb;

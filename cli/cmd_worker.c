@@ -151,7 +151,8 @@ parse_args(int argc, char **argv, struct args *a)
 /*
  * What a worker takes of the server's configuration file @path (NULL:
  * the defaults): the object store when it is on S3 (*@store, else NULL:
- * objects go through the server) and the textExtractor's converters.  0,
+ * objects go through the server), the textExtractor's converters and the
+ * throttle rules (installed for the process).  0,
  * or -1 said.
  */
 static int
@@ -172,6 +173,7 @@ worker_config(const char *path, struct sl_obj **store, json_t **converters)
     }
     if (rc == 0) {
         *converters = json_loads(cfg->converters, 0, NULL);
+        sl_cfg_throttle_apply(cfg);
     } else {
         fprintf(stderr, "sluice worker: %s\n", err.message);
     }

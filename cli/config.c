@@ -382,6 +382,7 @@ sl_cfg_defaults(struct sl_cfg *cfg)
 
     memset(cfg, 0, sizeof(*cfg));
     memcpy(cfg->worker_limits, "{}", 3);
+    memcpy(cfg->throttle_bins, "[]", 3);
     _Static_assert(sizeof(default_converters) <=
                        sizeof(((struct sl_cfg *)0)->converters),
                    "the default converters fit their buffer");
@@ -620,6 +621,54 @@ set_converters(struct sl_cfg *cfg,
     return 0;
 }
 
+/* throttle.bins: the server's throttle rules (docs/configuration.md
+ * "Throttle bins"), kept as compact JSON text. */
+static int
+set_throttle_bins(struct sl_cfg *cfg,
+                  json_t *v,
+                  const char *path,
+                  struct sl_err *err)
+{
+    struct sl_err why;
+    char *text = NULL;
+
+    sl_err_clear(&why);
+    if (sl_throttle_rules_check(v, "throttle.bins", &why) != 0) {
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          why.field,
+                          "%s: %s: %s",
+                          path,
+                          why.field,
+                          why.message);
+    }
+    text = json_dumps(v, JSON_COMPACT);
+    if (text == NULL || strlen(text) >= sizeof(cfg->throttle_bins)) {
+        sl_free(text);
+        return sl_err_set(err,
+                          SL_ECONFIG,
+                          "throttle.bins",
+                          "%s: throttle.bins is too long",
+                          path);
+    }
+    memcpy(cfg->throttle_bins, text, strlen(text) + 1);
+    sl_free(text);
+    return 0;
+}
+
+void
+sl_cfg_throttle_apply(const struct sl_cfg *cfg)
+{
+    json_t *rules = json_loads(cfg->throttle_bins, 0, NULL);
+    struct sl_err err;
+
+    sl_err_clear(&err);
+    if (sl_throttle_process_rules(rules, &err) != 0) { /* checked at load */
+        SL_WARN("config: %s: %s", err.field, err.message);
+    }
+    json_decref(rules);
+}
+
 /* Is @name the dotted prefix of at least one key ("http" for "http.x")? */
 static int
 is_section(const char *name)
@@ -627,7 +676,7 @@ is_section(const char *name)
     size_t n = strlen(name);
     size_t i = 0;
 
-    if (strcmp(name, "textExtractor") == 0) {
+    if (strcmp(name, "textExtractor") == 0 || strcmp(name, "throttle") == 0) {
         return 1;
     }
     for (i = 0; i < NKEYS; i++) {
@@ -673,6 +722,13 @@ apply_object(struct sl_cfg *cfg,
         }
         if (strcmp(full, "textExtractor.converters") == 0) {
             rc = set_converters(cfg, v, path, err);
+            if (rc != 0) {
+                return rc;
+            }
+            continue;
+        }
+        if (strcmp(full, "throttle.bins") == 0) {
+            rc = set_throttle_bins(cfg, v, path, err);
             if (rc != 0) {
                 return rc;
             }
@@ -845,6 +901,13 @@ sl_cfg_print_keys(FILE *out)
             "pdf,doc,xls,ppt,rtf",
             "external converters per MIME type, merged over the "
             "defaults (docs/formats.md)");
+    fprintf(out,
+            KEY_LINE,
+            "throttle.bins",
+            "array",
+            "[]",
+            "throttle rules {bin, maxPerSecond, maxConnections} for the "
+            "process's fetches (docs/configuration.md)");
     sl_cfg_defaults(&d);
     for (i = 0; i < NKEYS; i++) {
         char v[32];

@@ -730,4 +730,140 @@ int sl_bulk_reader_at_end(const struct sl_bulk_reader *r);
 /** @brief Free the reader; NULL-safe. */
 void sl_bulk_reader_free(struct sl_bulk_reader *r);
 
+/* ------------------------------------------------------------------------
+ * Throttle bins (core/throttle.c; docs/configuration.md "Throttle bins").
+ *
+ * A worker names a bin for each fetch (the web workers the host key
+ * "https://example.com:443", the fileFetcher "file://" and the mount or
+ * folder) and asks a table before it starts: the table grants it, or
+ * answers how long to wait (or -1: until a fetch of the bin ends).
+ * Nothing sleeps here.  Rules, with gap = max(limits' gap, the source's
+ * own delay such as robots.txt's Crawl-delay):
+ * - at most max_inflight fetches of a bin in flight (0: no limit);
+ * - two fetches of a bin start at least gap apart, and a fetch starts at
+ *   least gap after the previous one ended;
+ * - a slow-down answer (HTTP 429 or 503) backs the bin off: the next
+ *   fetch waits the longer of Retry-After and a backoff that doubles from
+ *   SL_THROTTLE_BACKOFF_MIN_MS up to SL_THROTTLE_BACKOFF_MAX_MS (any other
+ *   answer resets it); a wait is never longer than
+ *   SL_THROTTLE_RETRY_AFTER_MAX_MS;
+ * - the source's own delay is capped at SL_THROTTLE_SOURCE_DELAY_MAX_MS.
+ * A table holds at most max_bins bins; when full, the idle bin used
+ * longest ago gives its place up (its state is forgotten).  Times are
+ * milliseconds of a monotonic clock the caller passes in.  Every call is
+ * thread-safe.
+ *
+ * The limits of a fetch come from the worker (the web politeness
+ * parameters) tightened by every matching rule: a rule is {"bin": an
+ * fnmatch pattern over the bin name, "maxPerSecond": 0.001-1000,
+ * "maxConnections": 1-1024}; the server's rules (configuration
+ * `throttle.bins`) and a job's (its parameter `throttle`).
+ * --------------------------------------------------------------------- */
+#define SL_THROTTLE_BINS_MAX            1000000u
+#define SL_THROTTLE_SOURCE_DELAY_MAX_MS 30000
+#define SL_THROTTLE_BACKOFF_MIN_MS      1000
+#define SL_THROTTLE_BACKOFF_MAX_MS      300000
+#define SL_THROTTLE_RETRY_AFTER_MAX_MS  3600000
+#define SL_THROTTLE_SHARE_MS            20
+
+struct sl_throttle_limits {
+    int64_t gap_ms;        /* between two starts, and from an end to a start */
+    unsigned max_inflight; /* fetches in flight; 0: no limit */
+};
+
+/* How a fetch ended, for its bin. */
+enum sl_throttle_outcome {
+    SL_THROTTLE_NO_ANSWER, /* failed before the source answered */
+    SL_THROTTLE_ANSWERED,  /* answered: a backoff ends */
+    SL_THROTTLE_SLOW_DOWN  /* asked to slow down (429, 503) */
+};
+
+struct sl_throttle_state {
+    int64_t next_ok_ms;      /* earliest start of the next fetch */
+    int64_t source_delay_ms; /* the source's own delay, capped */
+    int64_t backoff_ms;      /* current backoff, or 0 */
+    unsigned inflight;       /* fetches in flight */
+    size_t bins;             /* bins in the table */
+};
+
+struct sl_throttle;
+
+/**
+ * @brief New table for at most @p max_bins bins (1..SL_THROTTLE_BINS_MAX).
+ * @param[out] out new object, caller frees with sl_throttle_free.
+ * @return 0 or SL_EINVAL.
+ */
+int sl_throttle_new(size_t max_bins, struct sl_throttle **out);
+/** @brief Free @p t; NULL-safe.  No other call may be running. */
+void sl_throttle_free(struct sl_throttle *t);
+/**
+ * @brief May a fetch of @p bin start at @p now_ms under @p l, for a caller
+ * that holds @p held of the bin's fetches in flight?  A caller holding at
+ * least half of max_inflight is refused (*wait_ms -1) while another caller
+ * holding less than half was refused for a full bin in the last
+ * SL_THROTTLE_SHARE_MS: callers on one bin share it instead of the first
+ * keeping all of it.
+ * @param[out] wait_ms with 1: milliseconds until it may (>= 1), or -1 when
+ * the bin is full (ask again after a release).
+ * @return 0 (granted: counted in flight until sl_throttle_release), 1 (not
+ * now), SL_ETOOLARGE (the table is full of busy bins).
+ */
+int sl_throttle_acquire(struct sl_throttle *t,
+                        const char *bin,
+                        const struct sl_throttle_limits *l,
+                        int64_t now_ms,
+                        unsigned held,
+                        int64_t *wait_ms);
+/**
+ * @brief A granted fetch of @p bin ended at @p now_ms with @p outcome and
+ * the source's Retry-After @p retry_after_ms (-1: none).
+ */
+void sl_throttle_release(struct sl_throttle *t,
+                         const char *bin,
+                         const struct sl_throttle_limits *l,
+                         int64_t now_ms,
+                         enum sl_throttle_outcome outcome,
+                         int64_t retry_after_ms);
+/** @brief The source of @p bin asks for @p seconds between fetches. */
+void sl_throttle_source_delay(struct sl_throttle *t,
+                              const char *bin,
+                              double seconds,
+                              int64_t now_ms);
+/**
+ * @brief The state of @p bin (for counters and tests).
+ * @return 0, or SL_ENOENT (not in the table; out->bins is still set).
+ */
+int sl_throttle_state(struct sl_throttle *t,
+                      const char *bin,
+                      struct sl_throttle_state *out);
+/**
+ * @brief Check a list of rules; @p field names it in errors
+ * ("throttle.bins", "throttle").
+ * @return 0 or SL_EINVAL (@p err names the rule and member: "throttle[1].
+ * maxPerSecond").
+ */
+int sl_throttle_rules_check(const json_t *rules,
+                            const char *field,
+                            struct sl_err *err);
+/** @brief Tighten @p l by every rule of @p rules (NULL: none) matching
+ * @p bin; returns how many matched. */
+int sl_throttle_rules_apply(const json_t *rules,
+                            const char *bin,
+                            struct sl_throttle_limits *l);
+/** @brief The process's table (made on first use), shared by every worker
+ * thread of the process; never freed. */
+struct sl_throttle *sl_throttle_process(void);
+/**
+ * @brief Set the server's rules (copied; NULL: none), for
+ * sl_throttle_limits_for.
+ * @return 0 or SL_EINVAL (field "throttle.bins[i]...").
+ */
+int sl_throttle_process_rules(const json_t *rules, struct sl_err *err);
+/** @brief Tighten @p l (the worker's own limits) by the server's rules
+ * and @p job_rules (NULL: none) that match @p bin; returns how many
+ * matched (0: @p l is as it was). */
+int sl_throttle_limits_for(const char *bin,
+                           const json_t *job_rules,
+                           struct sl_throttle_limits *l);
+
 #endif /* SL_H_INCLUDED */

@@ -47,11 +47,13 @@ endforeach()
 # parallel tasks (web_rules); extractText against the textExtractor
 # (web_text); HTTPS with a private CA (caFile) and HTTP/2 against nginx,
 # certificates and host names verified (web_http2); pages indexed under
-# their canonical URL, web documents' url, host and path (web_canonical).
+# their canonical URL, web documents' url, host and path (web_canonical);
+# throttle bins: two jobs sharing a host's budget, a job's rule on the
+# fileFetcher, bad rules refused (throttle).
 foreach(t web_crawl web_politeness web_failures web_crash web_extract
     web_sitemaps web_robots web_depth web_noindex web_startfail web_spool
     web_sitemaps_big web_sitemaps_retry web_tmpfail web_robots_big
-    web_extract_wait web_rules web_text web_http2 web_canonical)
+    web_extract_wait web_rules web_text web_http2 web_canonical throttle)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")

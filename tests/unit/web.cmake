@@ -2,7 +2,8 @@
 # every offset), sitemaps (plain and gzip; zlib writes the gzip input).
 sl_add_cmocka_test(test_web SOURCES unit/test_web.c
   LINK_LIBRARIES sl_web PkgConfig::ZLIB)
-# web/ politeness table: gaps, connections per host, backoff on 429/503,
-# Crawl-delay, a full table, four threads with the real clock.
-sl_add_cmocka_test(test_web_hosts SOURCES unit/test_web_hosts.c
-  LINK_LIBRARIES sl_web Threads::Threads)
+# core/ throttle bins (the web politeness per host among them): gaps,
+# connections per bin, backoff on 429/503, Crawl-delay, a full table, four
+# threads with the real clock, the rules and their check.
+sl_add_cmocka_test(test_throttle SOURCES unit/test_throttle.c
+  LINK_LIBRARIES sl_core Threads::Threads)

@@ -1,0 +1,107 @@
+#!/bin/bash
+# Throttle bins (issue 32), against the real server:
+# - a server rule (configuration throttle.bins) limits one host to 5
+#   requests a second; two crawl jobs of that host, running at the same
+#   time with politeness off, share that budget: in the host's access log
+#   no two requests of either job start closer than 200 ms, and each job
+#   fetched every page;
+# - a job's own rule (parameter throttle) limits the fileFetcher: 20 files
+#   in bins by folder at 10 a second take at least 1.9 s, and the
+#   fileFetcher counts the time it waited (throttle.waitMs);
+# - a bad rule in a job is refused when the job is defined (400 naming the
+#   rule and member), a bad rule in the configuration when the server
+#   starts (naming throttle.bins[i].member).
+SLUICE=${SLUICE:?set SLUICE to the sluice binary}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
+
+PAGES=10
+start_site A --pages $PAGES
+start_web_server ".throttle.bins = [{bin: \"$SITE_A\", maxPerSecond: 5}]"
+
+# ---- two jobs, one host, one budget
+define_web shareOne "$SITE_A" share1
+define_web shareTwo "$SITE_A" share2
+req POST /smila/jobmanager/jobs/shareOne/ -d '{"mode": "runOnce"}'
+RUN1=$(jq -r .jobId "$BODY")
+req POST /smila/jobmanager/jobs/shareTwo/ -d '{"mode": "runOnce"}'
+RUN2=$(jq -r .jobId "$BODY")
+state_of() { curl -sS "$BASE/smila/jobmanager/jobs/$1/$2/" | jq -r .state; }
+both_ended() {
+    case "$(state_of shareOne "$RUN1") $(state_of shareTwo "$RUN2")" in
+    *RUNNING* | *FINISHING* | *PREPARING*) return 1 ;;
+    esac
+}
+poll 600 0.1 both_ended || true
+s1=$(state_of shareOne "$RUN1")
+s2=$(state_of shareTwo "$RUN2")
+[ "$s1 $s2" = "SUCCEEDED SUCCEEDED" ] && ok "two crawl jobs of one host SUCCEEDED" ||
+    fail "the two crawls ended $s1 and $s2"
+# every page twice (once per job: each has its own visited links)
+pages=$(grep -vc " /robots.txt$" "$SITE_LOG" || true)
+want=$(($(site_expected "$SITE_A" --pages $PAGES | wc -l) * 2))
+[ "$pages" -ge "$want" ] && ok "each job fetched every page ($pages requests, $want pages)" ||
+    fail "$pages page requests, want at least $want"
+python3 - "$SITE_LOG" <<'EOF' && ok "the host's budget is shared: no two requests of the two jobs closer than 200 ms" ||
+import sys
+starts = sorted(float(l.split()[0]) for l in open(sys.argv[1]))
+gaps = [b - a for a, b in zip(starts, starts[1:])]
+print("# %d requests, smallest gap %.3f s" % (len(starts), min(gaps)))
+sys.exit(0 if min(gaps) >= 0.2 - 0.015 else 1)
+EOF
+    fail "two requests of the host closer than 200 ms"
+# the two runs overlapped: the budget was shared, not taken in turns
+overlap=$(for j in "shareOne $RUN1" "shareTwo $RUN2"; do
+    set -- $j
+    curl -sS "$BASE/smila/jobmanager/jobs/$1/$2/" | jq -r '[.startTime, .endTime] | @tsv'
+done | python3 -c '
+import sys, datetime
+def t(s): return datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+(a0, a1), (b0, b1) = [[t(x) for x in l.split()] for l in sys.stdin]
+print("%.1f" % (min(a1, b1) - max(a0, b0)))')
+python3 -c "import sys; sys.exit(0 if float('$overlap') > 1 else 1)" &&
+    ok "the two runs went on at the same time (${overlap} s together)" ||
+    fail "the runs did not overlap (${overlap} s)"
+
+# ---- a job's rule on the fileFetcher, bins by folder
+T="$TMP/tree"
+mkdir -p "$T/a" "$T/b"
+for i in $(seq 1 10); do
+    echo "throttled file a$i" >"$T/a/f$i.txt"
+    echo "throttled file b$i" >"$T/b/f$i.txt"
+done
+T=$(realpath "$T")
+define_crawl files "$T" tree "{\"throttleBin\": \"folder\", \"throttleFolderDepth\": 1,
+    \"throttle\": [{\"bin\": \"file://*\", \"maxPerSecond\": 10}]}"
+t0=$(date +%s.%N)
+expect_crawl files "a crawl of 20 files with a job's throttle rule SUCCEEDED"
+t1=$(date +%s.%N)
+took=$(echo "$t1 - $t0" | bc)
+python3 -c "import sys; sys.exit(0 if $took >= 1.9 else 1)" &&
+    ok "20 files at 10 a second took ${took} s (at least 1.9)" ||
+    fail "20 files at 10 a second took only ${took} s"
+expect_counter throttle.waitMs -gt 0 "the fileFetcher waited for its bin (throttle.waitMs)"
+expect_counter files.fetched = 20 "every file was fetched"
+
+# ---- bad rules are refused where they are made
+define_job badRule fileCrawling "{\"dataSource\": \"bad\", \"rootFolder\": \"$T\",
+    \"jobToPushTo\": \"indexUpdate\", \"throttle\": [{\"bin\": \"file://*\", \"maxPerSecond\": 0}]}"
+expect_status 400 "a job with maxPerSecond 0 is refused"
+jq -e '.error.field == "parameters.throttle[0].maxPerSecond"' "$BODY" >/dev/null &&
+    ok "the error names parameters.throttle[0].maxPerSecond" ||
+    fail "error: $(cat "$BODY")"
+define_job badRule2 fileCrawling "{\"dataSource\": \"bad\", \"rootFolder\": \"$T\",
+    \"jobToPushTo\": \"indexUpdate\", \"throttleBin\": \"disk\"}"
+expect_status 400 "a job with throttleBin disk is refused"
+stop_server
+import_config "$TMP/bad.json" '.throttle.bins = [{bin: "*", maxConnections: 0}]'
+if "$SLUICE" serve --config "$TMP/bad.json" --data-dir "$TMP/bad" --listen 127.0.0.1:0 \
+    >"$TMP/bad.out" 2>&1; then
+    fail "the server started with a bad throttle rule"
+else
+    grep -q "throttle.bins\[0\].maxConnections" "$TMP/bad.out" &&
+        ok "the server refuses to start with a bad throttle rule, naming it" ||
+        fail "bad config: $(head -c 300 "$TMP/bad.out")"
+fi
+finish
