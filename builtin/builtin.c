@@ -2,6 +2,8 @@
  * The table of the built-in worker types and the definition check that
  * `sluice serve` installs for them (builtin.h).
  */
+#include <string.h>
+
 #include "builtin/builtin_int.h"
 #include "deltaservice/deltaservice.h"
 
@@ -62,6 +64,24 @@ check_source(const json_t *params, struct sl_err *err)
     return 0;
 }
 
+/* Does worker description @desc declare top-level parameter @name? */
+static int
+declares(const json_t *desc, const char *name)
+{
+    const json_t *p = NULL;
+    size_t i = 0;
+
+    json_array_foreach(json_object_get(desc, "parameters"), i, p)
+    {
+        const char *n = json_string_value(json_object_get(p, "name"));
+
+        if (n != NULL && strcmp(n, name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int
 sl_builtin_def_check(void *arg,
                      const char *job,
@@ -73,7 +93,7 @@ sl_builtin_def_check(void *arg,
     const json_t *throttle = json_object_get(params, "throttle");
     int rc = check_source(params, err);
 
-    if (rc == 0 && throttle != NULL &&
+    if (rc == 0 && throttle != NULL && declares(desc, "throttle") &&
         sl_throttle_rules_check(throttle, "parameters.throttle", err) != 0) {
         if (err != NULL) {
             err->code = SL_EINVALDEF;

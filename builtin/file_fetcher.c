@@ -37,6 +37,7 @@ struct fetch {
     int bin_folder;
     uint64_t bin_depth;
     const json_t *throttle; /* the job's rules, or NULL */
+    int rules;              /* a rule exists (server's or job's) */
     char **mounts;          /* mount points, read at the first file */
     size_t nmounts;
     int mounts_read;
@@ -164,7 +165,8 @@ sleep_ms(int64_t ms)
 /*
  * Wait until the bin of @raw grants a fetch, when a rule limits it.  Fills
  * @bin and @l; returns 1 when a fetch was granted (release it), 0 when no
- * rule matches (or the table is full, or the task was canceled).
+ * rule matches (or the table is full), -1 when the task was canceled
+ * meanwhile (skip the file: the task's result is dropped).
  */
 static int
 bin_acquire(struct fetch *f,
@@ -176,7 +178,7 @@ bin_acquire(struct fetch *f,
     int64_t wait = 0;
     int rc = 0;
 
-    if (raw[0] != '/') {
+    if (raw[0] != '/' || !f->rules) {
         return 0;
     }
     bin_of(f, raw, bin, cap);
@@ -187,8 +189,11 @@ bin_acquire(struct fetch *f,
     for (;;) {
         rc = sl_throttle_acquire(
             sl_throttle_process(), bin, l, sl_mono_ms(), 0, &wait);
-        if (rc != 1 || sl_task_is_canceled(f->ctx)) {
+        if (rc != 1) {
             return rc == 0;
+        }
+        if (sl_task_is_canceled(f->ctx)) {
+            return -1;
         }
         wait = wait < 0               ? BIN_POLL_MS
                : wait > BIN_SLEEP_MAX ? BIN_SLEEP_MAX
@@ -205,6 +210,7 @@ bin_init(struct fetch *f)
     const char *mode = sl_task_param_str(f->ctx, "throttleBin");
 
     f->throttle = sl_task_param(f->ctx, "throttle");
+    f->rules = sl_throttle_any_rules(f->throttle);
     f->bin_folder = mode != NULL && strcmp(mode, "folder") == 0;
     if ((mode != NULL && !f->bin_folder && strcmp(mode, "mount") != 0) ||
         sl_task_param_u64(f->ctx, "throttleFolderDepth", 1, &f->bin_depth) !=
@@ -400,6 +406,9 @@ fetch_record(struct fetch *f, json_t *meta)
     f->source = json_string_value(json_object_get(meta, "_source"));
     raw = sl_worker_path_unescape(esc);
     held = bin_acquire(f, raw, bin, sizeof(bin), &lim);
+    if (held < 0) {
+        goto out;
+    }
     fd = open_file(f, raw, &st);
     if (fd < 0) {
         goto out;
@@ -432,7 +441,7 @@ fetch_record(struct fetch *f, json_t *meta)
     }
 
 out:
-    if (held) {
+    if (held > 0) {
         sl_throttle_release(sl_throttle_process(),
                             bin,
                             &lim,

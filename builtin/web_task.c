@@ -5,8 +5,8 @@
  * and the clean-up.
  *
  * Politeness is decided when a transfer is started, never by sleeping:
- * the process-wide host table (web/ sl_web_hosts) grants a host or says
- * how long to wait, and the task goes on with other hosts meanwhile; the
+ * the process's table of throttle bins (core/ sl_throttle) grants a host or
+ * says how long to wait, and the task goes on with other hosts meanwhile; the
  * only wait is curl_multi_poll until the next transfer ends or the next
  * host is due.  robots.txt is fetched once per host and run and kept in a
  * process-wide cache (web_robots.c).

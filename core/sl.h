@@ -753,8 +753,11 @@ void sl_bulk_reader_free(struct sl_bulk_reader *r);
  * milliseconds of a monotonic clock the caller passes in.  Every call is
  * thread-safe.
  *
- * The limits of a fetch come from the worker (the web politeness
- * parameters) tightened by every matching rule: a rule is {"bin": an
+ * A bin keeps when its last fetch started and ended; each caller measures
+ * its own gap from those, so a stricter limit of one caller slows that
+ * caller only.  The limits of a fetch come from the worker (the web
+ * politeness parameters) tightened by every matching rule: a rule is
+ * {"bin": an
  * fnmatch pattern over the bin name, "maxPerSecond": 0.001-1000,
  * "maxConnections": 1-1024}; the server's rules (configuration
  * `throttle.bins`) and a job's (its parameter `throttle`).
@@ -779,7 +782,8 @@ enum sl_throttle_outcome {
 };
 
 struct sl_throttle_state {
-    int64_t next_ok_ms;      /* earliest start of the next fetch */
+    int64_t next_ok_ms;      /* earliest start of a fetch without a gap
+                                of its own (the source's delay, a hold) */
     int64_t source_delay_ms; /* the source's own delay, capped */
     int64_t backoff_ms;      /* current backoff, or 0 */
     unsigned inflight;       /* fetches in flight */
@@ -859,6 +863,9 @@ struct sl_throttle *sl_throttle_process(void);
  * @return 0 or SL_EINVAL (field "throttle.bins[i]...").
  */
 int sl_throttle_process_rules(const json_t *rules, struct sl_err *err);
+/** @brief Is there any rule: a server rule, or one in @p job_rules?  (A
+ * worker that has no limits of its own skips its bins when not.) */
+int sl_throttle_any_rules(const json_t *job_rules);
 /** @brief Tighten @p l (the worker's own limits) by the server's rules
  * and @p job_rules (NULL: none) that match @p bin; returns how many
  * matched (0: @p l is as it was). */

@@ -25,15 +25,23 @@
 #define RATE_MAX        1000.0  /* and 1000 a second */
 #define CONNECTIONS_MAX 1024u
 
+/*
+ * A bin keeps when its last fetch started and ended, not when the next may
+ * start: each caller measures its own gap from those, so a job's stricter
+ * rule slows its own fetches only (the server's rules, which every caller
+ * gets, are the budget all share).
+ */
 struct bin {
     char *key;          /* NULL: free slot */
-    int64_t next_ok_ms; /* no fetch may start before */
+    int64_t start_ms;   /* the last fetch started (-1: none yet) */
+    int64_t end_ms;     /* the last fetch ended (-1: none yet) */
+    int64_t hold_ms;    /* a slow-down answer: nothing starts before */
+    int64_t quiet_ms;   /* no caller's gap runs past this: evictable */
     int64_t used_ms;    /* last acquire or release, for eviction */
     int64_t source_ms;  /* the source's own delay, capped */
     int64_t backoff_ms; /* after slow-down answers; 0 after an answer */
     unsigned inflight;  /* fetches started and not ended */
     int64_t starved_ms; /* a caller below half its share was refused */
-    int requested;      /* a fetch was granted */
 };
 
 struct sl_throttle {
@@ -110,7 +118,7 @@ find_or_make(struct sl_throttle *t, const char *key, int64_t now)
             victim = c;
             break;
         }
-        if (c->inflight == 0 && c->next_ok_ms <= now &&
+        if (c->inflight == 0 && c->quiet_ms <= now &&
             (victim == NULL || c->used_ms < victim->used_ms)) {
             victim = c;
         }
@@ -124,6 +132,8 @@ find_or_make(struct sl_throttle *t, const char *key, int64_t now)
         t->used--;
     }
     memset(victim, 0, sizeof(*victim));
+    victim->start_ms = -1;
+    victim->end_ms = -1;
     victim->key = sl_strdup(key);
     (void)json_object_set_new(
         t->index, key, json_integer((json_int_t)(victim - t->slots)));
@@ -131,11 +141,34 @@ find_or_make(struct sl_throttle *t, const char *key, int64_t now)
     return victim;
 }
 
-/* The gap this bin needs between two fetches. */
+/* The gap this bin needs between two fetches of a caller under @l. */
 static int64_t
 gap(const struct bin *s, const struct sl_throttle_limits *l)
 {
     return l->gap_ms > s->source_ms ? l->gap_ms : s->source_ms;
+}
+
+static int64_t
+max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* The earliest start of a fetch under gap @g: @g after the last start
+ * (start to start) and after the last end (end to start), and not in a
+ * slow-down hold. */
+static int64_t
+next_ok(const struct bin *s, int64_t g)
+{
+    int64_t t = s->hold_ms;
+
+    if (s->start_ms >= 0) {
+        t = max64(t, s->start_ms + g);
+    }
+    if (s->end_ms >= 0) {
+        t = max64(t, s->end_ms + g);
+    }
+    return t;
 }
 
 int
@@ -166,15 +199,15 @@ sl_throttle_acquire(struct sl_throttle *t,
                now_ms - s->starved_ms <= SL_THROTTLE_SHARE_MS) {
         *wait_ms = -1; /* leave the free one to the starved caller */
         rc = 1;
-    } else if (s->next_ok_ms > now_ms) {
-        *wait_ms = s->next_ok_ms - now_ms;
+    } else if (next_ok(s, gap(s, l)) > now_ms) {
+        *wait_ms = next_ok(s, gap(s, l)) - now_ms;
         rc = 1;
     } else {
         s->inflight++;
-        s->requested = 1;
         s->used_ms = now_ms;
         /* start to start: a second connection waits the gap too */
-        s->next_ok_ms = now_ms + gap(s, l);
+        s->start_ms = now_ms;
+        s->quiet_ms = max64(s->quiet_ms, now_ms + gap(s, l));
     }
     (void)pthread_mutex_unlock(&t->mu);
     return rc;
@@ -207,7 +240,6 @@ sl_throttle_release(struct sl_throttle *t,
                     int64_t retry_after_ms)
 {
     struct bin *s = NULL;
-    int64_t next = 0;
 
     (void)pthread_mutex_lock(&t->mu);
     s = find(t, bin);
@@ -216,17 +248,14 @@ sl_throttle_release(struct sl_throttle *t,
             s->inflight--;
         }
         s->used_ms = now_ms;
-        next = now_ms + gap(s, l); /* end to start */
+        s->end_ms = now_ms; /* end to start */
         if (outcome == SL_THROTTLE_SLOW_DOWN) {
-            int64_t wait = slow_down(s, retry_after_ms);
-
-            next = now_ms + (wait > gap(s, l) ? wait : gap(s, l));
+            s->hold_ms =
+                max64(s->hold_ms, now_ms + slow_down(s, retry_after_ms));
         } else if (outcome == SL_THROTTLE_ANSWERED) {
             s->backoff_ms = 0;
         }
-        if (next > s->next_ok_ms) {
-            s->next_ok_ms = next;
-        }
+        s->quiet_ms = max64(s->quiet_ms, max64(s->hold_ms, now_ms + gap(s, l)));
     }
     (void)pthread_mutex_unlock(&t->mu);
 }
@@ -249,12 +278,10 @@ sl_throttle_source_delay(struct sl_throttle *t,
     (void)pthread_mutex_lock(&t->mu);
     s = find_or_make(t, bin, now_ms);
     if (s != NULL && ms > s->source_ms) {
+        /* the fetch that brought the delay counts: the next one keeps the
+         * new gap from its start and end */
         s->source_ms = ms;
-        /* the fetch that brought the delay counts: the next one keeps
-         * the new gap from it */
-        if (s->requested && s->used_ms + ms > s->next_ok_ms) {
-            s->next_ok_ms = s->used_ms + ms;
-        }
+        s->quiet_ms = max64(s->quiet_ms, next_ok(s, ms));
     }
     (void)pthread_mutex_unlock(&t->mu);
 }
@@ -270,7 +297,7 @@ sl_throttle_state(struct sl_throttle *t,
     (void)pthread_mutex_lock(&t->mu);
     s = find(t, bin);
     if (s != NULL) {
-        out->next_ok_ms = s->next_ok_ms;
+        out->next_ok_ms = next_ok(s, s->source_ms);
         out->source_delay_ms = s->source_ms;
         out->backoff_ms = s->backoff_ms;
         out->inflight = s->inflight;
@@ -428,9 +455,10 @@ sl_throttle_rules_apply(const json_t *rules,
  * --------------------------------------------------------------------- */
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct sl_throttle *g_table;
-static json_t *g_rules; /* checked, owned (g_mu) */
+static json_t *g_rules; /* checked, owned (g_lock; set at start-up, then
+                           only read) */
 
 static void
 process_init(void)
@@ -453,12 +481,25 @@ sl_throttle_process_rules(const json_t *rules, struct sl_err *err)
                  : 0;
 
     if (rc == 0) {
-        (void)pthread_mutex_lock(&g_mu);
+        (void)pthread_rwlock_wrlock(&g_lock);
         json_decref(g_rules);
-        g_rules = rules != NULL ? json_deep_copy(rules) : NULL;
-        (void)pthread_mutex_unlock(&g_mu);
+        g_rules = json_array_size(rules) > 0 ? json_deep_copy(rules) : NULL;
+        (void)pthread_rwlock_unlock(&g_lock);
     }
     return rc;
+}
+
+int
+sl_throttle_any_rules(const json_t *job_rules)
+{
+    int any = json_array_size(job_rules) > 0;
+
+    if (!any) {
+        (void)pthread_rwlock_rdlock(&g_lock);
+        any = g_rules != NULL;
+        (void)pthread_rwlock_unlock(&g_lock);
+    }
+    return any;
 }
 
 int
@@ -468,8 +509,8 @@ sl_throttle_limits_for(const char *bin,
 {
     int n = 0;
 
-    (void)pthread_mutex_lock(&g_mu);
+    (void)pthread_rwlock_rdlock(&g_lock);
     n = sl_throttle_rules_apply(g_rules, bin, l);
-    (void)pthread_mutex_unlock(&g_mu);
+    (void)pthread_rwlock_unlock(&g_lock);
     return n + sl_throttle_rules_apply(job_rules, bin, l);
 }

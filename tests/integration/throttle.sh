@@ -6,8 +6,13 @@
 #   no two requests of either job start closer than 200 ms, and each job
 #   fetched every page;
 # - a job's own rule (parameter throttle) limits the fileFetcher: 20 files
-#   in bins by folder at 10 a second take at least 1.9 s, and the
-#   fileFetcher counts the time it waited (throttle.waitMs);
+#   in bins by folder (depth 1: every file of the test's tree is in the
+#   bin of the first folder of its path, one bin) at 10 a second take at
+#   least 1.9 s, and the fileFetcher counts the time it waited
+#   (throttle.waitMs);
+# - a job's stricter rule slows that job only: a third job of the host
+#   with its own rule of 2 a second, next to a job without one, keeps 500
+#   ms between its own requests while the other goes on at the server's 5;
 # - a bad rule in a job is refused when the job is defined (400 naming the
 #   rule and member), a bad rule in the configuration when the server
 #   starts (naming throttle.bins[i].member).
@@ -17,7 +22,7 @@ SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/web_lib.sh"
 
 PAGES=10
-start_site A --pages $PAGES
+start_site A --pages $PAGES --ua-log
 start_web_server ".throttle.bins = [{bin: \"$SITE_A\", maxPerSecond: 5}]"
 
 # ---- two jobs, one host, one budget
@@ -63,6 +68,42 @@ print("%.1f" % (min(a1, b1) - max(a0, b0)))')
 python3 -c "import sys; sys.exit(0 if float('$overlap') > 1 else 1)" &&
     ok "the two runs went on at the same time (${overlap} s together)" ||
     fail "the runs did not overlap (${overlap} s)"
+
+# ---- a job's stricter rule slows that job only
+from=$(wc -l <"$SITE_LOG")
+define_web slowOne "$SITE_A" share3 ".politeness.userAgent = \"SlowJob/1\"
+    | .throttle = [{bin: \"$SITE_A\", maxPerSecond: 2}]"
+define_web fastOne "$SITE_A" share4 '.politeness.userAgent = "FastJob/1"'
+req POST /smila/jobmanager/jobs/slowOne/ -d '{"mode": "runOnce"}'
+RUN1=$(jq -r .jobId "$BODY")
+req POST /smila/jobmanager/jobs/fastOne/ -d '{"mode": "runOnce"}'
+RUN2=$(jq -r .jobId "$BODY")
+two_ended() {
+    case "$(state_of slowOne "$RUN1") $(state_of fastOne "$RUN2")" in
+    *RUNNING* | *FINISHING* | *PREPARING*) return 1 ;;
+    esac
+}
+poll 900 0.1 two_ended || true
+s1=$(state_of slowOne "$RUN1")
+s2=$(state_of fastOne "$RUN2")
+[ "$s1 $s2" = "SUCCEEDED SUCCEEDED" ] && ok "a job with its own rule and one without SUCCEEDED" ||
+    fail "the two crawls ended $s1 and $s2"
+python3 - "$SITE_LOG" "$from" <<'EOF' && ok "the job's own rule (2 a second) slowed that job only" ||
+import statistics, sys
+log = open(sys.argv[1]).read().splitlines()
+ua = open(sys.argv[1] + ".ua").read().splitlines()
+rows = list(zip(log, ua))[int(sys.argv[2]):]
+def starts(tag):
+    return sorted(float(l.split()[0]) for l, u in rows if tag in u)
+def gaps(t):
+    return [b - a for a, b in zip(t, t[1:])]
+slow, fast = gaps(starts("SlowJob")), gaps(starts("FastJob"))
+print("# slow job: %d gaps, smallest %.3f s, median %.3f s; fast job: %d gaps, median %.3f s"
+      % (len(slow), min(slow), statistics.median(slow), len(fast), statistics.median(fast)))
+sys.exit(0 if min(slow) >= 0.5 - 0.015 and
+         statistics.median(fast) < 0.9 * statistics.median(slow) else 1)
+EOF
+    fail "the slow job's rule was not kept, or it slowed the other job too"
 
 # ---- a job's rule on the fileFetcher, bins by folder
 T="$TMP/tree"

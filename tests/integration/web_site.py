@@ -85,6 +85,8 @@ every request, so a test can change the site between two crawls.
   the meta tag) and "xnoindex": [paths] (any answer gets X-Robots-Tag:
   noindex).
 --link URL: / also links URL (another site, say).
+--ua-log: each request's User-Agent goes to <log>.ua too (line for line
+  with the log), as with --rules, without the rules' pages.
 --rules: / also links /fail/429secs (429 with Retry-After: 3, in seconds,
   once, then a page), /r/to-file and /r/to-ftp (302 to file:///etc/passwd
   and to ftp://127.0.0.1/x.html: never to be followed), /r/to-4 (301 to
@@ -241,7 +243,9 @@ class Site:
         self.link_pages = args.link_pages
         self.rules = args.rules
         self.slow = args.slow
-        self.ua = open(args.log + ".ua" if args.rules else "/dev/null", "a", buffering=1)
+        self.ua = open(
+            args.log + ".ua" if args.rules or args.ua_log else "/dev/null", "a", buffering=1
+        )
         self.big = args.big
         self.barrier = threading.Barrier(args.big) if args.big else None
         self.hits = {}
@@ -594,6 +598,7 @@ def main():
     ap.add_argument("--link", action="append", default=[])
     ap.add_argument("--link-pages", default="")
     ap.add_argument("--rules", action="store_true")
+    ap.add_argument("--ua-log", action="store_true")
     ap.add_argument("--tls", default="")
     ap.add_argument("--slow", type=float, default=0)
     ap.add_argument("--big", type=int, default=0)
