@@ -409,6 +409,30 @@ sl_le_get64(const unsigned char *p)
     return (uint64_t)sl_le_get32(p) | (uint64_t)sl_le_get32(p + 4) << 32;
 }
 
+/* Big-endian: keys that sort by the number (LMDB compares bytes). */
+static inline void
+sl_be_put64(unsigned char *p, uint64_t v)
+{
+    int i = 0;
+
+    for (i = 7; i >= 0; i--) {
+        p[i] = (unsigned char)(v & 0xffu);
+        v >>= 8;
+    }
+}
+
+static inline uint64_t
+sl_be_get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    int i = 0;
+
+    for (i = 0; i < 8; i++) {
+        v = v << 8 | p[i];
+    }
+    return v;
+}
+
 /* ------------------------------------------------------------------------
  * Durability of the stores (objectstore, deltaservice, jobmanager): what a
  * commit survives.

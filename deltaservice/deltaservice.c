@@ -445,23 +445,25 @@ settle_shards(struct sl_delta *d, unsigned want, struct sl_err *err)
 }
 
 /*
- * Open every shard with its three databases.  "visited" came after the
- * first stores: MDB_CREATE adds it to a shard that has only the other two.
+ * Open every shard with its five databases.  "visited", "recheck" and
+ * "due" came after the first stores: MDB_CREATE adds them to a shard that
+ * lacks them.
  */
 static int
 open_shards(struct sl_delta *d, struct sl_err *err)
 {
-    static const char *const names[3] = {"entries", "elements", "visited"};
+    static const char *const names[5] = {
+        "entries", "elements", "visited", "recheck", "due"};
     unsigned i = 0;
     int rc = 0;
 
     d->shards = sl_calloc(d->nshards, sizeof(*d->shards));
     for (i = 0; i < d->nshards; i++) {
         struct sl__delta_shard *s = &d->shards[i];
-        MDB_dbi dbis[3];
+        MDB_dbi dbis[5];
         char *path = sl_asprintf("%s/shard-%02u", d->dir, i);
 
-        rc = open_env(path, d->map_size, names, dbis, 3, &s->env);
+        rc = open_env(path, d->map_size, names, dbis, 5, &s->env);
         sl_free(path);
         if (rc != 0) {
             return sl__delta_lmdb_err(d, err, rc, (int)i, "open");
@@ -469,6 +471,8 @@ open_shards(struct sl_delta *d, struct sl_err *err)
         s->entries = dbis[0];
         s->elements = dbis[1];
         s->visited = dbis[2];
+        s->recheck = dbis[3];
+        s->due = dbis[4];
     }
     return 0;
 }

@@ -240,6 +240,78 @@ int sl_delta_was_pushed_in_run(struct sl_delta *d,
                                struct sl_err *err);
 
 /* ------------------------------------------------------------------------
+ * Next checks (continuous crawls; recheck.c)
+ *
+ * A record may have a time of its next check and an interval, kept in
+ * its shard (sl_delta_shard_of its id: records that are not elements of
+ * a compound) with an index by time, so the records of a source due at a
+ * time are found by one seek per shard and a read of each due one: a
+ * source of ten million records with a hundred due costs a hundred
+ * reads.  A check's outcome sets the next interval: a new record gets
+ * the minimum, a changed one half its interval (at least the minimum),
+ * an unchanged one twice its interval (at most the maximum).  The next
+ * check of a record goes with its entry (delta-delete, clear, forget).
+ * --------------------------------------------------------------------- */
+
+enum sl_delta_seen {
+    SL_DELTA_SEEN_NEW,      /* first seen: the minimum interval */
+    SL_DELTA_SEEN_CHANGED,  /* changed: half the interval, >= min */
+    SL_DELTA_SEEN_UNCHANGED /* unchanged: twice the interval, <= max */
+};
+
+/** One record's check for sl_delta_recheck_set. */
+struct sl_delta_recheck {
+    const char *id; /* record id (borrowed) */
+    enum sl_delta_seen seen;
+    uint64_t next_ms; /* out: its next check */
+    int result;       /* out: 0 or SL_EINVAL (a bad id) */
+};
+
+/**
+ * @brief Record the checks of @p n records of @p source made at @p now_ms:
+ * each gets its next interval from its stored one (@p min_ms to @p max_ms)
+ * and its next check now + interval.  One write transaction per shard.
+ * @return 0 (each item's result says whether it was set), SL_EINVAL (bad
+ * source, or not 0 < min <= max), SL_ENOSPC, SL_EIO.
+ */
+int sl_delta_recheck_set(struct sl_delta *d,
+                         const char *source,
+                         struct sl_delta_recheck *items,
+                         size_t n,
+                         uint64_t now_ms,
+                         uint64_t min_ms,
+                         uint64_t max_ms,
+                         struct sl_err *err);
+
+/**
+ * @brief Call @p cb with the records of @p source whose next check is at
+ * or before @p now_ms, at most @p max, each shard's in time order (the
+ * shards one after the other).  Read-only: a record stays due until its
+ * next check is set.  *found counts the calls.
+ * @return 0, @p cb's non-zero value (which stops the scan), SL_EINVAL,
+ * SL_EIO.
+ */
+int sl_delta_recheck_due(struct sl_delta *d,
+                         const char *source,
+                         uint64_t now_ms,
+                         size_t max,
+                         int (*cb)(void *ctx, const char *id, uint64_t due_ms),
+                         void *ctx,
+                         size_t *found,
+                         struct sl_err *err);
+
+/**
+ * @brief The next check and interval of record @p id of @p source.
+ * @return 0, SL_ENOENT (none), SL_EINVAL, SL_EIO.
+ */
+int sl_delta_recheck_get(struct sl_delta *d,
+                         const char *source,
+                         const char *id,
+                         uint64_t *next_ms,
+                         uint64_t *interval_ms,
+                         struct sl_err *err);
+
+/* ------------------------------------------------------------------------
  * Delta-delete and maintenance
  * --------------------------------------------------------------------- */
 

@@ -41,6 +41,8 @@ struct sl__delta_shard {
     MDB_dbi entries;  /* primary: source\0id -> value */
     MDB_dbi elements; /* compound index */
     MDB_dbi visited;  /* visited links: source\0url -> u64 run sequence */
+    MDB_dbi recheck;  /* next checks: primary key -> next, interval */
+    MDB_dbi due;      /* next checks by time: source\0 next digest -> id */
 };
 
 struct sl_delta {
@@ -97,6 +99,15 @@ size_t sl__delta_elem_key(const char *source,
                           const char *eid,
                           size_t eidlen,
                           unsigned char *out);
+
+/* Remove the next check of primary key @pk (recheck.c), if any, in
+ * shard @s's write transaction @txn; an LMDB code. */
+int sl__delta_recheck_drop(const struct sl_delta *d,
+                           const struct sl__delta_shard *s,
+                           MDB_txn *txn,
+                           const char *source,
+                           const unsigned char *pk,
+                           size_t plen);
 
 /* Decode an LMDB value; 0 or SL_ECORRUPT. */
 int sl__delta_val_decode(const void *p, size_t n, struct sl__delta_val *v);

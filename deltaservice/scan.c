@@ -203,6 +203,10 @@ remove_batch(struct sl_delta *d,
             rc = mdb_del(txn, s->elements, &ek, NULL);
             rc = rc == MDB_NOTFOUND ? 0 : rc;
         }
+        if (rc == 0 && !(val.flags & SL__DELTA_F_ELEMENT)) {
+            rc =
+                sl__delta_recheck_drop(d, s, txn, source, k.mv_data, k.mv_size);
+        }
         if (rc == 0) {
             rc = mdb_del(txn, s->entries, &k, NULL);
         }
@@ -333,13 +337,15 @@ kind_dbis(const struct kind *k, const struct sl__delta_shard *s, MDB_dbi *out)
     }
     out[0] = s->entries;
     out[1] = s->elements;
-    return 2;
+    out[2] = s->recheck;
+    out[3] = s->due;
+    return 4;
 }
 
 static MDB_dbi
 kind_dbi(const struct kind *k, const struct sl__delta_shard *s)
 {
-    MDB_dbi dbis[2];
+    MDB_dbi dbis[4];
 
     (void)kind_dbis(k, s, dbis);
     return dbis[0];
@@ -419,7 +425,7 @@ clear_source(struct sl_delta *d,
              struct sl_err *err)
 {
     unsigned char prefix[SL_DELTA_SOURCE_MAX + 1];
-    MDB_dbi dbis[2];
+    MDB_dbi dbis[4];
     size_t ndbs = 0;
     size_t plen = 0;
     size_t j = 0;
@@ -448,7 +454,7 @@ clear_source(struct sl_delta *d,
 static int
 clear_all(struct sl_delta *d, const struct kind *k, struct sl_err *err)
 {
-    MDB_dbi dbis[2];
+    MDB_dbi dbis[4];
     size_t ndbs = 0;
     size_t j = 0;
     unsigned i = 0;

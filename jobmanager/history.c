@@ -84,14 +84,7 @@ hist_key(
 static uint64_t
 key_seq(const void *key, size_t klen)
 {
-    const unsigned char *p = (const unsigned char *)key + klen - 8;
-    uint64_t v = 0;
-    int i = 0;
-
-    for (i = 0; i < 8; i++) {
-        v = v << 8 | p[i];
-    }
-    return v;
+    return sl_be_get64((const unsigned char *)key + klen - 8);
 }
 
 /* "<source>\0<id>", or for a long id "<source>\0<its first bytes>\0<its
