@@ -82,6 +82,29 @@ declares(const json_t *desc, const char *name)
     return 0;
 }
 
+/* recheck: minSeconds <= maxSeconds (each one's range is declared). */
+static int
+check_recheck(const json_t *r, struct sl_err *err)
+{
+    uint64_t min_s = 3600;
+    uint64_t max_s = 366ull * 86400 / 12;
+
+    if (!json_is_object(r) ||
+        sl_worker_json_u64(json_object_get(r, "minSeconds"), min_s, &min_s) !=
+            0 ||
+        sl_worker_json_u64(json_object_get(r, "maxSeconds"), max_s, &max_s) !=
+            0 ||
+        min_s <= max_s) {
+        return 0; /* absent, or as declared: the shape check says */
+    }
+    return sl_err_set(err,
+                      SL_EINVALDEF,
+                      "parameters.recheck.maxSeconds",
+                      "recheck.maxSeconds (%llu) is below minSeconds (%llu)",
+                      (unsigned long long)max_s,
+                      (unsigned long long)min_s);
+}
+
 int
 sl_builtin_def_check(void *arg,
                      const char *job,
@@ -99,6 +122,9 @@ sl_builtin_def_check(void *arg,
             err->code = SL_EINVALDEF;
         }
         rc = SL_EINVALDEF;
+    }
+    if (rc == 0 && declares(desc, "recheck")) {
+        rc = check_recheck(json_object_get(params, "recheck"), err);
     }
     if (rc != 0) {
         return rc;

@@ -47,6 +47,39 @@ struct sl_text_archive_names;
     "\"integer\"},"                                                            \
     "{\"name\": \"maxRatio\", \"optional\": true, \"type\": \"integer\"},"     \
     "{\"name\": \"maxEntrySize\", \"optional\": true, \"type\": \"integer\"}"
+/* A crawl's next checks (recheck.c): the job parameter recheck. */
+#define SL__BI_DECL_RECHECK                                                    \
+    "{\"name\": \"recheck\", \"optional\": true, \"type\": \"object\","        \
+    " \"members\": [{\"name\": \"minSeconds\", \"type\": \"integer\","         \
+    "   \"minimum\": 1, \"maximum\": 31622400},"                               \
+    "  {\"name\": \"maxSeconds\", \"type\": \"integer\", \"minimum\": 1,"      \
+    "   \"maximum\": 31622400}]}"
+
+struct sl_delta;
+struct sl_delta_rec;
+
+/* The recheck parameter of a task: off, or the interval bounds. */
+struct sl__bi_recheck {
+    int on;
+    uint64_t min_ms;
+    uint64_t max_ms;
+};
+
+/* Read the task's recheck parameter into @out: 0, or -1 (a bad value;
+ * the task message is set). */
+int sl__bi_recheck_init(struct sl_task_ctx *ctx, struct sl__bi_recheck *out);
+/* Record the next checks of the @n checked records @recs (results set by
+ * sl_delta_check) of @source; with @uptodate_only, of the up-to-date ones
+ * only.  Elements and records without a hash get none.  0 or an SL_E*
+ * code (the task message is set). */
+int sl__bi_recheck_record(struct sl_task_ctx *ctx,
+                          const struct sl__bi_recheck *rk,
+                          struct sl_delta *delta,
+                          const char *source,
+                          const struct sl_delta_rec *recs,
+                          size_t n,
+                          int uptodate_only);
+
 /* The job's throttle rules (core/ sl_throttle; checked in full by
  * sl_builtin_def_check): the web workers and the fileFetcher read them. */
 #define SL__BI_DECL_THROTTLE                                                   \

@@ -58,6 +58,7 @@ struct check {
     size_t ninputs; /* input bulks of the task */
     char *source;   /* source of the batch */
     uint64_t seq;
+    struct sl__bi_recheck rk; /* the job's next checks, or off */
 };
 
 static enum dest
@@ -157,6 +158,11 @@ flush_batch(struct check *c)
     if (rc != 0) {
         sl_task_note_error(c->ctx, rc);
         sl_task_set_message(c->ctx, "delta service: %s", err.message);
+        goto out;
+    }
+    rc = sl__bi_recheck_record(
+        c->ctx, &c->rk, c->delta, c->source, c->recs, c->n, 0);
+    if (rc != 0) {
         goto out;
     }
     for (i = 0; i < c->n && rc == 0; i++) {
@@ -425,6 +431,10 @@ checker_perform(struct sl_task_ctx *ctx)
         res = SL_WORKER_FATAL;
         goto out;
     }
+    if (sl__bi_recheck_init(ctx, &c->rk) != 0) {
+        res = SL_WORKER_FATAL;
+        goto out;
+    }
     if (sl_delta_strategy_reads(c->strategy) &&
         (c->delta == NULL || c->run_id == NULL)) {
         sl_task_set_message(ctx,
@@ -461,7 +471,7 @@ const struct sl_worker_type sl_worker_deltaChecker = {
     " \"parameters\": [{\"name\": \"deltaImportStrategy\", \"optional\": true,"
     "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"],"
     "   \"default\": \"full\", \"sameForJob\": true},"
-    "  {\"name\": \"dataSource\", \"optional\": true}],"
+    "  {\"name\": \"dataSource\", \"optional\": true}," SL__BI_DECL_RECHECK "],"
     " \"input\": [{\"name\": \"recordsToCheck\", \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"updatedRecords\", \"type\": \"recordBulks\","
     "   \"modes\": [\"optional\"]},"

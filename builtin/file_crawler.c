@@ -64,6 +64,7 @@ struct crawl {
     struct pending *queue;   /* sub-directories to list in this task */
     struct pending *queue_tail;
     /* delta pre-check (deltaPrecheck): NULL when off */
+    struct sl__bi_recheck rk; /* the job's next checks, or off */
     struct sl_delta *delta;
     const char *run_id;    /* jobRunId, borrowed */
     uint64_t seq;          /* run sequence of the source, 0: not yet taken */
@@ -108,6 +109,9 @@ precheck_init(struct crawl *c)
     if (sl_delta_strategy_reads(strategy) && c->run_id != NULL &&
         c->run_id[0] != '\0') {
         c->delta = sl_task_services(c->ctx)->delta;
+    }
+    if (c->delta != NULL && sl__bi_recheck_init(c->ctx, &c->rk) != 0) {
+        c->rk.on = 0; /* the deltaChecker reports it */
     }
     if (c->delta != NULL) {
         c->batch = sl_calloc(PRECHECK_BATCH, sizeof(*c->batch));
@@ -346,6 +350,14 @@ precheck_flush(struct crawl *c)
     } else {
         checked = sl_delta_check(
                       c->delta, c->source, c->seq, recs, c->nbatch, &err) == 0;
+    }
+    /* the up-to-date files' next checks (the deltaChecker records the
+     * others); when that fails, every file goes on to the deltaChecker */
+    if (checked &&
+        sl__bi_recheck_record(
+            c->ctx, &c->rk, c->delta, c->source, recs, c->nbatch, 1) != 0) {
+        checked = 0;
+        (void)snprintf(err.message, sizeof(err.message), "next checks failed");
     }
     if (!checked) {
         SL_WARN("fileCrawler: delta pre-check of %zu files from %s: %s (the "
@@ -972,7 +984,7 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"],"
     "   \"default\": \"full\", \"sameForJob\": true},"
     "  {\"name\": \"entriesPerTask\", \"optional\": true, \"type\": "
-    "\"integer\"}],"
+    "\"integer\"}," SL__BI_DECL_RECHECK "],"
     " \"input\": [{\"name\": \"directoriesToCrawl\","
     "              \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"directoriesToCrawl\","

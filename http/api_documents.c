@@ -56,6 +56,31 @@ sl__api_jm_run_documents(struct sl__req *req)
     return sl__reply_json(req, 200, out);
 }
 
+/* The next check of @id (continuous crawls), when it has one, into
+ * @out: nextCheck (ISO time) and recheckIntervalSeconds. */
+static void
+recheck_json(struct sl__req *req,
+             const char *source,
+             const char *id,
+             json_t *out)
+{
+    struct sl_err err;
+    uint64_t next = 0;
+    uint64_t interval = 0;
+    char when[40];
+
+    sl_err_clear(&err);
+    if (sl_delta_recheck_get(
+            req->svc->delta, source, id, &next, &interval, &err) != 0) {
+        return;
+    }
+    sl_time_format((int64_t)next, when, sizeof(when));
+    (void)json_object_set_new(out, "nextCheck", json_string(when));
+    (void)json_object_set_new(out,
+                              "recheckIntervalSeconds",
+                              json_integer((json_int_t)(interval / 1000)));
+}
+
 /* The delta entry of @id as JSON, or null; 0 or an error (in @err). */
 static int
 delta_json(struct sl__req *req,
@@ -99,6 +124,7 @@ delta_json(struct sl__req *req,
             *out, "compoundId", json_string(e.compound_id));
     }
     sl_free(e.compound_id);
+    recheck_json(req, source, id, *out);
     return 0;
 }
 

@@ -7,10 +7,11 @@
 # of runs, one document's state and `sluice job report` (doc_history); the
 # client commands of the sluice binary against a server (cli_client);
 # GET /metrics during an import, checked by promtool and scraped by a real
-# Prometheus (metrics); the dashboard in headless Chromium (dashboard).
+# Prometheus (metrics); the dashboard in headless Chromium (dashboard); job
+# schedules (schedule); the next checks of a crawl's documents (recheck).
 foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder bulk_intake
     text_tags completion sources sources_shared doc_history cli_client metrics dashboard
-    schedule)
+    schedule recheck)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")

@@ -1,0 +1,109 @@
+/*
+ * The next checks of a crawl's records (docs/workers.md "deltaChecker",
+ * docs/deltaservice.md "Next checks"): with the job parameter `recheck`
+ * ({"minSeconds": m, "maxSeconds": M}), every record the deltaChecker
+ * checks, and every file the fileCrawler's pre-check finds up to date,
+ * gets its next check in the delta service from the outcome: new the
+ * minimum, changed half its interval, unchanged twice (up to the
+ * maximum).  Elements of compounds get none (their compound is checked).
+ * The deltaChecker records what it checks and the pre-check only what it
+ * finds up to date (the rest goes on to the deltaChecker), so no record
+ * is counted twice in a run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin/builtin_int.h"
+#include "deltaservice/deltaservice.h"
+
+#define RECHECK_MAX_S (366ull * 86400) /* a year */
+
+int
+sl__bi_recheck_init(struct sl_task_ctx *ctx, struct sl__bi_recheck *out)
+{
+    const json_t *p = sl_task_param(ctx, "recheck");
+    uint64_t min_s = 0;
+    uint64_t max_s = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (p == NULL) {
+        return 0;
+    }
+    if (!json_is_object(p) ||
+        sl_worker_json_u64(json_object_get(p, "minSeconds"), 3600, &min_s) !=
+            0 ||
+        sl_worker_json_u64(json_object_get(p, "maxSeconds"),
+                           RECHECK_MAX_S / 12,
+                           &max_s) != 0 ||
+        min_s == 0 || max_s < min_s || max_s > RECHECK_MAX_S) {
+        sl_task_set_message(ctx,
+                            "recheck: minSeconds and maxSeconds must be "
+                            "numbers with 1 <= minSeconds <= maxSeconds <= "
+                            "%llu",
+                            (unsigned long long)RECHECK_MAX_S);
+        return -1;
+    }
+    out->on = 1;
+    out->min_ms = min_s * 1000;
+    out->max_ms = max_s * 1000;
+    return 0;
+}
+
+int
+sl__bi_recheck_record(struct sl_task_ctx *ctx,
+                      const struct sl__bi_recheck *rk,
+                      struct sl_delta *delta,
+                      const char *source,
+                      const struct sl_delta_rec *recs,
+                      size_t n,
+                      int uptodate_only)
+{
+    struct sl_delta_recheck *items = NULL;
+    struct sl_err err;
+    size_t m = 0;
+    size_t i = 0;
+    int rc = 0;
+
+    if (!rk->on || n == 0) {
+        return 0;
+    }
+    items = sl_calloc(n, sizeof(*items));
+    for (i = 0; i < n; i++) {
+        const struct sl_delta_rec *r = &recs[i];
+        enum sl_delta_seen seen = SL_DELTA_SEEN_NEW;
+
+        if (r->compound_id != NULL ||
+            (uptodate_only && r->result != SL_DELTA_UPTODATE)) {
+            continue;
+        }
+        if (r->result == SL_DELTA_UPTODATE) {
+            seen = SL_DELTA_SEEN_UNCHANGED;
+        } else if (r->result == SL_DELTA_CHANGED) {
+            seen = SL_DELTA_SEEN_CHANGED;
+        } else if (r->result != SL_DELTA_NEW) {
+            continue; /* no hash, or refused */
+        }
+        items[m].id = r->id;
+        items[m].seen = seen;
+        m++;
+    }
+    sl_err_clear(&err);
+    if (m > 0) {
+        rc = sl_delta_recheck_set(delta,
+                                  source,
+                                  items,
+                                  m,
+                                  (uint64_t)sl_time_ms(),
+                                  rk->min_ms,
+                                  rk->max_ms,
+                                  &err);
+    }
+    if (rc != 0) {
+        sl_task_note_error(ctx, rc);
+        sl_task_set_message(ctx, "delta service: next checks: %s", err.message);
+    } else if (m > 0) {
+        sl_task_counter_add(ctx, "records.rechecksSet", (double)m);
+    }
+    sl_free(items);
+    return rc;
+}
