@@ -12,10 +12,13 @@
 #   the others stay at 240;
 # - with deltaPrecheck off the deltaChecker sees every file: the same
 #   rules;
+# - a web crawl's pages get theirs the same way (the deltaChecker of
+#   webCrawling);
 # - maxSeconds below minSeconds is refused when the job is defined.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
 T="$TMP/tree"
 mkdir -p "$T/sub"
@@ -42,7 +45,6 @@ expect_intervals() {
 
 define_crawl files "$T" fs '{"recheck": {"minSeconds": 60, "maxSeconds": 240}}'
 before=$(($(date +%s) * 1000))
-expect_crawl() { crawl "$1" && ok "$2" || fail "$2: $(cat "$TMP/crawl.err")"; }
 expect_crawl files "first run SUCCEEDED"
 expect_intervals fs 60 60 60 "new files get the minimum interval"
 req GET "/smila/importing/documents/fs" -G --data-urlencode "id=$T/a.txt"
@@ -73,6 +75,16 @@ expect_crawl nopre "first run without pre-check SUCCEEDED"
 expect_intervals fs2 60 60 60 "without pre-check: new files get the minimum"
 expect_crawl nopre "second run without pre-check SUCCEEDED"
 expect_intervals fs2 120 120 120 "without pre-check: unchanged files double"
+
+# a web crawl: its pages through the deltaChecker
+start_site W --pages 4
+define_web web "$SITE_W" site '.recheck = {minSeconds: 60, maxSeconds: 240}'
+expect_crawl web "a web crawl with recheck SUCCEEDED"
+[ "$(interval site "$SITE_W/")" = 60 ] && ok "a new web page gets the minimum interval" ||
+    fail "web page: $(interval site "$SITE_W/")"
+expect_crawl web "a second web crawl SUCCEEDED"
+[ "$(interval site "$SITE_W/")" = 120 ] && ok "an unchanged web page's interval doubles" ||
+    fail "web page: $(interval site "$SITE_W/")"
 
 req POST /smila/jobmanager/jobs/ -H 'Content-Type: application/json' \
     -d "{\"name\": \"bad\", \"workflow\": \"fileCrawling\", \"parameters\": {\"dataSource\": \"fs3\",
