@@ -87,8 +87,8 @@ fill(struct sl_delta *d, uint64_t from, uint64_t to, uint64_t at)
             items[n] =
                 (struct sl_delta_recheck){ids[n], SL_DELTA_SEEN_NEW, 0, 0};
         }
-        if (sl_delta_recheck_set(d, SRC, items, n, at, MIN_MS, MAX_MS, &err) !=
-            0) {
+        if (sl_delta_recheck_set(
+                d, SRC, 0, items, n, at, MIN_MS, MAX_MS, &err) != 0) {
             sl_panic("recheck_set: %s", err.message);
         }
     }

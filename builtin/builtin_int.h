@@ -68,14 +68,15 @@ struct sl__bi_recheck {
 /* Read the task's recheck parameter into @out: 0, or -1 (a bad value;
  * the task message is set). */
 int sl__bi_recheck_init(struct sl_task_ctx *ctx, struct sl__bi_recheck *out);
-/* Record the next checks of the @n checked records @recs (results set by
- * sl_delta_check) of @source; with @uptodate_only, of the up-to-date ones
- * only.  Elements and records without a hash get none.  0 or an SL_E*
- * code (the task message is set). */
+/* Record the next checks of the @n records @recs (results set by
+ * sl_delta_check) of @source checked in run @seq; with @uptodate_only, of
+ * the up-to-date ones only.  Elements and records without a hash get none.  0
+ * or an SL_E* code (the task message is set). */
 int sl__bi_recheck_record(struct sl_task_ctx *ctx,
                           const struct sl__bi_recheck *rk,
                           struct sl_delta *delta,
                           const char *source,
+                          uint64_t seq,
                           const struct sl_delta_rec *recs,
                           size_t n,
                           int uptodate_only);

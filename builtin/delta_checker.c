@@ -161,7 +161,7 @@ flush_batch(struct check *c)
         goto out;
     }
     rc = sl__bi_recheck_record(
-        c->ctx, &c->rk, c->delta, c->source, c->recs, c->n, 0);
+        c->ctx, &c->rk, c->delta, c->source, c->seq, c->recs, c->n, 0);
     if (rc != 0) {
         goto out;
     }

@@ -355,7 +355,8 @@ precheck_flush(struct crawl *c)
      * others); when that fails, every file goes on to the deltaChecker */
     if (checked &&
         sl__bi_recheck_record(
-            c->ctx, &c->rk, c->delta, c->source, recs, c->nbatch, 1) != 0) {
+            c->ctx, &c->rk, c->delta, c->source, c->seq, recs, c->nbatch, 1) !=
+            0) {
         checked = 0;
         (void)snprintf(err.message, sizeof(err.message), "next checks failed");
     }

@@ -268,14 +268,18 @@ struct sl_delta_recheck {
 };
 
 /**
- * @brief Record the checks of @p n records of @p source made at @p now_ms:
- * each gets its next interval from its stored one (@p min_ms to @p max_ms)
- * and its next check now + interval.  One write transaction per shard.
+ * @brief Record the checks of @p n records of @p source made at @p now_ms
+ * in run @p seq: each gets its next interval from its stored one (@p
+ * min_ms to @p max_ms) and its next check now + interval.  A record
+ * checked again in the same run (a retried task; @p seq not 0) starts
+ * again from its interval before the run: one step per run at most.  One
+ * write transaction per shard.
  * @return 0 (each item's result says whether it was set), SL_EINVAL (bad
  * source, or not 0 < min <= max), SL_ENOSPC, SL_EIO.
  */
 int sl_delta_recheck_set(struct sl_delta *d,
                          const char *source,
+                         uint64_t seq,
                          struct sl_delta_recheck *items,
                          size_t n,
                          uint64_t now_ms,

@@ -6,7 +6,11 @@
  *
  * DB "recheck" of the record's shard (sl_delta_shard_of its id):
  *   key the primary key of the record (as "entries")
- *   value u64 next check (ms), u64 interval (ms), little-endian
+ *   value u64 next check (ms), u64 interval (ms), u64 the interval before
+ *   the run that set it, u64 that run's sequence; little-endian.  A
+ *   second check of a record in the same run (a retried task) starts
+ *   again from the interval before the run: a run moves an interval one
+ *   step at most.
  * DB "due" of the same shard, the index by time:
  *   key source '\0' u64 next check (big-endian, so keys sort by time)
  *       SHA-256(primary key)[0..16)
@@ -14,6 +18,7 @@
  * Both are written in one transaction; a record's "due" key is found from
  * its "recheck" value, so the two never disagree.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +27,8 @@
 #include "deltaservice/deltaservice_int.h"
 
 #define DUE_KEY_MAX (SL_DELTA_SOURCE_MAX + 1 + 8 + SL__DELTA_DIGEST)
-#define RECHECK_VAL 16
+#define RECHECK_VAL 32
+#define PK_MAX      2048 /* primary keys: d->maxkey, LMDB's key limit */
 
 /* The "due" key of primary key @pk (@plen) at @next; returns its length. */
 static size_t
@@ -60,7 +66,7 @@ sl__delta_recheck_drop(const struct sl_delta *d,
     if (rc == MDB_NOTFOUND) {
         return 0;
     }
-    if (rc == 0 && v.mv_size != RECHECK_VAL) {
+    if (rc == 0 && v.mv_size < 16) {
         rc = MDB_CORRUPTED;
     }
     if (rc == 0) {
@@ -85,13 +91,30 @@ next_interval(enum sl_delta_seen seen,
               uint64_t min_ms,
               uint64_t max_ms)
 {
+    uint64_t next = 0;
+
     if (seen == SL_DELTA_SEEN_NEW || interval == 0) {
-        return min_ms;
+        next = min_ms;
+    } else if (seen == SL_DELTA_SEEN_CHANGED) {
+        next = interval / 2;
+    } else {
+        next = interval > max_ms / 2 ? max_ms : interval * 2;
     }
-    if (seen == SL_DELTA_SEEN_CHANGED) {
-        return interval / 2 < min_ms ? min_ms : interval / 2;
+    /* within this call's bounds, also when the job changed them */
+    return next < min_ms ? min_ms : next > max_ms ? max_ms : next;
+}
+
+/* The interval a check in run @seq starts from: the stored one, or when
+ * the same run set it already, the one before that run. */
+static uint64_t
+base_interval(const MDB_val *v, uint64_t seq)
+{
+    const unsigned char *p = v->mv_data;
+
+    if (v->mv_size == RECHECK_VAL && seq != 0 && sl_le_get64(p + 24) == seq) {
+        return sl_le_get64(p + 16);
     }
-    return interval > max_ms / 2 ? max_ms : interval * 2;
+    return v->mv_size >= 16 ? sl_le_get64(p + 8) : 0;
 }
 
 /* Set the next check of @it in shard @s's transaction @txn. */
@@ -100,12 +123,13 @@ set_one(const struct sl_delta *d,
         const struct sl__delta_shard *s,
         MDB_txn *txn,
         const char *source,
+        uint64_t seq,
         struct sl_delta_recheck *it,
         uint64_t now_ms,
         uint64_t min_ms,
         uint64_t max_ms)
 {
-    unsigned char pk[SL_DELTA_SOURCE_MAX + 1 + 512];
+    unsigned char pk[PK_MAX];
     unsigned char dk[DUE_KEY_MAX];
     unsigned char val[RECHECK_VAL];
     size_t slen = strlen(source);
@@ -113,22 +137,29 @@ set_one(const struct sl_delta *d,
     size_t plen = sl__delta_key_len(d, slen, idlen);
     MDB_val k = {plen, pk};
     MDB_val v;
+    uint64_t base = 0;
     uint64_t interval = 0;
     int rc = 0;
 
+    if (plen > sizeof(pk)) {
+        return MDB_BAD_VALSIZE;
+    }
     (void)sl__delta_key(d, source, slen, it->id, idlen, pk);
     rc = mdb_get(txn, s->recheck, &k, &v);
-    if (rc == 0 && v.mv_size == RECHECK_VAL) {
-        interval = sl_le_get64((const unsigned char *)v.mv_data + 8);
+    if (rc == 0) {
+        base = base_interval(&v, seq);
     }
     rc = sl__delta_recheck_drop(d, s, txn, source, pk, plen);
     if (rc != 0) {
         return rc;
     }
-    interval = next_interval(it->seen, interval, min_ms, max_ms);
-    it->next_ms = now_ms + interval;
+    interval = next_interval(it->seen, base, min_ms, max_ms);
+    it->next_ms =
+        now_ms > UINT64_MAX - interval ? UINT64_MAX : now_ms + interval;
     sl_le_put64(val, it->next_ms);
     sl_le_put64(val + 8, interval);
+    sl_le_put64(val + 16, base);
+    sl_le_put64(val + 24, seq);
     v.mv_data = val;
     v.mv_size = sizeof(val);
     rc = mdb_put(txn, s->recheck, &k, &v, 0);
@@ -148,7 +179,9 @@ static int
 set_shard(struct sl_delta *d,
           unsigned shard,
           const char *source,
+          uint64_t seq,
           struct sl_delta_recheck *all,
+          const unsigned *shard_of,
           size_t n,
           uint64_t now_ms,
           uint64_t min_ms,
@@ -157,19 +190,22 @@ set_shard(struct sl_delta *d,
     const struct sl__delta_shard *s = &d->shards[shard];
     MDB_txn *txn = NULL;
     size_t i = 0;
-    int used = 0;
-    int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    int rc = 0;
 
     for (i = 0; rc == 0 && i < n; i++) {
         struct sl_delta_recheck *it = &all[i];
 
-        if (it->result != 0 || sl_delta_shard_of(d, it->id) != shard) {
+        if (it->result != 0 || shard_of[i] != shard) {
             continue;
         }
-        used = 1;
-        rc = set_one(d, s, txn, source, it, now_ms, min_ms, max_ms);
+        if (txn == NULL) {
+            rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+        }
+        if (rc == 0) {
+            rc = set_one(d, s, txn, source, seq, it, now_ms, min_ms, max_ms);
+        }
     }
-    if (rc == 0 && used) {
+    if (rc == 0 && txn != NULL) {
         return sl__delta_commit(d, s->env, txn);
     }
     if (txn != NULL) {
@@ -181,6 +217,7 @@ set_shard(struct sl_delta *d,
 int
 sl_delta_recheck_set(struct sl_delta *d,
                      const char *source,
+                     uint64_t seq,
                      struct sl_delta_recheck *items,
                      size_t n,
                      uint64_t now_ms,
@@ -188,6 +225,7 @@ sl_delta_recheck_set(struct sl_delta *d,
                      uint64_t max_ms,
                      struct sl_err *err)
 {
+    unsigned *shard_of = NULL;
     unsigned shard = 0;
     size_t i = 0;
     int rc = sl__delta_check_source(source, err);
@@ -201,19 +239,24 @@ sl_delta_recheck_set(struct sl_delta *d,
                           "interval",
                           "recheck intervals need 0 < min <= max");
     }
+    shard_of = sl_calloc(n > 0 ? n : 1, sizeof(*shard_of));
     for (i = 0; i < n; i++) {
         size_t len = items[i].id != NULL ? strlen(items[i].id) : 0;
 
         items[i].next_ms = 0;
         items[i].result = len == 0 || len > SL_DELTA_ID_MAX ? SL_EINVAL : 0;
+        shard_of[i] =
+            items[i].result == 0 ? sl_delta_shard_of(d, items[i].id) : 0;
     }
-    for (shard = 0; shard < d->nshards; shard++) {
-        rc = set_shard(d, shard, source, items, n, now_ms, min_ms, max_ms);
+    for (shard = 0; rc == 0 && shard < d->nshards; shard++) {
+        rc = set_shard(
+            d, shard, source, seq, items, shard_of, n, now_ms, min_ms, max_ms);
         if (rc != 0) {
-            return sl__delta_lmdb_err(d, err, rc, (int)shard, "recheck");
+            rc = sl__delta_lmdb_err(d, err, rc, (int)shard, "recheck");
         }
     }
-    return 0;
+    sl_free(shard_of);
+    return rc;
 }
 
 /* The due records of @source in shard @shard, while *n < @max; returns
@@ -226,6 +269,7 @@ due_shard(struct sl_delta *d,
           size_t max,
           int (*cb)(void *ctx, const char *id, uint64_t due_ms),
           void *ctx,
+          char *id, /* SL_DELTA_ID_MAX + 1 bytes */
           size_t *n,
           int *stop)
 {
@@ -249,7 +293,6 @@ due_shard(struct sl_delta *d,
     }
     while (rc == 0 && *n < max) {
         const unsigned char *kp = k.mv_data;
-        char id[SL_DELTA_ID_MAX + 1];
         uint64_t due = 0;
 
         if (k.mv_size != slen + 1 + 8 + SL__DELTA_DIGEST ||
@@ -257,8 +300,12 @@ due_shard(struct sl_delta *d,
             break; /* past the source */
         }
         due = sl_be_get64(kp + slen + 1);
-        if (due > now_ms || v.mv_size > SL_DELTA_ID_MAX) {
+        if (due > now_ms) {
             break; /* the rest is later */
+        }
+        if (v.mv_size == 0 || v.mv_size > SL_DELTA_ID_MAX) {
+            rc = MDB_CORRUPTED;
+            break;
         }
         memcpy(id, v.mv_data, v.mv_size);
         id[v.mv_size] = '\0';
@@ -289,18 +336,24 @@ sl_delta_recheck_due(struct sl_delta *d,
                      struct sl_err *err)
 {
     unsigned shard = 0;
+    char *id = NULL;
     size_t n = 0;
     int stop = 0;
     int rc = sl__delta_check_source(source, err);
 
     *found = 0;
+    if (rc != 0) {
+        return rc;
+    }
+    id = sl_malloc(SL_DELTA_ID_MAX + 1);
     for (shard = 0; rc == 0 && !stop && shard < d->nshards && n < max;
          shard++) {
-        rc = due_shard(d, shard, source, now_ms, max, cb, ctx, &n, &stop);
+        rc = due_shard(d, shard, source, now_ms, max, cb, ctx, id, &n, &stop);
         if (rc != 0) {
             rc = sl__delta_lmdb_err(d, err, rc, (int)shard, "due scan");
         }
     }
+    sl_free(id);
     *found = n;
     return rc != 0 ? rc : stop;
 }
@@ -313,7 +366,7 @@ sl_delta_recheck_get(struct sl_delta *d,
                      uint64_t *interval_ms,
                      struct sl_err *err)
 {
-    unsigned char pk[SL_DELTA_SOURCE_MAX + 1 + 512];
+    unsigned char pk[PK_MAX];
     const struct sl__delta_shard *s = NULL;
     size_t slen = 0;
     MDB_txn *txn = NULL;
@@ -337,12 +390,16 @@ sl_delta_recheck_get(struct sl_delta *d,
     slen = strlen(source);
     k.mv_size = sl__delta_key_len(d, slen, strlen(id));
     k.mv_data = pk;
+    if (k.mv_size > sizeof(pk)) {
+        return sl_err_set(
+            err, SL_EINVAL, "id", "a key longer than %d bytes", PK_MAX);
+    }
     (void)sl__delta_key(d, source, slen, id, strlen(id), pk);
     rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
     if (rc == 0) {
         rc = mdb_get(txn, s->recheck, &k, &v);
     }
-    if (rc == 0 && v.mv_size == RECHECK_VAL) {
+    if (rc == 0 && v.mv_size >= 16) {
         *next_ms = sl_le_get64(v.mv_data);
         *interval_ms = sl_le_get64((const unsigned char *)v.mv_data + 8);
     }

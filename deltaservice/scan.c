@@ -203,7 +203,7 @@ remove_batch(struct sl_delta *d,
             rc = mdb_del(txn, s->elements, &ek, NULL);
             rc = rc == MDB_NOTFOUND ? 0 : rc;
         }
-        if (rc == 0 && !(val.flags & SL__DELTA_F_ELEMENT)) {
+        if (rc == 0) { /* an element has none, unless it was not one */
             rc =
                 sl__delta_recheck_drop(d, s, txn, source, k.mv_data, k.mv_size);
         }
@@ -337,8 +337,8 @@ kind_dbis(const struct kind *k, const struct sl__delta_shard *s, MDB_dbi *out)
     }
     out[0] = s->entries;
     out[1] = s->elements;
-    out[2] = s->recheck;
-    out[3] = s->due;
+    out[2] = s->due; /* before recheck: a due key is found from it */
+    out[3] = s->recheck;
     return 4;
 }
 

@@ -41,8 +41,8 @@ seen1(struct sl_delta *d,
     struct sl_delta_recheck it = {id, seen, 0, -1};
     struct sl_err err;
 
-    assert_int_equal(sl_delta_recheck_set(d, src, &it, 1, now, MIN, MAX, &err),
-                     0);
+    assert_int_equal(
+        sl_delta_recheck_set(d, src, 0, &it, 1, now, MIN, MAX, &err), 0);
     assert_int_equal(it.result, 0);
     return it.next_ms;
 }
@@ -133,6 +133,33 @@ test_recheck_intervals(void **state)
                      now + MIN);
 }
 
+/* Checked twice in one run (a retried task): one step, not two; the
+ * next run steps on from there. */
+static void
+test_recheck_once_per_run(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_delta_recheck it = {"r", SL_DELTA_SEEN_NEW, 0, 0};
+    struct sl_err err;
+    int i = 0;
+
+    assert_int_equal(
+        sl_delta_recheck_set(f->d, SRC, 1, &it, 1, 0, MIN, MAX, &err), 0);
+    it.seen = SL_DELTA_SEEN_UNCHANGED;
+    for (i = 0; i < 3; i++) { /* run 2, its task retried twice */
+        assert_int_equal(
+            sl_delta_recheck_set(f->d, SRC, 2, &it, 1, 0, MIN, MAX, &err), 0);
+        assert_int_equal(interval_of(f->d, "r"), 2 * MIN);
+    }
+    assert_int_equal(
+        sl_delta_recheck_set(f->d, SRC, 3, &it, 1, 0, MIN, MAX, &err), 0);
+    assert_int_equal(interval_of(f->d, "r"), 4 * MIN);
+    it.seen = SL_DELTA_SEEN_CHANGED; /* run 3 again: from 2 * MIN */
+    assert_int_equal(
+        sl_delta_recheck_set(f->d, SRC, 3, &it, 1, 0, MIN, MAX, &err), 0);
+    assert_int_equal(interval_of(f->d, "r"), MIN);
+}
+
 /* Only what is due; each record once, at its latest time; in time order
  * within a shard; at most max; a callback's value stops the scan. */
 static void
@@ -152,10 +179,10 @@ test_recheck_due_scan(void **state)
     }
     /* 20 checked at t=0 (due at 1000), 20 at t=5000 (due at 6000) */
     assert_int_equal(
-        sl_delta_recheck_set(f->d, SRC, items, 20, 0, MIN, MAX, &err), 0);
-    assert_int_equal(
-        sl_delta_recheck_set(f->d, SRC, items + 20, 20, 5000, MIN, MAX, &err),
-        0);
+        sl_delta_recheck_set(f->d, SRC, 0, items, 20, 0, MIN, MAX, &err), 0);
+    assert_int_equal(sl_delta_recheck_set(
+                         f->d, SRC, 0, items + 20, 20, 5000, MIN, MAX, &err),
+                     0);
     assert_int_equal(due_now(f->d, SRC, 999, &u), 0);
     assert_int_equal(due_now(f->d, SRC, 1000, &u), 20);
     for (i = 0; i < 20; i++) {
@@ -206,14 +233,16 @@ test_recheck_args_and_reopen(void **state)
     uint64_t interval = 0;
     struct due u;
 
-    assert_int_equal(sl_delta_recheck_set(f->d, SRC, bad, 2, 0, 0, MAX, &err),
-                     SL_EINVAL);
-    assert_int_equal(sl_delta_recheck_set(f->d, SRC, bad, 2, 0, MAX, MIN, &err),
-                     SL_EINVAL);
-    assert_int_equal(sl_delta_recheck_set(f->d, "", bad, 2, 0, MIN, MAX, &err),
-                     SL_EINVAL);
-    assert_int_equal(sl_delta_recheck_set(f->d, SRC, bad, 2, 0, MIN, MAX, &err),
-                     0);
+    assert_int_equal(
+        sl_delta_recheck_set(f->d, SRC, 0, bad, 2, 0, 0, MAX, &err), SL_EINVAL);
+    assert_int_equal(
+        sl_delta_recheck_set(f->d, SRC, 0, bad, 2, 0, MAX, MIN, &err),
+        SL_EINVAL);
+    assert_int_equal(
+        sl_delta_recheck_set(f->d, "", 0, bad, 2, 0, MIN, MAX, &err),
+        SL_EINVAL);
+    assert_int_equal(
+        sl_delta_recheck_set(f->d, SRC, 0, bad, 2, 0, MIN, MAX, &err), 0);
     assert_int_equal(bad[0].result, SL_EINVAL);
     assert_int_equal(bad[1].result, 0);
     assert_int_equal(
@@ -279,6 +308,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_recheck_intervals, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_recheck_once_per_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recheck_due_scan, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_recheck_args_and_reopen, setup, teardown),
