@@ -105,6 +105,38 @@ check_recheck(const json_t *r, struct sl_err *err)
                       (unsigned long long)min_s);
 }
 
+/* recheckDue: a pass over the due files only, so its run must not delete
+ * what it did not see (deltaImportStrategy additive), and it needs the
+ * next checks it reads (recheck). */
+static int
+check_recheck_due(const json_t *params, struct sl_err *err)
+{
+    const json_t *due = json_object_get(params, "recheckDue");
+    const char *strategy =
+        json_string_value(json_object_get(params, "deltaImportStrategy"));
+
+    if (!(json_is_true(due) || (json_is_string(due) &&
+                                strcmp(json_string_value(due), "true") == 0))) {
+        return 0;
+    }
+    if (strategy == NULL || strcmp(strategy, "additive") != 0) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          "parameters.deltaImportStrategy",
+                          "recheckDue needs deltaImportStrategy \"additive\": "
+                          "a pass over the due files must not delete the "
+                          "documents it did not look at");
+    }
+    if (json_object_get(params, "recheck") == NULL) {
+        return sl_err_set(err,
+                          SL_EINVALDEF,
+                          "parameters.recheck",
+                          "recheckDue needs the parameter recheck (the "
+                          "intervals of the next checks it reads and sets)");
+    }
+    return 0;
+}
+
 int
 sl_builtin_def_check(void *arg,
                      const char *job,
@@ -125,6 +157,9 @@ sl_builtin_def_check(void *arg,
     }
     if (rc == 0 && declares(desc, "recheck")) {
         rc = check_recheck(json_object_get(params, "recheck"), err);
+    }
+    if (rc == 0 && declares(desc, "recheckDue")) {
+        rc = check_recheck_due(params, err);
     }
     if (rc != 0) {
         return rc;

@@ -893,6 +893,122 @@ crawl_root(struct crawl *c)
     return SL_WORKER_OK;
 }
 
+/* ------------------------------------------------------------------------
+ * The due pass (recheckDue): the files whose next check is due, instead
+ * of the tree.
+ * --------------------------------------------------------------------- */
+
+#define DUE_PER_TASK 10000 /* due files one task looks at */
+
+struct due_ids {
+    char **ids;
+    size_t n;
+};
+
+static int
+due_collect(void *ctx, const char *id, uint64_t due_ms)
+{
+    struct due_ids *d = ctx;
+
+    (void)due_ms;
+    d->ids[d->n++] = sl_strdup(id);
+    return 0;
+}
+
+/* A due file that is gone, or no longer a file the crawl would list: its
+ * next check moves on (as unchanged) so that it is not looked at on every
+ * pass; the next full crawl deletes its document. */
+static void
+due_gone(struct crawl *c, struct sl_delta *delta, const char *id)
+{
+    struct sl_delta_recheck it = {id, SL_DELTA_SEEN_UNCHANGED, 0, 0};
+    struct sl_err err;
+
+    sl_task_counter_add(c->ctx, "files.dueGone", 1);
+    if (c->rk.on) {
+        (void)sl_delta_recheck_set(delta,
+                                   c->source,
+                                   0,
+                                   &it,
+                                   1,
+                                   (uint64_t)sl_time_ms(),
+                                   c->rk.min_ms,
+                                   c->rk.max_ms,
+                                   &err);
+    }
+}
+
+/* One due file @id: stat it and pass it on as the tree crawl would. */
+static int
+due_file(struct crawl *c, struct sl_delta *delta, const char *id)
+{
+    char *raw = sl_worker_path_unescape(id);
+    const char *slash = strrchr(id, '/');
+    struct stat st;
+    char *edir = NULL;
+    int rc = 0;
+
+    if (slash == NULL || slash == id || !sl__bi_path_under(c->root, raw) ||
+        stat(raw, &st) != 0 || !S_ISREG(st.st_mode)) {
+        due_gone(c, delta, id);
+        sl_free(raw);
+        return 0;
+    }
+    edir = sl_strndup(id, (size_t)(slash - id));
+    rc = add_file(c, edir, slash + 1, &st);
+    sl_task_counter_add(c->ctx, "files.due", 1);
+    sl_free(edir);
+    sl_free(raw);
+    return rc;
+}
+
+/* The first task of a due pass.  Returns an SL_WORKER_* result. */
+static int
+crawl_due(struct crawl *c)
+{
+    struct sl_delta *delta = sl_task_services(c->ctx)->delta;
+    struct due_ids d;
+    struct sl_err err;
+    size_t found = 0;
+    size_t i = 0;
+    int rc = 0;
+
+    if (!c->rk.on && sl__bi_recheck_init(c->ctx, &c->rk) != 0) {
+        return SL_WORKER_FATAL;
+    }
+    if (delta == NULL || !c->rk.on || c->root[0] == '\0') {
+        sl_task_set_message(c->ctx,
+                            "recheckDue needs the delta service, the "
+                            "parameter recheck and a rootFolder");
+        return SL_WORKER_FATAL;
+    }
+    d.ids = sl_calloc(DUE_PER_TASK, sizeof(*d.ids));
+    d.n = 0;
+    sl_err_clear(&err);
+    rc = sl_delta_recheck_due(delta,
+                              c->source,
+                              (uint64_t)sl_time_ms(),
+                              DUE_PER_TASK,
+                              due_collect,
+                              &d,
+                              &found,
+                              &err);
+    for (i = 0; i < d.n; i++) {
+        if (rc == 0) {
+            rc = due_file(c, delta, d.ids[i]);
+        }
+        sl_free(d.ids[i]);
+    }
+    sl_free(d.ids);
+    if (rc != 0) {
+        sl_task_set_message(c->ctx,
+                            "due pass: %s",
+                            err.message[0] ? err.message : sl_strerror(rc));
+        return SL_WORKER_RECOVERABLE;
+    }
+    return SL_WORKER_OK;
+}
+
 /* A follow-up task: crawl one directory record of the input (a callback of
  * sl_task_input_each).  Returns an SL_WORKER_* result. */
 static int
@@ -937,7 +1053,9 @@ crawler_perform(struct sl_task_ctx *ctx)
         precheck_free(&c);
         return SL_WORKER_FATAL;
     }
-    if (n == 0) {
+    if (n == 0 && sl__bi_json_true(sl_task_param(ctx, "recheckDue"))) {
+        res = crawl_due(&c);
+    } else if (n == 0) {
         res = crawl_root(&c);
     } else {
         res = sl_task_input_each(ctx, "directoriesToCrawl", crawl_input, &c);
@@ -985,7 +1103,9 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     "   \"values\": [\"disabled\", \"initial\", \"additive\", \"full\"],"
     "   \"default\": \"full\", \"sameForJob\": true},"
     "  {\"name\": \"entriesPerTask\", \"optional\": true, \"type\": "
-    "\"integer\"}," SL__BI_DECL_RECHECK "],"
+    "\"integer\"}," SL__BI_DECL_RECHECK ","
+    "  {\"name\": \"recheckDue\", \"optional\": true, \"type\": "
+    "\"boolean\"}],"
     " \"input\": [{\"name\": \"directoriesToCrawl\","
     "              \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"directoriesToCrawl\","

@@ -12,6 +12,11 @@
 #   the others stay at 240;
 # - with deltaPrecheck off the deltaChecker sees every file: the same
 #   rules;
+# - a due pass (recheckDue, deltaImportStrategy additive) looks at the
+#   due files only: a changed one is pushed again and indexed, an unchanged
+#   one's interval doubles, a gone one is counted and left to the next
+#   full crawl; with nothing due it looks at nothing; with the strategy
+#   full it is refused when defined;
 # - a web crawl's pages get theirs the same way (the deltaChecker of
 #   webCrawling);
 # - maxSeconds below minSeconds is refused when the job is defined.
@@ -75,6 +80,43 @@ expect_crawl nopre "first run without pre-check SUCCEEDED"
 expect_intervals fs2 60 60 60 "without pre-check: new files get the minimum"
 expect_crawl nopre "second run without pre-check SUCCEEDED"
 expect_intervals fs2 120 120 120 "without pre-check: unchanged files double"
+
+# ---- a due pass: a scheduled runOnce job with recheckDue looks only at
+# the files whose next check is due
+D="$TMP/duetree"
+mkdir -p "$D"
+for f in one two three; do echo "due file $f plainword" >"$D/$f.txt"; done
+D=$(realpath "$D")
+define_crawl dueFull "$D" duesrc '{"recheck": {"minSeconds": 5, "maxSeconds": 20}}'
+expect_crawl dueFull "the due source's full crawl SUCCEEDED"
+define_crawl duePass "$D" duesrc '{"recheck": {"minSeconds": 5, "maxSeconds": 20},
+    "recheckDue": true, "deltaImportStrategy": "additive"}'
+sleep 5.5 # every file due now
+echo "due file two, now with a zebrafinch" >"$D/two.txt"
+touch -d '+1 minute' "$D/two.txt"
+rm "$D/three.txt"
+expect_crawl duePass "a due pass SUCCEEDED"
+expect_counter files.due = 2 "the due pass looked at the two due files still there"
+expect_counter files.dueGone = 1 "and counted the one that is gone"
+got="$(interval duesrc "$D/one.txt") $(interval duesrc "$D/two.txt") $(interval duesrc "$D/three.txt")"
+[ "$got" = "10 5 10" ] && ok "unchanged doubled, changed kept at the minimum, the gone one moved on ($got s)" ||
+    fail "intervals after the due pass: $got, want 10 5 10"
+# at once again (within the 5 s of the shortest interval): nothing is due
+expect_crawl duePass "a second due pass, nothing due, SUCCEEDED"
+expect_counter files.due = 0 "nothing was due: no file looked at"
+wait_indexed
+"$SLUICE" search --server "$BASE" zebrafinch >"$TMP/hits" 2>&1
+grep -q "two.txt" "$TMP/hits" && ok "the changed file's new text is indexed by the due pass" ||
+    fail "search zebrafinch: $(head -c 300 "$TMP/hits")"
+req GET "/smila/importing/documents/duesrc" -G --data-urlencode "id=$D/three.txt"
+jq -e '.indexes == ["default"]' "$BODY" >/dev/null &&
+    ok "the additive due pass deleted nothing (the gone file waits for the next full crawl)" ||
+    fail "three.txt: $(head -c 300 "$BODY")"
+define_job dueBad fileCrawling "{\"dataSource\": \"duesrc\", \"rootFolder\": \"$D\",
+    \"jobToPushTo\": \"indexUpdate\", \"recheck\": {\"minSeconds\": 2}, \"recheckDue\": true}"
+expect_status 400 "a due pass with the strategy full is refused"
+jq -e '.error.field | test("deltaImportStrategy")' "$BODY" >/dev/null &&
+    ok "the error names deltaImportStrategy" || fail "error: $(cat "$BODY")"
 
 # a web crawl: its pages through the deltaChecker
 start_site W --pages 4
