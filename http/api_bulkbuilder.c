@@ -110,8 +110,8 @@ multipart_add(struct multipart *m, GMimeObject *obj)
 static int
 multipart_read(struct sl__req *req, const char *ctype, struct multipart *m)
 {
-    char *head = sl_asprintf("Content-Type: %s\r\n\r\n", ctype);
-    GMimeStream *cat = g_mime_stream_cat_new();
+    char *head = NULL;
+    GMimeStream *cat = NULL;
     GMimeStream *src = NULL;
     GMimeParser *parser = NULL;
     GMimeObject *obj = NULL;
@@ -119,7 +119,11 @@ multipart_read(struct sl__req *req, const char *ctype, struct multipart *m)
     int n = 0;
     int rc = 0;
 
+    /* before any GMime call: its types are registered there (two first
+     * requests at once crashed in g_mime_stream_cat_new otherwise) */
     (void)pthread_once(&gmime_once, gmime_init);
+    head = sl_asprintf("Content-Type: %s\r\n\r\n", ctype);
+    cat = g_mime_stream_cat_new();
     src = g_mime_stream_mem_new_with_buffer(head, strlen(head));
     (void)g_mime_stream_cat_add_source(GMIME_STREAM_CAT(cat), src);
     g_object_unref(src);
