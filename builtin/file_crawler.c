@@ -946,10 +946,26 @@ due_file(struct crawl *c, struct sl_delta *delta, const char *id)
     const char *slash = strrchr(id, '/');
     struct stat st;
     char *edir = NULL;
+    int gone = 0;
     int rc = 0;
 
-    if (slash == NULL || slash == id || !sl__bi_path_under(c->root, raw) ||
-        stat(raw, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (slash == NULL || slash == id || !sl__bi_path_under(c->root, raw)) {
+        sl_task_counter_add(c->ctx, "files.dueOutsideRoot", 1);
+        sl_free(raw); /* another job's, on the same source: left alone */
+        return 0;
+    }
+    if ((c->follow ? stat(raw, &st) : lstat(raw, &st)) != 0) {
+        gone = errno == ENOENT || errno == ENOTDIR;
+        if (!gone) {
+            /* there, but not readable now (EACCES, EIO): due again next
+             * pass, and the run deletes nothing anyway */
+            sl_task_counter_add(c->ctx, "files.dueUnreadable", 1);
+            sl_free(raw);
+            return 0;
+        }
+    }
+    if (gone || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+        (uint64_t)st.st_size > c->max_file_size) {
         due_gone(c, delta, id);
         sl_free(raw);
         return 0;
@@ -976,10 +992,11 @@ crawl_due(struct crawl *c)
     if (!c->rk.on && sl__bi_recheck_init(c->ctx, &c->rk) != 0) {
         return SL_WORKER_FATAL;
     }
-    if (delta == NULL || !c->rk.on || c->root[0] == '\0') {
+    if (delta == NULL || !c->rk.on || c->root[0] == '\0' ||
+        access(c->root, R_OK | X_OK) != 0) {
         sl_task_set_message(c->ctx,
                             "recheckDue needs the delta service, the "
-                            "parameter recheck and a rootFolder");
+                            "parameter recheck and a readable rootFolder");
         return SL_WORKER_FATAL;
     }
     d.ids = sl_calloc(DUE_PER_TASK, sizeof(*d.ids));

@@ -81,8 +81,8 @@ expect_intervals fs2 60 60 60 "without pre-check: new files get the minimum"
 expect_crawl nopre "second run without pre-check SUCCEEDED"
 expect_intervals fs2 120 120 120 "without pre-check: unchanged files double"
 
-# ---- a due pass: a scheduled runOnce job with recheckDue looks only at
-# the files whose next check is due
+# ---- a due pass: a runOnce job with recheckDue (in use, a scheduled one)
+# looks only at the files whose next check is due
 D="$TMP/duetree"
 mkdir -p "$D"
 for f in one two three; do echo "due file $f plainword" >"$D/$f.txt"; done
@@ -101,9 +101,10 @@ expect_counter files.dueGone = 1 "and counted the one that is gone"
 got="$(interval duesrc "$D/one.txt") $(interval duesrc "$D/two.txt") $(interval duesrc "$D/three.txt")"
 [ "$got" = "10 5 10" ] && ok "unchanged doubled, changed kept at the minimum, the gone one moved on ($got s)" ||
     fail "intervals after the due pass: $got, want 10 5 10"
-# at once again (within the 5 s of the shortest interval): nothing is due
-expect_crawl duePass "a second due pass, nothing due, SUCCEEDED"
-expect_counter files.due = 0 "nothing was due: no file looked at"
+# at once again: one.txt and three.txt are due in 10 s, two.txt in 5 s
+# (which a loaded machine may reach before the pass starts)
+expect_crawl duePass "a second due pass SUCCEEDED"
+expect_counter files.due -le 1 "at most the changed file was due again: the others were not looked at"
 wait_indexed
 "$SLUICE" search --server "$BASE" zebrafinch >"$TMP/hits" 2>&1
 grep -q "two.txt" "$TMP/hits" && ok "the changed file's new text is indexed by the due pass" ||
