@@ -86,14 +86,10 @@ declares(const json_t *desc, const char *name)
 static int
 check_recheck(const json_t *r, struct sl_err *err)
 {
-    uint64_t min_s = 3600;
-    uint64_t max_s = 366ull * 86400 / 12;
+    uint64_t min_s = 0;
+    uint64_t max_s = 0;
 
-    if (!json_is_object(r) ||
-        sl_worker_json_u64(json_object_get(r, "minSeconds"), min_s, &min_s) !=
-            0 ||
-        sl_worker_json_u64(json_object_get(r, "maxSeconds"), max_s, &max_s) !=
-            0 ||
+    if (r == NULL || sl__bi_recheck_bounds(r, &min_s, &max_s) != 0 ||
         min_s <= max_s) {
         return 0; /* absent, or as declared: the shape check says */
     }
@@ -115,8 +111,7 @@ check_recheck_due(const json_t *params, struct sl_err *err)
     const char *strategy =
         json_string_value(json_object_get(params, "deltaImportStrategy"));
 
-    if (!(json_is_true(due) || (json_is_string(due) &&
-                                strcmp(json_string_value(due), "true") == 0))) {
+    if (!sl__bi_json_true(due)) {
         return 0;
     }
     if (strategy == NULL || strcmp(strategy, "additive") != 0) {

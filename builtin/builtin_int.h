@@ -65,6 +65,9 @@ struct sl__bi_recheck {
     uint64_t max_ms;
 };
 
+/* The bounds of a recheck parameter @p, defaults filled in (3600 s and a
+ * month); 0, or -1 (not an object of numbers).  Ranges are the caller's. */
+int sl__bi_recheck_bounds(const json_t *p, uint64_t *min_s, uint64_t *max_s);
 /* Read the task's recheck parameter into @out: 0, or -1 (a bad value;
  * the task message is set). */
 int sl__bi_recheck_init(struct sl_task_ctx *ctx, struct sl__bi_recheck *out);

@@ -8,7 +8,6 @@
  */
 #include <fcntl.h>
 #include <limits.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,15 +152,6 @@ bin_of(struct fetch *f, const char *p, char *bin, size_t cap)
     (void)snprintf(bin, cap, "file://%.*s", (int)end, p);
 }
 
-static void
-sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
 /*
  * Wait until the bin of @raw grants a fetch, when a rule limits it.  Fills
  * @bin and @l; returns 1 when a fetch was granted (release it), 0 when no
@@ -198,7 +188,7 @@ bin_acquire(struct fetch *f,
         wait = wait < 0               ? BIN_POLL_MS
                : wait > BIN_SLEEP_MAX ? BIN_SLEEP_MAX
                                       : wait;
-        sleep_ms(wait);
+        sl_sleep_ms((uint64_t)wait);
         f->waited_ms += (uint64_t)wait;
     }
 }

@@ -19,6 +19,19 @@
 #define RECHECK_MAX_S (366ull * 86400) /* a year */
 
 int
+sl__bi_recheck_bounds(const json_t *p, uint64_t *min_s, uint64_t *max_s)
+{
+    if (!json_is_object(p) ||
+        sl_worker_json_u64(json_object_get(p, "minSeconds"), 3600, min_s) !=
+            0 ||
+        sl_worker_json_u64(
+            json_object_get(p, "maxSeconds"), RECHECK_MAX_S / 12, max_s) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+int
 sl__bi_recheck_init(struct sl_task_ctx *ctx, struct sl__bi_recheck *out)
 {
     const json_t *p = sl_task_param(ctx, "recheck");
@@ -29,13 +42,8 @@ sl__bi_recheck_init(struct sl_task_ctx *ctx, struct sl__bi_recheck *out)
     if (p == NULL) {
         return 0;
     }
-    if (!json_is_object(p) ||
-        sl_worker_json_u64(json_object_get(p, "minSeconds"), 3600, &min_s) !=
-            0 ||
-        sl_worker_json_u64(json_object_get(p, "maxSeconds"),
-                           RECHECK_MAX_S / 12,
-                           &max_s) != 0 ||
-        min_s == 0 || max_s < min_s || max_s > RECHECK_MAX_S) {
+    if (sl__bi_recheck_bounds(p, &min_s, &max_s) != 0 || min_s == 0 ||
+        max_s < min_s || max_s > RECHECK_MAX_S) {
         sl_task_set_message(ctx,
                             "recheck: minSeconds and maxSeconds must be "
                             "numbers with 1 <= minSeconds <= maxSeconds <= "

@@ -289,6 +289,8 @@ int64_t sl_mono_us(void);
  * disk's speed (docs/operations.md, "Test knobs").
  */
 void sl_test_delay(const char *point);
+/** @brief Sleep @p ms milliseconds (signals do not cut it short). */
+void sl_sleep_ms(uint64_t ms);
 /**
  * A growing pause after failures that only time can cure (a full disk:
  * SL_ENOSPC).  The first failure pauses @c first_ms; a failure within the

@@ -70,6 +70,15 @@ sl_backoff_left(const struct sl_backoff *b, int64_t now_ms)
 }
 
 void
+sl_sleep_ms(uint64_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+void
 sl_test_delay(const char *point)
 {
     const char *p = point[0] != '\0' ? getenv("SLUICE_TEST_DELAY") : NULL;
@@ -86,11 +95,7 @@ sl_test_delay(const char *point)
             memcpy(num, p + plen + 1, len - plen - 1);
             num[len - plen - 1] = '\0';
             if (sl_parse_u64(num, &ms) == 0 && ms <= 60000) {
-                struct timespec ts = {(time_t)(ms / 1000),
-                                      (long)(ms % 1000) * 1000000L};
-
-                while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-                }
+                sl_sleep_ms(ms);
             }
             return;
         }
