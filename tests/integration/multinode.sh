@@ -21,7 +21,8 @@ LEASE=3
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
 
-S3JS="$(cd "$(dirname "$0")/../s3" && pwd)/node_modules/s3rver/bin/s3rver.js"
+S3DIR="$(cd "$(dirname "$0")/../s3" && pwd)"
+S3JS="$S3DIR/node_modules/s3rver/bin/s3rver.js"
 NS="slt$$"
 SUB="10.77.$(($$ % 200 + 10))"
 TOKEN="multinode-token-$$"
@@ -94,16 +95,22 @@ stop_server
 n=$(grep -c "" "$TMP/ref.snap")
 [ "$n" -ge "$FILES" ] && ok "the single-node reference holds $n documents" || fail "reference: $n documents"
 
-# ---- the S3 node
-on s env NODE_OPTIONS=--openssl-legacy-provider node "$S3JS" -a "$S3_IP" -p 4568 -d "$TMP/s3data" \
-    --silent >"$TMP/s3rver.log" 2>&1 &
-PIDS="$PIDS $!"
+# ---- the S3 node (keep-dirs.js: without it s3rver ends itself when a
+# DELETE empties a directory a PUT is writing into, as with-s3rver.sh says)
+on s env NODE_OPTIONS=--openssl-legacy-provider node -r "$S3DIR/keep-dirs.js" "$S3JS" \
+    -a "$S3_IP" -p 4568 -d "$TMP/s3data" --silent >"$TMP/s3rver.log" 2>&1 &
+S3PID=$!
+PIDS="$PIDS $S3PID"
 S3="http://$S3_IP:4568"
-for _ in $(seq 1 100); do
-    on a curl -sS -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user S3RVER:S3RVER \
+for _ in $(seq 1 300); do
+    on a curl -fsS -o /dev/null -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user S3RVER:S3RVER \
         -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$S3/sluice-multi" 2>/dev/null && break
+    kill -0 "$S3PID" 2>/dev/null || break
     sleep 0.1
 done
+on a curl -fsS -o /dev/null --aws-sigv4 "aws:amz:us-east-1:s3" --user S3RVER:S3RVER \
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$S3/sluice-multi" ||
+    { fail "s3rver did not start: $(head -c 1000 "$TMP/s3rver.log")"; finish; }
 
 # start_cluster PREFIX: the server on a (its own data dir and S3 prefix),
 # workers on b and c; BASE is the server's address.
@@ -151,7 +158,7 @@ finished() {
     api -o "$TMP/$1.run.json" "$BASE/smila/jobmanager/jobs/crawl/$RUN/"
     [ "$state" = SUCCEEDED ] && ok "$1: the run SUCCEEDED" || {
         fail "$1: the run is $state: $(jq -c '{tasks, errors}' "$TMP/$1.run.json" | head -c 600)"
-        diagnose
+        diagnose || true
     }
     for i in $(seq 1 600); do
         cur=$(api "$BASE/smila/jobmanager/jobs/indexUpdate/" | jq -r '.runs.current // empty')
@@ -172,17 +179,20 @@ finished() {
         fail "$1: the index differs: $(head -c 600 "$TMP/diff")"
 }
 # diagnose: what the server and the nodes logged about leases (the logs
-# go with the test's directory)
+# go with the test's directory); called as `diagnose || true`: nothing in
+# it may end the test before it has said what it found
 diagnose() {
     local f
+    kill -0 "$S3PID" 2>/dev/null && echo "# s3rver runs" ||
+        echo "# s3rver has ended: $(tail -c 600 "$TMP/s3rver.log" | tr '\n' ' ')"
     echo "# server: $(grep -c 'lease expired' "$TMP/server.log") leases expired, by worker:" \
         "$(grep -o 'of worker [a-zA-Z]*: lease expired' "$TMP/server.log" | sort | uniq -c | tr '\n' ' ')"
-    grep -E 'ran [0-9]+ ms late|error' "$TMP/server.log" | head -5 | sed 's/^/# server: /'
+    grep -m5 -E 'ran [0-9]+ ms late|error' "$TMP/server.log" | sed 's/^/# server: /'
     for f in "$TMP"/m?-?.log; do
         echo "# $(basename "$f"): $(grep -c 'took task' "$f") taken," \
             "$(grep -c 'keep-alive of task' "$f") keep-alives failed," \
             "$(grep -c 'cannot finish' "$f") finishes failed"
-        grep -E 'keep-alive of task|cannot finish|error' "$f" | head -3 | cut -c1-300 | sed 's/^/#   /'
+        grep -m3 -E 'keep-alive of task|cannot finish|error' "$f" | cut -c1-300 | sed 's/^/#   /'
     done
 }
 stop_cluster() {
@@ -220,7 +230,7 @@ holding() {
         sleep 0.02
     done
     fail "node $1 never held a task with a script"
-    diagnose
+    diagnose || true
 }
 # timeouts WHAT: the indexUpdate run's tasks retried after their lease
 timeouts() {
