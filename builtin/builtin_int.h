@@ -84,6 +84,21 @@ int sl__bi_recheck_record(struct sl_task_ctx *ctx,
                           size_t n,
                           int uptodate_only);
 
+/* A continuous run's pass (docs/jobmanager.md "Continuous crawling"):
+ * the kind of task @ctx's pass, "reseed" or "due", or NULL outside one. */
+const char *sl__bi_pass_kind(struct sl_task_ctx *ctx);
+/* "Now" for task @ctx: its pass's time, or the wall clock outside one. */
+int64_t sl__bi_task_now(struct sl_task_ctx *ctx);
+/* The delta-service run of task @ctx of job run @run_id for @source: one
+ * per job run, in a continuous run one per pass (recorded with its time,
+ * for the expiry).  As sl_delta_run_for. */
+int sl__bi_delta_run(struct sl_task_ctx *ctx,
+                     struct sl_delta *delta,
+                     const char *source,
+                     const char *run_id,
+                     uint64_t *seq,
+                     struct sl_err *err);
+
 /* The job's throttle rules (core/ sl_throttle; checked in full by
  * sl_builtin_def_check): the web workers and the fileFetcher read them. */
 #define SL__BI_DECL_THROTTLE                                                   \

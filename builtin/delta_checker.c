@@ -285,7 +285,8 @@ decide(struct check *c, size_t b)
             (c->source == NULL || strcmp(source, c->source) != 0)) {
             sl_free(c->source);
             c->source = sl_asprintf("%s", source);
-            rc = sl_delta_run_for(c->delta, source, c->run_id, &c->seq, &err);
+            rc = sl__bi_delta_run(
+                c->ctx, c->delta, source, c->run_id, &c->seq, &err);
             if (rc != 0) {
                 sl_task_note_error(c->ctx, rc);
                 sl_task_set_message(c->ctx, "delta service: %s", err.message);

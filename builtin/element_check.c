@@ -231,7 +231,8 @@ check_run(struct sl__bi_elem_check *c, size_t i, size_t j)
     if (c->source == NULL || strcmp(c->source, source) != 0) {
         sl_free(c->source);
         c->source = sl_strdup(source);
-        rc = sl_delta_run_for(c->delta, source, c->run_id, &c->seq, &err);
+        rc = sl__bi_delta_run(
+            c->ctx, c->delta, source, c->run_id, &c->seq, &err);
     }
     if (rc == 0) {
         rc = sl_delta_check(c->delta, source, c->seq, c->recs + i, j - i, &err);

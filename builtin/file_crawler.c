@@ -345,7 +345,8 @@ precheck_flush(struct crawl *c)
         recs[i].is_compound = sl_worker_is_archive_name(c->batch[i].ename);
     }
     if (c->seq == 0 &&
-        sl_delta_run_for(c->delta, c->source, c->run_id, &c->seq, &err) != 0) {
+        sl__bi_delta_run(
+            c->ctx, c->delta, c->source, c->run_id, &c->seq, &err) != 0) {
         c->seq = 0;
     } else {
         checked = sl_delta_check(
@@ -931,7 +932,7 @@ due_gone(struct crawl *c, struct sl_delta *delta, const char *id)
                                    0,
                                    &it,
                                    1,
-                                   (uint64_t)sl_time_ms(),
+                                   (uint64_t)sl__bi_task_now(c->ctx),
                                    c->rk.min_ms,
                                    c->rk.max_ms,
                                    &err);
@@ -1004,7 +1005,7 @@ crawl_due(struct crawl *c)
     sl_err_clear(&err);
     rc = sl_delta_recheck_due(delta,
                               c->source,
-                              (uint64_t)sl_time_ms(),
+                              (uint64_t)sl__bi_task_now(c->ctx),
                               DUE_PER_TASK,
                               due_collect,
                               &d,
@@ -1070,7 +1071,9 @@ crawler_perform(struct sl_task_ctx *ctx)
         precheck_free(&c);
         return SL_WORKER_FATAL;
     }
-    if (n == 0 && sl__bi_json_true(sl_task_param(ctx, "recheckDue"))) {
+    if (n == 0 && (sl__bi_json_true(sl_task_param(ctx, "recheckDue")) ||
+                   (sl__bi_pass_kind(ctx) != NULL &&
+                    strcmp(sl__bi_pass_kind(ctx), "due") == 0))) {
         res = crawl_due(&c);
     } else if (n == 0) {
         res = crawl_root(&c);

@@ -37,13 +37,19 @@ sl__bi_recheck_init(struct sl_task_ctx *ctx, struct sl__bi_recheck *out)
     const json_t *p = sl_task_param(ctx, "recheck");
     uint64_t min_s = 0;
     uint64_t max_s = 0;
+    json_t *none = NULL;
+    int bad = 0;
 
     memset(out, 0, sizeof(*out));
-    if (p == NULL) {
+    if (p == NULL && sl__bi_pass_kind(ctx) == NULL) {
         return 0;
     }
-    if (sl__bi_recheck_bounds(p, &min_s, &max_s) != 0 || min_s == 0 ||
-        max_s < min_s || max_s > RECHECK_MAX_S) {
+    if (p == NULL) {
+        p = none = json_object(); /* a continuous run checks: the defaults */
+    }
+    bad = sl__bi_recheck_bounds(p, &min_s, &max_s) != 0;
+    json_decref(none);
+    if (bad || min_s == 0 || max_s < min_s || max_s > RECHECK_MAX_S) {
         sl_task_set_message(ctx,
                             "recheck: minSeconds and maxSeconds must be "
                             "numbers with 1 <= minSeconds <= maxSeconds <= "
@@ -103,7 +109,7 @@ sl__bi_recheck_record(struct sl_task_ctx *ctx,
                                   seq,
                                   items,
                                   m,
-                                  (uint64_t)sl_time_ms(),
+                                  (uint64_t)sl__bi_task_now(ctx),
                                   rk->min_ms,
                                   rk->max_ms,
                                   &err);
@@ -116,4 +122,56 @@ sl__bi_recheck_record(struct sl_task_ctx *ctx,
     }
     sl_free(items);
     return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Passes of continuous runs (docs/jobmanager.md "Continuous crawling"):
+ * every task of a pass has passId, passKind and passTime in its
+ * properties.
+ * --------------------------------------------------------------------- */
+
+static const json_t *
+prop(struct sl_task_ctx *ctx, const char *name)
+{
+    return json_object_get(json_object_get(sl_task_json(ctx), "properties"),
+                           name);
+}
+
+const char *
+sl__bi_pass_kind(struct sl_task_ctx *ctx)
+{
+    return json_string_value(prop(ctx, "passKind"));
+}
+
+int64_t
+sl__bi_task_now(struct sl_task_ctx *ctx)
+{
+    const json_t *t = prop(ctx, "passTime");
+
+    return json_is_integer(t) && json_integer_value(t) > 0
+               ? (int64_t)json_integer_value(t)
+               : sl_time_ms();
+}
+
+int
+sl__bi_delta_run(struct sl_task_ctx *ctx,
+                 struct sl_delta *delta,
+                 const char *source,
+                 const char *run_id,
+                 uint64_t *seq,
+                 struct sl_err *err)
+{
+    const json_t *pass = prop(ctx, "passId");
+    char key[256];
+
+    if (!json_is_integer(pass) || run_id == NULL) {
+        return sl_delta_run_for(delta, source, run_id, seq, err);
+    }
+    (void)snprintf(key,
+                   sizeof(key),
+                   "%s/pass%lld",
+                   run_id,
+                   (long long)json_integer_value(pass));
+    return sl_delta_run_for_at(
+        delta, source, key, sl__bi_task_now(ctx), seq, err);
 }

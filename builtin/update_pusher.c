@@ -100,7 +100,7 @@ use_source(struct push *p, const char *source, struct sl_err *err)
     }
     sl_free(p->source);
     p->source = sl_asprintf("%s", source);
-    return sl_delta_run_for(p->delta, source, p->run_id, &p->seq, err);
+    return sl__bi_delta_run(p->ctx, p->delta, source, p->run_id, &p->seq, err);
 }
 
 static int
@@ -801,11 +801,42 @@ send_deletes(void *arg, const struct sl_delta_obsolete *e, size_t n)
     return 0;
 }
 
+/*
+ * The run sequence below which entries go: the run's own, or in the
+ * expiry after a continuous run's reseed pass (its task has expireBefore)
+ * the older of the reseed's and that of the newest pass begun before
+ * expireBefore: what the complete reseed did not see and no pass has seen
+ * since then (docs/jobmanager.md "Continuous crawling").  0: none yet.
+ */
+static int
+expiry_seq(struct push *p, uint64_t *seq, struct sl_err *err)
+{
+    const json_t *before = json_object_get(
+        json_object_get(sl_task_json(p->ctx), "properties"), "expireBefore");
+    uint64_t old = 0;
+    int rc = 0;
+
+    *seq = p->seq;
+    if (!json_is_integer(before)) {
+        return 0;
+    }
+    rc = sl_delta_run_before(p->delta,
+                             p->param_source,
+                             (int64_t)json_integer_value(before),
+                             &old,
+                             err);
+    if (rc == 0 && old < *seq) {
+        *seq = old;
+    }
+    return rc;
+}
+
 static int
 delta_delete(struct push *p, unsigned shard)
 {
     struct sl_err err;
     uint64_t removed = 0;
+    uint64_t seq = 0;
     int rc = 0;
 
     sl_err_clear(&err);
@@ -823,9 +854,15 @@ delta_delete(struct push *p, unsigned shard)
     }
     rc = use_source(p, p->param_source, &err);
     if (rc == 0) {
+        rc = expiry_seq(p, &seq, &err);
+    }
+    if (rc == 0 && seq == 0) {
+        return SL_WORKER_OK; /* nothing old enough yet */
+    }
+    if (rc == 0) {
         rc = sl_delta_obsolete_scan(p->delta,
                                     p->param_source,
-                                    p->seq,
+                                    seq,
                                     shard,
                                     0,
                                     send_deletes,

@@ -726,6 +726,74 @@ queue_links(struct web_crawl *c,
     return 0;
 }
 
+/* The due pass of a continuous run: the pages whose next check is due,
+ * instead of the start URLs, at the depth limit (their links are not
+ * followed: new pages are found by the next reseed). */
+#define DUE_PER_TASK 10000
+
+struct due_links {
+    struct sl_delta_link *dl;
+    char **urls;
+    uint64_t *depth;
+    size_t n;
+    uint64_t at;
+};
+
+static int
+due_collect(void *ctx, const char *id, uint64_t due_ms)
+{
+    struct due_links *d = ctx;
+
+    (void)due_ms;
+    d->urls[d->n] = sl_strdup(id);
+    d->dl[d->n].url = d->urls[d->n];
+    d->depth[d->n] = d->at;
+    d->n++;
+    return 0;
+}
+
+static int
+due_links(struct web_crawl *c)
+{
+    struct due_links d;
+    struct sl_err err;
+    size_t found = 0;
+    size_t i = 0;
+    int rc = 0;
+
+    if (c->delta == NULL) {
+        sl_task_set_message(c->ctx, "a due pass needs the delta service");
+        return SL_WORKER_FATAL;
+    }
+    d.dl = sl_calloc(DUE_PER_TASK, sizeof(*d.dl));
+    d.urls = sl_calloc(DUE_PER_TASK, sizeof(*d.urls));
+    d.depth = sl_calloc(DUE_PER_TASK, sizeof(*d.depth));
+    d.n = 0;
+    d.at = c->max_depth;
+    sl_err_clear(&err);
+    rc = sl_delta_recheck_due(c->delta,
+                              c->source,
+                              (uint64_t)sl__bi_task_now(c->ctx),
+                              DUE_PER_TASK,
+                              due_collect,
+                              &d,
+                              &found,
+                              &err);
+    if (rc == 0) {
+        sl_task_counter_add(c->ctx, "links.due", (double)d.n);
+        rc = queue_links(c, d.dl, d.n, d.depth, NULL);
+    } else {
+        sl_task_set_message(c->ctx, "due pass: %s", err.message);
+    }
+    for (i = 0; i < d.n; i++) {
+        sl_free(d.urls[i]);
+    }
+    sl_free(d.urls);
+    sl_free(d.dl);
+    sl_free(d.depth);
+    return rc == 0 ? SL_WORKER_OK : SL_WORKER_RECOVERABLE;
+}
+
 /* The links of the input bulks: normalised, with their depth; a link its
  * writer marked visited in this run (ATTR_VISITED) is taken as written
  * (normalised then). */
@@ -846,7 +914,11 @@ web_crawl_perform(struct sl_task_ctx *ctx)
         res = rc == SL_EINVAL ? SL_WORKER_FATAL : SL_WORKER_RECOVERABLE;
         goto out;
     }
-    if (sl_task_input_count(ctx, SLOT_LINKS) == 0) {
+    if (sl_task_input_count(ctx, SLOT_LINKS) == 0 &&
+        sl__bi_pass_kind(ctx) != NULL &&
+        strcmp(sl__bi_pass_kind(ctx), "due") == 0) {
+        res = due_links(&c);
+    } else if (sl_task_input_count(ctx, SLOT_LINKS) == 0) {
         struct sl_delta_link *dl = NULL;
         char **norm = NULL;
         size_t n = 0;

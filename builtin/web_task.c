@@ -789,8 +789,8 @@ sl__bi_web_init(struct sl_task_ctx *ctx, struct web_crawl *c)
         json_object_get(sl_task_json(ctx), "properties"), "jobRunId"));
     if (c->delta != NULL) {
         sl_err_clear(&err);
-        rc = sl_delta_run_for(
-            c->delta, c->source, run_id ? run_id : "", &c->seq, &err);
+        rc = sl__bi_delta_run(
+            ctx, c->delta, c->source, run_id ? run_id : "", &c->seq, &err);
         if (rc != 0) {
             sl_task_note_error(ctx, rc);
             sl_task_set_message(ctx, "delta service: %s", err.message);

@@ -485,9 +485,10 @@ sl_delta_open(const char *dir,
               struct sl_delta **out,
               struct sl_err *err)
 {
-    static const char *const meta_names[3] = {"config", "runs", "purges"};
+    static const char *const meta_names[4] = {
+        "config", "runs", "purges", "passes"};
     struct sl_delta *d = NULL;
-    MDB_dbi dbis[3];
+    MDB_dbi dbis[4];
     char *path = NULL;
     int rc = 0;
 
@@ -512,7 +513,7 @@ sl_delta_open(const char *dir,
     d->durability = durability;
     d->map_size = map_size != 0 ? map_size : SL_DELTA_DEFAULT_MAP_SIZE;
     path = sl_asprintf("%s/meta", dir);
-    rc = open_env(path, (uint64_t)1 << 26, meta_names, dbis, 3, &d->meta);
+    rc = open_env(path, (uint64_t)1 << 26, meta_names, dbis, 4, &d->meta);
     sl_free(path);
     if (rc != 0) {
         rc = sl__delta_lmdb_err(d, err, rc, -1, "open");
@@ -521,6 +522,7 @@ sl_delta_open(const char *dir,
     d->meta_config = dbis[0];
     d->meta_runs = dbis[1];
     d->meta_purges = dbis[2];
+    d->meta_passes = dbis[3];
     d->maxkey = (size_t)mdb_env_get_maxkeysize(d->meta);
     rc = settle_shards(d, shards, err);
     if (rc == 0) {
@@ -564,18 +566,33 @@ sl_delta_close(struct sl_delta *d)
  * Runs
  * --------------------------------------------------------------------- */
 
+/* The key of @source's run begun at @at_ms in DB passes: source \0 BE64. */
+static size_t
+pass_key(unsigned char *buf, const char *source, int64_t at_ms)
+{
+    size_t n = strlen(source) + 1;
+
+    memcpy(buf, source, n);
+    sl_be_put64(buf + n, (uint64_t)at_ms);
+    return n + 8;
+}
+
 /*
  * Take the next run sequence of @source, unless @run_id (may be NULL) is
  * the run that took the current one: then answer that.  The meta value is
- * the 8-byte sequence followed by the run id that took it.
+ * the 8-byte sequence followed by the run id that took it.  A new run with
+ * @at_ms > 0 is also recorded by its time (DB passes).
  */
 static int
 run_take(struct sl_delta *d,
          const char *source,
          const char *run_id,
+         int64_t at_ms,
          uint64_t *seq,
          struct sl_err *err)
 {
+    unsigned char pk[SL_DELTA_SOURCE_MAX + 9];
+    unsigned char pv[8];
     MDB_txn *txn = NULL;
     MDB_val k = {0, NULL};
     MDB_val v;
@@ -632,6 +649,13 @@ run_take(struct sl_delta *d,
         v.mv_data = buf;
         rc = mdb_put(txn, d->meta_runs, &k, &v, 0);
     }
+    if (rc == 0 && at_ms > 0) {
+        MDB_val tk = {pass_key(pk, source, at_ms), pk};
+        MDB_val tv = {sizeof(pv), pv};
+
+        sl_le_put64(pv, cur + 1);
+        rc = mdb_put(txn, d->meta_passes, &tk, &tv, 0);
+    }
     if (rc == 0) {
         rc = sl__delta_commit(d, d->meta, txn);
         txn = NULL;
@@ -652,7 +676,7 @@ sl_delta_run_begin(struct sl_delta *d,
                    uint64_t *seq,
                    struct sl_err *err)
 {
-    return run_take(d, source, NULL, seq, err);
+    return run_take(d, source, NULL, 0, seq, err);
 }
 
 int
@@ -662,10 +686,78 @@ sl_delta_run_for(struct sl_delta *d,
                  uint64_t *seq,
                  struct sl_err *err)
 {
+    return sl_delta_run_for_at(d, source, run_id, 0, seq, err);
+}
+
+int
+sl_delta_run_for_at(struct sl_delta *d,
+                    const char *source,
+                    const char *run_id,
+                    int64_t at_ms,
+                    uint64_t *seq,
+                    struct sl_err *err)
+{
     if (run_id == NULL || run_id[0] == '\0') {
         return sl_err_set(err, SL_EINVAL, "runId", "a run id is required");
     }
-    return run_take(d, source, run_id, seq, err);
+    return run_take(d, source, run_id, at_ms, seq, err);
+}
+
+int
+sl_delta_run_before(struct sl_delta *d,
+                    const char *source,
+                    int64_t at_ms,
+                    uint64_t *seq,
+                    struct sl_err *err)
+{
+    unsigned char pk[SL_DELTA_SOURCE_MAX + 9];
+    size_t plen = 0;
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    MDB_val k;
+    MDB_val v;
+    int rc = sl__delta_check_source(source, err);
+
+    *seq = 0;
+    if (rc != 0) {
+        return rc;
+    }
+    plen = strlen(source) + 1;
+    rc = mdb_txn_begin(d->meta, NULL, 0, &txn);
+    if (rc == 0) {
+        rc = mdb_cursor_open(txn, d->meta_passes, &cur);
+    }
+    if (rc == 0) {
+        k.mv_size = pass_key(pk, source, at_ms < INT64_MAX ? at_ms + 1 : at_ms);
+        k.mv_data = pk;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        rc = rc == MDB_NOTFOUND ? mdb_cursor_get(cur, &k, &v, MDB_LAST)
+                                : mdb_cursor_get(cur, &k, &v, MDB_PREV);
+    }
+    /* the newest of @source at or before @at_ms; older ones are dropped */
+    if (rc == 0 && k.mv_size == plen + 8 && memcmp(k.mv_data, pk, plen) == 0 &&
+        v.mv_size == 8) {
+        *seq = sl_le_get64(v.mv_data);
+        while ((rc = mdb_cursor_get(cur, &k, &v, MDB_PREV)) == 0 &&
+               k.mv_size == plen + 8 && memcmp(k.mv_data, pk, plen) == 0) {
+            rc = mdb_cursor_del(cur, 0);
+            if (rc != 0) {
+                break;
+            }
+        }
+    }
+    rc = rc == MDB_NOTFOUND ? 0 : rc;
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    if (rc == 0) {
+        rc = sl__delta_commit(d, d->meta, txn);
+        txn = NULL;
+    }
+    if (txn != NULL) {
+        mdb_txn_abort(txn);
+    }
+    return rc != 0 ? sl__delta_lmdb_err(d, err, rc, -1, "find a pass") : 0;
 }
 
 int

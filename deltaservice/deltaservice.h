@@ -180,6 +180,31 @@ int sl_delta_run_for(struct sl_delta *d,
                      struct sl_err *err);
 
 /**
+ * @brief As sl_delta_run_for, and a run that takes a new sequence is
+ * recorded with its time @p at_ms (> 0; 0: not recorded), for
+ * sl_delta_run_before: the passes of a continuous job run each take one.
+ * @return as sl_delta_run_for.
+ */
+int sl_delta_run_for_at(struct sl_delta *d,
+                        const char *source,
+                        const char *run_id,
+                        int64_t at_ms,
+                        uint64_t *seq,
+                        struct sl_err *err);
+
+/**
+ * @brief The sequence of the newest run of @p source recorded at or before
+ * @p at_ms (0: none); the records of the runs before it are dropped (it is
+ * asked with a time that only grows: an expiry).
+ * @return 0, SL_EINVAL (bad source), SL_EIO.
+ */
+int sl_delta_run_before(struct sl_delta *d,
+                        const char *source,
+                        int64_t at_ms,
+                        uint64_t *seq,
+                        struct sl_err *err);
+
+/**
  * @brief The last sequence sl_delta_run_begin gave @p source (0: none).
  * @return 0, SL_EINVAL or SL_EIO.
  */

@@ -46,15 +46,17 @@ struct sl__delta_shard {
 };
 
 struct sl_delta {
-    char *dir;                      /* copy, for messages */
-    unsigned nshards;               /* fixed at the first open */
-    enum sl_durability durability;  /* sync each commit or not */
-    uint64_t map_size;              /* per shard, for messages */
-    size_t maxkey;                  /* LMDB's key limit (511) */
-    MDB_env *meta;                  /* dir/meta */
-    MDB_dbi meta_config;            /* "shards" -> u32 */
-    MDB_dbi meta_runs;              /* source -> u64 last sequence */
-    MDB_dbi meta_purges;            /* source -> u64 ms: purge under way */
+    char *dir;                     /* copy, for messages */
+    unsigned nshards;              /* fixed at the first open */
+    enum sl_durability durability; /* sync each commit or not */
+    uint64_t map_size;             /* per shard, for messages */
+    size_t maxkey;                 /* LMDB's key limit (511) */
+    MDB_env *meta;                 /* dir/meta */
+    MDB_dbi meta_config;           /* "shards" -> u32 */
+    MDB_dbi meta_runs;             /* source -> u64 last sequence */
+    MDB_dbi meta_purges;           /* source -> u64 ms: purge under way */
+    MDB_dbi meta_passes; /* source \0 BE64 ms -> u64 sequence of a run begun
+                            then (sl_delta_run_for_at) */
     struct sl__delta_shard *shards; /* nshards, immutable after open */
 };
 

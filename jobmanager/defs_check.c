@@ -156,12 +156,13 @@ check_wf_shape(const json_t *wf, const char *name, struct sl_err *err)
 
         sl__jm_fmt(field, sizeof(field), "modes[%zu]", i);
         if (m == NULL ||
-            (strcmp(m, "runOnce") != 0 && strcmp(m, "standard") != 0)) {
+            (strcmp(m, "runOnce") != 0 && strcmp(m, "standard") != 0 &&
+             strcmp(m, "continuous") != 0)) {
             return sl_err_set(err,
                               SL_EINVALDEF,
                               field,
                               "workflow '%s': unknown mode '%s' (allowed: "
-                              "runOnce, standard)",
+                              "runOnce, standard, continuous)",
                               name,
                               m != NULL ? m : "(not a string)");
         }
@@ -1160,6 +1161,18 @@ check_schedule(const json_t *job, const json_t *wf, struct sl_err *err)
                       sl__jm_str(wf, "name"));
 }
 
+/* A job's parameter "continuous" (docs/jobmanager.md "Continuous
+ * crawling"), whatever mode its runs will have: checked when defined. */
+static int
+check_continuous(const json_t *job, struct sl_err *err)
+{
+    const json_t *v =
+        json_object_get(json_object_get(job, "parameters"), "continuous");
+    struct sl__jm_cont_cfg c;
+
+    return v == NULL ? 0 : sl__jm_continuous_parse(v, &c, err);
+}
+
 /*
  * A job against the registry as it is now: its workflow exists, and the
  * parameters it resolves to satisfy every worker and every bucket.
@@ -1210,6 +1223,9 @@ validate_job(const struct sl__jm_defs *d,
                           name);
     }
     rc = check_schedule(job, wf, err);
+    if (rc == 0) {
+        rc = check_continuous(job, err);
+    }
     if (rc == 0) {
         rc = each_action(d, job, wf, check_job_action, err);
     }

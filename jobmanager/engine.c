@@ -249,10 +249,8 @@ completion_skip(const struct run *r)
  * did not see: it runs only after a complete run (completion_skip), and
  * the run data says why not.
  */
-/* The worker of action @a of run @r when it requests a completion phase,
- * else NULL. */
-static const struct sl__jm_worker *
-completion_worker(struct sl_jm *jm, struct run *r, size_t a)
+const struct sl__jm_worker *
+sl__jm_completion_worker(struct sl_jm *jm, struct run *r, size_t a)
 {
     json_t *act = sl__jm_action(r, (int)a);
     const struct sl__jm_worker *w = sl__jm_defs_worker(
@@ -272,7 +270,7 @@ sl__jm_note_skipped(struct sl_jm *jm, struct run *r, json_t *why)
     size_t a = 0;
 
     for (a = 0; why != NULL && r->completion == NULL && a < n; a++) {
-        if (completion_worker(jm, r, a) != NULL) {
+        if (sl__jm_completion_worker(jm, r, a) != NULL) {
             SL_WARN("jobmanager: run %s of job %s: no completion phase, "
                     "nothing is deleted: %s",
                     r->id,
@@ -284,13 +282,12 @@ sl__jm_note_skipped(struct sl_jm *jm, struct run *r, json_t *why)
     json_decref(why);
 }
 
-/* The completion tasks of action @a (worker @w) in workflow run @wf. */
-static void
-completion_tasks(struct sl_jm *jm,
-                 struct run *r,
-                 struct wfrun *wf,
-                 size_t a,
-                 const struct sl__jm_worker *w)
+void
+sl__jm_completion_tasks(struct sl_jm *jm,
+                        struct run *r,
+                        struct wfrun *wf,
+                        size_t a,
+                        const struct sl__jm_worker *w)
 {
     unsigned parts = 1;
     unsigned i = 0;
@@ -332,8 +329,10 @@ run_complete(struct sl_jm *jm, struct run *r)
     struct wfrun *wf = NULL;
     json_t *skip = NULL;
 
-    for (a = 0; r->state == RS_FINISHING && a < n; a++) {
-        const struct sl__jm_worker *w = completion_worker(jm, r, a);
+    /* a continuous run deletes by expiry after its reseed passes, never
+     * what its last pass did not see */
+    for (a = 0; r->state == RS_FINISHING && !r->continuous && a < n; a++) {
+        const struct sl__jm_worker *w = sl__jm_completion_worker(jm, r, a);
 
         if (w == NULL) {
             continue;
@@ -348,7 +347,7 @@ run_complete(struct sl_jm *jm, struct run *r)
             json_decref(r->completion);
             r->completion = json_pack("{s:b}", "ran", 1);
         }
-        completion_tasks(jm, r, wf, a, w);
+        sl__jm_completion_tasks(jm, r, wf, a, w);
     }
     if (wf != NULL && wf->open > 0) {
         r->state = RS_COMPLETING;
@@ -378,6 +377,9 @@ sl__jm_run_check_done(struct sl_jm *jm, struct run *r)
         struct wfrun *next = w->next;
 
         if (w->open == 0) {
+            if (r->continuous) {
+                sl__jm_continuous_pass_done(jm, r, w);
+            }
             r->wc[w->failed ? WC_FAILED : WC_SUCCESSFUL]++;
             if (!r->runonce && !w->completion) {
                 sl__jm_cleanup_transient(jm, r, w->id, 0);
@@ -398,6 +400,12 @@ sl__jm_run_check_done(struct sl_jm *jm, struct run *r)
             sl__jm_cleanup_transient(jm, r, 0, 1);
         }
     }
+}
+
+int64_t
+sl__jm_clock(struct sl_jm *jm)
+{
+    return jm->sched_now > 0 ? jm->sched_now : sl_time_ms();
 }
 
 /* ------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #define SL_ENGINE_INT_H_INCLUDED
 
 #include "jobmanager/jobmanager_int.h"
+#include "jobmanager/sched_int.h"
 
 enum run_state {
     RS_PREPARING = 0,
@@ -101,6 +102,21 @@ struct wfrun {
     unsigned open;  /* tasks not yet finished */
     int failed;     /* a task failed fatally */
     int completion; /* the completion phase's workflow run */
+    /* A pass of a continuous run (continuous.c): the pass it belongs to
+     * (its own id; an expiry phase's, the reseed pass's), 0: none */
+    unsigned pass;
+    int pass_reseed;     /* a reseed pass, else a due pass */
+    int64_t pass_ms;     /* the pass's time (the schedules' clock) */
+    unsigned incomplete; /* its tasks that could not read all their input */
+};
+
+/* A continuous run's passes (continuous.c, docs/jobmanager.md). */
+struct continuous {
+    struct sl__jm_cont_cfg cfg;
+    int64_t next_pass_ms;   /* the next pass starts then (0: at once) */
+    int64_t last_reseed_ms; /* the last reseed pass started then (0: none) */
+    uint64_t passes;        /* passes started */
+    uint64_t expiries;      /* expiry phases started */
 };
 
 struct run {
@@ -108,6 +124,8 @@ struct run {
     char job[SL_NAME_MAX + 1];
     char id[SL_JM_RUN_ID_MAX];
     int runonce;
+    int continuous; /* mode continuous (runonce 0) */
+    struct continuous cont;
     enum run_state state;
     int64_t start_ms, finish_ms, end_ms;
     json_t *jobdef; /* definitions at start (owned) */
@@ -247,6 +265,33 @@ void sl__jm_note_skipped(struct sl_jm *jm, struct run *r, json_t *why);
 void sl__jm_run_check_done(struct sl_jm *jm, struct run *r);
 void sl__jm_run_fail(struct sl_jm *jm, struct run *r);
 json_t *sl__jm_action(const struct run *r, int action);
+/* The worker of action @a of @r when it requests a completion phase. */
+const struct sl__jm_worker *
+sl__jm_completion_worker(struct sl_jm *jm, struct run *r, size_t a);
+/* The completion tasks of action @a (worker @w) in workflow run @wf. */
+void sl__jm_completion_tasks(struct sl_jm *jm,
+                             struct run *r,
+                             struct wfrun *wf,
+                             size_t a,
+                             const struct sl__jm_worker *w);
+/* The schedules' clock: the last tick's time, or the wall clock. */
+int64_t sl__jm_clock(struct sl_jm *jm);
+
+/* continuous.c: the passes of continuous runs; jm->mu held */
+/* Start the passes that are due at @now. */
+void sl__jm_continuous_tick(struct sl_jm *jm, int64_t now);
+/* Workflow run @w of continuous run @r has no open task left: a complete
+ * reseed pass starts its expiry phase (a new workflow run). */
+void
+sl__jm_continuous_pass_done(struct sl_jm *jm, struct run *r, struct wfrun *w);
+/* The task properties of @w's pass (passId, passKind, passTime; an
+ * expiry phase's also expireBefore), or NULL when @w is no pass; a new
+ * reference. */
+json_t *sl__jm_continuous_props(const struct run *r, const struct wfrun *w);
+/* The run data's "continuous" part (with @internal: the persisted one). */
+json_t *sl__jm_continuous_json(const struct run *r, int internal);
+/* Load what sl__jm_continuous_json(r, 1) wrote. */
+void sl__jm_continuous_load(struct run *r, const json_t *j);
 
 /* run_json.c: the run data JSON, also the persisted form */
 void sl__jm_run_counters_load(struct run *r, const json_t *j);

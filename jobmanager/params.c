@@ -20,8 +20,9 @@
 #define MAX_CANDS 256 /* names offered as suggestions at one level */
 
 /* Job parameters the jobmanager reads itself, whatever the workers:
- * dataSource (one runOnce crawl per source, engine.c). */
-static const char *const engine_keys[] = {"dataSource"};
+ * dataSource (one runOnce crawl per source, engine.c), continuous (the
+ * passes of a continuous run, continuous.c). */
+static const char *const engine_keys[] = {"dataSource", "continuous"};
 
 static const char *const type_names[] = {"string",
                                          "integer",

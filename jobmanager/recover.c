@@ -92,6 +92,8 @@ load_run(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
                    json_string_value(json_object_get(j, "jobId")));
     r->runonce = strcmp(json_string_value(json_object_get(j, "runMode")),
                         "RUNONCE") == 0;
+    r->continuous = strcmp(json_string_value(json_object_get(j, "runMode")),
+                           "CONTINUOUS") == 0;
     r->state = st;
     r->start_ms = json_integer_value(json_object_get(in, "startMs"));
     r->finish_ms = json_integer_value(json_object_get(in, "finishMs"));
@@ -121,6 +123,11 @@ load_run(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
         w->id = (unsigned)json_integer_value(json_object_get(v, "id"));
         w->failed = json_is_true(json_object_get(v, "failed"));
         w->completion = json_is_true(json_object_get(v, "completion"));
+        w->pass = (unsigned)json_integer_value(json_object_get(v, "pass"));
+        w->pass_reseed = json_is_true(json_object_get(v, "passReseed"));
+        w->pass_ms = json_integer_value(json_object_get(v, "passMs"));
+        w->incomplete =
+            (unsigned)json_integer_value(json_object_get(v, "incomplete"));
         w->next = r->wfruns;
         r->wfruns = w;
         r->active_wfruns++;
@@ -132,6 +139,17 @@ load_run(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
         if (json_is_string(json_object_get(p, "dataSource"))) {
             r->data_source =
                 sl_strdup(json_string_value(json_object_get(p, "dataSource")));
+        }
+        if (r->continuous) {
+            struct sl_err err;
+
+            /* checked when it started; the defaults if it no longer reads */
+            if (sl__jm_continuous_parse(json_object_get(p, "continuous"),
+                                        &r->cont.cfg,
+                                        &err) != 0) {
+                (void)sl__jm_continuous_parse(NULL, &r->cont.cfg, &err);
+            }
+            sl__jm_continuous_load(r, json_object_get(in, "continuous"));
         }
         json_decref(p);
     }
@@ -177,6 +195,13 @@ load_task(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
     if (w == NULL) {
         w = sl_calloc(1, sizeof(*w));
         w->id = t->wfrun;
+        w->pass =
+            (unsigned)json_integer_value(json_object_get(props, "passId"));
+        w->pass_reseed =
+            json_is_string(json_object_get(props, "passKind")) &&
+            strcmp(json_string_value(json_object_get(props, "passKind")),
+                   "reseed") == 0;
+        w->pass_ms = json_integer_value(json_object_get(props, "passTime"));
         w->next = r->wfruns;
         r->wfruns = w;
         r->active_wfruns++;

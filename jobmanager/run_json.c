@@ -80,7 +80,9 @@ run_json(const struct run *r, int internal, int share)
                   "jobId",
                   r->id,
                   "runMode",
-                  r->runonce ? "RUNONCE" : "STANDARD",
+                  r->runonce      ? "RUNONCE"
+                  : r->continuous ? "CONTINUOUS"
+                                  : "STANDARD",
                   "state",
                   sl__jm_state_name(r->state),
                   "workflowRuns",
@@ -109,19 +111,32 @@ run_json(const struct run *r, int internal, int share)
         (void)json_object_set_new(j, "paused", json_true());
     }
     (void)json_object_set_new(j, "documents", sl__jm_history_counts(r));
+    if (r->continuous) {
+        (void)json_object_set_new(
+            j, "continuous", sl__jm_continuous_json(r, 0));
+    }
     if (internal) {
         json_t *active = json_array();
         struct wfrun *w = NULL;
 
         for (w = r->wfruns; w != NULL; w = w->next) {
-            (void)json_array_append_new(active,
-                                        json_pack("{s:i, s:b, s:b}",
-                                                  "id",
-                                                  (int)w->id,
-                                                  "failed",
-                                                  w->failed,
-                                                  "completion",
-                                                  w->completion));
+            (void)json_array_append_new(
+                active,
+                json_pack("{s:i, s:b, s:b, s:i, s:b, s:I, s:i}",
+                          "id",
+                          (int)w->id,
+                          "failed",
+                          w->failed,
+                          "completion",
+                          w->completion,
+                          "pass",
+                          (int)w->pass,
+                          "passReseed",
+                          w->pass_reseed,
+                          "passMs",
+                          (json_int_t)w->pass_ms,
+                          "incomplete",
+                          (int)w->incomplete));
         }
         (void)json_object_set_new(
             j,
@@ -148,6 +163,11 @@ run_json(const struct run *r, int internal, int share)
                       "wfruns",
                       active));
         sl__jm_history_persist(r, json_object_get(j, "_internal"));
+        if (r->continuous) {
+            (void)json_object_set_new(json_object_get(j, "_internal"),
+                                      "continuous",
+                                      sl__jm_continuous_json(r, 1));
+        }
         if (r->incomplete > 0) {
             json_t *in = json_object_get(j, "_internal");
 

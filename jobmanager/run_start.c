@@ -96,7 +96,7 @@ list_start_bucket(void *ctx, const struct sl_obj_info *info)
 static int
 choose_mode(const json_t *wf,
             const char *mode,
-            int *runonce,
+            struct run *r,
             struct sl_err *err)
 {
     json_t *modes = json_object_get(wf, "modes");
@@ -108,16 +108,26 @@ choose_mode(const json_t *wf,
                    ? json_string_value(json_array_get(modes, 0))
                    : "standard";
     }
-    if (strcmp(mode, "runOnce") != 0 && strcmp(mode, "standard") != 0) {
+    if (strcmp(mode, "runOnce") != 0 && strcmp(mode, "standard") != 0 &&
+        strcmp(mode, "continuous") != 0) {
         return sl_err_set(err,
                           SL_EINVAL,
                           "mode",
-                          "mode must be 'runOnce' or 'standard', not '%s'",
+                          "mode must be 'runOnce', 'standard' or "
+                          "'continuous', not '%s'",
                           mode);
     }
-    *runonce = strcmp(mode, "runOnce") == 0;
+    r->runonce = strcmp(mode, "runOnce") == 0;
+    r->continuous = strcmp(mode, "continuous") == 0;
     if (!json_is_array(modes) || json_array_size(modes) == 0) {
-        return 0;
+        return r->continuous
+                   ? sl_err_set(err,
+                                SL_EINVAL,
+                                "mode",
+                                "workflow '%s' does not list mode "
+                                "'continuous' in its modes",
+                                json_string_value(json_object_get(wf, "name")))
+                   : 0;
     }
     json_array_foreach(modes, i, m)
     {
@@ -149,6 +159,18 @@ initial_tasks(struct sl_jm *jm,
     size_t i = 0;
     json_t *id = NULL;
 
+    if (r->continuous) {
+        if (w->generator != SL__JM_GEN_RUN_ONCE_TRIGGER) {
+            return sl_err_set(err,
+                              SL_EINVAL,
+                              "mode",
+                              "worker '%s' cannot start continuous runs: "
+                              "only a crawler that starts by itself can",
+                              w->name);
+        }
+        r->state = RS_RUNNING; /* the first pass at the next tick */
+        return 0;
+    }
     if (!r->runonce) {
         if (w->generator == SL__JM_GEN_RUN_ONCE_TRIGGER) {
             return sl_err_set(err,
@@ -247,7 +269,7 @@ prepare_run(struct sl_jm *jm,
                         job);
         goto fail;
     }
-    rc = choose_mode(r->wfdef, mode, &r->runonce, err);
+    rc = choose_mode(r->wfdef, mode, r, err);
     if (rc == 0) {
         rc = resolve_buckets(jm, r->jobdef, r->wfdef, &r->buckets, err);
     }
@@ -265,7 +287,14 @@ prepare_run(struct sl_jm *jm,
         r->data_source =
             sl_strdup(json_string_value(json_object_get(params, "dataSource")));
     }
+    if (r->continuous) {
+        rc = sl__jm_continuous_parse(
+            json_object_get(params, "continuous"), &r->cont.cfg, err);
+    }
     json_decref(params);
+    if (rc != 0) {
+        goto fail;
+    }
     if (jm->start_check != NULL) {
         size_t i = 0;
         json_t *act = NULL;
@@ -369,7 +398,9 @@ sl_jm_run_start(struct sl_jm *jm,
     SL_INFO("jobmanager: run %s of job %s started (%s)",
             r->id,
             job,
-            r->runonce ? "runOnce" : "standard");
+            r->runonce      ? "runOnce"
+            : r->continuous ? "continuous"
+                            : "standard");
     sl__jm_run_check_done(jm, r);
     sl__jm_run_persist(jm, r);
     r = NULL;

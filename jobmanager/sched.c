@@ -378,6 +378,7 @@ sl_jm_sched_tick(struct sl_jm *jm, int64_t now)
     }
     (void)pthread_mutex_lock(&jm->mu);
     jm->sched_now = now;
+    sl__jm_continuous_tick(jm, now);
     (void)pthread_mutex_unlock(&jm->mu);
 
     json_array_foreach(jobs, i, job)
@@ -427,7 +428,7 @@ sl__jm_sched_info(struct sl_jm *jm, const json_t *jobdef)
     }
     /* the schedules' time: the last tick's (a test's clock), else now */
     (void)pthread_mutex_lock(&jm->mu);
-    now = jm->sched_now > 0 ? jm->sched_now : sl_time_ms();
+    now = sl__jm_clock(jm);
     (void)pthread_mutex_unlock(&jm->mu);
     /* as committed: what a tick wrote, without waiting for one */
     if (state_load(jm, name, &st) != 0) {

@@ -46,4 +46,21 @@ int64_t sl__jm_sched_next(const struct sl__jm_sched *s,
                           int64_t after,
                           int64_t *window_ms);
 
+/* A continuous run's intervals (continuous.c; docs/jobmanager.md
+ * "Continuous crawling"): the job parameter "continuous". */
+struct sl__jm_cont_cfg {
+    int64_t check_ms;  /* checkSeconds: a pass starts this long after the
+                          last one started */
+    int64_t reseed_ms; /* reseedSeconds: a pass is a reseed this long
+                          after the last reseed started */
+    int64_t expiry_ms; /* expirySeconds: what no pass saw for this long
+                          goes (read by the workers) */
+};
+
+/** Read the "continuous" parameter @p v (NULL: the defaults) into @p c;
+ * 0 or SL_EINVALDEF naming "parameters.continuous[.key]". */
+int sl__jm_continuous_parse(const json_t *v,
+                            struct sl__jm_cont_cfg *c,
+                            struct sl_err *err);
+
 #endif /* SL_JM_SCHED_INT_H_INCLUDED */

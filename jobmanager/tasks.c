@@ -430,6 +430,12 @@ sl__jm_task_create(struct sl_jm *jm,
                                  extra_props);
         json_decref(extra_props);
     }
+    if (wf->pass != 0) {
+        json_t *pp = sl__jm_continuous_props(r, wf);
+
+        (void)json_object_update(json_object_get(t->json, "properties"), pp);
+        json_decref(pp);
+    }
     wf->open++;
     sl__jm_tc_add(r, t, TC_CREATED);
     sl__jm_task_index(jm, t);
@@ -635,7 +641,7 @@ bulk_source_run(struct sl_jm *jm,
     struct run *r = sl__jm_run_find(jm, job);
     const struct sl__jm_worker *w = NULL;
 
-    if (r == NULL || r->runonce || r->state != RS_RUNNING) {
+    if (r == NULL || r->runonce || r->continuous || r->state != RS_RUNNING) {
         (void)sl_err_set(err,
                          SL_ENOTREADY,
                          "job",
@@ -936,6 +942,9 @@ note_incomplete(struct sl_jm *jm,
         return;
     }
     r->incomplete++;
+    if (sl__jm_wfrun_find(r, t->wfrun) != NULL) {
+        sl__jm_wfrun_find(r, t->wfrun)->incomplete++;
+    }
     if (r->incomplete_why == NULL) {
         size_t n = strnlen(why, 512);
 
@@ -995,7 +1004,8 @@ commit_outputs(struct sl_jm *jm, struct task *t, const json_t *found)
                     const char *s2 = NULL;
                     json_t *b2 = NULL;
 
-                    if (o == r || o->runonce || o->state != RS_RUNNING) {
+                    if (o == r || o->runonce || o->continuous ||
+                        o->state != RS_RUNNING) {
                         continue;
                     }
                     json_object_foreach(in, s2, b2)

@@ -5,7 +5,8 @@
  * due, in time order per shard, at most max, the callback's stop, other
  * sources apart), reopening, bad arguments, and that the next check goes
  * with its entry: delta-delete of the entry, clear and forget of the
- * source.
+ * source; and the runs recorded by time that a continuous run's expiry
+ * asks for.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -302,6 +303,52 @@ test_recheck_goes_with_entry(void **state)
         SL_ENOENT);
 }
 
+/* Runs recorded by time (sl_delta_run_for_at): the newest run begun at or
+ * before a time, per source; the same run id answers its sequence again;
+ * older records are dropped once asked past them; it survives reopening. */
+static void
+test_runs_by_time(void **state)
+{
+    struct fixture *f = *state;
+    struct sl_err err;
+    uint64_t s1 = 0;
+    uint64_t s2 = 0;
+    uint64_t s3 = 0;
+    uint64_t seq = 0;
+
+    assert_int_equal(sl_delta_run_for_at(f->d, SRC, "r/pass1", 1000, &s1, &err),
+                     0);
+    assert_int_equal(
+        sl_delta_run_for_at(f->d, SRC, "r/pass1", 9999, &seq, &err), 0);
+    assert_int_equal(seq, s1); /* the same pass: no new run, no new time */
+    assert_int_equal(sl_delta_run_for_at(f->d, SRC, "r/pass2", 2000, &s2, &err),
+                     0);
+    assert_int_equal(
+        sl_delta_run_for_at(f->d, "other", "o/pass1", 1500, &seq, &err), 0);
+    assert_int_equal(sl_delta_run_for_at(f->d, SRC, "r/pass3", 3000, &s3, &err),
+                     0);
+    assert_true(s1 < s2 && s2 < s3);
+    assert_int_equal(sl_delta_run_before(f->d, SRC, 999, &seq, &err), 0);
+    assert_int_equal(seq, 0);
+    assert_int_equal(sl_delta_run_before(f->d, SRC, 1000, &seq, &err), 0);
+    assert_int_equal(seq, s1);
+    assert_int_equal(sl_delta_run_before(f->d, SRC, 2999, &seq, &err), 0);
+    assert_int_equal(seq, s2);
+    assert_int_equal(sl_delta_run_before(f->d, "other", 99999, &seq, &err), 0);
+    assert_int_equal(seq, 1);
+    sl_delta_close(f->d);
+    f->d = NULL;
+    assert_int_equal(
+        sl_delta_open(f->path, 0, SL_DURABILITY_PROCESS, 0, &f->d, &err), 0);
+    assert_int_equal(sl_delta_run_before(f->d, SRC, 99999, &seq, &err), 0);
+    assert_int_equal(seq, s3);
+    /* asked at 2999 before: the record of s1 is gone */
+    assert_int_equal(sl_delta_run_before(f->d, SRC, 1000, &seq, &err), 0);
+    assert_int_equal(seq, 0);
+    assert_int_equal(sl_delta_run_before(f->d, "", 1000, &seq, &err),
+                     SL_EINVAL);
+}
+
 int
 main(void)
 {
@@ -315,6 +362,7 @@ main(void)
             test_recheck_args_and_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_recheck_goes_with_entry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_runs_by_time, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
