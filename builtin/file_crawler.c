@@ -1071,9 +1071,10 @@ crawler_perform(struct sl_task_ctx *ctx)
         precheck_free(&c);
         return SL_WORKER_FATAL;
     }
-    if (n == 0 && (sl__bi_json_true(sl_task_param(ctx, "recheckDue")) ||
-                   (sl__bi_pass_kind(ctx) != NULL &&
-                    strcmp(sl__bi_pass_kind(ctx), "due") == 0))) {
+    /* in a continuous run the pass says which; else recheckDue */
+    if (n == 0 && (sl__bi_pass_kind(ctx) != NULL
+                       ? strcmp(sl__bi_pass_kind(ctx), "due") == 0
+                       : sl__bi_json_true(sl_task_param(ctx, "recheckDue")))) {
         res = crawl_due(&c);
     } else if (n == 0) {
         res = crawl_root(&c);

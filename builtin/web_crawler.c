@@ -187,6 +187,9 @@ page_links(struct web_crawl *c, struct web_xfer *x)
     size_t n = 0;
     size_t i = 0;
 
+    if (c->no_links) {
+        return;
+    }
     for (; p != NULL && p < end; p += strlen(p) + 1) {
         n++;
     }
@@ -727,8 +730,8 @@ queue_links(struct web_crawl *c,
 }
 
 /* The due pass of a continuous run: the pages whose next check is due,
- * instead of the start URLs, at the depth limit (their links are not
- * followed: new pages are found by the next reseed). */
+ * instead of the start URLs, at depth 1 (0 when that is the limit); their
+ * links are not followed: new pages are found by the next reseed. */
 #define DUE_PER_TASK 10000
 
 struct due_links {
@@ -769,7 +772,8 @@ due_links(struct web_crawl *c)
     d.urls = sl_calloc(DUE_PER_TASK, sizeof(*d.urls));
     d.depth = sl_calloc(DUE_PER_TASK, sizeof(*d.depth));
     d.n = 0;
-    d.at = c->max_depth;
+    d.at = c->max_depth > 0 ? 1 : 0;
+    c->no_links = 1;
     sl_err_clear(&err);
     rc = sl_delta_recheck_due(c->delta,
                               c->source,
@@ -967,7 +971,7 @@ web_crawl_perform(struct sl_task_ctx *ctx)
             }
         }
     }
-    if (res == SL_WORKER_OK && c.start_failed > 0 &&
+    if (res == SL_WORKER_OK && c.start_failed > 0 && !c.no_links &&
         (c.start_ok == 0 || (c.start_transient > 0 && strategy_deletes(ctx)))) {
         /* a fatal error: the run ends FAILED without its completion, so
          * a delta-delete cannot take every page of the source (or what

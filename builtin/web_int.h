@@ -170,6 +170,7 @@ struct web_crawl {
     uint64_t links_in_bulk;
     uint64_t links_bulks; /* linksToCrawl bulks begun by this task */
     int ramp;             /* the start task: RAMP_BULKS small bulks first */
+    int no_links; /* a continuous run's due pass: links are not followed */
     int links_connected;
     int fatal; /* output failed */
     /* webExtractor: downloads are extracted with this */

@@ -61,7 +61,8 @@ usage(FILE *out)
         "usage: sluice job list [--json]\n"
         "       sluice job define FILE\n"
         "       sluice job delete JOB [--purge]\n"
-        "       sluice job start JOB [--mode runOnce|standard] [--wait]\n"
+        "       sluice job start JOB [--mode runOnce|standard|continuous] "
+        "[--wait]\n"
         "                  [--timeout SECONDS]\n"
         "       sluice job follow JOB [RUN] [--timeout SECONDS]\n"
         "       sluice job cancel JOB [RUN]\n"
@@ -104,9 +105,8 @@ usage(FILE *out)
         "options:\n");
     sl_cli_conn_help(out, SL_CLI_DEFAULT_SERVER);
     fprintf(out,
-            "  -m, --mode MODE    runOnce or "
-            "standard (default: the "
-            "workflow's)\n"
+            "  -m, --mode MODE    runOnce, standard or continuous "
+            "(default: the workflow's)\n"
             "  -w, --wait         follow the "
             "run until it ends\n"
             "  -t, --timeout S    give up "
@@ -155,10 +155,11 @@ parse_args(int argc, char **argv, struct args *a)
         switch (c) {
         case 'm':
             if (strcmp(optarg, "runOnce") != 0 &&
-                strcmp(optarg, "standard") != 0) {
+                strcmp(optarg, "standard") != 0 &&
+                strcmp(optarg, "continuous") != 0) {
                 fprintf(stderr,
-                        "sluice job: --mode must be runOnce or standard, not "
-                        "'%s'\n",
+                        "sluice job: --mode must be runOnce, standard or "
+                        "continuous, not '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }

@@ -654,7 +654,9 @@ run_take(struct sl_delta *d,
         MDB_val tv = {sizeof(pv), pv};
 
         sl_le_put64(pv, cur + 1);
-        rc = mdb_put(txn, d->meta_passes, &tk, &tv, 0);
+        /* the first run recorded at a time keeps it */
+        rc = mdb_put(txn, d->meta_passes, &tk, &tv, MDB_NOOVERWRITE);
+        rc = rc == MDB_KEYEXIST ? 0 : rc;
     }
     if (rc == 0) {
         rc = sl__delta_commit(d, d->meta, txn);
@@ -719,8 +721,8 @@ sl_delta_run_before(struct sl_delta *d,
     int rc = sl__delta_check_source(source, err);
 
     *seq = 0;
-    if (rc != 0) {
-        return rc;
+    if (rc != 0 || at_ms < 0) {
+        return rc; /* nothing begun before 1970 */
     }
     plen = strlen(source) + 1;
     rc = mdb_txn_begin(d->meta, NULL, 0, &txn);
@@ -731,8 +733,10 @@ sl_delta_run_before(struct sl_delta *d,
         k.mv_size = pass_key(pk, source, at_ms < INT64_MAX ? at_ms + 1 : at_ms);
         k.mv_data = pk;
         rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-        rc = rc == MDB_NOTFOUND ? mdb_cursor_get(cur, &k, &v, MDB_LAST)
-                                : mdb_cursor_get(cur, &k, &v, MDB_PREV);
+        if (rc == 0 || rc == MDB_NOTFOUND) {
+            rc = mdb_cursor_get(
+                cur, &k, &v, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
+        }
     }
     /* the newest of @source at or before @at_ms; older ones are dropped */
     if (rc == 0 && k.mv_size == plen + 8 && memcmp(k.mv_data, pk, plen) == 0 &&

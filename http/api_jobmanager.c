@@ -380,7 +380,10 @@ sl__api_jm_job_start(struct sl__req *req)
     if (mode != NULL && !json_is_string(mode)) {
         json_decref(body);
         return sl__reply_error(
-            req, SL_EINVAL, "mode", "mode must be \"runOnce\" or \"standard\"");
+            req,
+            SL_EINVAL,
+            "mode",
+            "mode must be \"runOnce\", \"standard\" or \"continuous\"");
     }
     rc = sl_jm_run_start(
         req->svc->jm, job, json_string_value(mode), run_id, &err);

@@ -129,23 +129,32 @@ pass_start(struct sl_jm *jm, struct run *r, int64_t now)
 {
     struct continuous *c = &r->cont;
     struct wfrun *w = sl__jm_wfrun_new(r);
+    int reseed =
+        c->last_reseed_ms == 0 || now - c->last_reseed_ms >= c->cfg.reseed_ms;
 
     w->pass = w->id;
     w->pass_ms = now;
-    w->pass_reseed =
-        c->last_reseed_ms == 0 || now - c->last_reseed_ms >= c->cfg.reseed_ms;
-    if (w->pass_reseed) {
+    w->pass_reseed = reseed;
+    c->next_pass_ms = now + c->cfg.check_ms;
+    if (sl__jm_task_create(jm, r, w, 0, NULL, NULL) == NULL) {
+        SL_WARN("jobmanager: run %s of job %s: no pass: the start worker "
+                "has no queue",
+                r->id,
+                r->job);
+        r->wc[WC_FAILED]++;
+        sl__jm_wfrun_unlink(r, w);
+        sl__jm_run_persist(jm, r);
+        return;
+    }
+    if (reseed) {
         c->last_reseed_ms = now;
     }
     c->passes++;
-    c->next_pass_ms = now + c->cfg.check_ms;
-    if (sl__jm_task_create(jm, r, w, 0, NULL, NULL) == NULL) {
-        sl__jm_wfrun_unlink(r, w);
-    }
-    SL_INFO("jobmanager: run %s of job %s: %s pass %u",
+    SL_INFO("jobmanager: run %s of job %s: pass %llu, a %s (workflow run %u)",
             r->id,
             r->job,
-            w->pass_reseed ? "reseed" : "due",
+            (unsigned long long)c->passes,
+            reseed ? "reseed" : "due pass",
             w->id);
     sl__jm_run_persist(jm, r);
 }
@@ -170,8 +179,9 @@ sl__jm_continuous_pass_done(struct sl_jm *jm, struct run *r, struct wfrun *w)
     struct wfrun *e = NULL;
     size_t a = 0;
 
-    if (w->pass == 0 || w->completion || !w->pass_reseed) {
-        return;
+    if (w->pass == 0 || w->completion || !w->pass_reseed ||
+        r->state != RS_RUNNING) {
+        return; /* after a finish: nothing deleted */
     }
     if (w->failed || w->incomplete > 0) {
         SL_WARN("jobmanager: run %s of job %s: reseed pass %u was not "

@@ -202,6 +202,10 @@ load_task(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
             strcmp(json_string_value(json_object_get(props, "passKind")),
                    "reseed") == 0;
         w->pass_ms = json_integer_value(json_object_get(props, "passTime"));
+        w->completion = json_is_true(json_object_get(props, "completion"));
+        if (r->next_wfrun < w->id) {
+            r->next_wfrun = w->id; /* the run's state was not committed */
+        }
         w->next = r->wfruns;
         r->wfruns = w;
         r->active_wfruns++;

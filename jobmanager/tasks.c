@@ -1166,7 +1166,9 @@ fail_task(struct sl_jm *jm,
         unsigned wfid = t->wfrun;
 
         sl__jm_task_remove(jm, t, 1);
-        if (r->runonce || (wf != NULL && wf->completion)) {
+        /* a continuous run's expiry fails alone: the next reseed's
+         * expiry tries again */
+        if (r->runonce || (wf != NULL && wf->completion && !r->continuous)) {
             sl__jm_run_fail(jm, r);
             return;
         }

@@ -18,10 +18,14 @@
 #    others stay;
 # 6. finish: the run SUCCEEDS and deletes nothing (no sweep);
 # 7. bad "continuous" parameters are refused when defined; a workflow
-#    that does not list the mode refuses it at start.
+#    that does not list the mode refuses it at start;
+# 8. a web crawl in mode continuous: the reseed crawls the site, a due
+#    pass fetches each due page once without following its links, a pass
+#    with nothing due fetches nothing.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/import_lib.sh"
+. "$(dirname "$0")/web_lib.sh"
 
 export SLUICE_TEST_CLOCK=1
 T="$TMP/tree"
@@ -39,7 +43,8 @@ clock() {
     req POST /smila/debug/clock -d "{\"now\": $(((T0 + $1) * 1000))}"
     [ "$STATUS" = 200 ] || fail "clock +$1: $STATUS $(cat "$BODY")"
 }
-run_data() { req GET "/smila/jobmanager/jobs/cont/$RUN/"; }
+JOB=cont
+run_data() { req GET "/smila/jobmanager/jobs/$JOB/$RUN/"; }
 # settled PASSES: until the run has started PASSES passes and none (nor
 # its expiry) is going, and the index caught up; the run data in BODY
 settled() {
@@ -146,4 +151,43 @@ done
 expect_jq '.state == "SUCCEEDED"' "the continuous run SUCCEEDED"
 wait_indexed
 [ "$(found alpha)" = 1 ] && ok "finishing deleted nothing (no whole-source sweep)" || fail "alpha: $(found alpha)"
+
+# ---- 8. the web
+start_site W --pages 4
+define_web webc "$SITE_W" wsrc '.recheck = {minSeconds: 60, maxSeconds: 240}
+    | .continuous = {checkSeconds: 30, reseedSeconds: 600, expirySeconds: 1200}'
+req POST /smila/jobmanager/jobs/webc/ -d '{"mode": "continuous"}'
+expect_status 200 "a continuous web crawl starts"
+RUN=$(jq -r .jobId "$BODY") JOB=webc
+# wcount NAME: the webCrawler's counter NAME in the run data in BODY
+wcount() { jq "[.worker[] | .[\"$1\"] // 0] | add" "$BODY"; }
+clock 3000
+settled 1
+av1=$(wcount links.alreadyVisited)
+pages=0
+for u in $(site_expected "$SITE_W" --pages 4 | grep -v '!/'); do
+    [ "$(curl -sS -G "$BASE/smila/importing/documents/wsrc" --data-urlencode "id=$u" |
+        jq -r .delta.recheckIntervalSeconds)" = 60 ] && pages=$((pages + 1))
+done
+[ "$pages" -ge 5 ] && ok "the reseed gave $pages pages a next check" || fail "$pages pages with a next check"
+[ "$(requests /p/1.html) $(requests /)" = "1 1" ] && ok "the reseed crawled the site" ||
+    fail "requests: /p/1.html $(requests /p/1.html), / $(requests /)"
+clock 3061
+settled 2
+[ "$(wcount links.due)" = "$pages" ] && ok "the due pass read the $pages due pages" ||
+    fail "links.due $(wcount links.due), want $pages"
+[ "$(requests /p/1.html) $(requests /) $(requests /p/sub/b.html)" = "2 2 2" ] &&
+    ok "each due page was fetched once more" ||
+    fail "requests: $(requests /p/1.html) $(requests /) $(requests /p/sub/b.html)"
+[ "$(wcount links.alreadyVisited)" = "$av1" ] && ok "and no link of a due page was looked at" ||
+    fail "links.alreadyVisited $av1 after the reseed, $(wcount links.alreadyVisited) after the due pass"
+[ "$(curl -sS -G "$BASE/smila/importing/documents/wsrc" --data-urlencode "id=$SITE_W/p/1.html" |
+    jq -r .delta.recheckIntervalSeconds)" = 120 ] && ok "an unchanged page's interval doubled" ||
+    fail "interval of /p/1.html"
+clock 3100
+settled 3
+[ "$(requests /p/1.html)" = 2 ] && ok "a pass with nothing due fetched nothing" ||
+    fail "/p/1.html requested $(requests /p/1.html) times"
+req POST "/smila/jobmanager/jobs/webc/$RUN/cancel"
+expect_status 200 "cancel"
 finish

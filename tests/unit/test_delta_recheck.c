@@ -345,6 +345,10 @@ test_runs_by_time(void **state)
     /* asked at 2999 before: the record of s1 is gone */
     assert_int_equal(sl_delta_run_before(f->d, SRC, 1000, &seq, &err), 0);
     assert_int_equal(seq, 0);
+    assert_int_equal(sl_delta_run_before(f->d, SRC, -5, &seq, &err), 0);
+    assert_int_equal(seq, 0); /* before 1970: nothing, nothing dropped */
+    assert_int_equal(sl_delta_run_before(f->d, SRC, 99999, &seq, &err), 0);
+    assert_int_equal(seq, s3);
     assert_int_equal(sl_delta_run_before(f->d, "", 1000, &seq, &err),
                      SL_EINVAL);
 }
