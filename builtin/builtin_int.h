@@ -99,6 +99,44 @@ int sl__bi_delta_run(struct sl_task_ctx *ctx,
                      uint64_t *seq,
                      struct sl_err *err);
 
+/* Delete from the index (the task's jobToPushTo or remote) and from the
+ * delta service the documents of @source at @id and under it that run
+ * @seq has not seen (sl_delta_gone_scan): a file or folder gone.  0,
+ * SL_ENOTREADY (no delta service or no target in this process: left to the
+ * expiry) or an SL_E* code (the task message is set); *removed counts. */
+int sl__bi_push_gone(struct sl_task_ctx *ctx,
+                     const char *source,
+                     const char *id,
+                     uint64_t seq,
+                     uint64_t *removed);
+
+/* The watcher of a continuous file crawl with `watch: true` (watch.c). */
+struct sl__bi_watch;
+/* The watcher of job @job's run @run_id on @source; with @create, made
+ * when there is none; one of an earlier run is dropped.  *made is 1 while
+ * no pass has listed the tree since it was made (sl__bi_watch_listed).
+ * NULL: none (or inotify failed: logged). */
+struct sl__bi_watch *sl__bi_watch_get(const char *job,
+                                      const char *run_id,
+                                      const char *source,
+                                      int create,
+                                      int *made);
+/* A pass listed the whole tree, so every folder is watched. */
+void sl__bi_watch_listed(struct sl__bi_watch *w);
+/* The run of @job ended: drop its watcher. */
+void sl__bi_watch_end(const char *job);
+/* Watch folder @path, at most @max watches (0: the kernel's limit): 0,
+ * SL_ENOSPC (at the limit: the folder is listed again by every pass) or
+ * another SL_E* code. */
+int sl__bi_watch_dir(struct sl__bi_watch *w, const char *path, size_t max);
+/* Take the pending changes (*changes: path -> "changed", "new" or
+ * "gone", a new object) and the folders not watched (*unwatched, a new
+ * object); 1 when the whole tree must be listed. */
+int
+sl__bi_watch_take(struct sl__bi_watch *w, json_t **changes, json_t **unwatched);
+/* Watches held; *unwatched: folders that could not be watched. */
+size_t sl__bi_watch_count(struct sl__bi_watch *w, size_t *unwatched);
+
 /* The job's throttle rules (core/ sl_throttle; checked in full by
  * sl_builtin_def_check): the web workers and the fileFetcher read them. */
 #define SL__BI_DECL_THROTTLE                                                   \

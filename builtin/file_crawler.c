@@ -71,6 +71,9 @@ struct crawl {
     struct prefile *batch; /* PRECHECK_BATCH places */
     struct sl_delta_rec *recs; /* as many, for the check */
     size_t nbatch;
+    /* a continuous run with `watch: true` (watch.c), or NULL */
+    struct sl__bi_watch *watch;
+    uint64_t max_watches; /* maxWatches, 0: the kernel's limit */
 };
 
 /* A sub-directory kept for this task (while the budget lasts). */
@@ -765,6 +768,12 @@ crawl_dir(struct crawl *c,
         goto out;
     }
     fd = -1;
+    /* watched before it is listed: what changes after the listing is an
+     * event */
+    if (c->watch != NULL &&
+        sl__bi_watch_dir(c->watch, raw, (size_t)c->max_watches) != 0) {
+        sl_task_counter_add(c->ctx, "watch.unwatched", 1);
+    }
     chain = json_is_array(ancestors) ? json_deep_copy(ancestors) : json_array();
     (void)json_array_append_new(chain, devino(&st));
     sl_task_counter_add(c->ctx, "directories.crawled", 1);
@@ -1027,6 +1036,161 @@ crawl_due(struct crawl *c)
     return SL_WORKER_OK;
 }
 
+/* ------------------------------------------------------------------------
+ * Live changes (`watch: true` in a continuous run; watch.c).
+ * --------------------------------------------------------------------- */
+
+/* The run's watcher into c->watch; 1 when it was made now (after a start
+ * of the run or of the server): then the pass lists the tree, which
+ * watches it. */
+static int
+watch_init(struct crawl *c)
+{
+    const char *job = json_string_value(json_object_get(
+        json_object_get(sl_task_json(c->ctx), "properties"), "jobName"));
+    int made = 0;
+
+    if (!sl__bi_json_true(sl_task_param(c->ctx, "watch")) ||
+        sl__bi_pass_kind(c->ctx) == NULL || job == NULL || c->run_id == NULL) {
+        return 0;
+    }
+    if (sl_task_param_u64(c->ctx, "maxWatches", 0, &c->max_watches) != 0) {
+        c->max_watches = 0;
+    }
+    c->watch = sl__bi_watch_get(job, c->run_id, c->source, 1, &made);
+    return made;
+}
+
+/* Entry @raw (a changed file, a new or unwatched folder) as the listing of
+ * its folder would see it: the filters apply, a folder is queued. */
+static int
+watch_entry(struct crawl *c, const char *raw)
+{
+    const char *slash = strrchr(raw, '/');
+    char *dir = NULL;
+    char *edir = NULL;
+    json_t *chain = NULL;
+    uint64_t depth = 0;
+    const char *p = NULL;
+    int fd = -1;
+    int rc = 0;
+
+    if (slash == NULL || slash == raw || !sl__bi_path_under(c->root, raw) ||
+        strcmp(raw, c->root) == 0) {
+        return 0;
+    }
+    dir = sl_strndup(raw, (size_t)(slash - raw));
+    for (p = dir + strlen(c->root); *p != '\0'; p++) {
+        depth += *p == '/';
+    }
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        edir = sl_worker_path_escape(dir);
+        chain = json_array();
+        rc = crawl_entry(c, fd, dir, edir, depth, chain, slash + 1);
+        json_decref(chain);
+        sl_free(edir);
+        (void)close(fd);
+    }
+    sl_free(dir);
+    return rc;
+}
+
+/* Folder or file @raw is gone: its documents and those under it go. */
+static int
+watch_gone(struct crawl *c, const char *raw)
+{
+    struct sl_delta *delta = sl_task_services(c->ctx)->delta;
+    char *id = NULL;
+    uint64_t seq = 0;
+    uint64_t removed = 0;
+    struct sl_err err;
+    int rc = 0;
+
+    if (delta == NULL || !sl__bi_path_under(c->root, raw)) {
+        return 0;
+    }
+    id = sl_worker_path_escape(raw);
+    sl_err_clear(&err);
+    rc = sl__bi_delta_run(c->ctx, delta, c->source, c->run_id, &seq, &err);
+    if (rc == 0) {
+        rc = sl__bi_push_gone(c->ctx, c->source, id, seq, &removed);
+    }
+    sl_task_counter_add(c->ctx, "watch.gone", 1);
+    sl_free(id);
+    return rc == SL_ENOTREADY ? 0 : rc;
+}
+
+/* Take the watcher's changes: in a due pass every change, in a pass that
+ * lists the tree (@lists) only what is gone.  1 when the tree must be
+ * listed, 0, or an SL_E* code. */
+static int
+watch_pass(struct crawl *c, int lists)
+{
+    json_t *changes = NULL;
+    json_t *unwatched = NULL;
+    const char *path = NULL;
+    json_t *v = NULL;
+    int rescan = sl__bi_watch_take(c->watch, &changes, &unwatched);
+    int rc = 0;
+
+    lists = lists || rescan;
+    json_object_foreach(changes, path, v)
+    {
+        if (strcmp(json_string_value(v), "gone") == 0) {
+            rc = watch_gone(c, path);
+        } else if (!lists) {
+            sl_task_counter_add(c->ctx, "watch.changes", 1);
+            rc = watch_entry(c, path);
+        }
+        if (rc != 0) {
+            break;
+        }
+    }
+    json_object_foreach(lists || rc != 0 ? NULL : unwatched, path, v)
+    {
+        sl_task_counter_add(c->ctx, "watch.rescanned", 1);
+        rc = watch_entry(c, path); /* listed again: it cannot be watched */
+        if (rc != 0) {
+            break;
+        }
+    }
+    if (rc == 0) {
+        rc = crawl_queue(c);
+    }
+    json_decref(changes);
+    json_decref(unwatched);
+    return rc != 0 ? rc : rescan;
+}
+
+/* The first task of a pass of a continuous run.  An SL_WORKER_* result. */
+static int
+crawl_pass(struct crawl *c, int fresh)
+{
+    int lists = fresh || strcmp(sl__bi_pass_kind(c->ctx), "reseed") == 0;
+    int rc = 0;
+
+    if (c->watch != NULL) {
+        rc = watch_pass(c, lists);
+        if (rc < 0) {
+            sl_task_set_message(c->ctx, "watch: %s", sl_strerror(rc));
+            return SL_WORKER_RECOVERABLE;
+        }
+        if (rc == 1 || fresh) {
+            sl_task_counter_add(c->ctx, "watch.treeListed", 1);
+        }
+        lists = lists || rc == 1;
+    }
+    if (!lists) {
+        return crawl_due(c);
+    }
+    rc = crawl_root(c);
+    if (rc == SL_WORKER_OK && c->watch != NULL) {
+        sl__bi_watch_listed(c->watch); /* its follow-ups list the rest */
+    }
+    return rc;
+}
+
 /* A follow-up task: crawl one directory record of the input (a callback of
  * sl_task_input_each).  Returns an SL_WORKER_* result. */
 static int
@@ -1064,6 +1228,7 @@ crawler_perform(struct sl_task_ctx *ctx)
     struct crawl c;
     size_t n = sl_task_input_count(ctx, "directoriesToCrawl");
     int res = SL_WORKER_OK;
+    int fresh = 0;
 
     if (crawl_init(ctx, &c) != 0) {
         sl__bi_patterns_free(&c.files);
@@ -1071,10 +1236,10 @@ crawler_perform(struct sl_task_ctx *ctx)
         precheck_free(&c);
         return SL_WORKER_FATAL;
     }
-    /* in a continuous run the pass says which; else recheckDue */
-    if (n == 0 && (sl__bi_pass_kind(ctx) != NULL
-                       ? strcmp(sl__bi_pass_kind(ctx), "due") == 0
-                       : sl__bi_json_true(sl_task_param(ctx, "recheckDue")))) {
+    fresh = watch_init(&c);
+    if (n == 0 && sl__bi_pass_kind(ctx) != NULL) {
+        res = crawl_pass(&c, fresh); /* a continuous run: the pass says */
+    } else if (n == 0 && sl__bi_json_true(sl_task_param(ctx, "recheckDue"))) {
         res = crawl_due(&c);
     } else if (n == 0) {
         res = crawl_root(&c);
@@ -1126,7 +1291,10 @@ const struct sl_worker_type sl_worker_fileCrawler = {
     "  {\"name\": \"entriesPerTask\", \"optional\": true, \"type\": "
     "\"integer\"}," SL__BI_DECL_RECHECK ","
     "  {\"name\": \"recheckDue\", \"optional\": true, \"type\": "
-    "\"boolean\"}],"
+    "\"boolean\"},"
+    "  {\"name\": \"watch\", \"optional\": true, \"type\": \"boolean\"},"
+    "  {\"name\": \"maxWatches\", \"optional\": true, \"type\": "
+    "\"integer\", \"minimum\": 1}],"
     " \"input\": [{\"name\": \"directoriesToCrawl\","
     "              \"type\": \"recordBulks\"}],"
     " \"output\": [{\"name\": \"directoriesToCrawl\","

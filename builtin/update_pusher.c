@@ -881,6 +881,51 @@ delta_delete(struct push *p, unsigned shard)
     return SL_WORKER_OK;
 }
 
+static int check_remote(const json_t *remote);
+
+int
+sl__bi_push_gone(struct sl_task_ctx *ctx,
+                 const char *source,
+                 const char *id,
+                 uint64_t seq,
+                 uint64_t *removed)
+{
+    struct push p;
+    struct sl_err err;
+    uint64_t n = 0;
+    unsigned shard = 0;
+    int rc = 0;
+
+    memset(&p, 0, sizeof(p));
+    p.ctx = ctx;
+    p.bb = sl_task_services(ctx)->bulkbuilder;
+    p.delta = sl_task_services(ctx)->delta;
+    p.job = sl_task_param_str(ctx, "jobToPushTo");
+    p.remote = sl_task_param(ctx, "remote");
+    p.param_source = source;
+    *removed = 0;
+    if (p.delta == NULL || (p.job != NULL ? p.bb == NULL : p.remote == NULL)) {
+        return SL_ENOTREADY; /* left to the expiry */
+    }
+    if (p.job == NULL &&
+        (check_remote(p.remote) != 0 || (p.h = curl_easy_init()) == NULL)) {
+        return SL_EINVAL;
+    }
+    sl_err_clear(&err);
+    for (shard = 0; rc == 0 && shard < sl_delta_shards(p.delta); shard++) {
+        rc = sl_delta_gone_scan(
+            p.delta, source, id, seq, shard, send_deletes, &p, &n, &err);
+        *removed += n;
+    }
+    if (rc != 0 && err.message[0] != '\0') {
+        sl_task_set_message(ctx, "delete %s: %s", id, err.message);
+    }
+    if (p.h != NULL) {
+        curl_easy_cleanup(p.h);
+    }
+    return rc;
+}
+
 /* ------------------------------------------------------------------------
  * The worker.
  * --------------------------------------------------------------------- */
@@ -1045,6 +1090,10 @@ sl_worker_run_end(void *bb,
         json_string_value(json_object_get(params, "jobToPushTo"));
     struct sl_err err;
 
+    if (worker != NULL && strcmp(worker, "fileCrawler") == 0) {
+        sl__bi_watch_end(job); /* its watcher, if it had one */
+        return;
+    }
     if (bb == NULL || worker == NULL || strcmp(worker, "updatePusher") != 0 ||
         target == NULL) {
         return;

@@ -82,6 +82,12 @@ struct sl_delta_obsolete {
     int is_compound;         /* 1: the entry is a compound */
 };
 
+/** An obsolete (or gone) scan's callback: sends the deletes of the @p n
+ * entries and returns 0, or stops the scan with another value. */
+typedef int (*sl_delta_obsolete_cb)(void *ctx,
+                                    const struct sl_delta_obsolete *entries,
+                                    size_t n);
+
 /**
  * @brief Is @p source a usable source id (see SL_DELTA_SOURCE_MAX)?
  * @return 0 or SL_EINVAL with the reason in @p err.
@@ -365,12 +371,27 @@ int sl_delta_obsolete_scan(struct sl_delta *d,
                            uint64_t seq,
                            unsigned shard,
                            size_t batch,
-                           int (*cb)(void *ctx,
-                                     const struct sl_delta_obsolete *entries,
-                                     size_t n),
+                           sl_delta_obsolete_cb cb,
                            void *ctx,
                            uint64_t *removed,
                            struct sl_err *err);
+
+/**
+ * @brief As sl_delta_obsolete_scan, for the entries of @p id and of the
+ * ids under it only (@p id followed by '/', or by '!' for the entries of
+ * an archive): a folder or file that is gone.  An entry visited in run
+ * @p seq or later stays.
+ * @return as sl_delta_obsolete_scan; SL_EINVAL for an empty or too long id.
+ */
+int sl_delta_gone_scan(struct sl_delta *d,
+                       const char *source,
+                       const char *id,
+                       uint64_t seq,
+                       unsigned shard,
+                       sl_delta_obsolete_cb cb,
+                       void *ctx,
+                       uint64_t *removed,
+                       struct sl_err *err);
 
 /**
  * @brief Remove every entry of @p source (in bounded transactions).  The

@@ -34,7 +34,20 @@ struct collect {
     size_t acap;
     unsigned char *last; /* key of the last collected entry */
     size_t lastlen;
+    const char *under; /* only this id and the ids under it; NULL: all */
+    size_t ulen;
+    size_t slen; /* of the source */
 };
+
+/* Is @id (@n bytes) c->under, or under it (followed by '/' or, for the
+ * entries of an archive, '!')? */
+static int
+under_id(const struct collect *c, const char *id, size_t n)
+{
+    return c->under == NULL ||
+           (n >= c->ulen && memcmp(id, c->under, c->ulen) == 0 &&
+            (n == c->ulen || id[c->ulen] == '/' || id[c->ulen] == '!'));
+}
 
 static size_t
 arena_add(struct collect *c, const void *p, size_t n, int nul)
@@ -58,6 +71,22 @@ static int
 has_prefix(const MDB_val *k, const void *prefix, size_t plen)
 {
     return k->mv_size >= plen && memcmp(k->mv_data, prefix, plen) == 0;
+}
+
+/* Is the entry of key @k and value @v one that c->under takes? */
+static int
+is_under(const struct collect *c,
+         const MDB_val *k,
+         const struct sl__delta_val *v)
+{
+    if (c->under == NULL) {
+        return 1;
+    }
+    if (v->flags & SL__DELTA_F_LONGID) {
+        return under_id(c, v->id, v->id_len);
+    }
+    return under_id(
+        c, (const char *)k->mv_data + c->slen + 1, k->mv_size - c->slen - 1);
 }
 
 /* Copy one obsolete entry (key and value borrowed from LMDB) into c. */
@@ -130,12 +159,12 @@ collect_batch(struct sl_delta *d,
             rc = MDB_CORRUPTED;
             goto out;
         }
-        if (val.visited < seq) {
+        if (val.visited < seq && is_under(c, &k, &val)) {
             if (c->n == max) {
                 *more = 1;
                 break;
             }
-            collect_add(c, plen - 1, &k, &val);
+            collect_add(c, c->slen, &k, &val);
         }
         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }
@@ -232,20 +261,21 @@ source_prefix(const char *source, unsigned char *out)
     return (int)(slen + 1);
 }
 
-int
-sl_delta_obsolete_scan(struct sl_delta *d,
-                       const char *source,
-                       uint64_t seq,
-                       unsigned shard,
-                       size_t batch,
-                       int (*cb)(void *ctx,
-                                 const struct sl_delta_obsolete *entries,
-                                 size_t n),
-                       void *ctx,
-                       uint64_t *removed,
-                       struct sl_err *err)
+/* The obsolete scan of the entries of @source (with @under: of that id
+ * and the ids under it only). */
+static int
+scan(struct sl_delta *d,
+     const char *source,
+     const char *under,
+     uint64_t seq,
+     unsigned shard,
+     size_t batch,
+     sl_delta_obsolete_cb cb,
+     void *ctx,
+     uint64_t *removed,
+     struct sl_err *err)
 {
-    unsigned char prefix[SL_DELTA_SOURCE_MAX + 1];
+    unsigned char *prefix = NULL;
     struct sl_delta_obsolete *out = NULL;
     struct collect c;
     uint64_t nremoved = 0;
@@ -269,7 +299,19 @@ sl_delta_obsolete_scan(struct sl_delta *d,
         return rc;
     }
     batch = batch != 0 ? batch : SL_DELTA_SCAN_BATCH;
+    prefix = sl_malloc(d->maxkey);
     plen = (size_t)source_prefix(source, prefix);
+    c.slen = plen - 1;
+    if (under != NULL) {
+        /* the keys of long ids hold a part of the id and its 32-byte
+         * SHA-256 */
+        size_t room = d->maxkey - plen - 32;
+
+        c.under = under;
+        c.ulen = strlen(under);
+        memcpy(prefix + plen, under, c.ulen < room ? c.ulen : room);
+        plen += c.ulen < room ? c.ulen : room;
+    }
     c.last = sl_malloc(d->maxkey);
     out = sl_malloc(batch * sizeof(*out));
     while (more) {
@@ -303,10 +345,42 @@ out:
         *removed = nremoved;
     }
     sl_free(out);
+    sl_free(prefix);
     sl_free(c.last);
     sl_free(c.arena);
     sl_free(c.f);
     return rc;
+}
+
+int
+sl_delta_obsolete_scan(struct sl_delta *d,
+                       const char *source,
+                       uint64_t seq,
+                       unsigned shard,
+                       size_t batch,
+                       sl_delta_obsolete_cb cb,
+                       void *ctx,
+                       uint64_t *removed,
+                       struct sl_err *err)
+{
+    return scan(d, source, NULL, seq, shard, batch, cb, ctx, removed, err);
+}
+
+int
+sl_delta_gone_scan(struct sl_delta *d,
+                   const char *source,
+                   const char *id,
+                   uint64_t seq,
+                   unsigned shard,
+                   sl_delta_obsolete_cb cb,
+                   void *ctx,
+                   uint64_t *removed,
+                   struct sl_err *err)
+{
+    if (id == NULL || id[0] == '\0' || strlen(id) > SL_DELTA_ID_MAX) {
+        return sl_err_set(err, SL_EINVAL, "id", "a gone scan needs an id");
+    }
+    return scan(d, source, id, seq, shard, 0, cb, ctx, removed, err);
 }
 
 /* ------------------------------------------------------------------------

@@ -11,7 +11,7 @@
 # schedules (schedule); the next checks of a crawl's documents (recheck).
 foreach(t import_e2e import_bad_input import_crash import_remote bulkbuilder bulk_intake
     text_tags completion sources sources_shared doc_history cli_client metrics dashboard
-    schedule recheck continuous)
+    schedule recheck continuous watch)
   add_test(NAME it_${t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh)
   set_tests_properties(it_${t} PROPERTIES TIMEOUT 300
     ENVIRONMENT "SLUICE=$<TARGET_FILE:sluice>;TMPDIR=${CMAKE_BINARY_DIR}/testtmp")

@@ -6,7 +6,7 @@
  * sources apart), reopening, bad arguments, and that the next check goes
  * with its entry: delta-delete of the entry, clear and forget of the
  * source; and the runs recorded by time that a continuous run's expiry
- * asks for.
+ * asks for, and the gone scan of a watched folder or file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -353,6 +353,79 @@ test_runs_by_time(void **state)
                      SL_EINVAL);
 }
 
+/* The gone scan: the entries of one id and of the ids under it ('/' and
+ * an archive's '!'), not those that only begin alike, nor other sources;
+ * an entry seen in the scan's run stays. */
+struct gone_seen {
+    char ids[16][32];
+    size_t n;
+};
+
+static int
+gone_cb(void *ctx, const struct sl_delta_obsolete *e, size_t n)
+{
+    struct gone_seen *g = ctx;
+    size_t i = 0;
+
+    for (i = 0; i < n && g->n < 16; i++) {
+        (void)snprintf(g->ids[g->n++], sizeof(g->ids[0]), "%s", e[i].id);
+    }
+    return 0;
+}
+
+static size_t
+gone(struct sl_delta *d, const char *id, uint64_t seq, struct gone_seen *g)
+{
+    struct sl_err err;
+    uint64_t total = 0;
+    unsigned sh = 0;
+
+    memset(g, 0, sizeof(*g));
+    for (sh = 0; sh < sl_delta_shards(d); sh++) {
+        uint64_t removed = 0;
+
+        assert_int_equal(
+            sl_delta_gone_scan(d, SRC, id, seq, sh, gone_cb, g, &removed, &err),
+            0);
+        total += removed;
+    }
+    assert_int_equal(total, g->n);
+    return g->n;
+}
+
+static void
+test_gone_scan(void **state)
+{
+    struct fixture *f = *state;
+    struct gone_seen g;
+    struct sl_err err;
+    uint64_t removed = 0;
+
+    mark1(f->d, SRC, 1, "/t/a", NULL, "h", 0);
+    mark1(f->d, SRC, 1, "/t/a/x", NULL, "h", 0);
+    mark1(f->d, SRC, 1, "/t/a/y/z", NULL, "h", 0);
+    mark1(f->d, SRC, 1, "/t/a.zip", NULL, "h", 1);
+    mark1(f->d, SRC, 1, "/t/a.zip!/in.txt", "/t/a.zip", "h", 0);
+    mark1(f->d, SRC, 1, "/t/ab", NULL, "h", 0);
+    mark1(f->d, SRC, 2, "/t/a/seen", NULL, "h", 0);
+    mark1(f->d, "other", 1, "/t/a/x", NULL, "h", 0);
+    assert_int_equal(gone(f->d, "/t/a", 2, &g), 3); /* a, a/x, a/y/z */
+    assert_int_equal(check1(f->d, SRC, 3, "/t/a/x", NULL, "h"), SL_DELTA_NEW);
+    assert_int_equal(check1(f->d, SRC, 3, "/t/ab", NULL, "h"),
+                     SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, SRC, 3, "/t/a/seen", NULL, "h"),
+                     SL_DELTA_UPTODATE); /* seen in run 2: stays */
+    assert_int_equal(check1(f->d, "other", 3, "/t/a/x", NULL, "h"),
+                     SL_DELTA_UPTODATE);
+    assert_int_equal(gone(f->d, "/t/a.zip", 3, &g), 2); /* and its entry */
+    assert_int_equal(check1(f->d, SRC, 4, "/t/a.zip!/in.txt", "/t/a.zip", "h"),
+                     SL_DELTA_NEW);
+    assert_int_equal(gone(f->d, "/t/none", 4, &g), 0);
+    assert_int_equal(
+        sl_delta_gone_scan(f->d, SRC, "", 4, 0, gone_cb, &g, &removed, &err),
+        SL_EINVAL);
+}
+
 int
 main(void)
 {
@@ -367,6 +440,7 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_recheck_goes_with_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_runs_by_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gone_scan, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
