@@ -300,13 +300,18 @@ sl__bi_watch_end(const char *job)
     }
 }
 
-/* The kernel's max_user_watches, or 0. */
+/* The kernel's limit of watches: the user namespace's
+ * (user.max_inotify_watches, the same as fs.inotify.max_user_watches
+ * outside a namespace), or 0. */
 static unsigned long
 kernel_limit(void)
 {
-    FILE *f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
+    FILE *f = fopen("/proc/sys/user/max_inotify_watches", "re");
     unsigned long n = 0;
 
+    if (f == NULL) {
+        f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
+    }
     if (f != NULL) {
         if (fscanf(f, "%lu", &n) != 1) {
             n = 0;
@@ -356,7 +361,7 @@ sl__bi_watch_dir(struct sl__bi_watch *w, const char *path, size_t max)
                     "pass",
                     w->job,
                     w->watches,
-                    max != 0 ? "maxWatches" : "fs.inotify.max_user_watches",
+                    max != 0 ? "maxWatches" : "the kernel's max_user_watches",
                     max != 0 ? (unsigned long)max : kernel_limit());
         }
         (void)json_object_set_new(w->unwatched, path, json_true());

@@ -14,7 +14,11 @@
 #    pass: a file made in one is indexed all the same (watch.rescanned);
 # 5. kill -9 while a file is made: after the restart the first pass lists
 #    the tree (watch.treeListed) and indexes it, and the folders are
-#    watched again: a change after the restart is in within seconds.
+#    watched again: a change after the restart is in within seconds;
+# 6. the kernel's limit: the server in a user namespace of its own whose
+#    max_inotify_watches is 3: a tree of 6 folders has 3 unwatched, the
+#    log names the kernel's limit, a file made in an unwatched folder is
+#    indexed all the same.
 SLUICE=${SLUICE:?set SLUICE to the sluice binary}
 BIG=${BIG:-10000}
 . "$(dirname "$0")/lib.sh"
@@ -137,4 +141,32 @@ echo "eta words" >"$T/big2/eta.txt"
 until_found eta 1 && ok "after the restart the folders are watched again" || fail "eta: $(found eta)"
 req POST "/smila/jobmanager/jobs/live/$RUN/finish"
 expect_status 200 "finish"
+
+# ---- 6. the kernel's limit, in a user namespace
+stop_server
+if unshare -U -r true 2>/dev/null; then
+    cat >"$TMP/userns-sluice" <<EOF
+#!/bin/sh
+exec unshare -U -r sh -c 'echo 3 >/proc/sys/user/max_inotify_watches && exec "\$0" "\$@"' "$SLUICE" "\$@"
+EOF
+    chmod +x "$TMP/userns-sluice"
+    K="$TMP/kernel"
+    mkdir -p "$K/k1" "$K/k2" "$K/k3" "$K/k4" "$K/k5"
+    K=$(realpath "$K")
+    echo "kappa words" >"$K/k1/x.txt"
+    SLUICE="$TMP/userns-sluice" start_server --config "$TMP/config.json" --data-dir "$TMP/data"
+    define_crawl kern "$K" ksrc '{"watch": true,
+        "continuous": {"checkSeconds": 1, "reseedSeconds": 86400, "expirySeconds": 172800}}'
+    KRUN=$(start_watch kern)
+    until_found kappa 1 && ok "the tree is indexed with a kernel limit of 3 watches" || fail "kappa: $(found kappa)"
+    [ "$(wcount kern "$KRUN" watch.unwatched)" = 3 ] && ok "3 of 6 folders past the kernel's limit are counted" ||
+        fail "watch.unwatched $(wcount kern "$KRUN" watch.unwatched)"
+    grep -q "the limit (the kernel's max_user_watches 3)" "$TMP/server.log" &&
+        ok "the log names the kernel's limit" || fail "log: $(grep 'watch of job kern' "$TMP/server.log")"
+    for k in k1 k2 k3 k4 k5; do echo "lambda $k words" >"$K/$k/l.txt"; done
+    until_found lambda 5 && ok "files made in watched and unwatched folders are all indexed" ||
+        fail "lambda: $(found lambda)"
+else
+    echo "# not run: this machine makes no user namespace (unshare -U), so the kernel's limit is not tested"
+fi
 finish
