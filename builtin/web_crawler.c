@@ -755,6 +755,26 @@ due_collect(void *ctx, const char *id, uint64_t due_ms)
     return 0;
 }
 
+void
+sl__bi_web_due_gone(struct web_crawl *c, const char *url)
+{
+    struct sl_delta_recheck it = {url, SL_DELTA_SEEN_UNCHANGED, 0, 0};
+    struct sl_err err;
+
+    count(c, "links.dueGone");
+    if (c->rk.on && c->delta != NULL) {
+        (void)sl_delta_recheck_set(c->delta,
+                                   c->source,
+                                   0,
+                                   &it,
+                                   1,
+                                   (uint64_t)sl__bi_task_now(c->ctx),
+                                   c->rk.min_ms,
+                                   c->rk.max_ms,
+                                   &err);
+    }
+}
+
 static int
 due_links(struct web_crawl *c)
 {
@@ -774,6 +794,9 @@ due_links(struct web_crawl *c)
     d.n = 0;
     d.at = c->max_depth > 0 ? 1 : 0;
     c->no_links = 1;
+    if (sl__bi_recheck_init(c->ctx, &c->rk) != 0) {
+        c->rk.on = 0; /* the deltaChecker reports it */
+    }
     sl_err_clear(&err);
     rc = sl_delta_recheck_due(c->delta,
                               c->source,

@@ -171,6 +171,7 @@ struct web_crawl {
     uint64_t links_bulks; /* linksToCrawl bulks begun by this task */
     int ramp;             /* the start task: RAMP_BULKS small bulks first */
     int no_links; /* a continuous run's due pass: links are not followed */
+    struct sl__bi_recheck rk; /* a due pass: the job's next checks */
     int links_connected;
     int fatal; /* output failed */
     /* webExtractor: downloads are extracted with this */
@@ -258,6 +259,10 @@ void sl__bi_web_start_failed(struct web_crawl *c,
                              int transient,
                              const char *fmt,
                              ...) __attribute__((format(printf, 5, 6)));
+/** In a due pass: page @p url answered 404 or 410; its next check moves
+ * on as unchanged, so it is not fetched on every pass until the expiry
+ * (web_crawler.c). */
+void sl__bi_web_due_gone(struct web_crawl *c, const char *url);
 /** Queue @p url (normalised) at @p depth: the new link (owned by the
  * pending list), or NULL when @p url has no host key (counted). */
 struct web_link *sl__bi_web_enqueue(struct web_crawl *c,

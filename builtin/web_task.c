@@ -559,6 +559,9 @@ finish(struct web_crawl *c, struct web_xfer *x, CURLcode code)
     }
     if (status < 200 || status >= 300) {
         SL_WARN("webCrawler: %s: HTTP %ld", x->lk->url, status);
+        if (c->no_links && (status == 404 || status == 410)) {
+            sl__bi_web_due_gone(c, x->lk->url);
+        }
         sl__bi_web_start_failed(c,
                                 x->lk,
                                 status >= 500 ? "links.failed.server"

@@ -153,7 +153,7 @@ wait_indexed
 [ "$(found alpha)" = 1 ] && ok "finishing deleted nothing (no whole-source sweep)" || fail "alpha: $(found alpha)"
 
 # ---- 8. the web
-start_site W --pages 4
+start_site W --pages 4 --mutate-file "$TMP/mutate.json"
 define_web webc "$SITE_W" wsrc '.recheck = {minSeconds: 60, maxSeconds: 240}
     | .continuous = {checkSeconds: 30, reseedSeconds: 600, expirySeconds: 1200}'
 req POST /smila/jobmanager/jobs/webc/ -d '{"mode": "continuous"}'
@@ -188,6 +188,15 @@ clock 3100
 settled 3
 [ "$(requests /p/1.html)" = 2 ] && ok "a pass with nothing due fetched nothing" ||
     fail "/p/1.html requested $(requests /p/1.html) times"
+echo '{"remove": ["/p/2.html"]}' >"$TMP/mutate.json"
+clock 3200
+settled 4
+[ "$(requests /p/2.html)" = 3 ] && [ "$(wcount links.dueGone)" = 1 ] &&
+    ok "a due page that answers 404 is counted (links.dueGone)" ||
+    fail "/p/2.html requested $(requests /p/2.html) times, links.dueGone $(wcount links.dueGone)"
+[ "$(curl -sS -G "$BASE/smila/importing/documents/wsrc" --data-urlencode "id=$SITE_W/p/2.html" |
+    jq -r .delta.recheckIntervalSeconds)" = 240 ] && ok "and its next check moves on (240 s), not every pass" ||
+    fail "interval of /p/2.html"
 req POST "/smila/jobmanager/jobs/webc/$RUN/cancel"
 expect_status 200 "cancel"
 finish
