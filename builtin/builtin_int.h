@@ -113,7 +113,8 @@ int sl__bi_push_gone(struct sl_task_ctx *ctx,
 /* The watcher of a continuous file crawl with `watch: true` (watch.c). */
 struct sl__bi_watch;
 /* The watcher of job @job's run @run_id on @source; with @create, made
- * when there is none; one of an earlier run is dropped.  *made is 1 while
+ * when there is none; one of an earlier run is dropped; held until
+ * sl__bi_watch_put.  *made is 1 while
  * no pass has listed the tree since it was made (sl__bi_watch_listed).
  * NULL: none (or inotify failed: logged). */
 struct sl__bi_watch *sl__bi_watch_get(const char *job,
@@ -121,6 +122,11 @@ struct sl__bi_watch *sl__bi_watch_get(const char *job,
                                       const char *source,
                                       int create,
                                       int *made);
+/* The task is done with @w (from sl__bi_watch_get); NULL-safe. */
+void sl__bi_watch_put(struct sl__bi_watch *w);
+/* Changes taken could not be handled (the task failed): the next pass
+ * lists the whole tree. */
+void sl__bi_watch_lost(struct sl__bi_watch *w);
 /* A pass listed the whole tree, so every folder is watched. */
 void sl__bi_watch_listed(struct sl__bi_watch *w);
 /* The run of @job ended: drop its watcher. */

@@ -1137,9 +1137,12 @@ watch_pass(struct crawl *c, int lists)
     lists = lists || rescan;
     json_object_foreach(changes, path, v)
     {
-        if (strcmp(json_string_value(v), "gone") == 0) {
+        const char *kind = json_string_value(v);
+
+        if (strcmp(kind, "gone") == 0 || strcmp(kind, "renew") == 0) {
             rc = watch_gone(c, path);
-        } else if (!lists) {
+        }
+        if (rc == 0 && strcmp(kind, "gone") != 0 && !lists) {
             sl_task_counter_add(c->ctx, "watch.changes", 1);
             rc = watch_entry(c, path);
         }
@@ -1173,6 +1176,7 @@ crawl_pass(struct crawl *c, int fresh)
     if (c->watch != NULL) {
         rc = watch_pass(c, lists);
         if (rc < 0) {
+            sl__bi_watch_lost(c->watch); /* the retry lists the tree */
             sl_task_set_message(c->ctx, "watch: %s", sl_strerror(rc));
             return SL_WORKER_RECOVERABLE;
         }
@@ -1263,6 +1267,7 @@ crawler_perform(struct sl_task_ctx *ctx)
     sl__bi_patterns_free(&c.files);
     sl__bi_patterns_free(&c.folders);
     precheck_free(&c);
+    sl__bi_watch_put(c.watch);
     return res;
 }
 

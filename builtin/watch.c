@@ -17,7 +17,9 @@
  * restart the first pass lists the tree (and watches it again).
  *
  * Threads: the functions may be called from any task thread; one mutex per
- * watcher and one for the table of watchers.
+ * watcher and one for the table of watchers.  A task holds its watcher
+ * (sl__bi_watch_get, sl__bi_watch_put): a watcher dropped meanwhile (the
+ * run ended or was canceled while the task ran) is freed by the last put.
  */
 #include <errno.h>
 #include <poll.h>
@@ -33,6 +35,8 @@
 
 struct sl__bi_watch {
     struct sl__bi_watch *next;
+    unsigned refs; /* tasks holding it (g_mu) */
+    int dropped;   /* out of the table: freed by the last sl__bi_watch_put */
     char *job;
     char *run_id;
     char *source;
@@ -73,9 +77,15 @@ note(struct sl__bi_watch *w, const char *path, const char *kind)
         json_object_clear(w->pending);
         return;
     }
-    if (was != NULL && strcmp(was, "new") == 0 &&
+    if (was != NULL && (strcmp(was, "new") == 0 || strcmp(was, "renew") == 0) &&
         strcmp(kind, "changed") == 0) {
         return;
+    }
+    if (was != NULL &&
+        (strcmp(was, "gone") == 0 || strcmp(was, "renew") == 0) &&
+        strcmp(kind, "new") == 0) {
+        kind = "renew"; /* a folder gone and made again: what was under it
+                           goes first, then it is listed */
     }
     (void)json_object_set_new(w->pending, path, json_string(kind));
 }
@@ -240,6 +250,30 @@ watch_new(const char *job, const char *run_id, const char *source)
     return w;
 }
 
+/* @w is out of the table; with g_mu held. */
+static void
+drop(struct sl__bi_watch *w)
+{
+    w->dropped = 1;
+    if (w->refs == 0) {
+        watch_free(w);
+    }
+}
+
+void
+sl__bi_watch_put(struct sl__bi_watch *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    (void)pthread_mutex_lock(&g_mu);
+    w->refs--;
+    if (w->refs == 0 && w->dropped) {
+        watch_free(w);
+    }
+    (void)pthread_mutex_unlock(&g_mu);
+}
+
 struct sl__bi_watch *
 sl__bi_watch_get(const char *job,
                  const char *run_id,
@@ -261,7 +295,7 @@ sl__bi_watch_get(const char *job,
                         strcmp((*pp)->source, source) != 0)) {
         w = *pp; /* of an earlier run */
         *pp = w->next;
-        watch_free(w);
+        drop(w);
     }
     w = *pp;
     if (w == NULL && create) {
@@ -272,6 +306,7 @@ sl__bi_watch_get(const char *job,
         }
     }
     if (w != NULL) {
+        w->refs++;
         (void)pthread_mutex_lock(&w->mu);
         *made = !w->listed;
         (void)pthread_mutex_unlock(&w->mu);
@@ -291,13 +326,11 @@ sl__bi_watch_end(const char *job)
         if (strcmp((*pp)->job, job) == 0) {
             w = *pp;
             *pp = w->next;
+            drop(w);
             break;
         }
     }
     (void)pthread_mutex_unlock(&g_mu);
-    if (w != NULL) {
-        watch_free(w);
-    }
 }
 
 /* The kernel's limit of watches: the user namespace's
@@ -383,6 +416,15 @@ sl__bi_watch_take(struct sl__bi_watch *w, json_t **changes, json_t **unwatched)
     *unwatched = json_copy(w->unwatched);
     (void)pthread_mutex_unlock(&w->mu);
     return rescan;
+}
+
+void
+sl__bi_watch_lost(struct sl__bi_watch *w)
+{
+    (void)pthread_mutex_lock(&w->mu);
+    w->rescan = 1;
+    json_object_clear(w->pending);
+    (void)pthread_mutex_unlock(&w->mu);
 }
 
 void

@@ -4,8 +4,9 @@
 # second: checkSeconds 1; no reseed during the test):
 # 1. the first pass lists the tree and watches its folders;
 # 2. a file made, a file changed, a file deleted, a folder moved in from
-#    outside: each is in (or out of) the index within seconds, without a
-#    reseed (watch.changes, watch.gone; lastReseedTime unchanged);
+#    outside, a folder deleted and made again at once: each is in (or out
+#    of) the index within seconds, without a reseed (watch.changes,
+#    watch.gone; lastReseedTime unchanged);
 # 3. a folder of BIG (10,000) files renamed: its documents are all at the
 #    new path and none at the old one, the count unchanged (the time it
 #    took is printed);
@@ -86,6 +87,16 @@ rm "$T/d1/b.txt"
 until_found beta 0 && ok "a file deleted leaves the index within seconds" || fail "beta: $(found beta)"
 mv "$TMP/outside/d2" "$T/d2"
 until_found moved 1 && ok "a folder moved in is indexed within seconds" || fail "moved: $(found moved)"
+mkdir "$T/d3"
+echo "omega one" >"$T/d3/o1.txt"
+echo "omega two" >"$T/d3/o2.txt"
+until_found omega 2 && ok "a folder made with two files is indexed" || fail "omega: $(found omega)"
+rm -rf "$T/d3"
+mkdir "$T/d3"
+echo "omega one, made again: theta" >"$T/d3/o1.txt"
+until_found theta 1 && until_found omega 1 &&
+    ok "a folder deleted and made again at once: the file not made again leaves, the other is new" ||
+    fail "omega $(found omega), theta $(found theta)"
 [ "$(wcount live "$RUN" watch.gone)" -ge 1 ] && [ "$(wcount live "$RUN" watch.changes)" -ge 3 ] &&
     ok "counted: watch.changes $(wcount live "$RUN" watch.changes), watch.gone $(wcount live "$RUN" watch.gone)" ||
     fail "counters: $(jq -c '[.worker[] | with_entries(select(.key | startswith("watch")))]' "$BODY")"
