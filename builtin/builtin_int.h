@@ -112,7 +112,8 @@ int sl__bi_push_gone(struct sl_task_ctx *ctx,
 
 /* The watcher of a continuous file crawl with `watch: true` (watch.c). */
 struct sl__bi_watch;
-/* The watcher of job @job's run @run_id on @source; with @create, made
+/* The watcher of job @job's run @run_id on @source (rootFolder @root,
+ * real path); with @create, made
  * when there is none; one of an earlier run is dropped; held until
  * sl__bi_watch_put.  *made is 1 while
  * no pass has listed the tree since it was made (sl__bi_watch_listed).
@@ -120,6 +121,7 @@ struct sl__bi_watch;
 struct sl__bi_watch *sl__bi_watch_get(const char *job,
                                       const char *run_id,
                                       const char *source,
+                                      const char *root,
                                       int create,
                                       int *made);
 /* The task is done with @w (from sl__bi_watch_get); NULL-safe. */

@@ -1051,13 +1051,27 @@ watch_init(struct crawl *c)
     int made = 0;
 
     if (!sl__bi_json_true(sl_task_param(c->ctx, "watch")) ||
-        sl__bi_pass_kind(c->ctx) == NULL || job == NULL || c->run_id == NULL) {
+        sl__bi_pass_kind(c->ctx) == NULL || job == NULL || c->run_id == NULL ||
+        c->root[0] == '\0') {
+        return 0;
+    }
+    if (sl_task_services(c->ctx)->delta == NULL) {
+        /* `sluice worker`: changes are followed inside `sluice serve` */
+        sl_task_counter_add(c->ctx, "watch.offOutsideServer", 1);
         return 0;
     }
     if (sl_task_param_u64(c->ctx, "maxWatches", 0, &c->max_watches) != 0) {
         c->max_watches = 0;
     }
-    c->watch = sl__bi_watch_get(job, c->run_id, c->source, 1, &made);
+    /* only the first task of a pass makes it: a task of a run that ended
+     * meanwhile must not leave one behind */
+    c->watch =
+        sl__bi_watch_get(job,
+                         c->run_id,
+                         c->source,
+                         c->root,
+                         sl_task_input_count(c->ctx, "directoriesToCrawl") == 0,
+                         &made);
     return made;
 }
 
@@ -1121,6 +1135,22 @@ watch_gone(struct crawl *c, const char *raw)
     return rc == SL_ENOTREADY ? 0 : rc;
 }
 
+/* Is a folder above @path in @unwatched? */
+static int
+under_unwatched(const json_t *unwatched, const char *path)
+{
+    char *p = sl_strdup(path);
+    char *slash = NULL;
+    int found = 0;
+
+    while (!found && (slash = strrchr(p, '/')) != NULL && slash != p) {
+        *slash = '\0';
+        found = json_object_get(unwatched, p) != NULL;
+    }
+    sl_free(p);
+    return found;
+}
+
 /* Take the watcher's changes: in a due pass every change, in a pass that
  * lists the tree (@lists) only what is gone.  1 when the tree must be
  * listed, 0, or an SL_E* code. */
@@ -1152,6 +1182,9 @@ watch_pass(struct crawl *c, int lists)
     }
     json_object_foreach(lists || rc != 0 ? NULL : unwatched, path, v)
     {
+        if (under_unwatched(unwatched, path)) {
+            continue; /* listed with the folder above it */
+        }
         sl_task_counter_add(c->ctx, "watch.rescanned", 1);
         rc = watch_entry(c, path); /* listed again: it cannot be watched */
         if (rc != 0) {
@@ -1185,11 +1218,10 @@ crawl_pass(struct crawl *c, int fresh)
         }
         lists = lists || rc == 1;
     }
-    if (!lists) {
-        return crawl_due(c);
-    }
-    rc = crawl_root(c);
-    if (rc == SL_WORKER_OK && c->watch != NULL) {
+    rc = lists ? crawl_root(c) : crawl_due(c);
+    if (c->watch != NULL && rc != SL_WORKER_OK) {
+        sl__bi_watch_lost(c->watch); /* the changes taken: the retry lists */
+    } else if (c->watch != NULL && lists) {
         sl__bi_watch_listed(c->watch); /* its follow-ups list the rest */
     }
     return rc;

@@ -904,6 +904,12 @@ sl__bi_push_gone(struct sl_task_ctx *ctx,
     p.remote = sl_task_param(ctx, "remote");
     p.param_source = source;
     *removed = 0;
+    if (sl__bi_strategy(json_object_get(sl_task_json(ctx), "parameters"),
+                        &p.strategy,
+                        NULL) != 0 ||
+        !sl_delta_strategy_deletes(p.strategy)) {
+        return SL_ENOTREADY; /* additive, initial: nothing is deleted */
+    }
     if (p.delta == NULL || (p.job != NULL ? p.bb == NULL : p.remote == NULL)) {
         return SL_ENOTREADY; /* left to the expiry */
     }

@@ -40,6 +40,7 @@ struct sl__bi_watch {
     char *job;
     char *run_id;
     char *source;
+    char *root;  /* the crawl's rootFolder */
     int fd;      /* inotify */
     int stop[2]; /* a pipe: the thread ends when it becomes readable */
     pthread_t th;
@@ -109,6 +110,69 @@ unwatch_under(struct sl__bi_watch *w, const char *path)
     }
 }
 
+/* Every watch dropped, the changes too: the next pass lists the tree and
+ * watches it again (the root moved, deleted or unmounted; paths that can
+ * no longer be trusted); with w->mu held. */
+static void
+reset(struct sl__bi_watch *w, const char *why)
+{
+    size_t i = 0;
+
+    SL_WARN(
+        "watch of job %s: %s: the next pass lists the whole tree", w->job, why);
+    for (i = 0; i < w->ndirs; i++) {
+        if (w->dirs[i] != NULL) {
+            (void)inotify_rm_watch(w->fd, (int)i);
+            SL_FREE(w->dirs[i]);
+        }
+    }
+    w->watches = 0;
+    w->rescan = 1;
+    json_object_clear(w->pending);
+    json_object_clear(w->unwatched);
+}
+
+/* Is the parent folder of @path watched? */
+static int
+parent_watched(const struct sl__bi_watch *w, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash != NULL ? (size_t)(slash - path) : 0;
+    size_t i = 0;
+
+    for (i = 0; n > 0 && i < w->ndirs; i++) {
+        if (w->dirs[i] != NULL && strlen(w->dirs[i]) == n &&
+            memcmp(w->dirs[i], path, n) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* An event about watched folder @dir itself: moved, deleted, unmounted.
+ * With a watched parent, the parent's event says it; else the root's
+ * moves and the others' are a reset, a deleted folder is gone. */
+static void
+on_self(struct sl__bi_watch *w, const char *dir, uint32_t mask)
+{
+    char *d = NULL;
+
+    if (mask & IN_UNMOUNT) {
+        reset(w, "a folder's file system was unmounted");
+    } else if (strcmp(dir, w->root) == 0) {
+        reset(w, "rootFolder was moved or deleted");
+    } else if (!parent_watched(w, dir)) {
+        if (mask & IN_MOVE_SELF) {
+            reset(w, "a folder whose parent is not watched was moved");
+        } else {
+            d = sl_strdup(dir);
+            unwatch_under(w, d);
+            note(w, d, "gone");
+            sl_free(d);
+        }
+    }
+}
+
 /* One event; with w->mu held. */
 static void
 on_event(struct sl__bi_watch *w, const struct inotify_event *ev)
@@ -128,13 +192,17 @@ on_event(struct sl__bi_watch *w, const struct inotify_event *ev)
     if (dir == NULL) {
         return;
     }
+    if (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_UNMOUNT)) {
+        on_self(w, dir, ev->mask);
+        return;
+    }
     if (ev->mask & IN_IGNORED) {
         SL_FREE(w->dirs[ev->wd]); /* removed, or its folder is gone */
         w->watches--;
         return;
     }
     if (ev->len == 0) {
-        return; /* about the folder itself: its parent reports it */
+        return;
     }
     path = sl_asprintf("%s/%s", dir, ev->name);
     if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
@@ -147,7 +215,8 @@ on_event(struct sl__bi_watch *w, const struct inotify_event *ev)
         if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
             note(w, path, "new");
         }
-    } else if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
+    } else if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE)) {
+        /* IN_CREATE too: a hard or symbolic link made is never written */
         note(w, path, "changed");
     }
     sl_free(path);
@@ -213,6 +282,7 @@ watch_free(struct sl__bi_watch *w)
     json_decref(w->unwatched);
     (void)pthread_mutex_destroy(&w->mu);
     sl_free(w->job);
+    sl_free(w->root);
     sl_free(w->run_id);
     sl_free(w->source);
     sl_free(w);
@@ -220,11 +290,15 @@ watch_free(struct sl__bi_watch *w)
 
 /* A new watcher with its thread, or NULL (logged). */
 static struct sl__bi_watch *
-watch_new(const char *job, const char *run_id, const char *source)
+watch_new(const char *job,
+          const char *run_id,
+          const char *source,
+          const char *root)
 {
     struct sl__bi_watch *w = sl_calloc(1, sizeof(*w));
 
     w->job = sl_strdup(job);
+    w->root = sl_strdup(root);
     w->run_id = sl_strdup(run_id);
     w->source = sl_strdup(source);
     w->pending = json_object();
@@ -278,6 +352,7 @@ struct sl__bi_watch *
 sl__bi_watch_get(const char *job,
                  const char *run_id,
                  const char *source,
+                 const char *root,
                  int create,
                  int *made)
 {
@@ -299,7 +374,7 @@ sl__bi_watch_get(const char *job,
     }
     w = *pp;
     if (w == NULL && create) {
-        w = watch_new(job, run_id, source);
+        w = watch_new(job, run_id, source, root);
         if (w != NULL) {
             w->next = g_watches;
             g_watches = w;
@@ -361,14 +436,16 @@ sl__bi_watch_dir(struct sl__bi_watch *w, const char *path, size_t max)
     int e = 0;
 
     (void)pthread_mutex_lock(&w->mu);
-    if (max == 0 || w->watches < max) {
-        wd = inotify_add_watch(w->fd,
-                               path,
-                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
-                                   IN_CREATE | IN_DELETE | IN_ONLYDIR |
-                                   IN_DONT_FOLLOW);
-        e = errno;
-    } else {
+    wd = inotify_add_watch(w->fd,
+                           path,
+                           IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
+                               IN_CREATE | IN_DELETE | IN_MOVE_SELF |
+                               IN_DELETE_SELF | IN_ONLYDIR);
+    e = errno;
+    if (wd >= 0 && max != 0 && w->watches >= max &&
+        ((size_t)wd >= w->ndirs || w->dirs[wd] == NULL)) {
+        (void)inotify_rm_watch(w->fd, wd); /* a new one, past maxWatches */
+        wd = -1;
         e = ENOSPC;
     }
     if (wd >= 0) {

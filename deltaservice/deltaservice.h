@@ -378,8 +378,8 @@ int sl_delta_obsolete_scan(struct sl_delta *d,
 
 /**
  * @brief As sl_delta_obsolete_scan, for the entries of @p id and of the
- * ids under it only (@p id followed by '/', or by '!' for the entries of
- * an archive): a folder or file that is gone.  An entry visited in run
+ * ids under it only (@p id followed by '/', or by "!/" for the entries
+ * of an archive): a folder or file that is gone.  An entry visited in run
  * @p seq or later stays.
  * @return as sl_delta_obsolete_scan; SL_EINVAL for an empty or too long id.
  */

@@ -46,7 +46,9 @@ under_id(const struct collect *c, const char *id, size_t n)
 {
     return c->under == NULL ||
            (n >= c->ulen && memcmp(id, c->under, c->ulen) == 0 &&
-            (n == c->ulen || id[c->ulen] == '/' || id[c->ulen] == '!'));
+            (n == c->ulen || id[c->ulen] == '/' ||
+             (n > c->ulen + 1 && id[c->ulen] == '!' &&
+              id[c->ulen + 1] == '/')));
 }
 
 static size_t

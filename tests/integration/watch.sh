@@ -117,6 +117,26 @@ run_data live "$RUN"
 [ "$(jq -r .continuous.lastReseedTime "$BODY")" = "$reseed" ] && ok "no reseed was needed" ||
     fail "a reseed ran: $(jq -c .continuous "$BODY")"
 
+# ---- 3b. the root folder moved away, a copy put back, the old one
+# deleted: the events of the old tree carry paths the new one has; none
+# of its documents may go
+snapshot "$TMP/before-root"
+tl0=$(wcount live "$RUN" watch.treeListed)
+mv "$T" "$T.old"
+cp -a "$T.old" "$T"
+rm -rf "$T.old"
+echo "sigma words" >"$T/d1/s.txt"
+until_found sigma 1 60 && ok "after the root was moved and put back, the tree is watched again" ||
+    fail "sigma: $(found sigma)"
+snapshot "$TMP/after-root"
+cut -f1 "$TMP/before-root" >"$TMP/before-ids"
+cut -f1 "$TMP/after-root" | grep -v '/d1/s\.txt$' >"$TMP/after-ids" || true
+diff "$TMP/before-ids" "$TMP/after-ids" >/dev/null &&
+    ok "no document of the tree put back was deleted ($(grep -c "" "$TMP/before-ids"))" ||
+    fail "documents differ: $(diff "$TMP/before-ids" "$TMP/after-ids" | head -c 300)"
+[ "$(wcount live "$RUN" watch.treeListed)" -gt "$tl0" ] && ok "the move of the root made a pass list the tree" ||
+    fail "watch.treeListed $(wcount live "$RUN" watch.treeListed)"
+
 # ---- 4. maxWatches
 L="$TMP/limited"
 mkdir -p "$L/f1" "$L/f2" "$L/f3" "$L/f4"

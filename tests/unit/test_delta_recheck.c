@@ -355,7 +355,7 @@ test_runs_by_time(void **state)
 
 /* The gone scan: the entries of one id and of the ids under it ('/' and
  * an archive's '!'), not those that only begin alike, nor other sources;
- * an entry seen in the scan's run stays. */
+ * an entry seen in the scan's run stays; "a!b.txt" is a file of its own. */
 struct gone_seen {
     char ids[16][32];
     size_t n;
@@ -407,11 +407,14 @@ test_gone_scan(void **state)
     mark1(f->d, SRC, 1, "/t/a.zip", NULL, "h", 1);
     mark1(f->d, SRC, 1, "/t/a.zip!/in.txt", "/t/a.zip", "h", 0);
     mark1(f->d, SRC, 1, "/t/ab", NULL, "h", 0);
+    mark1(f->d, SRC, 1, "/t/a!b.txt", NULL, "h", 0); /* a file named so */
     mark1(f->d, SRC, 2, "/t/a/seen", NULL, "h", 0);
     mark1(f->d, "other", 1, "/t/a/x", NULL, "h", 0);
     assert_int_equal(gone(f->d, "/t/a", 2, &g), 3); /* a, a/x, a/y/z */
     assert_int_equal(check1(f->d, SRC, 3, "/t/a/x", NULL, "h"), SL_DELTA_NEW);
     assert_int_equal(check1(f->d, SRC, 3, "/t/ab", NULL, "h"),
+                     SL_DELTA_UPTODATE);
+    assert_int_equal(check1(f->d, SRC, 3, "/t/a!b.txt", NULL, "h"),
                      SL_DELTA_UPTODATE);
     assert_int_equal(check1(f->d, SRC, 3, "/t/a/seen", NULL, "h"),
                      SL_DELTA_UPTODATE); /* seen in run 2: stays */
