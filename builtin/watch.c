@@ -91,12 +91,23 @@ note(struct sl__bi_watch *w, const char *path, const char *kind)
     (void)json_object_set_new(w->pending, path, json_string(kind));
 }
 
-/* Drop the watches of folder @path and of the folders under it. */
+/* Drop the watches of folder @path and of the folders under it, and
+ * those of them that could not be watched. */
 static void
 unwatch_under(struct sl__bi_watch *w, const char *path)
 {
     size_t n = strlen(path);
     size_t i = 0;
+    const char *key = NULL;
+    json_t *v = NULL;
+    void *tmp = NULL;
+
+    json_object_foreach_safe(w->unwatched, tmp, key, v)
+    {
+        if (strncmp(key, path, n) == 0 && (key[n] == '\0' || key[n] == '/')) {
+            (void)json_object_del(w->unwatched, key);
+        }
+    }
 
     for (i = 0; i < w->ndirs; i++) {
         const char *d = w->dirs[i];
@@ -208,7 +219,6 @@ on_event(struct sl__bi_watch *w, const struct inotify_event *ev)
     if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
         if (ev->mask & IN_ISDIR) {
             unwatch_under(w, path);
-            (void)json_object_del(w->unwatched, path);
         }
         note(w, path, "gone");
     } else if (ev->mask & IN_ISDIR) {
