@@ -123,8 +123,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 state["injected"] += 1
                 injected = state["injected"]
                 if args.count_file:
-                    with open(args.count_file, "w") as f:
+                    # whole or not at all: a reader never sees it empty
+                    with open(args.count_file + ".tmp", "w") as f:
                         f.write("%d\n" % injected)
+                    os.replace(args.count_file + ".tmp", args.count_file)
         if fault:
             log("%s %s %s -> injected%s" % (self.command, host, self.path, " outage" if outage else ""))
             msg = b"<Error><Code>SlowDown</Code><Message>injected</Message></Error>"
