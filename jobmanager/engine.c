@@ -420,7 +420,6 @@ sl__jm_lease_main(void *arg)
     struct sl_jm *jm = arg;
 
     (void)pthread_mutex_lock(&jm->mu);
-    jm->lease_tick_ms = sl_mono_ms();
     while (!jm->stopping) {
         struct timespec ts;
 

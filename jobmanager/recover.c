@@ -303,6 +303,9 @@ sl_jm_start(struct sl_jm *jm, struct sl_err *err)
     (void)sl__jm_store_scan(jm->st, SL__JM_DB_TASKS, NULL, 0, load_task, jm);
     (void)sl__jm_store_scan(jm->st, SL__JM_DB_EVENTS, NULL, 0, drop_event, jm);
     jm->started = 1;
+    /* the lease timer's clock starts now, not when its thread first runs:
+     * a thread that starts late must still see the stall it missed */
+    jm->lease_tick_ms = sl_mono_ms();
     if (pthread_create(&jm->lease_thread, NULL, sl__jm_lease_main, jm) != 0 ||
         pthread_create(&jm->cleanup_thread, NULL, sl__jm_cleanup_main, jm) !=
             0) {
