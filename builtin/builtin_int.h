@@ -84,6 +84,18 @@ int sl__bi_recheck_record(struct sl_task_ctx *ctx,
                           size_t n,
                           int uptodate_only);
 
+/* Due records one task of a due pass looks at (fileCrawler, webCrawler). */
+#define SL__BI_DUE_PER_TASK 10000
+/* Due record @id of @source is gone (a file, a page answering 404): its
+ * next check moves on as unchanged, so that it is not looked at on every
+ * pass (the next full crawl or the expiry deletes it).  Nothing when
+ * @rk is off or @delta is NULL; a failure only delays that. */
+void sl__bi_recheck_moved_on(struct sl_task_ctx *ctx,
+                             const struct sl__bi_recheck *rk,
+                             struct sl_delta *delta,
+                             const char *source,
+                             const char *id);
+
 /* A continuous run's pass (docs/jobmanager.md "Continuous crawling"):
  * the kind of task @ctx's pass, "reseed" or "due", or NULL outside one. */
 const char *sl__bi_pass_kind(struct sl_task_ctx *ctx);

@@ -908,8 +908,6 @@ crawl_root(struct crawl *c)
  * of the tree.
  * --------------------------------------------------------------------- */
 
-#define DUE_PER_TASK 10000 /* due files one task looks at */
-
 struct due_ids {
     char **ids;
     size_t n;
@@ -931,21 +929,8 @@ due_collect(void *ctx, const char *id, uint64_t due_ms)
 static void
 due_gone(struct crawl *c, struct sl_delta *delta, const char *id)
 {
-    struct sl_delta_recheck it = {id, SL_DELTA_SEEN_UNCHANGED, 0, 0};
-    struct sl_err err;
-
     sl_task_counter_add(c->ctx, "files.dueGone", 1);
-    if (c->rk.on) {
-        (void)sl_delta_recheck_set(delta,
-                                   c->source,
-                                   0,
-                                   &it,
-                                   1,
-                                   (uint64_t)sl__bi_task_now(c->ctx),
-                                   c->rk.min_ms,
-                                   c->rk.max_ms,
-                                   &err);
-    }
+    sl__bi_recheck_moved_on(c->ctx, &c->rk, delta, c->source, id);
 }
 
 /* One due file @id: stat it and pass it on as the tree crawl would. */
@@ -1009,13 +994,13 @@ crawl_due(struct crawl *c)
                             "parameter recheck and a readable rootFolder");
         return SL_WORKER_FATAL;
     }
-    d.ids = sl_calloc(DUE_PER_TASK, sizeof(*d.ids));
+    d.ids = sl_calloc(SL__BI_DUE_PER_TASK, sizeof(*d.ids));
     d.n = 0;
     sl_err_clear(&err);
     rc = sl_delta_recheck_due(delta,
                               c->source,
                               (uint64_t)sl__bi_task_now(c->ctx),
-                              DUE_PER_TASK,
+                              SL__BI_DUE_PER_TASK,
                               due_collect,
                               &d,
                               &found,

@@ -124,6 +124,29 @@ sl__bi_recheck_record(struct sl_task_ctx *ctx,
     return rc;
 }
 
+void
+sl__bi_recheck_moved_on(struct sl_task_ctx *ctx,
+                        const struct sl__bi_recheck *rk,
+                        struct sl_delta *delta,
+                        const char *source,
+                        const char *id)
+{
+    struct sl_delta_recheck it = {id, SL_DELTA_SEEN_UNCHANGED, 0, 0};
+    struct sl_err err;
+
+    if (rk->on && delta != NULL) {
+        (void)sl_delta_recheck_set(delta,
+                                   source,
+                                   0,
+                                   &it,
+                                   1,
+                                   (uint64_t)sl__bi_task_now(ctx),
+                                   rk->min_ms,
+                                   rk->max_ms,
+                                   &err);
+    }
+}
+
 /* ------------------------------------------------------------------------
  * Passes of continuous runs (docs/jobmanager.md "Continuous crawling"):
  * every task of a pass has passId, passKind and passTime in its

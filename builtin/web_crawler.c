@@ -732,7 +732,6 @@ queue_links(struct web_crawl *c,
 /* The due pass of a continuous run: the pages whose next check is due,
  * instead of the start URLs, at depth 1 (0 when that is the limit); their
  * links are not followed: new pages are found by the next reseed. */
-#define DUE_PER_TASK 10000
 
 struct due_links {
     struct sl_delta_link *dl;
@@ -758,21 +757,8 @@ due_collect(void *ctx, const char *id, uint64_t due_ms)
 void
 sl__bi_web_due_gone(struct web_crawl *c, const char *url)
 {
-    struct sl_delta_recheck it = {url, SL_DELTA_SEEN_UNCHANGED, 0, 0};
-    struct sl_err err;
-
     count(c, "links.dueGone");
-    if (c->rk.on && c->delta != NULL) {
-        (void)sl_delta_recheck_set(c->delta,
-                                   c->source,
-                                   0,
-                                   &it,
-                                   1,
-                                   (uint64_t)sl__bi_task_now(c->ctx),
-                                   c->rk.min_ms,
-                                   c->rk.max_ms,
-                                   &err);
-    }
+    sl__bi_recheck_moved_on(c->ctx, &c->rk, c->delta, c->source, url);
 }
 
 static int
@@ -788,9 +774,9 @@ due_links(struct web_crawl *c)
         sl_task_set_message(c->ctx, "a due pass needs the delta service");
         return SL_WORKER_FATAL;
     }
-    d.dl = sl_calloc(DUE_PER_TASK, sizeof(*d.dl));
-    d.urls = sl_calloc(DUE_PER_TASK, sizeof(*d.urls));
-    d.depth = sl_calloc(DUE_PER_TASK, sizeof(*d.depth));
+    d.dl = sl_calloc(SL__BI_DUE_PER_TASK, sizeof(*d.dl));
+    d.urls = sl_calloc(SL__BI_DUE_PER_TASK, sizeof(*d.urls));
+    d.depth = sl_calloc(SL__BI_DUE_PER_TASK, sizeof(*d.depth));
     d.n = 0;
     d.at = c->max_depth > 0 ? 1 : 0;
     c->no_links = 1;
@@ -801,7 +787,7 @@ due_links(struct web_crawl *c)
     rc = sl_delta_recheck_due(c->delta,
                               c->source,
                               (uint64_t)sl__bi_task_now(c->ctx),
-                              DUE_PER_TASK,
+                              SL__BI_DUE_PER_TASK,
                               due_collect,
                               &d,
                               &found,
