@@ -276,7 +276,11 @@ watch_free(struct sl__bi_watch *w)
     size_t i = 0;
 
     if (w->stop[1] >= 0) {
-        (void)write(w->stop[1], "x", 1);
+        /* a pipe of its own, empty: a byte always fits */
+        if (write(w->stop[1], "x", 1) != 1) {
+            SL_ERROR("watch: cannot wake the watcher's thread: %s",
+                     strerror(errno));
+        }
         (void)pthread_join(w->th, NULL);
         (void)close(w->stop[0]);
         (void)close(w->stop[1]);

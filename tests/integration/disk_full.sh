@@ -28,6 +28,7 @@ DISK_MB=${DISK_MB:-30}
 
 DISK="$TMP/disk"
 C="$TMP/corpus"
+FILLER=""
 
 # The server and the mount go before lib.sh's clean-up removes $TMP.
 cleanup_disk() {
@@ -36,6 +37,7 @@ cleanup_disk() {
         wait "$SERVER_PID" 2>/dev/null || true
     fi
     SERVER_PID=""
+    [ -z "$FILLER" ] || kill "$FILLER" 2>/dev/null || true
     if mountpoint -q "$DISK" 2>/dev/null; then
         umount "$DISK" 2>/dev/null || umount -l "$DISK" 2>/dev/null || true
     fi
@@ -175,7 +177,10 @@ umount "$DISK"
 mount_disk
 start_crawl "SIGTERM"
 wait_paused || fail "SIGTERM: no pause for want of space"
-cat /dev/zero >"$DISK/filler" 2>/dev/null || true
+# Kept full: a task that ends deletes its bulk, and the space that gives
+# back would let the commit below succeed (seen in CI: the request got 200).
+(while :; do cat /dev/zero >>"$DISK/filler" 2>/dev/null; sleep 0.02; done) &
+FILLER=$!
 # A definition of 1 MiB needs new pages, which LMDB's free ones do not
 # hold: its commit fails for sure (the request waits for it).
 python3 -c 'import json; print(json.dumps({"name": "big", "workflow": "fileCrawling", "parameters": {"dataSource": "b", "rootFolder": "/tmp", "jobToPushTo": "indexUpdate", "mapping": {"fileName": "x" * 1048576}}}))' >"$TMP/big.json"
@@ -209,6 +214,9 @@ else
         fail "SIGTERM: exit status $rc"
 fi
 SERVER_PID=""
+kill "$FILLER" 2>/dev/null || true
+wait "$FILLER" 2>/dev/null || true
+FILLER=""
 grep -q "commit failed while stopping" "$TMP/server.log" &&
     ok "SIGTERM: the commit that could not be written was given up" ||
     fail "SIGTERM: the log does not say the last group was given up"

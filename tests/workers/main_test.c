@@ -83,8 +83,11 @@ index_seed(const char *data, const char *index, const char *file)
         json_decref(doc);
     }
     if (rc == 0 && !feof(in)) {
-        (void)fscanf(in, " ");
-        if (!feof(in)) {
+        int c = 0;
+
+        while ((c = getc(in)) == ' ' || c == '\n' || c == '\t' || c == '\r') {
+        }
+        if (c != EOF) {
             rc = sl_err_set(&err, SL_EBADJSON, NULL, "%s", jerr.text);
         }
     }
