@@ -279,7 +279,7 @@ watch_free(struct sl__bi_watch *w)
         /* a pipe of its own, empty: a byte always fits */
         if (write(w->stop[1], "x", 1) != 1) {
             SL_ERROR("watch: cannot wake the watcher's thread: %s",
-                     strerror(errno));
+                     sl_errno_str(errno));
         }
         (void)pthread_join(w->th, NULL);
         (void)close(w->stop[0]);
