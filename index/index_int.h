@@ -124,6 +124,21 @@ int sl__index_url_functions(sqlite3 *db);
 /* ---- rank.c: FTS5 auxiliary function sl_bm25, FTS5's bm25 with the
  * document lengths read in rowid order, on connection @db ---- */
 int sl__index_rank_functions(sqlite3 *db);
+/* FTS5's extension API of @db, or NULL. */
+fts5_api *sl__index_fts5(sqlite3 *db);
+
+/* The FTS table's tokenizer: its name and arguments (schema.c's table,
+ * prefix.c's folding of prefixes). */
+#define SL__IX_TOKENIZER      "unicode61"
+#define SL__IX_TOKENIZER_ARGS "remove_diacritics", "2"
+#define SL__IX_TOKENIZE       "unicode61 remove_diacritics 2"
+
+/* ---- prefix.c: prefixes expanded to the shard's words ---- */
+#define SL__IX_PREFIX_WORDS 64 /* words of a prefix expanded, at most */
+/* @match with each prefix "p"* (not in a NEAR) of at most
+ * SL__IX_PREFIX_WORDS words of @ix as an OR of them: a new string, or
+ * NULL when nothing was expanded.  Needs @ix's reader held. */
+char *sl__ix_prefix_expand(struct sl__index *ix, const char *match);
 
 /** A compressor for sl__index_text_pack (NULL when out of memory). */
 struct libdeflate_compressor *sl__index_text_compressor(void);

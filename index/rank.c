@@ -30,8 +30,9 @@
 
 #include "index/index_int.h"
 
-#define GAP_MAX  64 /* rows stepped over before searching again */
-#define COLS_MAX 16 /* weights read */
+#define GAP_MAX      64 /* rows stepped over before searching again */
+#define COLS_MAX     16 /* weights read */
+#define PHRASES_ITER 4  /* phrases counted one by one, at most */
 
 /* Per query (FTS5 aux data): the statistics and the %_docsize cursor. */
 struct rank_data {
@@ -177,6 +178,44 @@ walk_size(struct rank_data *d, sqlite3_int64 rowid, sqlite3_int64 *ntok)
         sqlite3_column_blob(d->sz, 1), sqlite3_column_bytes(d->sz, 1), ntok);
 }
 
+/* The weighted count of each phrase's instances in the row.  A few
+ * phrases: each one's own positions (xInst would first merge those of all
+ * phrases into one sorted array: 10-15% of a query of two words in most
+ * documents); many (an expanded prefix, prefix.c): the instances, which
+ * cost what the row holds, not a call per phrase it lacks. */
+static int
+freqs(const Fts5ExtensionApi *api, Fts5Context *fts, struct rank_data *d)
+{
+    int rc = SQLITE_OK;
+    int ninst = 0;
+    int i = 0;
+
+    memset(d->freq, 0, sizeof(double) * (size_t)d->nphrase);
+    if (d->nphrase <= PHRASES_ITER) {
+        for (i = 0; rc == SQLITE_OK && i < d->nphrase; i++) {
+            Fts5PhraseIter it;
+            int ic = -1, io = 0;
+
+            rc = api->xPhraseFirst(fts, i, &it, &ic, &io);
+            while (rc == SQLITE_OK && ic >= 0) {
+                d->freq[i] += ic < d->nw ? d->w[ic] : 1.0;
+                api->xPhraseNext(fts, &it, &ic, &io);
+            }
+        }
+        return rc;
+    }
+    rc = api->xInstCount(fts, &ninst);
+    for (i = 0; rc == SQLITE_OK && i < ninst; i++) {
+        int ip = 0, ic = 0, io = 0;
+
+        rc = api->xInst(fts, i, &ip, &ic, &io);
+        if (rc == SQLITE_OK && ip >= 0 && ip < d->nphrase) {
+            d->freq[ip] += ic >= 0 && ic < d->nw ? d->w[ic] : 1.0;
+        }
+    }
+    return rc;
+}
+
 static void
 bm25_fn(const Fts5ExtensionApi *api,
         Fts5Context *fts,
@@ -190,7 +229,6 @@ bm25_fn(const Fts5ExtensionApi *api,
     sqlite3_int64 ntok = 0;
     double score = 0.0;
     int rc = SQLITE_OK;
-    int ninst = 0;
     int i = 0;
 
     if (d == NULL) {
@@ -203,16 +241,7 @@ bm25_fn(const Fts5ExtensionApi *api,
             return;
         }
     }
-    memset(d->freq, 0, sizeof(double) * (size_t)d->nphrase);
-    rc = api->xInstCount(fts, &ninst);
-    for (i = 0; rc == SQLITE_OK && i < ninst; i++) {
-        int ip = 0, ic = 0, io = 0;
-
-        rc = api->xInst(fts, i, &ip, &ic, &io);
-        if (rc == SQLITE_OK && ip >= 0 && ip < d->nphrase) {
-            d->freq[ip] += ic >= 0 && ic < d->nw ? d->w[ic] : 1.0;
-        }
-    }
+    rc = freqs(api, fts, d);
     if (rc == SQLITE_OK &&
         (d->sz_broken || walk_size(d, api->xRowid(fts), &ntok) != 0 ||
          !d->sz_checked)) {
@@ -235,9 +264,8 @@ bm25_fn(const Fts5ExtensionApi *api,
     sqlite3_result_double(ctx, -1.0 * score);
 }
 
-/* FTS5's extension API of @db, or NULL. */
-static fts5_api *
-fts5_of(sqlite3 *db)
+fts5_api *
+sl__index_fts5(sqlite3 *db)
 {
     fts5_api *api = NULL;
     sqlite3_stmt *st = NULL;
@@ -254,7 +282,7 @@ fts5_of(sqlite3 *db)
 int
 sl__index_rank_functions(sqlite3 *db)
 {
-    fts5_api *api = fts5_of(db);
+    fts5_api *api = sl__index_fts5(db);
 
     if (api == NULL || api->iVersion < 2) {
         return SQLITE_ERROR;

@@ -17,7 +17,7 @@
 #define FTS_SQL                                                                \
     "CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts USING fts5("             \
     " title, text, path, author, content='documents', content_rowid='id',"     \
-    " tokenize='unicode61 remove_diacritics 2');"
+    " tokenize='" SL__IX_TOKENIZE "');"
 
 /* Merge FTS5 segments in bigger steps: about 25% less time per document
  * when many small transactions arrive (measured with the import

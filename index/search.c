@@ -611,9 +611,11 @@ facet_names(const char *names, int want[], size_t *nwant, struct sl_err *err)
 struct shard_job {
     struct sl__index *ix;
     const struct sl__query *q;
-    const char *hsql;  /* the hits */
-    const char *csql;  /* the count, or "" when the hits carry it */
-    const int *facets; /* indexes into facet_defs */
+    struct sl__query sq; /* q with the shard's prefixes expanded */
+    char *match;         /* sq's expression, when it is not q's */
+    const char *hsql;    /* the hits */
+    const char *csql;    /* the count, or "" when the hits carry it */
+    const int *facets;   /* indexes into facet_defs */
     size_t nfacets;
     const struct cursor *cur; /* where the page starts, or unset */
     unsigned shard;
@@ -634,16 +636,23 @@ shard_run(void *arg)
     size_t f = 0;
     int rc = 0;
 
+    /* a shallow copy: the statements bind its strings, which live until
+     * they are finalized (search_shards) */
+    j->sq = *j->q;
+    j->match = sl__ix_prefix_expand(j->ix, j->q->match);
+    if (j->match != NULL) {
+        j->sq.match = j->match;
+    }
     if (j->csql[0] != '\0') {
         sqlite3_stmt *c = NULL;
 
-        rc = prepare_query(j->ix, j->csql, j->q, &c, &j->err);
+        rc = prepare_query(j->ix, j->csql, &j->sq, &c, &j->err);
         rc = rc == 0 ? step_match(j->ix, c, &j->err) : rc;
         j->total = rc == SQLITE_ROW ? sqlite3_column_int64(c, 0) : 0;
         rc = rc < 0 ? rc : 0;
         (void)sqlite3_finalize(c);
     }
-    rc = rc == 0 ? prepare_query(j->ix, j->hsql, j->q, &j->st, &j->err) : rc;
+    rc = rc == 0 ? prepare_query(j->ix, j->hsql, &j->sq, &j->st, &j->err) : rc;
     if (rc == 0 && j->cur->set) {
         cursor_bind(j->st, j->cur, j->shard);
     }
@@ -656,7 +665,7 @@ shard_run(void *arg)
     for (f = 0; f < j->nfacets && rc == 0; f++) {
         j->counts[f] = json_object();
         rc = facet_shard(
-            j->ix, j->q, (size_t)j->facets[f], j->counts[f], &j->err);
+            j->ix, &j->sq, (size_t)j->facets[f], j->counts[f], &j->err);
     }
     j->rc = rc;
     return NULL;
@@ -823,6 +832,7 @@ search_shards(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
     }
     for (k = 0; k < n; k++) {
         (void)sqlite3_finalize(jobs[k].st);
+        sl_free(jobs[k].match);
         for (f = 0; f < nfacets; f++) {
             json_decref(jobs[k].counts[f]);
         }

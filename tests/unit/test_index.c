@@ -786,8 +786,8 @@ test_index_fts_in_step(void **state)
 }
 
 /* sl_bm25 (rank.c) gives FTS5's bm25 scores, for dense and sparse words,
- * phrases, OR and column filters, rows read in rowid order (gaps of
- * deleted rows wider than its step limit) and in reverse. */
+ * phrases, OR, NEAR, many phrases and column filters, rows read in rowid order
+ * (gaps of deleted rows wider than its step limit) and in reverse. */
 static void
 test_index_rank_bm25(void **state)
 {
@@ -800,6 +800,12 @@ test_index_rank_bm25(void **state)
         "\"common word\"",
         "common NOT rare",
         "w1*",
+        /* phrases counted one by one (at most 4) and by instances */
+        "common OR word OR rare OR w1",
+        "common OR word OR rare OR w1 OR w2 OR other",
+        "(w1 OR w2 OR w3 OR w4 OR w5 OR w6) AND common",
+        "NEAR(common w3, 2)",
+        "NEAR(common w3, 2) OR w1 OR w2 OR w4 OR w5",
     };
     static const char *const orders[] = {"rowid", "rowid DESC"};
     sqlite3 *db = NULL;
@@ -918,7 +924,9 @@ test_index_rank_bm25(void **state)
                 n++;
             }
             (void)sqlite3_finalize(st);
-            assert_true(n > 0);
+            if (n == 0) {
+                fail_msg("%s: no row", queries[q]);
+            }
         }
     }
     (void)sqlite3_close(db);

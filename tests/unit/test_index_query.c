@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "index/index.h"
+#include "index/index_int.h"
 #include "index_fixture.h"
 
 static int
@@ -305,6 +306,16 @@ static const struct {
     {"type:pdf OR type:html", D1 "," D3},
     {"report OR ext:c", D4 "," D1 "," D2 "," D3},
     {"(report OR include) -type:html", D4 "," D1 "," D2},
+    /* prefixes, expanded to the shard's words or not (prefix.c) */
+    {"quart*", D1},
+    {"rep*", D4 "," D1 "," D3},
+    {"title:rep*", D1},
+    {"source:fs -rep*", D2},
+    {"draft NEAR rep*", D4},
+    {"\"quarterly rep\"*", D1},
+    {"zür*", D2},
+    {"ZUR*", D2},
+    {"nothing*", ""},
 };
 
 static void
@@ -324,7 +335,8 @@ test_query_search(void **state)
         "{\"_recordid\":\"" D2 "\",\"title\":\"main\",\"path\":\"" D2
         "\",\"mimeType\":\"text/x-c\",\"size\":500,"
         "\"lastModified\":\"2024-11-01T08:00:00Z\",\"_source\":\"fs\","
-        "\"text\":\"#include <stdio.h> pthread_mutex_lock(&m); C++ don't\"}");
+        "\"text\":\"#include <stdio.h> pthread_mutex_lock(&m); C++ don't "
+        "Zürich\"}");
     put(f->set,
         "{\"_recordid\":\"" D3 "\",\"url\":\"" D3 "\",\"title\":\"Example\","
         "\"mimeType\":\"text/html\",\"size\":10000,"
@@ -364,6 +376,72 @@ test_query_search(void **state)
         assert_int_equal(json_integer_value(json_object_get(res, "total")), 1);
         json_decref(res);
     }
+}
+
+/* @match with its prefixes expanded on the one shard of "docs"; a static
+ * buffer, "-" when nothing was expanded. */
+static const char *
+expanded(struct sl_index_set *set, const char *match)
+{
+    static char out[2048];
+    struct sl__index *ix[SL_INDEX_MAX_SHARDS];
+    struct sl_err err;
+    unsigned n = 0;
+    char *m = NULL;
+
+    if (sl__ix_acquire_all(set, "docs", ix, &n, &err) != 0) {
+        fail_msg("acquire: %s", err.message);
+    }
+    assert_int_equal(n, 1);
+    m = sl__ix_prefix_expand(ix[0], match);
+    sl__ix_release_all(ix, n);
+    (void)snprintf(out, sizeof(out), "%s", m != NULL ? m : "-");
+    sl_free(m);
+    return out;
+}
+
+static void
+test_query_prefix(void **state)
+{
+    struct fixture *f = *state;
+    char text[1024] = "";
+    char doc[1400];
+    size_t i = 0;
+
+    assert_int_equal(sl_index_set_shards(f->set, 1), 0);
+    put(f->set,
+        "{\"_recordid\":\"a\",\"title\":\"Report\",\"text\":\"reports "
+        "repaired report quarterly Zürich stdio.h\"}");
+    assert_string_equal(expanded(f->set, "\"rep\"*"),
+                        "(\"repaired\" OR \"report\" OR \"reports\")");
+    assert_string_equal(expanded(f->set, "\"report\"*"),
+                        "(\"report\" OR \"reports\")");
+    assert_string_equal(expanded(f->set, "(title : \"rep\"* NOT \"zü\"*)"),
+                        "(title : (\"repaired\" OR \"report\" OR "
+                        "\"reports\") NOT (\"zurich\"))");
+    /* a quote in the text, a word after the prefix */
+    assert_string_equal(expanded(f->set, "\"a\"\"b\" AND \"qua\"* AND \"x\""),
+                        "\"a\"\"b\" AND (\"quarterly\") AND \"x\"");
+    /* left alone: inside a NEAR, a phrase ending in a prefix, no word */
+    assert_string_equal(expanded(f->set, "NEAR(\"rep\"* \"qua\", 3)"), "-");
+    assert_string_equal(expanded(f->set, "\"stdio h\"*"), "-");
+    assert_string_equal(expanded(f->set, "\"nothing\"*"), "-");
+    assert_string_equal(expanded(f->set, "\"report\""), "-");
+    /* more words than SL__IX_PREFIX_WORDS: FTS5's own prefix */
+    for (i = 0; i <= SL__IX_PREFIX_WORDS; i++) {
+        (void)snprintf(
+            text + strlen(text), sizeof(text) - strlen(text), " pfx%zu", i);
+    }
+    (void)snprintf(
+        doc, sizeof(doc), "{\"_recordid\":\"b\",\"text\":\"%s\"}", text);
+    put(f->set, doc);
+    assert_string_equal(expanded(f->set, "\"pfx\"*"), "-");
+    assert_string_equal(expanded(f->set, "\"pfx6\"*"),
+                        "(\"pfx6\" OR \"pfx60\" OR \"pfx61\" OR "
+                        "\"pfx62\" OR \"pfx63\" OR \"pfx64\")");
+    assert_string_equal(ids(f->set, "pfx*"), "b");
+    assert_string_equal(ids(f->set, "pfx6*"), "b");
+    assert_string_equal(ids(f->set, "rep* -pfx*"), "a");
 }
 
 /* The ids of the hits of @o, in order, joined by ','; a static buffer. */
@@ -681,6 +759,7 @@ main(void)
         cmocka_unit_test_setup_teardown(
             test_query_sort_facets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_cursor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_prefix, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
