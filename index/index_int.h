@@ -58,6 +58,7 @@ struct sl__index_reader {
  * condition over `docs d` (NULL: none) whose '?' take @params in order. */
 struct sl__query {
     char *match;
+    int phrase; /* the match holds a phrase or a NEAR */
     char *where;
     char *params[SL__QUERY_MAX_PARAMS];
     size_t nparams;

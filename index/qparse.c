@@ -571,6 +571,37 @@ parse_or(struct qp *qp)
  * Writing: FTS5 and SQL.
  * --------------------------------------------------------------------- */
 
+/* Whether the text @s holds more than one token. */
+static int
+tokens_many(const char *s)
+{
+    int n = 0;
+    int in = 0;
+
+    for (; *s != '\0' && n < 2; s++) {
+        int t = token_byte((unsigned char)*s);
+
+        n += t && !in;
+        in = t;
+    }
+    return n > 1;
+}
+
+/* Whether @n or what follows it holds a phrase (a text of several tokens)
+ * or a NEAR: FTS5 compares positions to match those, so that a count
+ * costs about as much as the ranking (search.c counts them there). */
+static int
+has_phrase(const struct qnode *n)
+{
+    for (; n != NULL; n = n->next) {
+        if (n->kind == Q_NEAR || (n->kind == Q_TEXT && tokens_many(n->text)) ||
+            has_phrase(n->kids)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Whether @n can be written as FTS5: words, their AND and OR, and NOT
  * after something positive. */
 static int
@@ -801,6 +832,7 @@ write_root(const struct qnode *root, struct sl__query *q)
         return -1;
     }
     q->match = m.len > 0 ? sl_strndup(m.data, m.len) : NULL;
+    q->phrase = q->match != NULL && has_phrase(root);
     q->where = w.len > 0 ? sl_strndup(w.data, w.len) : NULL;
     sl_buf_free(&m);
     sl_buf_free(&w);

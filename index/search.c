@@ -170,8 +170,10 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
  * @o (their key in column KEY_COL, equal keys by rowid), those @after a
  * cursor only (its key bound to :ck, the rowid to start after to :cid),
  * and their count:
- * with filters, every hit row carries it (column TOTAL_COL, a window over
- * the one pass the filters take), else the FTS index gives it.
+ * with filters or phrases, every hit row carries it (column TOTAL_COL, a
+ * window over the one pass that ranks; after a cursor a count of its
+ * own, which also counts the rows before it), else the FTS index gives
+ * it.
  * Words rank by bm25; a query of field filters alone ranks nothing
  * (score 0) and has no snippet.  With words, the inner query orders every
  * match by its key and keeps @want, reading only the FTS index when there
@@ -189,6 +191,14 @@ search_sql(const struct sl__query *q,
     const char *key = q->match != NULL ? "score" : "0.0";
     const char *dir = opt->ascending ? "ASC" : "DESC";
     const char *op = opt->ascending ? ">" : "<";
+    /* the hits carry their count (column TOTAL_COL, a window over the
+     * pass that ranks them) when counting apart would match them again
+     * at a cost: filters join every match to its row, phrases and NEAR
+     * compare positions (per shard of the benchmark index, a phrase of
+     * two words in most documents: 25 ms to count and 55 to rank, 59
+     * both in one pass; a word alone counts in 6 ms from the FTS index,
+     * and the window would cost 24 more) */
+    int window = q->where != NULL || q->phrase;
 
     if (opt->sort == SL_INDEX_SORT_DATE) {
         /* a text longer than a date, or with a NUL, is none (so that a
@@ -220,7 +230,7 @@ search_sql(const struct sl__query *q,
                              " AS score%s%s%s",
                              k,
                              k,
-                             q->where != NULL ? "count(*) OVER ()" : "0",
+                             window ? "count(*) OVER ()" : "0",
                              by_score ? "" : ", ",
                              by_score ? "" : key,
                              by_score ? "" : " AS k");
@@ -274,7 +284,7 @@ search_sql(const struct sl__query *q,
             want,
             dir);
     }
-    if (q->where == NULL) { /* else the hits count themselves (column 11) */
+    if (q->where == NULL && (!window || after)) {
         (void)sl_buf_appendf(count,
                              "SELECT count(*) FROM documents_fts WHERE"
                              " documents_fts MATCH ?1");

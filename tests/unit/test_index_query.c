@@ -557,6 +557,7 @@ page_all(struct sl_index_set *set,
          size_t cap)
 {
     char cur[1024] = "";
+    json_int_t total = -1;
     int pages = 0;
 
     out[0] = '\0';
@@ -573,6 +574,13 @@ page_all(struct sl_index_set *set,
                        out[0] != '\0' && got[0] != '\0' ? "," : "",
                        got);
         assert_true(++pages < 100);
+        /* every page counts all hits, those before its cursor too (unless
+         * documents were added between two pages) */
+        if (total >= 0 && between == NULL) {
+            assert_int_equal(json_integer_value(json_object_get(res, "total")),
+                             total);
+        }
+        total = json_integer_value(json_object_get(res, "total"));
         next = json_object_get(res, "next");
         if (next == NULL) {
             /* no cursor after the last page, and no page is short before */
@@ -664,10 +672,13 @@ test_query_cursor(void **state)
     }
     memset(&o, 0, sizeof(o));
     for (sort = 0; sort < 6; sort++) {
-        const char *queries[] = {"pager", "path:/d OR pager"};
+        /* a word, a filter (the hits count themselves), a phrase (they
+         * count themselves too) */
+        const char *queries[] = {
+            "pager", "path:/d OR pager", "\"pager filler\""};
         size_t qi = 0;
 
-        for (qi = 0; qi < 2; qi++) {
+        for (qi = 0; qi < 3; qi++) {
             o.query = queries[qi];
             o.sort = (enum sl_index_sort)(sort / 2);
             o.ascending = sort % 2;
