@@ -111,9 +111,13 @@ words(sqlite3 *db, const struct fold *f, struct sl_buf *b)
     for (;;) {
         const char *w = NULL;
         int wlen = 0;
+        int src = 0;
 
         (void)sqlite3_bind_text(st, 1, from, (int)flen, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_ROW) {
+        if ((src = sqlite3_step(st)) != SQLITE_ROW) {
+            /* an error is no end of the list: FTS5's own prefix, not
+             * an OR that lacks the words after it */
+            n = src == SQLITE_DONE ? n : SL__IX_PREFIX_WORDS + 1;
             break;
         }
         w = (const char *)sqlite3_column_text(st, 0);
