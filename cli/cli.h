@@ -200,6 +200,7 @@ struct sl_cfg {
     uint64_t bb_limit_ms;           /* bulkbuilder.bulkLimitTimeMs */
     uint64_t bb_max_active;         /* bulkbuilder.maxActiveWorkflowRuns */
     uint64_t index_shards;          /* index.shards */
+    uint64_t index_idle_merge_ms;   /* index.idleMergeMs */
     char converters[16384];         /* textExtractor.converters, JSON text */
     char throttle_bins[16384];      /* throttle.bins, JSON text */
     char obj_backend[8];            /* objectstore.backend: "fs" | "s3" */

@@ -498,6 +498,10 @@ open_index(const struct sl_cfg *cfg, struct sl_index_set **out)
         SL_ERROR("cannot open the index: %s", err.message);
     } else {
         (void)sl_index_set_shards(*out, (unsigned)cfg->index_shards);
+        if (sl_index_set_idle_merge(*out, (unsigned)cfg->index_idle_merge_ms) !=
+            0) {
+            SL_WARN("no thread to merge index segments when idle");
+        }
     }
     sl_free(dir);
     return rc;

@@ -278,6 +278,13 @@ static const struct cfg_key keys[] = {
          "database files per embedded index, written in parallel (fixed "
          "when an index is created; default: a quarter of the cores, 2 to "
          "8)"),
+    UINT("index.idleMergeMs",
+         index_idle_merge_ms,
+         "2000",
+         0,
+         3600000,
+         "ms without a write after which a shard's FTS segments are merged "
+         "(0 = never)"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -84,6 +84,8 @@ sl__api_index_get(struct sl__req *req)
     const char *name = sl__req_param(req, "name");
     struct sl_err err;
     uint64_t count = 0;
+    uint64_t segments = 0;
+    int merging = 0;
     int rc = 0;
 
     sl_err_clear(&err);
@@ -91,14 +93,24 @@ sl__api_index_get(struct sl__req *req)
         return 0;
     }
     rc = sl_index_count(req->svc->index, name, &count, &err);
+    if (rc == 0) {
+        rc =
+            sl_index_segments(req->svc->index, name, &segments, &merging, &err);
+    }
     if (rc != 0) {
         return sl__reply_err(req, &err);
     }
-    return sl__reply_json(
-        req,
-        200,
-        json_pack(
-            "{s:s, s:I}", "name", name, "documentCount", (json_int_t)count));
+    return sl__reply_json(req,
+                          200,
+                          json_pack("{s:s, s:I, s:I, s:b}",
+                                    "name",
+                                    name,
+                                    "documentCount",
+                                    (json_int_t)count,
+                                    "segments",
+                                    (json_int_t)segments,
+                                    "merging",
+                                    merging));
 }
 
 int

@@ -202,6 +202,7 @@ sl_index_open(const char *dir, struct sl_index_set **out, struct sl_err *err)
     set->shards = SL_INDEX_DEFAULT_SHARDS;
     (void)pthread_mutex_init(&set->mu, NULL);
     (void)pthread_cond_init(&set->cv, NULL);
+    atomic_init(&set->merge_stop, 0);
     *out = set;
     return 0;
 }
@@ -314,6 +315,7 @@ sl_index_close(struct sl_index_set *set)
     if (set == NULL) {
         return;
     }
+    sl__index_merger_stop(set);
     while (set->head != NULL) {
         ix = set->head;
         set->head = ix->next;
@@ -434,6 +436,8 @@ index_open(struct sl_index_set *set,
         goto fail;
     }
     ix->path = path;
+    atomic_init(&ix->merge_due, 0);
+    sl__index_merge_due(ix); /* a merge the last process left, if any */
     *out = ix;
     return 0;
 
@@ -491,8 +495,8 @@ list_open(struct sl_index_set *set,
 
 /*
  * The open shard @shard of index @name (opened, or with @create created,
- * on first use), counted as a user until unref() (sl_index_drop waits for
- * the users of an index before it frees its shards); no lock taken.  Its
+ * on first use), counted as a user until sl__index_unref() (sl_index_drop waits
+ * for the users of an index before it frees its shards); no lock taken.  Its
  * nshards never changes.  While the index is being dropped a call with
  * @create waits for the drop to end (the write creates the index again),
  * one without is SL_ENOENT (it must not wait: a reader may hold other
@@ -546,8 +550,8 @@ find_shard(struct sl_index_set *set,
 }
 
 /* The caller is done with @ix (find_shard counted it as a user). */
-static void
-unref(struct sl__index *ix)
+void
+sl__index_unref(struct sl__index *ix)
 {
     struct sl_index_set *set = ix->set;
 
@@ -576,7 +580,7 @@ sl__index_acquire(struct sl_index_set *set,
     }
     if (try) {
         if (pthread_mutex_trylock(&ix->mu) != 0) {
-            unref(ix);
+            sl__index_unref(ix);
             return 1;
         }
     } else {
@@ -599,7 +603,7 @@ sl__index_nshards(struct sl_index_set *set,
     *n = 0;
     if (rc == 0) {
         *n = ix->nshards; /* fixed at open: no lock needed */
-        unref(ix);
+        sl__index_unref(ix);
     }
     return rc;
 }
@@ -609,7 +613,7 @@ sl__index_release(struct sl__index *ix)
 {
     reset_stmts(ix->st);
     (void)pthread_mutex_unlock(&ix->mu);
-    unref(ix);
+    sl__index_unref(ix);
 }
 
 /* Open @ix's reader; rd.mu held. */
@@ -675,7 +679,7 @@ sl__index_acquire_read(struct sl_index_set *set,
     }
     if (rc != 0) {
         (void)pthread_mutex_unlock(&ix->rd.mu);
-        unref(ix);
+        sl__index_unref(ix);
         return rc;
     }
     *out = ix;
@@ -693,7 +697,7 @@ sl__index_release_read(struct sl__index *ix)
         (void)sqlite3_exec(ix->rd.db, "ROLLBACK", NULL, NULL, NULL);
     }
     (void)pthread_mutex_unlock(&ix->rd.mu);
-    unref(ix);
+    sl__index_unref(ix);
 }
 
 /* Run a statement without result rows (BEGIN, COMMIT, a write). */
@@ -1196,6 +1200,8 @@ apply_shard(struct sl__index *ix,
     }
     if (rc != 0) {
         (void)step_done(ix, SL__IX_ROLLBACK, NULL);
+    } else {
+        sl__index_merge_due(ix);
     }
     return rc;
 }

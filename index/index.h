@@ -98,6 +98,25 @@ int sl_index_set_shards(struct sl_index_set *set, unsigned shards);
 void sl_index_close(struct sl_index_set *set);
 
 /**
+ * @brief Merge each shard's FTS segments once it has had no write for
+ * @p idle_ms milliseconds (docs/index.md "Segments"), in a thread of the
+ * set; 0 never merges (the default).  Call before other threads use the
+ * set.  A shard is also due when it is opened.
+ * @return 0 or SL_EINTERNAL (no thread).
+ */
+int sl_index_set_idle_merge(struct sl_index_set *set, unsigned idle_ms);
+/**
+ * @brief The FTS segments of @p index summed over its shards, and whether
+ * a merge is due or running on one of them (sl_index_set_idle_merge).
+ * @return 0, SL_ENOENT, SL_EBADNAME or SL_EIO.
+ */
+int sl_index_segments(struct sl_index_set *set,
+                      const char *index,
+                      uint64_t *segments,
+                      int *merging,
+                      struct sl_err *err);
+
+/**
  * @brief Insert or replace the document @p doc in @p index (created on
  * first write).
  * @param[in] doc borrowed; an object with a string "_recordid".

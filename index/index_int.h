@@ -7,6 +7,7 @@
 #define SL_INDEX_INT_H_INCLUDED
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <sqlite3.h>
 
@@ -55,7 +56,7 @@ struct sl__index_reader {
 #define SL__QUERY_MAX_PARAMS 64
 #define SL__QUERY_MAX_MATCH  (16u * 1024)
 /* A query read: @match an FTS5 expression (NULL: none), @where an SQL
- * condition over `docs d` (NULL: none) whose '?' take @params in order. */
+ * condition over `docs_cols d` (NULL: none) whose '?' take @params in order. */
 struct sl__query {
     char *match;
     int phrase; /* the match holds a phrase or a NEAR */
@@ -158,6 +159,8 @@ struct sl__index {
     sqlite3_stmt *st[SL__IX_NSTMT];
     struct sl__index_reader rd; /* queries */
     int64_t pruned_ms;          /* last tombstone pruning (sl_mono_ms) */
+    _Atomic int64_t merge_due;  /* merge from then on (sl_mono_ms), 0: no */
+    uint64_t merge_steps;       /* merge steps that did work (mu) */
     struct libdeflate_compressor *pack; /* the writer's (textpack.c) */
     struct sl__index *next;             /* list of the set */
 };
@@ -276,6 +279,14 @@ struct sl_index_set {
     pthread_cond_t cv;      /* a drop ended, or a shard's users fell to 0 */
     struct sl__index *head; /* open shards */
     struct sl__index_dropping *dropping; /* names being dropped */
+    /* merging when idle (merge.c); set before other threads use the set */
+    unsigned idle_ms; /* quiet time before a shard merges, 0: never */
+    int merging;      /* the merger thread runs */
+    pthread_t merger;
+    pthread_mutex_t merge_mu; /* leaf lock: merge_kick */
+    pthread_cond_t merge_cv;
+    int merge_kick;
+    atomic_int merge_stop;
 };
 
 /** Is index @p name being dropped?  set->mu held. */
@@ -284,6 +295,12 @@ int sl__index_dropping(const struct sl_index_set *set, const char *name);
 struct sl__index *sl__index_find_open(const struct sl_index_set *set,
                                       const char *name,
                                       unsigned shard);
+/** The caller is done with @p ix (a user counted by find_shard). */
+void sl__index_unref(struct sl__index *ix);
+/** @p ix was opened or written: merge its segments once it is idle. */
+void sl__index_merge_due(struct sl__index *ix);
+/** Stop and join the merger thread (sl_index_close). */
+void sl__index_merger_stop(struct sl_index_set *set);
 /** Close the connections of @p ix and free it; nobody may use it. */
 void sl__index_free(struct sl__index *ix);
 

@@ -1,6 +1,6 @@
 /*
  * The field filters of the query language (qfields.c): fields and the SQL
- * conditions over `docs d` their values become.
+ * conditions over `docs_cols d` their values become.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include "index/qparse_int.h"
 
 /* ------------------------------------------------------------------------
- * Field filters: SQL over `docs d`.
+ * Field filters: SQL over `docs_cols d`.
  * --------------------------------------------------------------------- */
 
 static struct qnode *
@@ -335,16 +335,21 @@ sl__qfield_filter(struct qp *qp, const char *name, const char *v, size_t at)
     } else if (strcmp(name, "ext") == 0) {
         size_t i = 0;
 
-        a = sl_asprintf(".%s", v[0] == '.' ? v + 1 : v);
-        for (i = 0; a[i] != '\0'; i++) {
-            a[i] = (char)tolower((unsigned char)a[i]);
+        /* ends with ".ext", ASCII letters in any case: LIKE compares
+         * them so (as lower() did, at twice the cost), its wildcards
+         * and escape character escaped */
+        b = sl_asprintf(".%s", v[0] == '.' ? v + 1 : v);
+        a = sl_malloc(2 * strlen(b) + 2);
+        a[0] = '%';
+        for (i = 0, n = 1; b[i] != '\0'; i++) {
+            if (b[i] == '%' || b[i] == '_' || b[i] == '\\') {
+                a[n++] = '\\';
+            }
+            a[n++] = b[i];
         }
-        f = filter_node(qp,
-                        "substr(lower(coalesce(d.path, d._recordid)),"
-                        " -length(?)) = ?",
-                        2,
-                        a,
-                        a);
+        a[n] = '\0';
+        f = filter_node(
+            qp, "coalesce(d.path, d._recordid) LIKE ? ESCAPE '\\'", 1, a);
     } else if (strcmp(name, "type") == 0 || strcmp(name, "mime") == 0) {
         return type_filter(qp, v, at);
     } else if (strcmp(name, "modified") == 0 || strcmp(name, "created") == 0) {

@@ -1,7 +1,7 @@
 /*
  * The query language of search (docs/index.md "Query language"): what a
  * user types, read into a tree and written as an FTS5 MATCH expression
- * (the words, ranked by bm25) and an SQL condition over `docs d` (the
+ * (the words, ranked by bm25) and an SQL condition over `docs_cols d` (the
  * field filters, and words that a MATCH cannot hold, such as those
  * under an OR with a filter).
  *
@@ -742,7 +742,7 @@ add_param(struct sl__query *q, char *p)
     return 0;
 }
 
-/* @n as an SQL condition over `docs d`; its values go to @q's params. */
+/* @n as an SQL condition over `docs_cols d`; its values go to @q's params. */
 static int
 sql_write(struct sl_buf *b, const struct qnode *n, struct sl__query *q)
 {

@@ -142,7 +142,7 @@ sl__ix_merge_next(sqlite3_stmt *const *st,
 
 /* FROM and WHERE of query @q: the FTS table joined to the rows when it
  * has words, the rows alone when it has filters only; the rows by their
- * index docs_cols (schema.c), which holds every column a filter, facet or
+ * table docs_cols (schema.c), which holds every column a filter, facet or
  * order reads. */
 static void
 from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
@@ -151,8 +151,8 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
 
     if (q->match != NULL) {
         (void)sl_buf_appendf(b,
-                             " FROM documents_fts JOIN docs d INDEXED BY"
-                             " docs_cols ON d.id = documents_fts.rowid%s"
+                             " FROM documents_fts JOIN docs_cols d"
+                             " ON d.id = documents_fts.rowid%s"
                              " WHERE documents_fts"
                              " MATCH ?1%s%s%s",
                              join,
@@ -161,8 +161,7 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
                              w ? ")" : "");
         return;
     }
-    (void)sl_buf_appendf(
-        b, " FROM docs d INDEXED BY docs_cols%s WHERE %s", join, w);
+    (void)sl_buf_appendf(b, " FROM docs_cols d%s WHERE %s", join, w);
 }
 
 /*
@@ -260,7 +259,7 @@ search_sql(const struct sl__query *q,
                              k,
                              dir);
     } else {
-        /* two levels: the page of rows, from the index docs_cols alone
+        /* two levels: the page of rows, from the table docs_cols alone
          * (their count as a window), then the page's columns */
         (void)sl_buf_appendf(hits,
                              "SELECT o._recordid, 0.0, o.title, NULL," HIT_COLS

@@ -26,7 +26,15 @@ expect_status 200 "list indexes"
 expect_jq '[.indexes[] | [.name, .documentCount]] == [["docs",4],["other",1]]' "indexes with counts"
 expect_jq '.indexes[0].url | endswith("/smila/index/docs/")' "index url"
 req GET /smila/index/docs/
-expect_jq '. == {"name":"docs","documentCount":4}' "one index"
+expect_jq '{name, documentCount} == {"name":"docs","documentCount":4}' "one index"
+expect_jq '(.segments | type) == "number" and .segments >= 1 and (.merging | type) == "boolean"' "segments and merging"
+# opened shards are due for a merge after index.idleMergeMs (2 s): it ends
+for _ in $(seq 1 100); do
+    req GET /smila/index/docs/
+    [ "$(jq -r .merging "$BODY")" = false ] && break
+    sleep 0.1
+done
+expect_jq '.merging == false and .segments >= 1' "the idle merge ends"
 req GET /smila/index/docs
 expect_status 200 "trailing slash optional"
 req GET /smila/index/nosuch/

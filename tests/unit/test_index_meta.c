@@ -357,7 +357,23 @@ static const char schema4_sql[] =
     " SELECT id, title, text, path FROM documents;"
     "INSERT INTO sources VALUES ('m2', 'S');";
 
-/* Run @sql on a new database file for index @name. */
+/* Rows of `docs` and `docs_cols` (schema 10) that do not agree: 0 when
+ * each row has its twin with the same columns. */
+static int64_t
+cols_differ(const char *dir, const char *name)
+{
+    return db_int(dir,
+                  name,
+                  "SELECT (SELECT count(*) FROM docs) + (SELECT count(*) FROM"
+                  " docs_cols) - 2 * (SELECT count(*) FROM docs d JOIN"
+                  " docs_cols c ON c.id = d.id WHERE c._recordid IS"
+                  " d._recordid AND c.path IS d.path AND c.mime IS d.mime"
+                  " AND c.size IS d.size AND c.modified IS d.modified AND"
+                  " c.created IS d.created AND c.url IS d.url AND c.host IS"
+                  " d.host)");
+}
+
+/* Run @sql on the database file of index @name (created if new). */
 static void
 make_db(const char *dir, const char *name, const char *sql)
 {
@@ -391,7 +407,7 @@ test_meta_migrate4(void **state)
 
     make_db(f->dir, "old", schema4_sql);
     assert_int_equal(count(f->set, "old"), 4);
-    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 9);
+    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 10);
     /* schema 6: the sources keyed by _recordid moved to doc_sources */
     assert_int_equal(db_int(f->dir,
                             "old",
@@ -496,13 +512,14 @@ test_meta_migrate7(void **state)
 
     make_db(f->dir, "web", schema7_sql);
     assert_int_equal(count(f->set, "web"), 2);
-    assert_int_equal(db_int(f->dir, "web", "PRAGMA user_version"), 9);
-    /* schema 9: the columns of searches have their index */
+    assert_int_equal(db_int(f->dir, "web", "PRAGMA user_version"), 10);
+    /* schema 10: the columns of searches have their table */
     assert_int_equal(db_int(f->dir,
                             "web",
                             "SELECT count(*) FROM sqlite_master WHERE name ="
-                            " 'docs_cols'"),
+                            " 'docs_cols' AND type = 'table'"),
                      1);
+    assert_int_equal(cols_differ(f->dir, "web"), 0);
     res = search(f->set, "web", "page OR file");
     h = hit_of(res, "https://Example.ORG/a%20b/c.html");
     assert_string_equal(str(h, "url"), "https://Example.ORG/a%20b/c.html");
@@ -529,6 +546,79 @@ test_meta_migrate7(void **state)
     assert_string_equal(ids(f->set, "web", "renewed c"),
                         "https://Example.ORG/a%20b/c.html");
     assert_int_equal(fts_integrity(f->dir, "web"), SQLITE_OK);
+}
+
+/*
+ * The columns searches filter on (table docs_cols, schema 10) stay equal
+ * to the rows through inserts, updates, deletes and a purge; a schema 9
+ * database (the columns in an index of that name) gets the table, filled,
+ * at open, and its filters find the same.
+ */
+static void
+test_meta_cols10(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t n = 0;
+
+    assert_int_equal(sl_index_set_shards(f->set, 1), 0);
+    store(f->set,
+          "c",
+          "{\"_recordid\":\"/a/x.txt\",\"text\":\"alpha\",\"size\":10,"
+          "\"mimeType\":\"text/plain\",\"lastModified\":\"2025-01-02\","
+          "\"_source\":\"S\"}");
+    store(f->set,
+          "c",
+          "{\"_recordid\":\"/a/y.html\",\"text\":\"alpha\",\"size\":2000,"
+          "\"mimeType\":\"text/html\",\"_source\":\"T\"}");
+    store(f->set,
+          "c",
+          "{\"_recordid\":\"https://h.example/p\",\"url\":"
+          "\"https://h.example/p\",\"text\":\"alpha\",\"_source\":\"S\"}");
+    store(f->set,
+          "c",
+          "{\"_recordid\":\"/b/z.md\",\"text\":\"alpha\",\"_source\":\"S\"}");
+    assert_int_equal(cols_differ(f->dir, "c"), 0);
+    /* an update changes every column, a delete and a purge remove rows */
+    store(f->set,
+          "c",
+          "{\"_recordid\":\"/a/y.html\",\"text\":\"beta\",\"size\":5,"
+          "\"path\":\"/c/y.HTML\",\"mimeType\":\"application/xhtml+xml\","
+          "\"lastModified\":\"2026-03-04\",\"_source\":\"T\"}");
+    assert_int_equal(sl_index_delete(f->set, "c", "/b/z.md", NULL), 0);
+    assert_int_equal(cols_differ(f->dir, "c"), 0);
+    assert_string_equal(ids(f->set, "c", "ext:html size:<10 path:/c"),
+                        "/a/y.html");
+    assert_int_equal(sl_index_purge_source(f->set, "c", "S", 0, &n, NULL, NULL),
+                     0);
+    assert_int_equal(n, 2);
+    assert_int_equal(cols_differ(f->dir, "c"), 0);
+    assert_int_equal(db_int(f->dir, "c", "SELECT count(*) FROM docs_cols"), 1);
+    store(f->set,
+          "c",
+          "{\"_recordid\":\"/a/x.txt\",\"text\":\"alpha\",\"size\":10,"
+          "\"mimeType\":\"text/plain\",\"_source\":\"S\"}");
+
+    /* the same database as schema 9 left it */
+    sl_index_close(f->set);
+    make_db(f->dir,
+            "c",
+            "DROP TRIGGER docs_cols_ins; DROP TRIGGER docs_cols_upd;"
+            " DROP TRIGGER docs_cols_del; DROP TABLE docs_cols;"
+            " CREATE INDEX docs_cols ON docs(id, _recordid, path, mime,"
+            " size, modified, created, url, host);"
+            " PRAGMA user_version=9;");
+    assert_int_equal(sl_index_open(f->dir, &f->set, NULL), 0);
+    assert_int_equal(count(f->set, "c"), 2);
+    assert_int_equal(db_int(f->dir, "c", "PRAGMA user_version"), 10);
+    assert_int_equal(db_int(f->dir,
+                            "c",
+                            "SELECT count(*) FROM sqlite_master WHERE name"
+                            " LIKE 'docs_cols%' AND type IN ('table',"
+                            " 'trigger')"),
+                     4);
+    assert_int_equal(cols_differ(f->dir, "c"), 0);
+    assert_string_equal(ids(f->set, "c", "alpha OR beta ext:txt"), "/a/x.txt");
+    assert_string_equal(ids(f->set, "c", "type:html"), "/a/y.html");
 }
 
 /* A migration that fails leaves the database as it was (one
@@ -573,11 +663,11 @@ test_meta_newer_refused(void **state)
     make_db(f->dir,
             "new",
             "CREATE TABLE documents(id INTEGER PRIMARY KEY);"
-            "PRAGMA user_version=10;");
+            "PRAGMA user_version=11;");
     sl_err_clear(&err);
     assert_int_equal(sl_index_count(f->set, "new", &n, &err), SL_ECORRUPT);
     assert_non_null(strstr(err.message, "newer"));
-    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 10);
+    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 11);
     assert_int_equal(
         db_int(f->dir, "new", "SELECT count(*) FROM sqlite_master"), 1);
 }
@@ -594,6 +684,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_meta_types, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta_migrate4, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta_migrate7, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_meta_cols10, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_meta_migrate_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(

@@ -29,7 +29,7 @@ setup(void **state)
 
 #define IN_FTS                                                                 \
     "d.id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
-#define EXT "(substr(lower(coalesce(d.path, d._recordid)), -length(?)) = ?)"
+#define EXT "(coalesce(d.path, d._recordid) LIKE ? ESCAPE '\\')"
 #define HOST_PORT                                                              \
     "((d.host = lower(?) AND rtrim(substr(lower(d.url), instr(d.url, '://') "  \
     "+ 3, length(?) + 1), '/?#') = lower(?)))"
@@ -78,15 +78,10 @@ static const struct {
     {"title:\"big lunch\"", "title : \"big lunch\"", NULL, NULL},
     {"title:(a OR b)", "(title : \"a\" OR title : \"b\")", NULL, NULL},
     {"author:smith x", "(author : \"smith\" AND \"x\")", NULL, NULL},
-    {"ext:pdf report", "\"report\"", EXT, ".pdf|.pdf"},
-    {"report -ext:.PDF",
-     "\"report\"",
-     "(NOT coalesce(" EXT ", 0))",
-     ".pdf|.pdf"},
-    {"report OR ext:pdf",
-     NULL,
-     "(" IN_FTS " OR " EXT ")",
-     "\"report\"|.pdf|.pdf"},
+    {"ext:pdf report", "\"report\"", EXT, "%.pdf"},
+    {"report -ext:.PDF", "\"report\"", "(NOT coalesce(" EXT ", 0))", "%.PDF"},
+    {"report OR ext:pdf", NULL, "(" IN_FTS " OR " EXT ")", "\"report\"|%.pdf"},
+    {"ext:p_f%\\", NULL, EXT, "%.p\\_f\\%\\\\"},
     {"size:>1M", NULL, "(d.size > 1048576)", NULL},
     {"size:1k..2.5k", NULL, "(d.size >= 1024 AND d.size <= 2560)", NULL},
     {"size:..10", NULL, "(d.size <= 10)", NULL},
@@ -282,6 +277,9 @@ static const struct {
     {"title:report", D1},
     {"draft NEAR report", D4},
     {"report ext:pdf", D1},
+    {"report ext:PDF", D1},
+    {"ext:p_f", ""}, /* not a wildcard */
+    {"ext:%", ""},
     {"report -ext:pdf", D4 "," D3},
     /* a negated filter keeps documents without the field (no created) */
     {"report -created:2020..2030", D4 "," D1 "," D3},
