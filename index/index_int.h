@@ -59,7 +59,8 @@ struct sl__index_reader {
  * condition over `docs_cols d` (NULL: none) whose '?' take @params in order. */
 struct sl__query {
     char *match;
-    int phrase; /* the match holds a phrase or a NEAR */
+    int phrase;     /* the match holds a phrase or a NEAR */
+    int one_phrase; /* the match is one phrase of several words */
     char *where;
     char *params[SL__QUERY_MAX_PARAMS];
     size_t nparams;
@@ -124,10 +125,14 @@ int sl__index_text_functions(sqlite3 *db);
 int sl__index_url_functions(sqlite3 *db);
 
 /* ---- rank.c: FTS5 auxiliary function sl_bm25, FTS5's bm25 with the
- * document lengths read in rowid order, on connection @db ---- */
+ * document lengths read in rowid order, on connection @db; sl_bm25_tf,
+ * the same but for a query of one phrase without its idf, which
+ * sl_idf(nhit, sl_bm25_rows(fts)) gives from the caller's count ---- */
 int sl__index_rank_functions(sqlite3 *db);
 /* FTS5's extension API of @db, or NULL. */
 fts5_api *sl__index_fts5(sqlite3 *db);
+/* The idf of a phrase in @nhit of @nrow rows, as FTS5's bm25 has it. */
+double sl__index_idf(sqlite3_int64 nrow, sqlite3_int64 nhit);
 
 /* The FTS table's tokenizer: its name and arguments (schema.c's table,
  * prefix.c's folding of prefixes). */
@@ -160,7 +165,6 @@ struct sl__index {
     struct sl__index_reader rd; /* queries */
     int64_t pruned_ms;          /* last tombstone pruning (sl_mono_ms) */
     _Atomic int64_t merge_due;  /* merge from then on (sl_mono_ms), 0: no */
-    uint64_t merge_steps;       /* merge steps that did work (mu) */
     struct libdeflate_compressor *pack; /* the writer's (textpack.c) */
     struct sl__index *next;             /* list of the set */
 };

@@ -131,8 +131,6 @@ step(struct sl__index *ix, int64_t due)
         int64_t d = due;
 
         (void)atomic_compare_exchange_strong(&ix->merge_due, &d, 0);
-    } else {
-        ix->merge_steps++;
     }
     (void)pthread_mutex_unlock(&ix->mu);
     return more;

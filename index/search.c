@@ -138,7 +138,8 @@ sl__ix_merge_next(sqlite3_stmt *const *st,
 #define HIT_COLS                                                               \
     " o.path, o.author, o.mime, o.created, o.modified, o.pages, o.url,"        \
     " o.host"
-#define BM25 "sl_bm25(documents_fts, 5.0, 1.0, 2.0, 2.0)"
+#define BM25_ARGS "(documents_fts, 5.0, 1.0, 2.0, 2.0)"
+#define BM25      "sl_bm25" BM25_ARGS
 
 /* FROM and WHERE of query @q: the FTS table joined to the rows when it
  * has words, the rows alone when it has filters only; the rows by their
@@ -173,7 +174,8 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
  * window over the one pass that ranks; after a cursor a count of its
  * own, which also counts the rows before it), else the FTS index gives
  * it.
- * Words rank by bm25; a query of field filters alone ranks nothing
+ * Words rank by bm25 (one phrase alone: its idf applied from the window's
+ * count, rank.c sl_bm25_tf); a query of field filters alone ranks nothing
  * (score 0) and has no snippet.  With words, the inner query orders every
  * match by its key and keeps @want, reading only the FTS index when there
  * is no filter and no other order; only the rows kept get their snippet
@@ -198,6 +200,12 @@ search_sql(const struct sl__query *q,
      * both in one pass; a word alone counts in 6 ms from the FTS index,
      * and the window would cost 24 more) */
     int window = q->where != NULL || q->phrase;
+    /* one phrase alone, by relevance: its matches counted once, in the
+     * innermost level, for its idf and its total (after a cursor the
+     * count of its own stays: a shard without a row after it has no row
+     * to carry the total) */
+    int one = q->match != NULL && q->where == NULL && q->one_phrase &&
+              opt->sort == SL_INDEX_SORT_RELEVANCE;
 
     if (opt->sort == SL_INDEX_SORT_DATE) {
         /* a text longer than a date, or with a NUL, is none (so that a
@@ -224,21 +232,36 @@ search_sql(const struct sl__query *q,
                              " snippet(documents_fts, -1, '<b>', '</b>',"
                              " '...', 16)," HIT_COLS ", t.%s, t.n,"
                              " t.id FROM"
-                             " (SELECT id, score, %s, %s AS n FROM"
-                             " (SELECT documents_fts.rowid AS id, -" BM25
-                             " AS score%s%s%s",
+                             " (SELECT id, score, %s, %s AS n FROM",
                              k,
                              k,
-                             window ? "count(*) OVER ()" : "0",
-                             by_score ? "" : ", ",
-                             by_score ? "" : key,
-                             by_score ? "" : " AS k");
-        if (by_score && q->where == NULL) {
-            (void)sl_buf_appendf(hits,
-                                 " FROM documents_fts WHERE documents_fts"
-                                 " MATCH ?1");
+                             one      ? "n"
+                             : window ? "count(*) OVER ()"
+                                      : "0");
+        if (one) {
+            /* one phrase alone: the count of its matches is its n, the
+             * idf is applied here (rank.c, sl_bm25_tf) */
+            (void)sl_buf_appendf(
+                hits,
+                " (SELECT id, g * coalesce(sl_idf(n, r), 1.0) AS score, n"
+                " FROM (SELECT id, g, r, count(*) OVER () AS n FROM"
+                " (SELECT documents_fts.rowid AS id, -sl_bm25_tf" BM25_ARGS
+                " AS g, sl_bm25_rows(documents_fts) AS r FROM documents_fts"
+                " WHERE documents_fts MATCH ?1))");
         } else {
-            from_where(q, "", hits);
+            (void)sl_buf_appendf(hits,
+                                 " (SELECT documents_fts.rowid AS id, -" BM25
+                                 " AS score%s%s%s",
+                                 by_score ? "" : ", ",
+                                 by_score ? "" : key,
+                                 by_score ? "" : " AS k");
+            if (by_score && q->where == NULL) {
+                (void)sl_buf_appendf(hits,
+                                     " FROM documents_fts WHERE documents_fts"
+                                     " MATCH ?1");
+            } else {
+                from_where(q, "", hits);
+            }
         }
         if (after) { /* the rows after the cursor (:ck, :cid) */
             (void)sl_buf_appendf(hits,

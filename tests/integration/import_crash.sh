@@ -70,11 +70,12 @@ done
 # ---- kills in the completion phase of an incremental run (durability
 # fsync: every accepted delete is synced).  The phase has one task per
 # delta shard (64, one at a time: updatePusher limit 1), and the test knob
-# SLUICE_TEST_DELAY (docs/operations.md) makes each wait 25 ms first, so
-# the phase lasts about 1.6 s on any disk: on tmpfs it is over in a few
+# SLUICE_TEST_DELAY (docs/operations.md) makes each wait 40 ms first, so
+# the phase lasts about 2.6 s on any disk (a margin of 640 ms after the
+# 48th task for a loaded machine's polls): on tmpfs it is over in a few
 # milliseconds, too short to be seen and hit.  Kills at its start, after
 # 16 and after 48 of its tasks; each must land in COMPLETING.
-export SLUICE_TEST_DELAY=updatePusher.deltaDelete=25
+export SLUICE_TEST_DELAY=updatePusher.deltaDelete=40
 import_config "$TMP/config.json" '.jobmanager.workerLimits = {"updatePusher": 1} | .deltaShards = 64 | .deltaMapSize = 67108864 | .durability = "fsync"'
 for i in $(seq 1 5); do rm "$T/d$i/e1/f"*.txt 2>/dev/null || true; done
 rm -f "$T/d0/e0/f1"*.txt "$T/d2/pack.zip"

@@ -785,6 +785,51 @@ test_index_fts_in_step(void **state)
     assert_int_not_equal(fts_integrity(f->dir, "fts"), SQLITE_OK);
 }
 
+/* The search's form for a query of one phrase (search.c): sl_bm25_tf
+ * without the idf, times sl_idf of the matches counted by a window and of
+ * sl_bm25_rows, gives FTS5's bm25 for @query on @db; a query of several
+ * phrases gets no rows count (NULL) and its whole score from sl_bm25_tf. */
+static void
+rank_deferred(sqlite3 *db, const char *query)
+{
+    sqlite3_stmt *st = NULL;
+    int nulls = 0;
+    int n = 0;
+
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT b, g * coalesce(sl_idf(n, r), 1.0), r IS"
+                           " NULL FROM (SELECT b, g, r, count(*)"
+                           " OVER () AS n FROM (SELECT bm25(documents_fts,"
+                           " 5.0, 1.0, 2.0, 2.0) AS b,"
+                           " sl_bm25_tf(documents_fts, 5.0, 1.0, 2.0, 2.0)"
+                           " AS g, sl_bm25_rows(documents_fts) AS r FROM"
+                           " documents_fts WHERE documents_fts MATCH ?1))",
+                           -1,
+                           &st,
+                           NULL),
+        SQLITE_OK);
+    (void)sqlite3_bind_text(st, 1, query, -1, NULL);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double a = sqlite3_column_double(st, 0);
+        double b = sqlite3_column_double(st, 1);
+
+        if (fabs(a - b) > 1e-12 * fabs(a)) {
+            fail_msg("%s: bm25 %.17g, deferred %.17g", query, a, b);
+        }
+        nulls += sqlite3_column_int(st, 2);
+        n++;
+    }
+    (void)sqlite3_finalize(st);
+    assert_true(n > 0);
+    /* one phrase (no operator, no NEAR): deferred on every row */
+    if (strpbrk(query, " (") == NULL || query[0] == '"') {
+        assert_int_equal(nulls, 0);
+    } else {
+        assert_int_equal(nulls, n);
+    }
+}
+
 /* sl_bm25 (rank.c) gives FTS5's bm25 scores, for dense and sparse words,
  * phrases, OR, NEAR, many phrases and column filters, rows read in rowid order
  * (gaps of deleted rows wider than its step limit) and in reverse. */
@@ -928,6 +973,7 @@ test_index_rank_bm25(void **state)
                 fail_msg("%s: no row", queries[q]);
             }
         }
+        rank_deferred(db, queries[q]);
     }
     (void)sqlite3_close(db);
 }
