@@ -99,6 +99,12 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
     [SL__IX_SRC_LIST] = "SELECT source FROM doc_sources WHERE doc = (SELECT"
                         " id FROM docs WHERE _recordid = ?1)"
                         " ORDER BY source",
+    /* the columns searches read, written with the row (schema.c) */
+    [SL__IX_COLS_PUT] = "INSERT OR REPLACE INTO docs_cols(id, _recordid,"
+                        " path, mime, size, modified, created, url, host)"
+                        " SELECT id, _recordid, path, mime, size, modified,"
+                        " created, url, host FROM docs WHERE id = ?1",
+    [SL__IX_COLS_DEL] = "DELETE FROM docs_cols WHERE id = ?1",
 };
 
 const char *
@@ -437,6 +443,7 @@ index_open(struct sl_index_set *set,
     }
     ix->path = path;
     atomic_init(&ix->merge_due, 0);
+    atomic_init(&ix->writers, 0);
     sl__index_merge_due(ix); /* a merge the last process left, if any */
     *out = ix;
     return 0;
@@ -584,7 +591,10 @@ sl__index_acquire(struct sl_index_set *set,
             return 1;
         }
     } else {
+        /* a merge step holding the lock ends the merge (merge.c) */
+        (void)atomic_fetch_add(&ix->writers, 1);
         (void)pthread_mutex_lock(&ix->mu);
+        (void)atomic_fetch_sub(&ix->writers, 1);
     }
     *out = ix;
     return 0;
@@ -857,6 +867,23 @@ fts_delete_old(struct sl__index *ix, sqlite3_int64 rowid, struct sl_err *err)
 }
 
 /* Index the title, text, path and author of @doc under FTS rowid @rowid. */
+/* Step @which (SL__IX_COLS_PUT or SL__IX_COLS_DEL) for row @rowid. */
+static int
+cols_step(struct sl__index *ix,
+          int which,
+          sqlite3_int64 rowid,
+          struct sl_err *err)
+{
+    int rc = 0;
+
+    if (sqlite3_bind_int64(ix->st[which], 1, rowid) != SQLITE_OK) {
+        return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
+    }
+    rc = step_done(ix, which, err);
+    (void)sqlite3_clear_bindings(ix->st[which]);
+    return rc;
+}
+
 static int
 fts_add(struct sl__index *ix,
         sqlite3_int64 rowid,
@@ -1040,10 +1067,13 @@ write_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
     }
     if (rc == 0) {
         rc = step_done(ix, SL__IX_UPSERT, err);
+        rowid = found ? rowid : sqlite3_last_insert_rowid(ix->db);
     }
     if (rc == 0) {
-        rc = fts_add(
-            ix, found ? rowid : sqlite3_last_insert_rowid(ix->db), doc, err);
+        rc = cols_step(ix, SL__IX_COLS_PUT, rowid, err);
+    }
+    if (rc == 0) {
+        rc = fts_add(ix, rowid, doc, err);
     }
     if (rc == 0 && tomb) {
         rc = tombstone(ix, SL__IX_TOMB_DEL, json_string_value(jid), 0, 0, err);
@@ -1111,6 +1141,9 @@ delete_doc(struct sl__index *ix, struct sl_index_op *op, struct sl_err *err)
             rc = step_done(ix, SL__IX_DELETE, err);
         }
         (void)sqlite3_clear_bindings(st);
+        if (rc == 0) {
+            rc = cols_step(ix, SL__IX_COLS_DEL, rowid, err);
+        }
     }
     if (rc == 0 && op->version > 0) {
         rc = tombstone(

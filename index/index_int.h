@@ -36,6 +36,8 @@ enum {
     SL__IX_SRC_DROP, /* no source holds id */
     SL__IX_SRC_PAGE, /* ids a source holds, after id, in id order */
     SL__IX_SRC_LIST, /* the sources of id (read) */
+    SL__IX_COLS_PUT, /* docs_cols gets the columns of row ?1 (schema.c) */
+    SL__IX_COLS_DEL, /* docs_cols loses row ?1 */
     SL__IX_NSTMT
 };
 
@@ -165,6 +167,7 @@ struct sl__index {
     struct sl__index_reader rd; /* queries */
     int64_t pruned_ms;          /* last tombstone pruning (sl_mono_ms) */
     _Atomic int64_t merge_due;  /* merge from then on (sl_mono_ms), 0: no */
+    atomic_int writers;         /* writers waiting for mu */
     struct libdeflate_compressor *pack; /* the writer's (textpack.c) */
     struct sl__index *next;             /* list of the set */
 };

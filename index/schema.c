@@ -10,7 +10,7 @@
 
 #include "index/index_int.h"
 
-#define SCHEMA_VERSION 10
+#define SCHEMA_VERSION 11
 
 /* The FTS5 table, external content over the indexed columns (schema 5:
  * title, text, path, author; before: title, text, path). */
@@ -134,37 +134,31 @@ static int fill8(sqlite3 *db);
 /*
  * Schema 10 (new databases too): the columns searches filter, facet and
  * sort on, in a table of their own keyed by the rowid of `docs`, which a
- * search joins instead of the rows (search.c), kept in step with `docs` by
- * triggers (every write of `docs`, upsert, delete, purge, migration, goes
- * through them).  A row of `docs` holds the packed text before these
- * columns, so reading them from the row reads a page of text per match.
- * Schema 9 held them in an index (docs_cols on docs(id, ...)); a rowid
- * table is searched by integer keys, and the matches, coming in rowid
- * order, mostly find their row next to the last one: joining 78,000
- * matches took 20 ms through the index and 8 ms through the table
- * (sqlite3 shell, docs/index.md "Schema").
+ * search joins instead of the rows (search.c).  A row of `docs` holds the
+ * packed text before these columns, so reading them from the row reads a
+ * page of text per match.  Schema 9 held them in an index (docs_cols on
+ * docs(id, ...)); a rowid table is searched by integer keys, and the
+ * matches, coming in rowid order, mostly find their row next to the last
+ * one: joining 78,000 matches took 20 ms through the index and 8 ms
+ * through the table (sqlite3 shell, docs/index.md "Schema").
+ *
+ * A write of a row writes its columns too (index.c, SL__IX_COLS_PUT and
+ * SL__IX_COLS_DEL).  Schema 10 as first landed kept them by triggers on
+ * `docs`: with a trigger every write of `docs` opens a statement
+ * savepoint, at which FTS5 flushes its pending terms, so a transaction
+ * wrote a segment per document (an import 29% slower); schema 11 drops
+ * them.
  */
-/* (an UPSERT: in a trigger, OR REPLACE would give way to the policy of
- * the statement that fired it, the UPSERT of SL__IX_UPSERT) */
-#define COLS_SET                                                               \
-    "_recordid = new._recordid, path = new.path, mime = new.mime,"             \
-    " size = new.size, modified = new.modified, created = new.created,"        \
-    " url = new.url, host = new.host"
 static const char cols10_sql[] =
     "DROP INDEX IF EXISTS docs_cols;"
     "CREATE TABLE IF NOT EXISTS docs_cols(id INTEGER PRIMARY KEY,"
     " _recordid TEXT, path TEXT, mime TEXT, size INTEGER, modified TEXT,"
     " created TEXT, url TEXT, host TEXT);"
     "INSERT OR REPLACE INTO docs_cols SELECT id, _recordid, path, mime,"
-    " size, modified, created, url, host FROM docs;"
-    "CREATE TRIGGER IF NOT EXISTS docs_cols_ins AFTER INSERT ON docs BEGIN"
-    " INSERT INTO docs_cols VALUES (new.id, new._recordid, new.path,"
-    " new.mime, new.size, new.modified, new.created, new.url, new.host)"
-    " ON CONFLICT(id) DO UPDATE SET " COLS_SET "; END;"
-    "CREATE TRIGGER IF NOT EXISTS docs_cols_upd AFTER UPDATE ON docs BEGIN"
-    " UPDATE docs_cols SET " COLS_SET " WHERE id = new.id; END;"
-    "CREATE TRIGGER IF NOT EXISTS docs_cols_del AFTER DELETE ON docs BEGIN"
-    " DELETE FROM docs_cols WHERE id = old.id; END;";
+    " size, modified, created, url, host FROM docs;";
+static const char drop11_sql[] = "DROP TRIGGER IF EXISTS docs_cols_ins;"
+                                 "DROP TRIGGER IF EXISTS docs_cols_upd;"
+                                 "DROP TRIGGER IF EXISTS docs_cols_del;";
 
 /* The steps that bring a database of schema 1.. to this one: @sql, then
  * @fill (unless NULL), when its schema is below @below, in this order. */
@@ -273,6 +267,9 @@ migrate(struct sl__index *ix, int *version, struct sl_err *err)
     }
     if (src == SQLITE_OK && rc == 0 && *version < 10) {
         src = sqlite3_exec(ix->db, cols10_sql, NULL, NULL, NULL);
+    }
+    if (src == SQLITE_OK && rc == 0 && *version == 10) {
+        src = sqlite3_exec(ix->db, drop11_sql, NULL, NULL, NULL);
     }
     (void)snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
     if (src == SQLITE_OK && rc == 0 && *version < SCHEMA_VERSION) {

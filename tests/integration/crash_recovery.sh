@@ -14,7 +14,7 @@
 SLUICE=${SLUICE_TEST:?set SLUICE_TEST to the sluice-test binary}
 . "$(dirname "$0")/lib.sh"
 CR=$(cd "$(dirname "$0")/crash" && pwd)
-POINTS=${CRASH_POINTS-"3 10 25 50 90 130 170 210 250 270"}
+POINTS=${CRASH_POINTS-"3 10 25 50 90 130 170 210 250 260"}
 RANDOM_KILLS=${CRASH_RANDOM:-4}
 TWICE=${CRASH_TWICE:-1}
 

@@ -87,6 +87,21 @@ settle(struct sl_index_set *set)
     return -1;
 }
 
+/* A transaction of new documents writes one segment (a statement
+ * savepoint inside it, as a trigger on `docs` opens for every write,
+ * would make FTS5 flush a segment per document). */
+static void
+test_one_segment_per_transaction(void **state)
+{
+    struct fixture *f = *state;
+
+    write_txn(f->set, 0);
+    assert_int_equal(segments(f->set, NULL), 1);
+    write_txn(f->set, 1);
+    assert_int_equal(segments(f->set, NULL), 2);
+    assert_int_equal(total(f->set, "m", "common"), 20);
+}
+
 /* Without an idle merge the segments stay; with one they go down to a
  * few, and every document is found as before. */
 static void
@@ -182,6 +197,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_one_segment_per_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_merges_when_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_waits_for_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drop_and_close, setup, teardown),

@@ -407,7 +407,7 @@ test_meta_migrate4(void **state)
 
     make_db(f->dir, "old", schema4_sql);
     assert_int_equal(count(f->set, "old"), 4);
-    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 10);
+    assert_int_equal(db_int(f->dir, "old", "PRAGMA user_version"), 11);
     /* schema 6: the sources keyed by _recordid moved to doc_sources */
     assert_int_equal(db_int(f->dir,
                             "old",
@@ -512,7 +512,7 @@ test_meta_migrate7(void **state)
 
     make_db(f->dir, "web", schema7_sql);
     assert_int_equal(count(f->set, "web"), 2);
-    assert_int_equal(db_int(f->dir, "web", "PRAGMA user_version"), 10);
+    assert_int_equal(db_int(f->dir, "web", "PRAGMA user_version"), 11);
     /* schema 10: the columns of searches have their table */
     assert_int_equal(db_int(f->dir,
                             "web",
@@ -548,11 +548,24 @@ test_meta_migrate7(void **state)
     assert_int_equal(fts_integrity(f->dir, "web"), SQLITE_OK);
 }
 
+/* Close the set, run @sql on index "c" (2 documents), open it again: it
+ * is migrated to the current schema. */
+static void
+reopen_after(struct fixture *f, const char *sql)
+{
+    sl_index_close(f->set);
+    make_db(f->dir, "c", sql);
+    assert_int_equal(sl_index_open(f->dir, &f->set, NULL), 0);
+    assert_int_equal(count(f->set, "c"), 2);
+    assert_int_equal(db_int(f->dir, "c", "PRAGMA user_version"), 11);
+}
+
 /*
  * The columns searches filter on (table docs_cols, schema 10) stay equal
  * to the rows through inserts, updates, deletes and a purge; a schema 9
  * database (the columns in an index of that name) gets the table, filled,
- * at open, and its filters find the same.
+ * at open, and its filters find the same; a schema 10 database with the
+ * triggers of its first version loses them (schema 11).
  */
 static void
 test_meta_cols10(void **state)
@@ -599,26 +612,43 @@ test_meta_cols10(void **state)
           "\"mimeType\":\"text/plain\",\"_source\":\"S\"}");
 
     /* the same database as schema 9 left it */
-    sl_index_close(f->set);
-    make_db(f->dir,
-            "c",
-            "DROP TRIGGER docs_cols_ins; DROP TRIGGER docs_cols_upd;"
-            " DROP TRIGGER docs_cols_del; DROP TABLE docs_cols;"
-            " CREATE INDEX docs_cols ON docs(id, _recordid, path, mime,"
-            " size, modified, created, url, host);"
-            " PRAGMA user_version=9;");
-    assert_int_equal(sl_index_open(f->dir, &f->set, NULL), 0);
-    assert_int_equal(count(f->set, "c"), 2);
-    assert_int_equal(db_int(f->dir, "c", "PRAGMA user_version"), 10);
+    reopen_after(f,
+                 "DROP TABLE docs_cols;"
+                 " CREATE INDEX docs_cols ON docs(id, _recordid, path, mime,"
+                 " size, modified, created, url, host);"
+                 " PRAGMA user_version=9;");
     assert_int_equal(db_int(f->dir,
                             "c",
                             "SELECT count(*) FROM sqlite_master WHERE name"
                             " LIKE 'docs_cols%' AND type IN ('table',"
-                            " 'trigger')"),
-                     4);
+                            " 'trigger', 'index')"),
+                     1);
     assert_int_equal(cols_differ(f->dir, "c"), 0);
     assert_string_equal(ids(f->set, "c", "alpha OR beta ext:txt"), "/a/x.txt");
     assert_string_equal(ids(f->set, "c", "type:html"), "/a/y.html");
+
+    /* schema 10 as first landed kept the table by triggers: gone at open,
+     * and the writes keep the table as they did */
+    reopen_after(f,
+                 "CREATE TRIGGER docs_cols_ins AFTER INSERT ON docs BEGIN"
+                 " INSERT OR REPLACE INTO docs_cols(id) VALUES (new.id); END;"
+                 "CREATE TRIGGER docs_cols_upd AFTER UPDATE ON docs BEGIN"
+                 " SELECT 1; END;"
+                 "CREATE TRIGGER docs_cols_del AFTER DELETE ON docs BEGIN"
+                 " SELECT 1; END;"
+                 "PRAGMA user_version=10;");
+    assert_int_equal(db_int(f->dir,
+                            "c",
+                            "SELECT count(*) FROM sqlite_master WHERE type ="
+                            " 'trigger'"),
+                     0);
+    store(f->set,
+          "c",
+          "{\"_recordid\":\"/d/new.pdf\",\"text\":\"gamma\",\"size\":7,"
+          "\"mimeType\":\"application/pdf\"}");
+    assert_int_equal(sl_index_delete(f->set, "c", "/a/x.txt", NULL), 0);
+    assert_int_equal(cols_differ(f->dir, "c"), 0);
+    assert_string_equal(ids(f->set, "c", "gamma ext:pdf size:7"), "/d/new.pdf");
 }
 
 /* A migration that fails leaves the database as it was (one
@@ -663,11 +693,11 @@ test_meta_newer_refused(void **state)
     make_db(f->dir,
             "new",
             "CREATE TABLE documents(id INTEGER PRIMARY KEY);"
-            "PRAGMA user_version=11;");
+            "PRAGMA user_version=12;");
     sl_err_clear(&err);
     assert_int_equal(sl_index_count(f->set, "new", &n, &err), SL_ECORRUPT);
     assert_non_null(strstr(err.message, "newer"));
-    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 11);
+    assert_int_equal(db_int(f->dir, "new", "PRAGMA user_version"), 12);
     assert_int_equal(
         db_int(f->dir, "new", "SELECT count(*) FROM sqlite_master"), 1);
 }

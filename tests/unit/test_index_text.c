@@ -262,7 +262,7 @@ test_text_migrate6(void **state)
     (void)sqlite3_close(db);
 
     assert_int_equal(count(f->set, "p"), 3);
-    assert_int_equal(db_int(f->dir, "p", "PRAGMA user_version"), 10);
+    assert_int_equal(db_int(f->dir, "p", "PRAGMA user_version"), 11);
     assert_int_equal(kind_of(f->dir, "long"), 'Z');
     assert_int_equal(kind_of(f->dir, "short"), 'T');
     assert_int_equal(kind_of(f->dir, "none"), 'N');
