@@ -66,10 +66,13 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
     [SL__IX_FTS_ADD] =
         "INSERT INTO documents_fts(rowid, title, text, path, author)"
         " VALUES (?1, ?2, ?3, coalesce(?4, sl_url_path(?13)), ?5)",
+    /* with VALUES: an INSERT ... SELECT opens a statement savepoint, at
+     * which FTS5 writes out its pending terms (a segment per document) */
     [SL__IX_FTS_DEL] = "INSERT INTO documents_fts(documents_fts, rowid, title,"
                        " text, path, author)"
-                       " SELECT 'delete', id, title, text, path, author"
-                       " FROM documents WHERE id = ?1",
+                       " VALUES ('delete', ?1, ?2, ?3, ?4, ?5)",
+    [SL__IX_FTS_OLD] = "SELECT title, text, path, author FROM documents"
+                       " WHERE id = ?1",
     [SL__IX_GET] = "SELECT meta, text FROM documents WHERE _recordid = ?1",
     [SL__IX_COUNT] = "SELECT count(*) FROM docs",
     [SL__IX_RECORDS] = "SELECT _recordid, text_sha256 FROM docs"
@@ -849,24 +852,41 @@ lookup(struct sl__index *ix,
 
 /*
  * Take the terms of stored row @rowid out of the FTS table: an
- * external-content FTS5 table needs the values it indexed then, which the
- * statement reads from the row (before the row changes).
+ * external-content FTS5 table needs the values it indexed then, read from
+ * the row (before it changes) and given to FTS5's 'delete' as values: one
+ * INSERT ... SELECT would open a statement savepoint, at which FTS5 writes
+ * out the terms pending in the transaction, a segment per document
+ * changed or deleted.
  */
 static int
 fts_delete_old(struct sl__index *ix, sqlite3_int64 rowid, struct sl_err *err)
 {
+    sqlite3_stmt *old = ix->st[SL__IX_FTS_OLD];
     sqlite3_stmt *st = ix->st[SL__IX_FTS_DEL];
+    int src = SQLITE_OK;
     int rc = 0;
+    int i = 0;
 
-    if (sqlite3_bind_int64(st, 1, rowid) != SQLITE_OK) {
+    if (sqlite3_bind_int64(old, 1, rowid) != SQLITE_OK) {
         return sl__index_db_err(ix, SQLITE_ERROR, "bind", err);
     }
-    rc = step_done(ix, SL__IX_FTS_DEL, err);
+    src = sqlite3_step(old);
+    if (src == SQLITE_ROW) {
+        src = sqlite3_bind_int64(st, 1, rowid);
+        for (i = 0; i < 4 && src == SQLITE_OK; i++) {
+            src = sqlite3_bind_value(st, i + 2, sqlite3_column_value(old, i));
+        }
+        rc = src == SQLITE_OK ? step_done(ix, SL__IX_FTS_DEL, err)
+                              : sl__index_db_err(ix, src, "bind", err);
+    } else if (src != SQLITE_DONE) {
+        rc = sl__index_db_err(ix, src, "read the old row", err);
+    }
+    (void)sqlite3_reset(old);
+    (void)sqlite3_clear_bindings(old);
     (void)sqlite3_clear_bindings(st);
     return rc;
 }
 
-/* Index the title, text, path and author of @doc under FTS rowid @rowid. */
 /* Step @which (SL__IX_COLS_PUT or SL__IX_COLS_DEL) for row @rowid. */
 static int
 cols_step(struct sl__index *ix,
@@ -884,6 +904,7 @@ cols_step(struct sl__index *ix,
     return rc;
 }
 
+/* Index the title, text, path and author of @doc under FTS rowid @rowid. */
 static int
 fts_add(struct sl__index *ix,
         sqlite3_int64 rowid,

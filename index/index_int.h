@@ -30,6 +30,7 @@ enum {
     SL__IX_OLD,
     SL__IX_FTS_ADD,
     SL__IX_FTS_DEL,
+    SL__IX_FTS_OLD,  /* the indexed values of row ?1, for SL__IX_FTS_DEL */
     SL__IX_SRC_ADD,  /* (id, source) holds the document */
     SL__IX_SRC_DEL,  /* (id, source) no longer */
     SL__IX_SRC_ANY,  /* does any source hold id? */

@@ -3,9 +3,8 @@
 # - a server rule (configuration throttle.bins) limits one host to 5
 #   requests a second; two crawl jobs of that host, running at the same
 #   time with politeness off, share that budget: in the host's access log
-#   the requests of both jobs are 200 ms apart on average and never closer
-#   than 100 ms (arrival times jitter on a loaded machine), and each job
-#   fetched every page;
+#   the requests of both jobs are 200 ms apart on average (one by one
+#   they jitter on a loaded machine), and each job fetched every page;
 # - a job's own rule (parameter throttle) limits the fileFetcher: 20 files
 #   in bins by folder (depth 1: every file of the test's tree is in the
 #   bin of the first folder of its path, one bin) at 10 a second take at
@@ -49,22 +48,21 @@ pages=$(grep -vc " /robots.txt$" "$SITE_LOG" || true)
 want=$(($(site_expected "$SITE_A" --pages $PAGES | wc -l) * 2))
 [ "$pages" -ge "$want" ] && ok "each job fetched every page ($pages requests, $want pages)" ||
     fail "$pages page requests, want at least $want"
-# The log has the time a request reached the site, not the time the
-# fetch was let go: a request held up on a loaded machine arrives late
-# and the next one on time, closer to it than 200 ms (0.134 s seen in a
-# CI run).  So the budget is checked over the whole log (n requests span
-# at least (n - 1) x 200 ms, less 100 ms for the first and last
-# arrivals' jitter: two jobs with a budget each would take half that) and no gap may be under 100 ms (two unshared budgets put
-# requests of the two jobs at any distance, many near 0).
-python3 - "$SITE_LOG" <<'EOF' && ok "the host's budget is shared: the requests of the two jobs 200 ms apart on average, none closer than 100 ms" ||
+# The log has the time the site logged a request, not the time the
+# fetch was let go: on a loaded machine one request is held up and the
+# next comes on time, closer to it than 200 ms (0.134 s and 0.008 s seen
+# in CI runs).  So the budget is checked over the whole log: n requests
+# span at least (n - 1) x 200 ms, less 100 ms for the first and the last
+# one's delay; two jobs with a budget each would take half that.
+python3 - "$SITE_LOG" <<'EOF' && ok "the host's budget is shared: the requests of the two jobs 200 ms apart on average" ||
 import sys
 starts = sorted(float(l.split()[0]) for l in open(sys.argv[1]))
 gaps = [b - a for a, b in zip(starts, starts[1:])]
 span = starts[-1] - starts[0]
-print("# %d requests over %.3f s, smallest gap %.3f s, mean %.3f s" % (len(starts), span, min(gaps), span / len(gaps)))
-sys.exit(0 if min(gaps) >= 0.1 and span >= len(gaps) * 0.2 - 0.1 else 1)
+print("# %d requests over %.3f s, mean gap %.3f s, smallest %.3f s" % (len(starts), span, span / len(gaps), min(gaps)))
+sys.exit(0 if span >= len(gaps) * 0.2 - 0.1 else 1)
 EOF
-    fail "the requests of the host closer than 200 ms on average or 100 ms apart"
+    fail "the requests of the host closer than 200 ms on average"
 # the two runs overlapped: the budget was shared, not taken in turns
 overlap=$(for j in "shareOne $RUN1" "shareTwo $RUN2"; do
     set -- $j

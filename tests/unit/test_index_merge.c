@@ -87,19 +87,35 @@ settle(struct sl_index_set *set)
     return -1;
 }
 
-/* A transaction of new documents writes one segment (a statement
- * savepoint inside it, as a trigger on `docs` opens for every write,
- * would make FTS5 flush a segment per document). */
+/* A transaction writes one segment, of new documents as of changed and
+ * deleted ones (a statement savepoint inside it, as a trigger on `docs`
+ * or an INSERT ... SELECT opens, would make FTS5 write a segment per
+ * document). */
 static void
 test_one_segment_per_transaction(void **state)
 {
     struct fixture *f = *state;
 
+    struct sl_index_op ops[3];
+
     write_txn(f->set, 0);
     assert_int_equal(segments(f->set, NULL), 1);
     write_txn(f->set, 1);
     assert_int_equal(segments(f->set, NULL), 2);
-    assert_int_equal(total(f->set, "m", "common"), 20);
+    write_txn(f->set, 1); /* the same documents: nothing changes */
+    assert_int_equal(segments(f->set, NULL), 2);
+    /* changed documents, and deletes, take their terms out first */
+    memset(ops, 0, sizeof(ops));
+    ops[0].id = "doc-0-1";
+    ops[1].doc = json_pack(
+        "{s:s, s:s}", "_recordid", "doc-0-2", "text", "common changed");
+    ops[2].id = "doc-1-2";
+    assert_int_equal(sl_index_apply(f->set, "m", ops, 3, NULL), 0);
+    json_decref((json_t *)ops[1].doc);
+    assert_int_equal(segments(f->set, NULL), 3);
+    assert_int_equal(total(f->set, "m", "common"), 18);
+    assert_int_equal(total(f->set, "m", "changed"), 1);
+    assert_int_equal(total(f->set, "m", "w0x2"), 0);
 }
 
 /* Without an idle merge the segments stay; with one they go down to a
