@@ -492,6 +492,10 @@ sl_cli_tune_malloc(void)
 {
     const char *t = getenv("GLIBC_TUNABLES");
 
+#if defined(__SANITIZE_ADDRESS__)
+    /* ASan's allocator replaces glibc's and refuses mallopt */
+    return;
+#endif
     /* malloc settings in GLIBC_TUNABLES (or MALLOC_ARENA_MAX) win */
     if (t != NULL && strstr(t, "glibc.malloc.") != NULL) {
         return;

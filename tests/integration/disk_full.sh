@@ -76,7 +76,7 @@ find "$C" -type f | LC_ALL=C sort >"$TMP/want"
 
 # Short pauses, so that the run goes on soon after space returns.
 import_config "$TMP/config.json" \
-    '.jobmanager.noSpaceDelayMs = 200 | .jobmanager.noSpaceMaxDelayMs = 1000'
+    '.jobmanager.noSpaceDelayMs = 200 | .jobmanager.noSpaceMaxDelayMs = 1000 | .http.maxBodyBytes = 67108864'
 
 mount_disk() {
     mount -t tmpfs -o "size=${DISK_MB}m" tmpfs "$DISK"
@@ -181,9 +181,10 @@ wait_paused || fail "SIGTERM: no pause for want of space"
 # back would let the commit below succeed (seen in CI: the request got 200).
 (while :; do cat /dev/zero >>"$DISK/filler" 2>/dev/null; sleep 0.02; done) &
 FILLER=$!
-# A definition of 1 MiB needs new pages, which LMDB's free ones do not
-# hold: its commit fails for sure (the request waits for it).
-python3 -c 'import json; print(json.dumps({"name": "big", "workflow": "fileCrawling", "parameters": {"dataSource": "b", "rootFolder": "/tmp", "jobToPushTo": "indexUpdate", "mapping": {"fileName": "x" * 1048576}}}))' >"$TMP/big.json"
+# A definition bigger than the whole disk: its commit fails for sure, even
+# if a finished task's bulk is deleted in between (a definition of 1 MiB
+# once found that space: the request got 200).  The request waits for it.
+python3 -c 'import json, sys; print(json.dumps({"name": "big", "workflow": "fileCrawling", "parameters": {"dataSource": "b", "rootFolder": "/tmp", "jobToPushTo": "indexUpdate", "mapping": {"fileName": "x" * ((int(sys.argv[1]) + 2) << 20)}}}))' "$DISK_MB" >"$TMP/big.json"
 failed0=$(grep -c "jobmanager state: commit failed" "$TMP/server.log" || true)
 curl -sS -o /dev/null -w '%{http_code}' --max-time 60 -H 'Content-Type: application/json' \
     --data-binary @"$TMP/big.json" "$BASE/smila/jobmanager/jobs/" >"$TMP/big.status" 2>&1 &

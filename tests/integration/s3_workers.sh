@@ -54,10 +54,14 @@ for t in fileFetcher fileExtractor textExtractor; do
     worker "$t" 2
 done
 trap 'rc=$?; for p in $PIDS; do kill -KILL "$p" 2>/dev/null || true; done; cleanup $rc' EXIT
-sleep 0.5
-n=$(grep -l "objects on S3 directly" "$TMP"/*-[12].log | wc -l)
+# until each has said so (a sanitizer build starts slowly: 0.5 s saw 3)
+for i in $(seq 1 200); do
+    n=$(grep -l "objects on S3 directly" "$TMP"/*-[12].log | wc -l || true)
+    [ "$n" = 6 ] && break
+    sleep 0.1
+done
 [ "$n" = 6 ] && ok "the 6 workers read and write the bulks on S3 directly" ||
-    fail "$n of 6 workers on S3: $(head -3 "$TMP"/fileFetcher-1.log)"
+    fail "$n of 6 workers on S3 in 20 s: $(head -3 "$TMP"/fileFetcher-1.log)"
 
 # ---- 2. the crawl
 define_crawl crawlShared "$T" shared
