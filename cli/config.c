@@ -487,20 +487,22 @@ start_trim(void)
     (void)pthread_attr_destroy(&attr);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define MALLOPT_WARN 0 /* ASan's allocator replaces glibc's: mallopt fails */
+#else
+#define MALLOPT_WARN 1
+#endif
+
 void
 sl_cli_tune_malloc(void)
 {
     const char *t = getenv("GLIBC_TUNABLES");
 
-#if defined(__SANITIZE_ADDRESS__)
-    /* ASan's allocator replaces glibc's and refuses mallopt */
-    return;
-#endif
     /* malloc settings in GLIBC_TUNABLES (or MALLOC_ARENA_MAX) win */
     if (t != NULL && strstr(t, "glibc.malloc.") != NULL) {
         return;
     }
-    if (mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1) {
+    if (mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1 && MALLOPT_WARN) {
         SL_WARN("mallopt(M_TRIM_THRESHOLD) refused");
     }
     if (getenv("MALLOC_ARENA_MAX") == NULL &&
@@ -508,7 +510,8 @@ sl_cli_tune_malloc(void)
                 (int)(ARENAS_PER_CORE *
                       sl_cfg_cores_clamp(1,
                                          ARENAS_MIN / ARENAS_PER_CORE,
-                                         ARENAS_MAX / ARENAS_PER_CORE))) != 1) {
+                                         ARENAS_MAX / ARENAS_PER_CORE))) != 1 &&
+        MALLOPT_WARN) {
         SL_WARN("mallopt(M_ARENA_MAX) refused");
     }
     start_trim();

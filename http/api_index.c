@@ -82,22 +82,14 @@ int
 sl__api_index_get(struct sl__req *req)
 {
     const char *name = sl__req_param(req, "name");
+    struct sl_index_stats st;
     struct sl_err err;
-    uint64_t count = 0;
-    uint64_t segments = 0;
-    int merging = 0;
-    int rc = 0;
 
     sl_err_clear(&err);
     if (no_index(req)) {
         return 0;
     }
-    rc = sl_index_count(req->svc->index, name, &count, &err);
-    if (rc == 0) {
-        rc =
-            sl_index_segments(req->svc->index, name, &segments, &merging, &err);
-    }
-    if (rc != 0) {
+    if (sl_index_stats(req->svc->index, name, &st, &err) != 0) {
         return sl__reply_err(req, &err);
     }
     return sl__reply_json(req,
@@ -106,11 +98,11 @@ sl__api_index_get(struct sl__req *req)
                                     "name",
                                     name,
                                     "documentCount",
-                                    (json_int_t)count,
+                                    (json_int_t)st.documents,
                                     "segments",
-                                    (json_int_t)segments,
+                                    (json_int_t)st.segments,
                                     "merging",
-                                    merging));
+                                    st.merging));
 }
 
 int

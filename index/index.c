@@ -75,6 +75,8 @@ static const char *const stmt_sql[SL__IX_NSTMT] = {
                        " WHERE id = ?1",
     [SL__IX_GET] = "SELECT meta, text FROM documents WHERE _recordid = ?1",
     [SL__IX_COUNT] = "SELECT count(*) FROM docs",
+    /* FTS5's table of segments: a row per segment and term page */
+    [SL__IX_SEGMENTS] = "SELECT count(DISTINCT segid) FROM documents_fts_idx",
     [SL__IX_RECORDS] = "SELECT _recordid, text_sha256 FROM docs"
                        " WHERE _recordid > ?1 ORDER BY _recordid LIMIT ?2",
     [SL__IX_TOMB_GET] = "SELECT version FROM tombstones WHERE _recordid = ?1",
@@ -221,7 +223,8 @@ static int
 read_stmt(int which)
 {
     return which == SL__IX_GET || which == SL__IX_COUNT ||
-           which == SL__IX_RECORDS || which == SL__IX_SRC_LIST;
+           which == SL__IX_RECORDS || which == SL__IX_SRC_LIST ||
+           which == SL__IX_SEGMENTS;
 }
 
 /* Prepare stmt_sql into @st on @db: every statement, or with @reads only

@@ -105,16 +105,6 @@ void sl_index_close(struct sl_index_set *set);
  * @return 0 or SL_EINTERNAL (no thread).
  */
 int sl_index_set_idle_merge(struct sl_index_set *set, unsigned idle_ms);
-/**
- * @brief The FTS segments of @p index summed over its shards, and whether
- * a merge is due or running on one of them (sl_index_set_idle_merge).
- * @return 0, SL_ENOENT, SL_EBADNAME or SL_EIO.
- */
-int sl_index_segments(struct sl_index_set *set,
-                      const char *index,
-                      uint64_t *segments,
-                      int *merging,
-                      struct sl_err *err);
 
 /**
  * @brief Insert or replace the document @p doc in @p index (created on
@@ -275,6 +265,23 @@ int sl_index_search_opts(struct sl_index_set *set,
 int sl_index_count(struct sl_index_set *set,
                    const char *index,
                    uint64_t *count,
+                   struct sl_err *err);
+
+/** What GET /smila/index/<name>/ reports of an index. */
+struct sl_index_stats {
+    uint64_t documents; /* as sl_index_count */
+    uint64_t segments;  /* FTS segments, summed over the shards */
+    int merging;        /* a merge is due or running on a shard (idle merge) */
+};
+/**
+ * @brief The documents and FTS segments of @p index, read in one pass
+ * over its shards, and whether a merge is due or running
+ * (sl_index_set_idle_merge).
+ * @return 0, SL_ENOENT, SL_EBADNAME or SL_EIO.
+ */
+int sl_index_stats(struct sl_index_set *set,
+                   const char *index,
+                   struct sl_index_stats *stats,
                    struct sl_err *err);
 /**
  * @brief The indexes in name order with their document counts and bytes

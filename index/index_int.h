@@ -39,6 +39,7 @@ enum {
     SL__IX_SRC_LIST, /* the sources of id (read) */
     SL__IX_COLS_PUT, /* docs_cols gets the columns of row ?1 (schema.c) */
     SL__IX_COLS_DEL, /* docs_cols loses row ?1 */
+    SL__IX_SEGMENTS, /* FTS5's segments (read) */
     SL__IX_NSTMT
 };
 

@@ -60,6 +60,32 @@ sl__ix_release_all(struct sl__index *ix[SL_INDEX_MAX_SHARDS], unsigned n)
     }
 }
 
+/* Sum the integer that reader statement @which returns on each of the @n
+ * shards @ix into @sum. */
+static int
+sum_stmt(struct sl__index *ix[SL_INDEX_MAX_SHARDS],
+         unsigned n,
+         int which,
+         const char *what,
+         uint64_t *sum,
+         struct sl_err *err)
+{
+    unsigned k = 0;
+    int src = SQLITE_OK;
+
+    *sum = 0;
+    for (k = 0; k < n; k++) {
+        sqlite3_stmt *st = ix[k]->rd.st[which];
+
+        src = sqlite3_step(st);
+        if (src != SQLITE_ROW) {
+            return sl__index_rd_err(ix[k], src, what, err);
+        }
+        *sum += (uint64_t)sqlite3_column_int64(st, 0);
+    }
+    return 0;
+}
+
 int
 sl_index_count(struct sl_index_set *set,
                const char *index,
@@ -68,8 +94,6 @@ sl_index_count(struct sl_index_set *set,
 {
     struct sl__index *ix[SL_INDEX_MAX_SHARDS];
     unsigned n = 0;
-    unsigned k = 0;
-    int src = SQLITE_OK;
     int rc = 0;
 
     *count = 0;
@@ -77,15 +101,34 @@ sl_index_count(struct sl_index_set *set,
     if (rc != 0) {
         return rc;
     }
-    for (k = 0; k < n && rc == 0; k++) {
-        sqlite3_stmt *st = ix[k]->rd.st[SL__IX_COUNT];
+    rc = sum_stmt(ix, n, SL__IX_COUNT, "count", count, err);
+    sl__ix_release_all(ix, n);
+    return rc;
+}
 
-        src = sqlite3_step(st);
-        if (src == SQLITE_ROW) {
-            *count += (uint64_t)sqlite3_column_int64(st, 0);
-        } else {
-            rc = sl__index_rd_err(ix[k], src, "count", err);
-        }
+int
+sl_index_stats(struct sl_index_set *set,
+               const char *index,
+               struct sl_index_stats *stats,
+               struct sl_err *err)
+{
+    struct sl__index *ix[SL_INDEX_MAX_SHARDS];
+    unsigned n = 0;
+    unsigned k = 0;
+    int rc = 0;
+
+    memset(stats, 0, sizeof(*stats));
+    rc = sl__ix_acquire_all(set, index, ix, &n, err);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = sum_stmt(ix, n, SL__IX_COUNT, "count", &stats->documents, err);
+    if (rc == 0) {
+        rc =
+            sum_stmt(ix, n, SL__IX_SEGMENTS, "segments", &stats->segments, err);
+    }
+    for (k = 0; k < n; k++) {
+        stats->merging |= atomic_load(&ix[k]->merge_due) != 0;
     }
     sl__ix_release_all(ix, n);
     return rc;

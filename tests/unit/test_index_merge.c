@@ -59,14 +59,13 @@ write_txn(struct sl_index_set *set, int t)
 static uint64_t
 segments(struct sl_index_set *set, int *merging)
 {
-    uint64_t n = 0;
-    int m = 0;
+    struct sl_index_stats st;
 
-    assert_int_equal(sl_index_segments(set, "m", &n, &m, NULL), 0);
+    assert_int_equal(sl_index_stats(set, "m", &st, NULL), 0);
     if (merging != NULL) {
-        *merging = m;
+        *merging = st.merging;
     }
-    return n;
+    return st.segments;
 }
 
 /* Wait (at most 20 s) until no merge is due; the milliseconds waited. */
