@@ -652,7 +652,7 @@ reader_open(struct sl__index *ix, struct sl_err *err)
         src = sl__index_url_functions(rd->db);
     }
     if (src == SQLITE_OK) {
-        src = sl__index_rank_functions(rd->db);
+        src = sl__index_rank_functions(rd->db, &rd->ranked);
     }
     if (src == SQLITE_OK) {
         src = prepare_stmts(rd->db, rd->st, 1);

@@ -50,10 +50,20 @@ enum {
  * first read; only the read statements (GET, COUNT, SEARCH, TOTAL,
  * RECORDS) are prepared, the others stay NULL.
  */
+/* The rows sl_bm25 (or sl_bm25_tf) scored on a connection since it was
+ * zeroed (rank.c): a query's matches, counted in the pass that ranks
+ * them; sl_ranked() in SQL. */
+struct sl__ranked {
+    sqlite3_int64 n;
+    sqlite3_int64 last; /* the rowid counted last (one call per row) */
+    int any;            /* last is set */
+};
+
 struct sl__index_reader {
     sqlite3 *db;        /* NULL until the first read */
-    pthread_mutex_t mu; /* guards db and st */
+    pthread_mutex_t mu; /* guards db, st and ranked */
     sqlite3_stmt *st[SL__IX_NSTMT];
+    struct sl__ranked ranked;
 };
 
 /* ---- qparse.c: the query language (docs/index.md "Query language") ---- */
@@ -131,8 +141,10 @@ int sl__index_url_functions(sqlite3 *db);
 /* ---- rank.c: FTS5 auxiliary function sl_bm25, FTS5's bm25 with the
  * document lengths read in rowid order, on connection @db; sl_bm25_tf,
  * the same but for a query of one phrase without its idf, which
- * sl_idf(nhit, sl_bm25_rows(fts)) gives from the caller's count ---- */
-int sl__index_rank_functions(sqlite3 *db);
+ * sl_idf(nhit, sl_bm25_rows(fts)) gives from the caller's count; both
+ * count the rows they score in @ranked (borrowed, outlives @db; NULL:
+ * not counted), which sl_ranked() returns ---- */
+int sl__index_rank_functions(sqlite3 *db, struct sl__ranked *ranked);
 /* FTS5's extension API of @db, or NULL. */
 fts5_api *sl__index_fts5(sqlite3 *db);
 /* The idf of a phrase in @nhit of @nrow rows, as FTS5's bm25 has it. */

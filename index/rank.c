@@ -21,15 +21,23 @@
  * column weights of its instances in the row; D the row's tokens, avgdl
  * the mean; k1 = 1.2, b = 0.75; score = -sum idf(i) * f(i) * (k1 + 1) /
  * (f(i) + k1 * (1 - b + b * D / avgdl)) (negative: lower is better).
+ * n(i) is counted with xQueryPhrase, which evaluates the phrase over the
+ * whole table, when a row that holds phrase i is first scored: a phrase
+ * that no match holds (under NOT, in another branch of an OR) adds 0 to
+ * every score and is never counted.
  *
  * A query of one phrase (a phrase in quotes, a word) without a filter
- * matches exactly the rows the phrase is in, so the count of its matches,
- * which a search makes anyway, is the phrase's n: sl_bm25_tf leaves the
- * idf out for such a query (a constant factor: the order is the same),
- * and the search multiplies its scores by sl_idf(count, sl_bm25_rows())
- * (index/search.c).  Counting n with xQueryPhrase evaluates the phrase
- * over the whole table a second time: for a phrase of two words in most
- * documents, 22 of a query's 57 ms.
+ * matches exactly the rows the phrase is in, so the count of its matches
+ * is the phrase's n: sl_bm25_tf leaves the idf out for such a query (a
+ * constant factor: the order is the same), and the search multiplies its
+ * scores by sl_idf(sl_ranked(), sl_bm25_rows()) (index/search.c).
+ * Counting n apart would evaluate the phrase over the whole table a
+ * second time: for a phrase of two words in most documents, 22 of a
+ * query's 57 ms.
+ *
+ * Both count the rows they score in the connection's struct sl__ranked,
+ * once per row, which sl_ranked() returns: a search by relevance scores
+ * every match, so that is its count (index/search.c).
  *
  * Threads: the per-query data lives in the statement (FTS5's aux data) and
  * the function runs on the connection's thread.
@@ -42,19 +50,22 @@
 #define GAP_MAX      64 /* rows stepped over before searching again */
 #define COLS_MAX     16 /* weights read */
 #define PHRASES_ITER 4  /* phrases counted one by one, at most */
+#define IDF_UNKNOWN  (-1.0)
 
 /* The functions' user data: the connection, and whether the idf of a
  * query of one phrase is left to the caller (sl_bm25_tf). */
 struct rank_fn {
     sqlite3 *db;
     int defer;
+    struct sl__ranked *ranked; /* or NULL */
 };
 
 /* Per query (FTS5 aux data): the statistics and the %_docsize cursor. */
 struct rank_data {
     int nphrase;
     double avgdl;
-    double *idf;  /* [nphrase] */
+    sqlite3_int64 nrow;
+    double *idf;  /* [nphrase], IDF_UNKNOWN until a row holds the phrase */
     double *freq; /* [nphrase], per row */
     int nw;
     double w[COLS_MAX];
@@ -114,15 +125,11 @@ rank_data_new(const Fts5ExtensionApi *api,
         rc = api->xColumnTotalSize(fts, -1, &ntok);
     }
     d->avgdl = nrow > 0 ? (double)ntok / (double)nrow : 1.0;
-    for (i = 0; rc == SQLITE_OK && i < d->nphrase; i++) {
-        sqlite3_int64 nhit = 0;
-
-        if (fn->defer && d->nphrase == 1) {
-            d->idf[i] = 1.0; /* the caller's, from its count of the rows */
-            break;
-        }
-        rc = api->xQueryPhrase(fts, i, &nhit, count_cb);
-        d->idf[i] = sl__index_idf(nrow, nhit);
+    d->nrow = nrow;
+    for (i = 0; i < d->nphrase; i++) {
+        /* the caller's, from its count of the rows; else counted when a
+         * row first holds the phrase (idf_of) */
+        d->idf[i] = fn->defer && d->nphrase == 1 ? 1.0 : IDF_UNKNOWN;
     }
     if (rc == SQLITE_OK) {
         rc = sqlite3_prepare_v3(fn->db,
@@ -233,6 +240,43 @@ freqs(const Fts5ExtensionApi *api, Fts5Context *fts, struct rank_data *d)
     return rc;
 }
 
+/* Count row @rowid as scored, once however often it is scored in a row
+ * (a query may name the score twice). */
+static void
+count_row(const struct rank_fn *fn, sqlite3_int64 rowid)
+{
+    struct sl__ranked *r = fn->ranked;
+
+    if (r != NULL && (!r->any || r->last != rowid)) {
+        r->n++;
+        r->last = rowid;
+        r->any = 1;
+    }
+}
+
+/* The idf of phrase @i, counted over the table the first time a row holds
+ * it: a phrase no match holds (under NOT, an OR's other branch) adds
+ * nothing to any score, and counting it would evaluate it over the whole
+ * table for nothing. */
+static int
+idf_of(const Fts5ExtensionApi *api,
+       Fts5Context *fts,
+       struct rank_data *d,
+       int i)
+{
+    sqlite3_int64 nhit = 0;
+    int rc = SQLITE_OK;
+
+    if (d->idf[i] != IDF_UNKNOWN) {
+        return SQLITE_OK;
+    }
+    rc = api->xQueryPhrase(fts, i, &nhit, count_cb);
+    if (rc == SQLITE_OK) {
+        d->idf[i] = sl__index_idf(d->nrow, nhit);
+    }
+    return rc;
+}
+
 static void
 bm25_fn(const Fts5ExtensionApi *api,
         Fts5Context *fts,
@@ -258,6 +302,7 @@ bm25_fn(const Fts5ExtensionApi *api,
             return;
         }
     }
+    count_row(api->xUserData(fts), api->xRowid(fts));
     rc = freqs(api, fts, d);
     if (rc == SQLITE_OK &&
         (d->sz_broken || walk_size(d, api->xRowid(fts), &ntok) != 0 ||
@@ -274,9 +319,17 @@ bm25_fn(const Fts5ExtensionApi *api,
         sqlite3_result_error_code(ctx, rc);
         return;
     }
-    for (i = 0; i < d->nphrase; i++) {
+    for (i = 0; rc == SQLITE_OK && i < d->nphrase; i++) {
+        if (d->freq[i] == 0.0) {
+            continue; /* adds 0 */
+        }
+        rc = idf_of(api, fts, d, i);
         score += d->idf[i] * (d->freq[i] * (k1 + 1.0)) /
                  (d->freq[i] + k1 * (1 - b + b * (double)ntok / d->avgdl));
+    }
+    if (rc != SQLITE_OK) {
+        sqlite3_result_error_code(ctx, rc);
+        return;
     }
     sqlite3_result_double(ctx, -1.0 * score);
 }
@@ -331,6 +384,23 @@ idf_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
                                         sqlite3_value_int64(argv[0])));
 }
 
+/* sl_ranked(): the rows scored since the counter was zeroed; not
+ * deterministic, so that SQLite reads it where it stands in the query
+ * (after the ranking pass), not once at the start. */
+static void
+ranked_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const struct sl__ranked *r = sqlite3_user_data(ctx);
+
+    (void)argc;
+    (void)argv;
+    if (r == NULL) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    sqlite3_result_int64(ctx, r->n);
+}
+
 fts5_api *
 sl__index_fts5(sqlite3 *db)
 {
@@ -348,13 +418,18 @@ sl__index_fts5(sqlite3 *db)
 
 /* Register sl_bm25 (@defer 0) or sl_bm25_tf on @db. */
 static int
-create_bm25(fts5_api *api, sqlite3 *db, const char *name, int defer)
+create_bm25(fts5_api *api,
+            sqlite3 *db,
+            const char *name,
+            int defer,
+            struct sl__ranked *ranked)
 {
     struct rank_fn *fn = sl_malloc(sizeof(*fn));
     int rc = SQLITE_OK;
 
     fn->db = db;
     fn->defer = defer;
+    fn->ranked = ranked;
     rc = api->xCreateFunction(api, name, fn, bm25_fn, sl_free);
     if (rc != SQLITE_OK) {
         sl_free(fn);
@@ -363,7 +438,7 @@ create_bm25(fts5_api *api, sqlite3 *db, const char *name, int defer)
 }
 
 int
-sl__index_rank_functions(sqlite3 *db)
+sl__index_rank_functions(sqlite3 *db, struct sl__ranked *ranked)
 {
     fts5_api *api = sl__index_fts5(db);
     int rc = SQLITE_OK;
@@ -371,8 +446,17 @@ sl__index_rank_functions(sqlite3 *db)
     if (api == NULL || api->iVersion < 2) {
         return SQLITE_ERROR;
     }
-    rc = create_bm25(api, db, "sl_bm25", 0);
-    rc = rc == SQLITE_OK ? create_bm25(api, db, "sl_bm25_tf", 1) : rc;
+    rc = create_bm25(api, db, "sl_bm25", 0, ranked);
+    rc = rc == SQLITE_OK ? create_bm25(api, db, "sl_bm25_tf", 1, ranked) : rc;
+    rc = rc == SQLITE_OK ? sqlite3_create_function(db,
+                                                   "sl_ranked",
+                                                   0,
+                                                   SQLITE_UTF8,
+                                                   ranked,
+                                                   ranked_fn,
+                                                   NULL,
+                                                   NULL)
+                         : rc;
     rc = rc == SQLITE_OK
              ? api->xCreateFunction(api, "sl_bm25_rows", NULL, rows_fn, NULL)
              : rc;

@@ -90,7 +90,12 @@ step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
 #define KEY_COL        12
 #define KEY_TEXT_MAX_S "64" /* bytes of a date sort key */
 #define TOTAL_COL      13
-#define ID_COL         14 /* the row's id in its shard */
+/* The count of a phrase's matches, bound after a cursor: a number above
+ * the query's own (a named parameter before ?1 in the text would take
+ * its number) */
+#define CN_PARAM "?99"
+_Static_assert(SL__QUERY_MAX_PARAMS + 1 < 99, "CN_PARAM above the query's");
+#define ID_COL 14 /* the row's id in its shard */
 
 /* @a against @b (two rows) in @o's order: < 0 when @a comes first. */
 static int
@@ -169,17 +174,29 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
  * The statements of query @q on one shard: the best @want hits in order
  * @o (their key in column KEY_COL, equal keys by rowid), those @after a
  * cursor only (its key bound to :ck, the rowid to start after to :cid),
- * and their count:
- * with filters or phrases, every hit row carries it (column TOTAL_COL, a
- * window over the one pass that ranks; after a cursor a count of its
- * own, which also counts the rows before it), else the FTS index gives
- * it.
- * Words rank by bm25 (one phrase alone: its idf applied from the window's
- * count, rank.c sl_bm25_tf); a query of field filters alone ranks nothing
- * (score 0) and has no snippet.  With words, the inner query orders every
- * match by its key and keeps @want, reading only the FTS index when there
- * is no filter and no other order; only the rows kept get their snippet
- * and the other columns (a snippet reads and unpacks the text).
+ * and their count.  Every hit row carries the count (column TOTAL_COL)
+ * unless a statement of its own counts (after a cursor, which also
+ * counts the rows before it):
+ * - words by relevance: the rows the ranking function scored,
+ *   sl_ranked(), which the outer level reads once the ranking pass is
+ *   over (rank.c; every match is scored, its score being the key).  A
+ *   count apart would match every row again, a window over the ranking
+ *   pass would copy every match into a table of its own (per shard of
+ *   the benchmark index, two words in most documents: about 14 ms to
+ *   count apart, 25 for the window, against 0);
+ * - words by date or size: SQLite scores only the rows that can enter
+ *   the page, so a window (filters, phrases) or a count apart (words);
+ * - field filters alone: a window over the page's pass.
+ * Words rank by bm25; a query of field filters alone ranks nothing (score
+ * 0) and has no snippet.  One phrase alone, by relevance, is ranked
+ * without its idf (rank.c sl_bm25_tf: the same order), and the outer
+ * level applies the idf from sl_ranked(), which sl_bm25 would have
+ * counted in a pass of its own (after a cursor, from the count made
+ * before, in the same arithmetic, so that the keys compare).  With words,
+ * the inner query orders every match by its key and keeps @want, reading
+ * only the FTS index when there is no filter and no other order; only
+ * the rows kept get their snippet and the other columns (a snippet reads
+ * and unpacks the text).
  */
 static void
 search_sql(const struct sl__query *q,
@@ -192,20 +209,19 @@ search_sql(const struct sl__query *q,
     const char *key = q->match != NULL ? "score" : "0.0";
     const char *dir = opt->ascending ? "ASC" : "DESC";
     const char *op = opt->ascending ? ">" : "<";
-    /* the hits carry their count (column TOTAL_COL, a window over the
-     * pass that ranks them) when counting apart would match them again
-     * at a cost: filters join every match to its row, phrases and NEAR
-     * compare positions (per shard of the benchmark index, a phrase of
-     * two words in most documents: 25 ms to count and 55 to rank, 59
-     * both in one pass; a word alone counts in 6 ms from the FTS index,
-     * and the window would cost 24 more) */
-    int window = q->where != NULL || q->phrase;
-    /* one phrase alone, by relevance: its matches counted once, in the
-     * innermost level, for its idf and its total (after a cursor the
-     * count of its own stays: a shard without a row after it has no row
-     * to carry the total) */
-    int one = q->match != NULL && q->where == NULL && q->one_phrase &&
-              opt->sort == SL_INDEX_SORT_RELEVANCE;
+    /* one phrase alone, by relevance: ranked by sl_bm25_tf, its idf
+     * applied by the outer level from sl_ranked(); after a cursor, whose
+     * key is a score with its idf, from the count made before (CN_PARAM) */
+    int by_score = q->match != NULL && opt->sort == SL_INDEX_SORT_RELEVANCE;
+    int one = by_score && q->where == NULL && q->one_phrase;
+    int late = one && !after;
+    /* by date or size, SQLite scores only the rows that can enter the
+     * page (its sorter skips the others): sl_ranked() would count those,
+     * so the hits carry a window's count (filters and phrases: counting
+     * apart would match every row again at a cost) or it is counted
+     * apart */
+    int window = q->match != NULL && !by_score && !after &&
+                 (q->where != NULL || q->phrase);
 
     if (opt->sort == SL_INDEX_SORT_DATE) {
         /* a text longer than a date, or with a NUL, is none (so that a
@@ -217,37 +233,45 @@ search_sql(const struct sl__query *q,
         key = "coalesce(d.size, -1)";
     }
     if (q->match != NULL) {
-        int by_score = strcmp(key, "score") == 0;
         const char *k = by_score ? "score" : "k";
+        const char *score =
+            late ? "t.score * coalesce(sl_idf(sl_ranked(), t.r), 1.0)"
+                 : "t.score";
 
         /* three levels: the matches with their key (bm25 is computed
-         * there, where FTS5 allows it), the page of them (and their count
-         * as a window, which SQLite does not flatten into the first),
-         * the page's columns and snippets.  CROSS JOIN keeps the page the
-         * outer loop: from 21 rows on, SQLite's planner chose to scan
-         * every match again and look up its row (+100 ms for a word in
-         * most documents) */
+         * there, where FTS5 allows it), the page of them, the page's
+         * columns and snippets.  CROSS JOIN keeps the page the outer
+         * loop: from 21 rows on, SQLite's planner chose to scan every
+         * match again and look up its row (+100 ms for a word in most
+         * documents) */
         (void)sl_buf_appendf(hits,
-                             "SELECT o._recordid, t.score, o.title,"
+                             "SELECT o._recordid, %s, o.title,"
                              " snippet(documents_fts, -1, '<b>', '</b>',"
-                             " '...', 16)," HIT_COLS ", t.%s, t.n,"
+                             " '...', 16)," HIT_COLS ", %s, %s,"
                              " t.id FROM"
-                             " (SELECT id, score, %s, %s AS n FROM",
+                             " (SELECT id, score, %s%s%s FROM",
+                             score,
+                             by_score ? score : "t.k",
+                             after      ? "0"
+                             : by_score ? "sl_ranked()"
+                             : window   ? "t.n"
+                                        : "0",
                              k,
-                             k,
-                             one      ? "n"
-                             : window ? "count(*) OVER ()"
-                                      : "0");
-        if (one) {
-            /* one phrase alone: the count of its matches is its n, the
-             * idf is applied here (rank.c, sl_bm25_tf) */
+                             late ? ", r" : "",
+                             window ? ", count(*) OVER () AS n" : "");
+        if (late) {
             (void)sl_buf_appendf(
                 hits,
-                " (SELECT id, g * coalesce(sl_idf(n, r), 1.0) AS score, n"
-                " FROM (SELECT id, g, r, count(*) OVER () AS n FROM"
                 " (SELECT documents_fts.rowid AS id, -sl_bm25_tf" BM25_ARGS
-                " AS g, sl_bm25_rows(documents_fts) AS r FROM documents_fts"
-                " WHERE documents_fts MATCH ?1))");
+                " AS score, sl_bm25_rows(documents_fts) AS r FROM"
+                " documents_fts WHERE documents_fts MATCH ?1");
+        } else if (one) { /* the same arithmetic as the outer level's */
+            (void)sl_buf_appendf(
+                hits,
+                " (SELECT documents_fts.rowid AS id, -sl_bm25_tf" BM25_ARGS
+                " * coalesce(sl_idf(" CN_PARAM
+                ", sl_bm25_rows(documents_fts)), 1.0)"
+                " AS score FROM documents_fts WHERE documents_fts MATCH ?1");
         } else {
             (void)sl_buf_appendf(hits,
                                  " (SELECT documents_fts.rowid AS id, -" BM25
@@ -306,11 +330,14 @@ search_sql(const struct sl__query *q,
             want,
             dir);
     }
-    if (q->where == NULL && (!window || after)) {
+    if (!after && (q->match == NULL || by_score || window)) {
+        return; /* the hits carry it */
+    }
+    if (q->where == NULL) {
         (void)sl_buf_appendf(count,
                              "SELECT count(*) FROM documents_fts WHERE"
                              " documents_fts MATCH ?1");
-    } else if (after) { /* rows before the cursor are counted too */
+    } else { /* after a cursor, rows before it are counted too */
         (void)sl_buf_appendf(count, "SELECT count(*)");
         from_where(q, "", count);
     }
@@ -689,8 +716,12 @@ shard_run(void *arg)
         (void)sqlite3_finalize(c);
     }
     rc = rc == 0 ? prepare_query(j->ix, j->hsql, &j->sq, &j->st, &j->err) : rc;
+    /* sl_ranked() counts from here (rank.c) */
+    memset(&j->ix->rd.ranked, 0, sizeof(j->ix->rd.ranked));
     if (rc == 0 && j->cur->set) {
         cursor_bind(j->st, j->cur, j->shard);
+        (void)sqlite3_bind_int64(
+            j->st, sqlite3_bind_parameter_index(j->st, CN_PARAM), j->total);
     }
     rc = rc == 0 ? step_match(j->ix, j->st, &j->err) : rc;
     j->has = rc == SQLITE_ROW;

@@ -862,7 +862,7 @@ test_index_rank_bm25(void **state)
 
     (void)state;
     assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
-    assert_int_equal(sl__index_rank_functions(db), SQLITE_OK);
+    assert_int_equal(sl__index_rank_functions(db, NULL), SQLITE_OK);
     assert_int_equal(
         sqlite3_exec(db,
                      "CREATE VIRTUAL TABLE documents_fts USING fts5(title,"

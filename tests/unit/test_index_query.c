@@ -670,13 +670,17 @@ test_query_cursor(void **state)
     }
     memset(&o, 0, sizeof(o));
     for (sort = 0; sort < 6; sort++) {
-        /* a word, a filter (the hits count themselves), a phrase (they
-         * count themselves too) */
-        const char *queries[] = {
-            "pager", "path:/d OR pager", "\"pager filler\""};
+        /* a word, a filter, a phrase (its idf from its count), a word
+         * with a filter and with NOT: by relevance the first page's total
+         * is the rows ranked (sl_ranked), the next pages count apart */
+        const char *queries[] = {"pager",
+                                 "path:/d OR pager",
+                                 "\"pager filler\"",
+                                 "pager path:/d",
+                                 "filler -nothing"};
         size_t qi = 0;
 
-        for (qi = 0; qi < 3; qi++) {
+        for (qi = 0; qi < sizeof(queries) / sizeof(queries[0]); qi++) {
             o.query = queries[qi];
             o.sort = (enum sl_index_sort)(sort / 2);
             o.ascending = sort % 2;
