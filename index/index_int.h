@@ -50,7 +50,7 @@ enum {
  * first read; only the read statements (GET, COUNT, SEARCH, TOTAL,
  * RECORDS) are prepared, the others stay NULL.
  */
-/* The rows sl_bm25 (or sl_bm25_tf) scored on a connection since it was
+/* The rows sl_bm25 scored on a connection since it was
  * zeroed (rank.c): a query's matches, counted in the pass that ranks
  * them; sl_ranked() in SQL. */
 struct sl__ranked {
@@ -73,8 +73,7 @@ struct sl__index_reader {
  * condition over `docs_cols d` (NULL: none) whose '?' take @params in order. */
 struct sl__query {
     char *match;
-    int phrase;     /* the match holds a phrase or a NEAR */
-    int one_phrase; /* the match is one phrase of several words */
+    int phrase; /* the match holds a phrase or a NEAR */
     char *where;
     char *params[SL__QUERY_MAX_PARAMS];
     size_t nparams;
@@ -138,16 +137,15 @@ int sl__index_text_functions(sqlite3 *db);
 /* ---- urlcols.c: sl_url_host(url) and sl_url_path(url) (schema 8) ---- */
 int sl__index_url_functions(sqlite3 *db);
 
-/* ---- rank.c: FTS5 auxiliary function sl_bm25, FTS5's bm25 with the
- * document lengths read in rowid order, on connection @db; sl_bm25_tf,
- * the same but for a query of one phrase without its idf, which
- * sl_idf(nhit, sl_bm25_rows(fts)) gives from the caller's count; both
- * count the rows they score in @ranked (borrowed, outlives @db; NULL:
+/* ---- rank.c: FTS5 auxiliary function sl_bm25(fts, match, weights...),
+ * BM25 with the document lengths read in rowid order and a phrase's idf
+ * the sum of its tokens' (@match: the MATCH string), on connection @db;
+ * it counts the rows it scores in @ranked (borrowed, outlives @db; NULL:
  * not counted), which sl_ranked() returns ---- */
 int sl__index_rank_functions(sqlite3 *db, struct sl__ranked *ranked);
 /* FTS5's extension API of @db, or NULL. */
 fts5_api *sl__index_fts5(sqlite3 *db);
-/* The idf of a phrase in @nhit of @nrow rows, as FTS5's bm25 has it. */
+/* The idf of a term in @nhit of @nrow rows, as FTS5's bm25 has it. */
 double sl__index_idf(sqlite3_int64 nrow, sqlite3_int64 nhit);
 
 /* The FTS table's tokenizer: its name and arguments (schema.c's table,
@@ -157,6 +155,12 @@ double sl__index_idf(sqlite3_int64 nrow, sqlite3_int64 nhit);
 #define SL__IX_TOKENIZE       "unicode61 remove_diacritics 2"
 
 /* ---- prefix.c: prefixes expanded to the shard's words ---- */
+/* The end of the FTS5 string that begins at @s[i] ('"'): the index of its
+ * closing quote (doubled quotes inside), or of the NUL. */
+size_t sl__ix_fts_string_end(const char *s, size_t i);
+/* The text of the string @s[a..e) (quotes excluded) unquoted into @out
+ * (at least e - a bytes); its length. */
+size_t sl__ix_fts_unquote(const char *s, size_t a, size_t e, char *out);
 #define SL__IX_PREFIX_WORDS 64 /* words of a prefix expanded, at most */
 /* @match with each prefix "p"* (not in a NEAR) of at most
  * SL__IX_PREFIX_WORDS words of @ix as an OR of them: a new string, or

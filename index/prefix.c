@@ -150,10 +150,8 @@ words(sqlite3 *db, const struct fold *f, struct sl_buf *b)
  * The expression.
  * --------------------------------------------------------------------- */
 
-/* The end of the FTS5 string that begins at @s[i] ('"'): the index of its
- * closing quote, doubled quotes inside. */
-static size_t
-string_end(const char *s, size_t i)
+size_t
+sl__ix_fts_string_end(const char *s, size_t i)
 {
     for (i++; s[i] != '\0'; i++) {
         if (s[i] == '"') {
@@ -166,10 +164,8 @@ string_end(const char *s, size_t i)
     return i;
 }
 
-/* The text of the string @s[a..e] (quotes excluded) unquoted into @out
- * (at least e - a bytes). */
-static size_t
-unquote(const char *s, size_t a, size_t e, char *out)
+size_t
+sl__ix_fts_unquote(const char *s, size_t a, size_t e, char *out)
 {
     size_t n = 0;
 
@@ -205,12 +201,12 @@ sl__ix_prefix_expand(struct sl__index *ix, const char *match)
                                                        : near;
             continue;
         }
-        e = string_end(match, i);
+        e = sl__ix_fts_string_end(match, i);
         if (match[e] == '\0') {
             break;
         }
         if (!near && match[e + 1] == '*' && e - i - 1 < sizeof(text)) {
-            size_t n = unquote(match, i + 1, e, text);
+            size_t n = sl__ix_fts_unquote(match, i + 1, e, text);
             size_t at = b.len;
 
             if (fold(ix->rd.db, text, n, &f) == 0) {

@@ -833,7 +833,6 @@ write_root(const struct qnode *root, struct sl__query *q)
     }
     q->match = m.len > 0 ? sl_strndup(m.data, m.len) : NULL;
     q->phrase = q->match != NULL && has_phrase(root);
-    q->one_phrase = q->phrase && root->kind == Q_TEXT && root->next == NULL;
     q->where = w.len > 0 ? sl_strndup(w.data, w.len) : NULL;
     sl_buf_free(&m);
     sl_buf_free(&w);

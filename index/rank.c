@@ -16,48 +16,66 @@
  * (else xColumnSize is asked for all).
  *
  * BM25 (Robertson and Zaragoza), as FTS5 computes it: for each phrase i of
- * the query, idf(i) = log((N - n(i) + 0.5) / (n(i) + 0.5)) (at least
- * 1e-6), N rows, n(i) rows that match phrase i; f(i) the sum of the
- * column weights of its instances in the row; D the row's tokens, avgdl
- * the mean; k1 = 1.2, b = 0.75; score = -sum idf(i) * f(i) * (k1 + 1) /
- * (f(i) + k1 * (1 - b + b * D / avgdl)) (negative: lower is better).
- * n(i) is counted with xQueryPhrase, which evaluates the phrase over the
- * whole table, when a row that holds phrase i is first scored: a phrase
- * that no match holds (under NOT, in another branch of an OR) adds 0 to
- * every score and is never counted.
+ * the query, f(i) the sum of the column weights of its instances in the
+ * row; D the row's tokens, avgdl the mean; k1 = 1.2, b = 0.75; score =
+ * -sum idf(i) * f(i) * (k1 + 1) / (f(i) + k1 * (1 - b + b * D / avgdl))
+ * (negative: lower is better), with idf(n) = log((N - n + 0.5) / (n +
+ * 0.5)) (at least 1e-6) for a term in n of N rows.
  *
- * A query of one phrase (a phrase in quotes, a word) without a filter
- * matches exactly the rows the phrase is in, so the count of its matches
- * is the phrase's n: sl_bm25_tf leaves the idf out for such a query (a
- * constant factor: the order is the same), and the search multiplies its
- * scores by sl_idf(sl_ranked(), sl_bm25_rows()) (index/search.c).
- * Counting n apart would evaluate the phrase over the whole table a
- * second time: for a phrase of two words in most documents, 22 of a
- * query's 57 ms.
+ * The idf of a phrase of one token is its token's, n counted with
+ * xQueryPhrase.  A phrase of several tokens (`"quarterly report"`, and a
+ * word with punctuation, `stdio.h`, which the search writes as a phrase)
+ * has the sum of its tokens' idf, as Lucene's BM25 has it, each token
+ * counted in the phrase's column (a count statement on the connection).
+ * FTS5's bm25 takes the phrase's own count instead, which evaluates the
+ * phrase over the whole table a second time: in a query with a filter or
+ * a NOT, whose matches are fewer than the phrase's, that doubled the
+ * cost (two words in most documents: 23 ms a shard to count the phrase,
+ * 2-3 ms each of its words).  The tokens are those of the phrase's text
+ * in the query (sl_bm25's first argument, the MATCH string the search
+ * wrote: quoted strings, an optional `col : ` before one or before a
+ * NEAR, `*` after a prefix), tokenized by the table's tokenizer; a query
+ * not in that form (another number of strings than FTS5 has phrases, or
+ * of tokens than a phrase has) or an FTS table other than documents_fts
+ * gets FTS5's count of the phrase.
  *
- * Both count the rows they score in the connection's struct sl__ranked,
- * once per row, which sl_ranked() returns: a search by relevance scores
- * every match, so that is its count (index/search.c).
+ * Every idf is counted when a row that holds the phrase is first scored:
+ * a phrase that no match holds (under NOT, in another branch of an OR)
+ * adds 0 to every score and is never counted.
+ *
+ * sl_bm25 counts the rows it scores in the connection's struct
+ * sl__ranked, once per row, which sl_ranked() returns: a search by
+ * relevance scores every match, so that is its count (index/search.c).
  *
  * Threads: the per-query data lives in the statement (FTS5's aux data) and
  * the function runs on the connection's thread.
  */
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "index/index_int.h"
 
-#define GAP_MAX      64 /* rows stepped over before searching again */
-#define COLS_MAX     16 /* weights read */
-#define PHRASES_ITER 4  /* phrases counted one by one, at most */
-#define IDF_UNKNOWN  (-1.0)
+#define GAP_MAX         64 /* rows stepped over before searching again */
+#define COLS_MAX        16 /* weights read */
+#define PHRASES_ITER    4  /* phrases counted one by one, at most */
+#define IDF_UNKNOWN     (-1.0)
+#define COUNT_MATCH_MAX (SL__QUERY_MAX_MATCH + 64) /* a token's MATCH */
 
-/* The functions' user data: the connection, and whether the idf of a
- * query of one phrase is left to the caller (sl_bm25_tf). */
+/* The function's user data: the connection and its counter. */
 struct rank_fn {
     sqlite3 *db;
-    int defer;
     struct sl__ranked *ranked; /* or NULL */
+};
+
+/* Where a phrase stands in the query's text: its string [a, e) (quotes
+ * excluded), its column filter [ca, ca + nc) (nc 0: none), whether its
+ * last token is a prefix. */
+struct phrase_src {
+    size_t a, e;
+    size_t ca, nc;
+    int prefix;
 };
 
 /* Per query (FTS5 aux data): the statistics and the %_docsize cursor. */
@@ -67,6 +85,10 @@ struct rank_data {
     sqlite3_int64 nrow;
     double *idf;  /* [nphrase], IDF_UNKNOWN until a row holds the phrase */
     double *freq; /* [nphrase], per row */
+    char *query;  /* the MATCH string, or NULL */
+    struct phrase_src *src; /* [nphrase] in @query, or NULL */
+    sqlite3_stmt *cnt;      /* a token's count, made on first use */
+    int own;                /* the FTS table is documents_fts (first row) */
     int nw;
     double w[COLS_MAX];
     sqlite3_stmt *sz; /* SELECT id, sz FROM documents_fts_docsize ... */
@@ -83,6 +105,9 @@ rank_data_free(void *p)
 
     if (d != NULL) {
         (void)sqlite3_finalize(d->sz);
+        (void)sqlite3_finalize(d->cnt);
+        sl_free(d->query);
+        sl_free(d->src);
         sl_free(d->idf);
         sl_free(d->freq);
         sl_free(d);
@@ -98,7 +123,78 @@ count_cb(const Fts5ExtensionApi *api, Fts5Context *fts, void *arg)
     return SQLITE_OK;
 }
 
-/* The statistics of the query, and its weights from @argv. */
+/* The column filter written right before @q[i] (`col : `): its start in
+ * *ca and its length (0: none). */
+static size_t
+col_before(const char *q, size_t i, size_t *ca)
+{
+    size_t j = i;
+
+    while (j > 0 && q[j - 1] == ' ') {
+        j--;
+    }
+    if (j == 0 || q[j - 1] != ':') {
+        return 0;
+    }
+    j--;
+    while (j > 0 && q[j - 1] == ' ') {
+        j--;
+    }
+    *ca = j;
+    while (*ca > 0 &&
+           (isalnum((unsigned char)q[*ca - 1]) || q[*ca - 1] == '_')) {
+        (*ca)--;
+    }
+    return j - *ca;
+}
+
+/* The phrases of d->query in FTS5's order (the order they are written
+ * in) into d->src; left NULL when the text has another number of strings
+ * than FTS5 has phrases (not the form the search writes). */
+static void
+phrases_of(struct rank_data *d)
+{
+    const char *q = d->query;
+    struct phrase_src *src = sl_calloc((size_t)d->nphrase + 1, sizeof(*src));
+    size_t near_ca = 0, near_nc = 0;
+    int in_near = 0;
+    int n = 0;
+    size_t i = 0;
+
+    for (i = 0; q[i] != '\0'; i++) {
+        size_t e = 0;
+
+        if (q[i] != '"') { /* the search writes NEAR( ... , N) of strings */
+            if (strncmp(q + i, "NEAR(", 5) == 0) {
+                in_near = 1;
+                near_nc = col_before(q, i, &near_ca);
+            } else if (q[i] == ')') {
+                in_near = 0;
+            }
+            continue;
+        }
+        e = sl__ix_fts_string_end(q, i);
+        if (q[e] == '\0' || n == d->nphrase) {
+            n = -1;
+            break;
+        }
+        src[n].a = i + 1;
+        src[n].e = e;
+        src[n].nc = in_near ? near_nc : col_before(q, i, &src[n].ca);
+        src[n].ca = in_near ? near_ca : src[n].ca;
+        src[n].prefix = q[e + 1] == '*';
+        n++;
+        i = e;
+    }
+    if (n != d->nphrase) {
+        sl_free(src);
+        return;
+    }
+    d->src = src;
+}
+
+/* The statistics of the query, its text from argv[0] and its weights from
+ * the arguments after it. */
 static int
 rank_data_new(const Fts5ExtensionApi *api,
               Fts5Context *fts,
@@ -108,6 +204,7 @@ rank_data_new(const Fts5ExtensionApi *api,
 {
     const struct rank_fn *fn = api->xUserData(fts);
     struct rank_data *d = sl_calloc(1, sizeof(*d));
+    const unsigned char *text = argc > 0 ? sqlite3_value_text(argv[0]) : NULL;
     sqlite3_int64 nrow = 0;
     sqlite3_int64 ntok = 0;
     int rc = SQLITE_OK;
@@ -116,9 +213,14 @@ rank_data_new(const Fts5ExtensionApi *api,
     d->nphrase = api->xPhraseCount(fts);
     d->idf = sl_calloc((size_t)d->nphrase + 1, sizeof(double));
     d->freq = sl_calloc((size_t)d->nphrase + 1, sizeof(double));
-    d->nw = argc < COLS_MAX ? argc : COLS_MAX;
+    d->nw = argc - 1 < COLS_MAX ? argc - 1 : COLS_MAX;
+    d->nw = d->nw < 0 ? 0 : d->nw;
     for (i = 0; i < d->nw; i++) {
-        d->w[i] = sqlite3_value_double(argv[i]);
+        d->w[i] = sqlite3_value_double(argv[i + 1]);
+    }
+    if (text != NULL && strlen((const char *)text) <= SL__QUERY_MAX_MATCH * 4) {
+        d->query = sl_strdup((const char *)text);
+        phrases_of(d);
     }
     rc = api->xRowCount(fts, &nrow);
     if (rc == SQLITE_OK) {
@@ -127,9 +229,7 @@ rank_data_new(const Fts5ExtensionApi *api,
     d->avgdl = nrow > 0 ? (double)ntok / (double)nrow : 1.0;
     d->nrow = nrow;
     for (i = 0; i < d->nphrase; i++) {
-        /* the caller's, from its count of the rows; else counted when a
-         * row first holds the phrase (idf_of) */
-        d->idf[i] = fn->defer && d->nphrase == 1 ? 1.0 : IDF_UNKNOWN;
+        d->idf[i] = IDF_UNKNOWN; /* counted when a row first holds it */
     }
     if (rc == SQLITE_OK) {
         rc = sqlite3_prepare_v3(fn->db,
@@ -254,10 +354,124 @@ count_row(const struct rank_fn *fn, sqlite3_int64 rowid)
     }
 }
 
+/* Count the rows that FTS5 query @m (@len bytes) matches, on d->cnt. */
+static int
+count_match(sqlite3 *db, struct rank_data *d, const char *m, size_t len)
+{
+    int rc = SQLITE_OK;
+
+    if (d->cnt == NULL) {
+        rc = sqlite3_prepare_v3(db,
+                                "SELECT count(*) FROM documents_fts"
+                                " WHERE documents_fts MATCH ?1",
+                                -1,
+                                SQLITE_PREPARE_PERSISTENT,
+                                &d->cnt,
+                                NULL);
+        if (rc != SQLITE_OK) {
+            return rc;
+        }
+    }
+    (void)sqlite3_reset(d->cnt);
+    (void)sqlite3_bind_text(d->cnt, 1, m, (int)len, SQLITE_TRANSIENT);
+    rc = sqlite3_step(d->cnt);
+    return rc == SQLITE_ROW ? SQLITE_OK : rc == SQLITE_DONE ? SQLITE_ERROR : rc;
+}
+
+/* Summing the idf of a phrase's tokens (xTokenize's callback). */
+struct token_sum {
+    const struct rank_fn *fn;
+    struct rank_data *d;
+    const struct phrase_src *src;
+    int size; /* the phrase's tokens, as FTS5 has them */
+    int n;    /* tokens seen */
+    double idf;
+    int rc;
+};
+
+/* Count the rows that hold token @tok (in the phrase's column, as a
+ * prefix when it is the last of a prefix phrase) and add its idf. */
+static int
+token_cb(void *arg, int flags, const char *tok, int len, int start, int end)
+{
+    struct token_sum *t = arg;
+    const char *q = t->d->query;
+    char m[COUNT_MATCH_MAX];
+    size_t k = 0;
+    int i = 0;
+
+    (void)start;
+    (void)end;
+    if ((flags & FTS5_TOKEN_COLOCATED) || t->rc != SQLITE_OK ||
+        ++t->n > t->size) {
+        return SQLITE_OK; /* a synonym, or too many: FTS5's count then */
+    }
+    if (t->src->nc > 0) {
+        k = (size_t)snprintf(
+            m, sizeof(m), "%.*s : ", (int)t->src->nc, q + t->src->ca);
+    }
+    m[k++] = '"';
+    for (i = 0; i < len && k + 4 < sizeof(m); i++) {
+        m[k++] = tok[i];
+        if (tok[i] == '"') {
+            m[k++] = '"';
+        }
+    }
+    m[k++] = '"';
+    if (t->src->prefix && t->n == t->size) {
+        m[k++] = '*';
+    }
+    if (i < len || k >= sizeof(m)) {
+        t->rc = SQLITE_TOOBIG;
+        return SQLITE_OK;
+    }
+    t->rc = count_match(t->fn->db, t->d, m, k);
+    if (t->rc == SQLITE_OK) {
+        t->idf += sl__index_idf(t->d->nrow, sqlite3_column_int64(t->d->cnt, 0));
+    }
+    return SQLITE_OK;
+}
+
+/* The idf of phrase @i of several tokens, the sum of its tokens': 0 and
+ * *idf, or -1 when that cannot be had (FTS5's count of the phrase then),
+ * or an SQLite error. */
+static int
+tokens_idf(const Fts5ExtensionApi *api,
+           Fts5Context *fts,
+           struct rank_data *d,
+           int i,
+           double *idf)
+{
+    const struct phrase_src *src = &d->src[i];
+    struct token_sum t = {api->xUserData(fts),
+                          d,
+                          src,
+                          api->xPhraseSize(fts, i),
+                          0,
+                          0.0,
+                          SQLITE_OK};
+    char *text = sl_malloc(src->e - src->a + 1);
+    size_t n = sl__ix_fts_unquote(d->query, src->a, src->e, text);
+    int rc = api->xTokenize(fts, text, (int)n, &t, token_cb);
+
+    sl_free(text);
+    if (rc == SQLITE_OK && t.rc != SQLITE_OK && t.rc != SQLITE_TOOBIG) {
+        rc = t.rc;
+    }
+    if (rc != SQLITE_OK) {
+        return rc;
+    }
+    if (t.rc != SQLITE_OK || t.n != t.size) {
+        return -1;
+    }
+    *idf = t.idf;
+    return 0;
+}
+
 /* The idf of phrase @i, counted over the table the first time a row holds
  * it: a phrase no match holds (under NOT, an OR's other branch) adds
- * nothing to any score, and counting it would evaluate it over the whole
- * table for nothing. */
+ * nothing to any score, and counting it would read the table for
+ * nothing. */
 static int
 idf_of(const Fts5ExtensionApi *api,
        Fts5Context *fts,
@@ -269,6 +483,12 @@ idf_of(const Fts5ExtensionApi *api,
 
     if (d->idf[i] != IDF_UNKNOWN) {
         return SQLITE_OK;
+    }
+    if (d->src != NULL && d->own && api->xPhraseSize(fts, i) > 1) {
+        rc = tokens_idf(api, fts, d, i, &d->idf[i]);
+        if (rc != -1) {
+            return rc;
+        }
     }
     rc = api->xQueryPhrase(fts, i, &nhit, count_cb);
     if (rc == SQLITE_OK) {
@@ -312,6 +532,8 @@ bm25_fn(const Fts5ExtensionApi *api,
         rc = api->xColumnSize(fts, -1, &n);
         /* the first row: the table walked is this FTS table's */
         d->sz_broken |= !d->sz_checked && (sqlite3_int64)n != ntok;
+        /* so the table is documents_fts, whose tokens can be counted */
+        d->own = !d->sz_checked ? !d->sz_broken : d->own;
         d->sz_checked = 1;
         ntok = n;
     }
@@ -341,47 +563,6 @@ sl__index_idf(sqlite3_int64 nrow, sqlite3_int64 nhit)
         log(((double)nrow - (double)nhit + 0.5) / ((double)nhit + 0.5));
 
     return idf <= 0.0 ? 1e-6 : idf;
-}
-
-/* sl_bm25_rows(fts): the rows of the FTS table when the query is one
- * phrase (whose idf sl_bm25_tf leaves out), else NULL. */
-static void
-rows_fn(const Fts5ExtensionApi *api,
-        Fts5Context *fts,
-        sqlite3_context *ctx,
-        int argc,
-        sqlite3_value **argv)
-{
-    sqlite3_int64 nrow = 0;
-    int rc = SQLITE_OK;
-
-    (void)argc;
-    (void)argv;
-    if (api->xPhraseCount(fts) != 1) {
-        sqlite3_result_null(ctx);
-        return;
-    }
-    rc = api->xRowCount(fts, &nrow);
-    if (rc != SQLITE_OK) {
-        sqlite3_result_error_code(ctx, rc);
-        return;
-    }
-    sqlite3_result_int64(ctx, nrow);
-}
-
-/* sl_idf(nhit, nrow): the idf of a phrase in @nhit of @nrow rows; NULL
- * when @nrow is. */
-static void
-idf_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
-        sqlite3_result_null(ctx);
-        return;
-    }
-    sqlite3_result_double(ctx,
-                          sl__index_idf(sqlite3_value_int64(argv[1]),
-                                        sqlite3_value_int64(argv[0])));
 }
 
 /* sl_ranked(): the rows scored since the counter was zeroed; not
@@ -416,21 +597,16 @@ sl__index_fts5(sqlite3 *db)
     return api;
 }
 
-/* Register sl_bm25 (@defer 0) or sl_bm25_tf on @db. */
+/* Register sl_bm25 on @db. */
 static int
-create_bm25(fts5_api *api,
-            sqlite3 *db,
-            const char *name,
-            int defer,
-            struct sl__ranked *ranked)
+create_bm25(fts5_api *api, sqlite3 *db, struct sl__ranked *ranked)
 {
     struct rank_fn *fn = sl_malloc(sizeof(*fn));
     int rc = SQLITE_OK;
 
     fn->db = db;
-    fn->defer = defer;
     fn->ranked = ranked;
-    rc = api->xCreateFunction(api, name, fn, bm25_fn, sl_free);
+    rc = api->xCreateFunction(api, "sl_bm25", fn, bm25_fn, sl_free);
     if (rc != SQLITE_OK) {
         sl_free(fn);
     }
@@ -446,28 +622,14 @@ sl__index_rank_functions(sqlite3 *db, struct sl__ranked *ranked)
     if (api == NULL || api->iVersion < 2) {
         return SQLITE_ERROR;
     }
-    rc = create_bm25(api, db, "sl_bm25", 0, ranked);
-    rc = rc == SQLITE_OK ? create_bm25(api, db, "sl_bm25_tf", 1, ranked) : rc;
-    rc = rc == SQLITE_OK ? sqlite3_create_function(db,
-                                                   "sl_ranked",
-                                                   0,
-                                                   SQLITE_UTF8,
-                                                   ranked,
-                                                   ranked_fn,
-                                                   NULL,
-                                                   NULL)
-                         : rc;
-    rc = rc == SQLITE_OK
-             ? api->xCreateFunction(api, "sl_bm25_rows", NULL, rows_fn, NULL)
-             : rc;
-    return rc == SQLITE_OK
-               ? sqlite3_create_function(db,
-                                         "sl_idf",
-                                         2,
-                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                                         NULL,
-                                         idf_fn,
-                                         NULL,
-                                         NULL)
-               : rc;
+    rc = create_bm25(api, db, ranked);
+    return rc == SQLITE_OK ? sqlite3_create_function(db,
+                                                     "sl_ranked",
+                                                     0,
+                                                     SQLITE_UTF8,
+                                                     ranked,
+                                                     ranked_fn,
+                                                     NULL,
+                                                     NULL)
+                           : rc;
 }

@@ -90,12 +90,7 @@ step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
 #define KEY_COL        12
 #define KEY_TEXT_MAX_S "64" /* bytes of a date sort key */
 #define TOTAL_COL      13
-/* The count of a phrase's matches, bound after a cursor: a number above
- * the query's own (a named parameter before ?1 in the text would take
- * its number) */
-#define CN_PARAM "?99"
-_Static_assert(SL__QUERY_MAX_PARAMS + 1 < 99, "CN_PARAM above the query's");
-#define ID_COL 14 /* the row's id in its shard */
+#define ID_COL         14 /* the row's id in its shard */
 
 /* @a against @b (two rows) in @o's order: < 0 when @a comes first. */
 static int
@@ -143,8 +138,7 @@ sl__ix_merge_next(sqlite3_stmt *const *st,
 #define HIT_COLS                                                               \
     " o.path, o.author, o.mime, o.created, o.modified, o.pages, o.url,"        \
     " o.host"
-#define BM25_ARGS "(documents_fts, 5.0, 1.0, 2.0, 2.0)"
-#define BM25      "sl_bm25" BM25_ARGS
+#define BM25 "sl_bm25(documents_fts, ?1, 5.0, 1.0, 2.0, 2.0)"
 
 /* FROM and WHERE of query @q: the FTS table joined to the rows when it
  * has words, the rows alone when it has filters only; the rows by their
@@ -187,13 +181,10 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
  * - words by date or size: SQLite scores only the rows that can enter
  *   the page, so a window (filters, phrases) or a count apart (words);
  * - field filters alone: a window over the page's pass.
- * Words rank by bm25; a query of field filters alone ranks nothing (score
- * 0) and has no snippet.  One phrase alone, by relevance, is ranked
- * without its idf (rank.c sl_bm25_tf: the same order), and the outer
- * level applies the idf from sl_ranked(), which sl_bm25 would have
- * counted in a pass of its own (after a cursor, from the count made
- * before, in the same arithmetic, so that the keys compare).  With words,
- * the inner query orders every match by its key and keeps @want, reading
+ * Words rank by bm25 (rank.c, which reads the phrases' tokens from the
+ * MATCH string, ?1); a query of field filters alone ranks nothing (score
+ * 0) and has no snippet.  With words, the inner query orders every match
+ * by its key and keeps @want, reading
  * only the FTS index when there is no filter and no other order; only
  * the rows kept get their snippet and the other columns (a snippet reads
  * and unpacks the text).
@@ -209,12 +200,7 @@ search_sql(const struct sl__query *q,
     const char *key = q->match != NULL ? "score" : "0.0";
     const char *dir = opt->ascending ? "ASC" : "DESC";
     const char *op = opt->ascending ? ">" : "<";
-    /* one phrase alone, by relevance: ranked by sl_bm25_tf, its idf
-     * applied by the outer level from sl_ranked(); after a cursor, whose
-     * key is a score with its idf, from the count made before (CN_PARAM) */
     int by_score = q->match != NULL && opt->sort == SL_INDEX_SORT_RELEVANCE;
-    int one = by_score && q->where == NULL && q->one_phrase;
-    int late = one && !after;
     /* by date or size, SQLite scores only the rows that can enter the
      * page (its sorter skips the others): sl_ranked() would count those,
      * so the hits carry a window's count (filters and phrases: counting
@@ -234,9 +220,6 @@ search_sql(const struct sl__query *q,
     }
     if (q->match != NULL) {
         const char *k = by_score ? "score" : "k";
-        const char *score =
-            late ? "t.score * coalesce(sl_idf(sl_ranked(), t.r), 1.0)"
-                 : "t.score";
 
         /* three levels: the matches with their key (bm25 is computed
          * there, where FTS5 allows it), the page of them, the page's
@@ -245,47 +228,30 @@ search_sql(const struct sl__query *q,
          * match again and look up its row (+100 ms for a word in most
          * documents) */
         (void)sl_buf_appendf(hits,
-                             "SELECT o._recordid, %s, o.title,"
+                             "SELECT o._recordid, t.score, o.title,"
                              " snippet(documents_fts, -1, '<b>', '</b>',"
                              " '...', 16)," HIT_COLS ", %s, %s,"
                              " t.id FROM"
-                             " (SELECT id, score, %s%s%s FROM",
-                             score,
-                             by_score ? score : "t.k",
+                             " (SELECT id, score, %s%s FROM",
+                             by_score ? "t.score" : "t.k",
                              after      ? "0"
                              : by_score ? "sl_ranked()"
                              : window   ? "t.n"
                                         : "0",
                              k,
-                             late ? ", r" : "",
                              window ? ", count(*) OVER () AS n" : "");
-        if (late) {
-            (void)sl_buf_appendf(
-                hits,
-                " (SELECT documents_fts.rowid AS id, -sl_bm25_tf" BM25_ARGS
-                " AS score, sl_bm25_rows(documents_fts) AS r FROM"
-                " documents_fts WHERE documents_fts MATCH ?1");
-        } else if (one) { /* the same arithmetic as the outer level's */
-            (void)sl_buf_appendf(
-                hits,
-                " (SELECT documents_fts.rowid AS id, -sl_bm25_tf" BM25_ARGS
-                " * coalesce(sl_idf(" CN_PARAM
-                ", sl_bm25_rows(documents_fts)), 1.0)"
-                " AS score FROM documents_fts WHERE documents_fts MATCH ?1");
-        } else {
+        (void)sl_buf_appendf(hits,
+                             " (SELECT documents_fts.rowid AS id, -" BM25
+                             " AS score%s%s%s",
+                             by_score ? "" : ", ",
+                             by_score ? "" : key,
+                             by_score ? "" : " AS k");
+        if (by_score && q->where == NULL) {
             (void)sl_buf_appendf(hits,
-                                 " (SELECT documents_fts.rowid AS id, -" BM25
-                                 " AS score%s%s%s",
-                                 by_score ? "" : ", ",
-                                 by_score ? "" : key,
-                                 by_score ? "" : " AS k");
-            if (by_score && q->where == NULL) {
-                (void)sl_buf_appendf(hits,
-                                     " FROM documents_fts WHERE documents_fts"
-                                     " MATCH ?1");
-            } else {
-                from_where(q, "", hits);
-            }
+                                 " FROM documents_fts WHERE documents_fts"
+                                 " MATCH ?1");
+        } else {
+            from_where(q, "", hits);
         }
         if (after) { /* the rows after the cursor (:ck, :cid) */
             (void)sl_buf_appendf(hits,
@@ -720,8 +686,6 @@ shard_run(void *arg)
     memset(&j->ix->rd.ranked, 0, sizeof(j->ix->rd.ranked));
     if (rc == 0 && j->cur->set) {
         cursor_bind(j->st, j->cur, j->shard);
-        (void)sqlite3_bind_int64(
-            j->st, sqlite3_bind_parameter_index(j->st, CN_PARAM), j->total);
     }
     rc = rc == 0 ? step_match(j->ix, j->st, &j->err) : rc;
     j->has = rc == SQLITE_ROW;

@@ -3,6 +3,10 @@
 # database file), migration of a schema 2 database.
 sl_add_cmocka_test(test_index SOURCES unit/test_index.c
   LINK_LIBRARIES sl_index Threads::Threads PkgConfig::SQLITE TIMEOUT 60)
+# The ranking function sl_bm25 (index/rank.c) against FTS5's bm25, and
+# the idf of a phrase of several tokens.
+sl_add_cmocka_test(test_index_rank SOURCES unit/test_index_rank.c
+  LINK_LIBRARIES sl_index PkgConfig::SQLITE TIMEOUT 60)
 # The indexWriter on a real index set: what it holds before a transaction
 # is bounded by text bytes as well as by records.
 sl_add_cmocka_test(test_index_writer SOURCES unit/test_index_writer.c

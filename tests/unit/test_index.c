@@ -2,10 +2,10 @@
  * Unit tests of the embedded full-text index (index/): idempotent upserts
  * and deletes, batches, search ranking and snippets, unicode text,
  * malformed queries, record paging, counts, reopening, two writer
- * threads, and queries while a writer holds a shard.  Each test works in its
- * own temporary directory under $TMPDIR.
+ * threads, and queries while a writer holds a shard (the ranking:
+ * test_index_rank.c).  Each test works in its own temporary directory under
+ * $TMPDIR.
  */
-#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -785,199 +785,6 @@ test_index_fts_in_step(void **state)
     assert_int_not_equal(fts_integrity(f->dir, "fts"), SQLITE_OK);
 }
 
-/* The search's form for a query of one phrase (search.c): sl_bm25_tf
- * without the idf, times sl_idf of the matches counted by a window and of
- * sl_bm25_rows, gives FTS5's bm25 for @query on @db; a query of several
- * phrases gets no rows count (NULL) and its whole score from sl_bm25_tf. */
-static void
-rank_deferred(sqlite3 *db, const char *query)
-{
-    sqlite3_stmt *st = NULL;
-    int nulls = 0;
-    int n = 0;
-
-    assert_int_equal(
-        sqlite3_prepare_v2(db,
-                           "SELECT b, g * coalesce(sl_idf(n, r), 1.0), r IS"
-                           " NULL FROM (SELECT b, g, r, count(*)"
-                           " OVER () AS n FROM (SELECT bm25(documents_fts,"
-                           " 5.0, 1.0, 2.0, 2.0) AS b,"
-                           " sl_bm25_tf(documents_fts, 5.0, 1.0, 2.0, 2.0)"
-                           " AS g, sl_bm25_rows(documents_fts) AS r FROM"
-                           " documents_fts WHERE documents_fts MATCH ?1))",
-                           -1,
-                           &st,
-                           NULL),
-        SQLITE_OK);
-    (void)sqlite3_bind_text(st, 1, query, -1, NULL);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        double a = sqlite3_column_double(st, 0);
-        double b = sqlite3_column_double(st, 1);
-
-        if (fabs(a - b) > 1e-12 * fabs(a)) {
-            fail_msg("%s: bm25 %.17g, deferred %.17g", query, a, b);
-        }
-        nulls += sqlite3_column_int(st, 2);
-        n++;
-    }
-    (void)sqlite3_finalize(st);
-    assert_true(n > 0);
-    /* one phrase (no operator, no NEAR): deferred on every row */
-    if (strpbrk(query, " (") == NULL || query[0] == '"') {
-        assert_int_equal(nulls, 0);
-    } else {
-        assert_int_equal(nulls, n);
-    }
-}
-
-/* sl_bm25 (rank.c) gives FTS5's bm25 scores, for dense and sparse words,
- * phrases, OR, NEAR, many phrases and column filters, rows read in rowid order
- * (gaps of deleted rows wider than its step limit) and in reverse. */
-static void
-test_index_rank_bm25(void **state)
-{
-    static const char *const queries[] = {
-        "common",
-        "rare",
-        "common rare",
-        "common OR rare",
-        "title:common",
-        "\"common word\"",
-        "common NOT rare",
-        "w1*",
-        /* phrases counted one by one (at most 4) and by instances */
-        "common OR word OR rare OR w1",
-        "common OR word OR rare OR w1 OR w2 OR other",
-        "(w1 OR w2 OR w3 OR w4 OR w5 OR w6) AND common",
-        "NEAR(common w3, 2)",
-        "NEAR(common w3, 2) OR w1 OR w2 OR w4 OR w5",
-    };
-    static const char *const orders[] = {"rowid", "rowid DESC"};
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    char sql[512];
-    size_t q = 0;
-    size_t o = 0;
-    int i = 0;
-
-    (void)state;
-    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
-    assert_int_equal(sl__index_rank_functions(db, NULL), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "CREATE VIRTUAL TABLE documents_fts USING fts5(title,"
-                     " text, path, author)",
-                     NULL,
-                     NULL,
-                     NULL),
-        SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "INSERT INTO documents_fts(rowid,"
-                                        " title, text, path, author) VALUES"
-                                        " (?1, ?2, ?3, ?4, NULL)",
-                                        -1,
-                                        &st,
-                                        NULL),
-                     SQLITE_OK);
-    for (i = 1; i <= 3000; i++) {
-        char title[64];
-        char text[512];
-        int k = 0;
-
-        (void)snprintf(
-            title, sizeof(title), "%s t%d", i % 9 == 0 ? "common" : "x", i);
-        text[0] = '\0';
-        for (k = 0; k < 1 + i % 37; k++) { /* lengths and frequencies vary */
-            (void)snprintf(text + strlen(text),
-                           sizeof(text) - strlen(text),
-                           "%s w%d ",
-                           k % 3 == 0 && i % 20 != 0 ? "common word" : "other",
-                           (i * 7 + k) % 50);
-        }
-        if (i % 97 == 0) {
-            (void)snprintf(
-                text + strlen(text), sizeof(text) - strlen(text), "rare");
-        }
-        (void)sqlite3_bind_int(st, 1, i);
-        (void)sqlite3_bind_text(st, 2, title, -1, SQLITE_TRANSIENT);
-        (void)sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
-        (void)sqlite3_bind_text(st, 4, i % 2 ? "/a/common" : "/b", -1, NULL);
-        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
-        (void)sqlite3_reset(st);
-    }
-    (void)sqlite3_finalize(st);
-    /* gaps: a run of 200 rows and every 5th of another run are gone */
-    assert_int_equal(sqlite3_exec(db,
-                                  "DELETE FROM documents_fts WHERE rowid"
-                                  " BETWEEN 1000 AND 1199 OR (rowid BETWEEN"
-                                  " 2000 AND 2500 AND rowid % 5 = 0)",
-                                  NULL,
-                                  NULL,
-                                  NULL),
-                     SQLITE_OK);
-    /* another FTS table: its rows have other lengths than the ones of
-     * documents_fts_docsize, which sl_bm25 must not take */
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "CREATE VIRTUAL TABLE other USING fts5(title, text, path,"
-                     " author);"
-                     "INSERT INTO other(rowid, title, text)"
-                     " SELECT rowid, title, text || ' common padding words'"
-                     " FROM documents_fts;",
-                     NULL,
-                     NULL,
-                     NULL),
-        SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT bm25(other, 5.0, 1.0),"
-                                        " sl_bm25(other, 5.0, 1.0) FROM other"
-                                        " WHERE other MATCH 'common'",
-                                        -1,
-                                        &st,
-                                        NULL),
-                     SQLITE_OK);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        double a = sqlite3_column_double(st, 0);
-        double b = sqlite3_column_double(st, 1);
-
-        if (fabs(a - b) > 1e-12 * fabs(a)) {
-            fail_msg("other: bm25 %.17g, sl_bm25 %.17g", a, b);
-        }
-    }
-    (void)sqlite3_finalize(st);
-    for (q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
-        for (o = 0; o < 2; o++) {
-            int n = 0;
-
-            (void)snprintf(sql,
-                           sizeof(sql),
-                           "SELECT bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
-                           " sl_bm25(documents_fts, 5.0, 1.0, 2.0, 2.0)"
-                           " FROM documents_fts WHERE documents_fts MATCH ?1"
-                           " ORDER BY %s",
-                           orders[o]);
-            assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
-                             SQLITE_OK);
-            (void)sqlite3_bind_text(st, 1, queries[q], -1, NULL);
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                double a = sqlite3_column_double(st, 0);
-                double b = sqlite3_column_double(st, 1);
-
-                if (fabs(a - b) > 1e-12 * fabs(a)) {
-                    fail_msg("%s: bm25 %.17g, sl_bm25 %.17g", queries[q], a, b);
-                }
-                n++;
-            }
-            (void)sqlite3_finalize(st);
-            if (n == 0) {
-                fail_msg("%s: no row", queries[q]);
-            }
-        }
-        rank_deferred(db, queries[q]);
-    }
-    (void)sqlite3_close(db);
-}
-
 /* A schema 2 database (FTS kept in step by triggers) is migrated at open:
  * the triggers go, the documents stay searchable and writable. */
 static void
@@ -1412,7 +1219,6 @@ main(void)
             test_index_migrate_schema2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_page_size, setup, teardown),
-        cmocka_unit_test(test_index_rank_bm25),
         cmocka_unit_test_setup_teardown(
             test_index_read_while_writing, setup, teardown),
     };

@@ -1,0 +1,325 @@
+/*
+ * Unit tests of the ranking function sl_bm25 (index/rank.c) on an
+ * in-memory FTS5 table: FTS5's bm25 scores for phrases of one token, and
+ * for a phrase of several tokens the sum of its tokens' idf (in its
+ * column, with a prefix), with FTS5's count when the query's text is not
+ * the search's form or the table is not documents_fts.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "index/index_int.h" /* sl__index_rank_functions, sl__index_idf */
+
+/* The test table of the ranking tests: 3,000 rows of words of varied
+ * frequencies and lengths, a gap of 200 deleted rows and every 5th of
+ * another run gone, in @db with sl_bm25. */
+static void
+rank_table(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    int i = 0;
+
+    assert_int_equal(sl__index_rank_functions(db, NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE VIRTUAL TABLE documents_fts USING fts5(title,"
+                     " text, path, author)",
+                     NULL,
+                     NULL,
+                     NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "INSERT INTO documents_fts(rowid,"
+                                        " title, text, path, author) VALUES"
+                                        " (?1, ?2, ?3, ?4, NULL)",
+                                        -1,
+                                        &st,
+                                        NULL),
+                     SQLITE_OK);
+    for (i = 1; i <= 3000; i++) {
+        char title[64];
+        char text[512];
+        int k = 0;
+
+        (void)snprintf(
+            title, sizeof(title), "%s t%d", i % 9 == 0 ? "common" : "x", i);
+        text[0] = '\0';
+        for (k = 0; k < 1 + i % 37; k++) { /* lengths and frequencies vary */
+            (void)snprintf(text + strlen(text),
+                           sizeof(text) - strlen(text),
+                           "%s w%d ",
+                           k % 3 == 0 && i % 20 != 0 ? "common word" : "other",
+                           (i * 7 + k) % 50);
+        }
+        if (i % 97 == 0) {
+            (void)snprintf(
+                text + strlen(text), sizeof(text) - strlen(text), "rare");
+        }
+        (void)sqlite3_bind_int(st, 1, i);
+        (void)sqlite3_bind_text(st, 2, title, -1, SQLITE_TRANSIENT);
+        (void)sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
+        (void)sqlite3_bind_text(st, 4, i % 2 ? "/a/common" : "/b", -1, NULL);
+        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+        (void)sqlite3_reset(st);
+    }
+    (void)sqlite3_finalize(st);
+    /* gaps: a run of 200 rows and every 5th of another run are gone */
+    assert_int_equal(sqlite3_exec(db,
+                                  "DELETE FROM documents_fts WHERE rowid"
+                                  " BETWEEN 1000 AND 1199 OR (rowid BETWEEN"
+                                  " 2000 AND 2500 AND rowid % 5 = 0)",
+                                  NULL,
+                                  NULL,
+                                  NULL),
+                     SQLITE_OK);
+}
+
+/* sl_bm25 (rank.c) gives FTS5's bm25 scores for phrases of one token: dense
+ * and sparse words, OR, NOT, NEAR, many phrases and column filters, rows
+ * read in rowid order (gaps of deleted rows wider than its step limit) and
+ * in reverse; and for a query whose text is not the search's form (no
+ * quoted strings: FTS5's count of a phrase of several tokens). */
+static void
+test_index_rank_bm25(void **state)
+{
+    static const char *const queries[] = {
+        "common",
+        "\"rare\"",
+        "common rare",
+        "(\"common\" OR \"rare\")",
+        "title : \"common\"",
+        "common word + w1", /* several tokens, not in the search's form */
+        "(\"common\" NOT \"rare\")",
+        "w1*",
+        /* phrases counted one by one (at most 4) and by instances */
+        "common OR word OR rare OR w1",
+        "common OR word OR rare OR w1 OR w2 OR other",
+        "(w1 OR w2 OR w3 OR w4 OR w5 OR w6) AND common",
+        "NEAR(\"common\" \"w3\", 2)",
+        "NEAR(common w3, 2) OR w1 OR w2 OR w4 OR w5",
+    };
+    static const char *const orders[] = {"rowid", "rowid DESC"};
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    char sql[512];
+    size_t q = 0;
+    size_t o = 0;
+
+    (void)state;
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    rank_table(db);
+    /* another FTS table: its rows have other lengths than the ones of
+     * documents_fts_docsize, which sl_bm25 must not take */
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE VIRTUAL TABLE other USING fts5(title, text, path,"
+                     " author);"
+                     "INSERT INTO other(rowid, title, text)"
+                     " SELECT rowid, title, text || ' common padding words'"
+                     " FROM documents_fts;",
+                     NULL,
+                     NULL,
+                     NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT bm25(other, 5.0, 1.0),"
+                                        " sl_bm25(other, ?1, 5.0, 1.0) FROM"
+                                        " other WHERE other MATCH ?1",
+                                        -1,
+                                        &st,
+                                        NULL),
+                     SQLITE_OK);
+    /* a phrase of two tokens on another table: FTS5's count */
+    (void)sqlite3_bind_text(st, 1, "\"padding words\"", -1, NULL);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double a = sqlite3_column_double(st, 0);
+        double b = sqlite3_column_double(st, 1);
+
+        if (fabs(a - b) > 1e-12 * fabs(a)) {
+            fail_msg("other: bm25 %.17g, sl_bm25 %.17g", a, b);
+        }
+    }
+    (void)sqlite3_finalize(st);
+    for (q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+        for (o = 0; o < 2; o++) {
+            int n = 0;
+
+            (void)snprintf(sql,
+                           sizeof(sql),
+                           "SELECT bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
+                           " sl_bm25(documents_fts, ?1, 5.0, 1.0, 2.0, 2.0)"
+                           " FROM documents_fts WHERE documents_fts MATCH ?1"
+                           " ORDER BY %s",
+                           orders[o]);
+            assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+                             SQLITE_OK);
+            (void)sqlite3_bind_text(st, 1, queries[q], -1, NULL);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                double a = sqlite3_column_double(st, 0);
+                double b = sqlite3_column_double(st, 1);
+
+                if (fabs(a - b) > 1e-12 * fabs(a)) {
+                    fail_msg("%s: bm25 %.17g, sl_bm25 %.17g", queries[q], a, b);
+                }
+                n++;
+            }
+            (void)sqlite3_finalize(st);
+            if (n == 0) {
+                fail_msg("%s: no row", queries[q]);
+            }
+        }
+    }
+    (void)sqlite3_close(db);
+}
+
+/* The rows of @db that FTS5 query @m matches. */
+static sqlite3_int64
+rank_count(sqlite3 *db, const char *m)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_int64 n = -1;
+
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT count(*) FROM documents_fts"
+                                        " WHERE documents_fts MATCH ?1",
+                                        -1,
+                                        &st,
+                                        NULL),
+                     SQLITE_OK);
+    (void)sqlite3_bind_text(st, 1, m, -1, NULL);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    n = sqlite3_column_int64(st, 0);
+    (void)sqlite3_finalize(st);
+    return n;
+}
+
+/* A phrase of a ranking case: the phrase alone as FTS5 query, and the
+ * FTS5 queries of its tokens. */
+struct rank_phrase {
+    const char *alone;
+    const char *tokens[3];
+};
+
+/*
+ * A phrase of several tokens in the search's form (quoted strings) has the
+ * sum of its tokens' idf, each token counted in the phrase's column and as
+ * a prefix when the phrase ends in one: for a row, each positive phrase
+ * adds FTS5's bm25 of the phrase alone (its own idf) times the sum of its
+ * tokens' idf over its own.  Also: a NOT phrase adds nothing, and a NEAR
+ * of a phrase scores.
+ */
+static void
+test_index_rank_phrase(void **state)
+{
+    static const struct {
+        const char *query;
+        struct rank_phrase p[2];
+    } cases[] = {
+        {"\"common word\"", {{"\"common word\"", {"\"common\"", "\"word\""}}}},
+        {"(\"common word\" AND \"rare\")",
+         {{"\"common word\"", {"\"common\"", "\"word\""}},
+          {"\"rare\"", {"\"rare\""}}}},
+        {"(\"common word\" NOT \"rare\")",
+         {{"\"common word\"", {"\"common\"", "\"word\""}}}},
+        {"title : \"common t9\"",
+         {{"title : \"common t9\"", {"title : \"common\"", "title : \"t9\""}}}},
+        {"\"word w1\"", {{"\"word w1\"", {"\"word\"", "\"w1\""}}}},
+        {"\"common wo\"*", {{"\"common wo\"*", {"\"common\"", "\"wo\"*"}}}},
+        {"(\"w1 common\" OR \"other w2\")",
+         {{"\"w1 common\"", {"\"w1\"", "\"common\""}},
+          {"\"other w2\"", {"\"other\"", "\"w2\""}}}},
+    };
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *one = NULL;
+    sqlite3_int64 nrow = 0;
+    size_t c = 0;
+
+    (void)state;
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    rank_table(db);
+    nrow = rank_count(db, "common OR other OR x OR rare");
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT bm25(documents_fts, 5.0, 1.0,"
+                                        " 2.0, 2.0) FROM documents_fts WHERE"
+                                        " documents_fts MATCH ?1 AND rowid ="
+                                        " ?2",
+                                        -1,
+                                        &one,
+                                        NULL),
+                     SQLITE_OK);
+    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        double ratio[2] = {0.0, 0.0};
+        int n = 0;
+        int p = 0;
+
+        for (p = 0; p < 2 && cases[c].p[p].alone != NULL; p++) {
+            const struct rank_phrase *ph = &cases[c].p[p];
+            double sum = 0.0;
+            int t = 0;
+
+            for (t = 0; t < 3 && ph->tokens[t] != NULL; t++) {
+                sum += sl__index_idf(nrow, rank_count(db, ph->tokens[t]));
+            }
+            ratio[p] = sum / sl__index_idf(nrow, rank_count(db, ph->alone));
+        }
+        assert_int_equal(
+            sqlite3_prepare_v2(db,
+                               "SELECT rowid, sl_bm25(documents_fts, ?1,"
+                               " 5.0, 1.0, 2.0, 2.0) FROM documents_fts"
+                               " WHERE documents_fts MATCH ?1",
+                               -1,
+                               &st,
+                               NULL),
+            SQLITE_OK);
+        (void)sqlite3_bind_text(st, 1, cases[c].query, -1, NULL);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            double want = 0.0;
+            double got = sqlite3_column_double(st, 1);
+
+            for (p = 0; p < 2 && cases[c].p[p].alone != NULL; p++) {
+                (void)sqlite3_reset(one);
+                (void)sqlite3_bind_text(one, 1, cases[c].p[p].alone, -1, NULL);
+                (void)sqlite3_bind_int64(one, 2, sqlite3_column_int64(st, 0));
+                if (sqlite3_step(one) == SQLITE_ROW) { /* an OR's branch */
+                    want += sqlite3_column_double(one, 0) * ratio[p];
+                }
+            }
+            if (fabs(want - got) > 1e-9 * fabs(want) || got >= 0.0) {
+                fail_msg("%s: row %lld: want %.17g, sl_bm25 %.17g",
+                         cases[c].query,
+                         (long long)sqlite3_column_int64(st, 0),
+                         want,
+                         got);
+            }
+            n++;
+        }
+        (void)sqlite3_finalize(st);
+        if (n == 0) {
+            fail_msg("%s: no row", cases[c].query);
+        }
+        /* the phrase's own count would give other scores */
+        assert_true(fabs(ratio[0] - 1.0) > 1e-3);
+    }
+    (void)sqlite3_finalize(one);
+    (void)sqlite3_close(db);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_index_rank_bm25),
+        cmocka_unit_test(test_index_rank_phrase),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
