@@ -1,9 +1,10 @@
 /*
  * Embedded full-text index, the ranking function sl_bm25(documents_fts,
- * weights...): FTS5's bm25 (the same formula, parameters and weights, so
- * the same scores), with the document lengths read by walking the
- * documents_fts_docsize table alongside the matches instead of one lookup
- * per match.
+ * match, weights...): FTS5's bm25 (the same formula, parameters and
+ * weights: the same scores for phrases of one token; a phrase of several
+ * tokens has the sum of their idf, below), with the document lengths read
+ * by walking the documents_fts_docsize table alongside the matches
+ * instead of one lookup per match.
  *
  * Why: a word in most documents ranks every one of them, and FTS5's bm25
  * spends more than half of that on xColumnSize, a B-tree search in
@@ -52,7 +53,6 @@
  */
 #include <ctype.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "index/index_int.h"
@@ -62,6 +62,8 @@
 #define PHRASES_ITER    4  /* phrases counted one by one, at most */
 #define IDF_UNKNOWN     (-1.0)
 #define COUNT_MATCH_MAX (SL__QUERY_MAX_MATCH + 64) /* a token's MATCH */
+#define TOKENS_MAX      64 /* tokens of a phrase summed (more: FTS5's count) */
+#define COL_MAX         64 /* bytes of a column name */
 
 /* The function's user data: the connection and its counter. */
 struct rank_fn {
@@ -87,7 +89,6 @@ struct rank_data {
     double *freq; /* [nphrase], per row */
     char *query;  /* the MATCH string, or NULL */
     struct phrase_src *src; /* [nphrase] in @query, or NULL */
-    sqlite3_stmt *cnt;      /* a token's count, made on first use */
     int own;                /* the FTS table is documents_fts (first row) */
     int nw;
     double w[COLS_MAX];
@@ -105,7 +106,6 @@ rank_data_free(void *p)
 
     if (d != NULL) {
         (void)sqlite3_finalize(d->sz);
-        (void)sqlite3_finalize(d->cnt);
         sl_free(d->query);
         sl_free(d->src);
         sl_free(d->idf);
@@ -145,32 +145,45 @@ col_before(const char *q, size_t i, size_t *ca)
            (isalnum((unsigned char)q[*ca - 1]) || q[*ca - 1] == '_')) {
         (*ca)--;
     }
-    return j - *ca;
+    return j - *ca <= COL_MAX ? j - *ca : 0;
 }
 
 /* The phrases of d->query in FTS5's order (the order they are written
  * in) into d->src; left NULL when the text has another number of strings
- * than FTS5 has phrases (not the form the search writes). */
+ * than FTS5 has phrases (not the form the search writes).  A column
+ * filter applies to the string after it, or to the group after it: a
+ * NEAR (qparse.c) or a prefix's words (prefix.c). */
 static void
 phrases_of(struct rank_data *d)
 {
     const char *q = d->query;
     struct phrase_src *src = sl_calloc((size_t)d->nphrase + 1, sizeof(*src));
-    size_t near_ca = 0, near_nc = 0;
-    int in_near = 0;
+    size_t gca = 0, gnc = 0; /* the group's column filter */
+    int gdepth = 0;          /* the depth it holds for, 0: none */
+    int depth = 0;
     int n = 0;
     size_t i = 0;
 
     for (i = 0; q[i] != '\0'; i++) {
         size_t e = 0;
 
-        if (q[i] != '"') { /* the search writes NEAR( ... , N) of strings */
-            if (strncmp(q + i, "NEAR(", 5) == 0) {
-                in_near = 1;
-                near_nc = col_before(q, i, &near_ca);
-            } else if (q[i] == ')') {
-                in_near = 0;
+        if (q[i] == '(' || strncmp(q + i, "NEAR(", 5) == 0) {
+            size_t nc = gdepth == 0 ? col_before(q, i, &gca) : 0;
+
+            i += q[i] == '(' ? 0 : 4;
+            depth++;
+            if (nc > 0) {
+                gnc = nc;
+                gdepth = depth;
             }
+            continue;
+        }
+        if (q[i] == ')') {
+            gdepth = depth == gdepth ? 0 : gdepth;
+            depth--;
+            continue;
+        }
+        if (q[i] != '"') {
             continue;
         }
         e = sl__ix_fts_string_end(q, i);
@@ -180,8 +193,11 @@ phrases_of(struct rank_data *d)
         }
         src[n].a = i + 1;
         src[n].e = e;
-        src[n].nc = in_near ? near_nc : col_before(q, i, &src[n].ca);
-        src[n].ca = in_near ? near_ca : src[n].ca;
+        src[n].nc = col_before(q, i, &src[n].ca);
+        if (src[n].nc == 0 && gdepth > 0) {
+            src[n].ca = gca;
+            src[n].nc = gnc;
+        }
         src[n].prefix = q[e + 1] == '*';
         n++;
         i = e;
@@ -354,87 +370,88 @@ count_row(const struct rank_fn *fn, sqlite3_int64 rowid)
     }
 }
 
-/* Count the rows that FTS5 query @m (@len bytes) matches, on d->cnt. */
+/* Count the rows that FTS5 query @m matches: 0 and *n, or an SQLite
+ * error.  The query is in the statement's text (%Q), so a trace of the
+ * connection shows what was counted (test_index_rank.c). */
 static int
-count_match(sqlite3 *db, struct rank_data *d, const char *m, size_t len)
+count_match(sqlite3 *db, const char *m, sqlite3_int64 *n)
 {
-    int rc = SQLITE_OK;
+    char *sql = sqlite3_mprintf(
+        "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH %Q", m);
+    sqlite3_stmt *st = NULL;
+    int rc =
+        sql != NULL ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
 
-    if (d->cnt == NULL) {
-        rc = sqlite3_prepare_v3(db,
-                                "SELECT count(*) FROM documents_fts"
-                                " WHERE documents_fts MATCH ?1",
-                                -1,
-                                SQLITE_PREPARE_PERSISTENT,
-                                &d->cnt,
-                                NULL);
-        if (rc != SQLITE_OK) {
-            return rc;
-        }
-    }
-    (void)sqlite3_reset(d->cnt);
-    (void)sqlite3_bind_text(d->cnt, 1, m, (int)len, SQLITE_TRANSIENT);
-    rc = sqlite3_step(d->cnt);
+    sqlite3_free(sql);
+    rc = rc == SQLITE_OK ? sqlite3_step(st) : rc;
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    (void)sqlite3_finalize(st);
     return rc == SQLITE_ROW ? SQLITE_OK : rc == SQLITE_DONE ? SQLITE_ERROR : rc;
 }
 
-/* Summing the idf of a phrase's tokens (xTokenize's callback). */
-struct token_sum {
-    const struct rank_fn *fn;
-    struct rank_data *d;
-    const struct phrase_src *src;
-    int size; /* the phrase's tokens, as FTS5 has them */
-    int n;    /* tokens seen */
-    double idf;
-    int rc;
+/* The tokens of a phrase's text (xTokenize's callback), each one
+ * NUL-terminated in @b. */
+struct tokens {
+    struct sl_buf b;
+    size_t at[TOKENS_MAX];
+    int n;
+    int over; /* more than TOKENS_MAX */
 };
 
-/* Count the rows that hold token @tok (in the phrase's column, as a
- * prefix when it is the last of a prefix phrase) and add its idf. */
 static int
 token_cb(void *arg, int flags, const char *tok, int len, int start, int end)
 {
-    struct token_sum *t = arg;
-    const char *q = t->d->query;
-    char m[COUNT_MATCH_MAX];
-    size_t k = 0;
-    int i = 0;
+    struct tokens *t = arg;
 
     (void)start;
     (void)end;
-    if ((flags & FTS5_TOKEN_COLOCATED) || t->rc != SQLITE_OK ||
-        ++t->n > t->size) {
-        return SQLITE_OK; /* a synonym, or too many: FTS5's count then */
+    if (flags & FTS5_TOKEN_COLOCATED) {
+        return SQLITE_OK; /* a synonym: not a position of the phrase */
     }
-    if (t->src->nc > 0) {
-        k = (size_t)snprintf(
-            m, sizeof(m), "%.*s : ", (int)t->src->nc, q + t->src->ca);
-    }
-    m[k++] = '"';
-    for (i = 0; i < len && k + 4 < sizeof(m); i++) {
-        m[k++] = tok[i];
-        if (tok[i] == '"') {
-            m[k++] = '"';
-        }
-    }
-    m[k++] = '"';
-    if (t->src->prefix && t->n == t->size) {
-        m[k++] = '*';
-    }
-    if (i < len || k >= sizeof(m)) {
-        t->rc = SQLITE_TOOBIG;
+    if (t->n == TOKENS_MAX) {
+        t->over = 1;
         return SQLITE_OK;
     }
-    t->rc = count_match(t->fn->db, t->d, m, k);
-    if (t->rc == SQLITE_OK) {
-        t->idf += sl__index_idf(t->d->nrow, sqlite3_column_int64(t->d->cnt, 0));
-    }
+    t->at[t->n++] = t->b.len;
+    (void)sl_buf_append(&t->b, tok, (size_t)len);
+    (void)sl_buf_append(&t->b, "", 1);
     return SQLITE_OK;
 }
 
-/* The idf of phrase @i of several tokens, the sum of its tokens': 0 and
- * *idf, or -1 when that cannot be had (FTS5's count of the phrase then),
- * or an SQLite error. */
+/* The rows that hold token @tok in phrase @src's column (as a prefix when
+ * @prefix): 0 and *n, or -1. */
+static int
+token_count(sqlite3 *db,
+            struct rank_data *d,
+            const struct phrase_src *src,
+            const char *tok,
+            int prefix,
+            sqlite3_int64 *n)
+{
+    struct sl_buf m;
+    const char *c = NULL;
+    int rc = 0;
+
+    sl_buf_init(&m, COUNT_MATCH_MAX);
+    if (src->nc > 0) {
+        (void)sl_buf_append(&m, d->query + src->ca, src->nc);
+        (void)sl_buf_append(&m, " : ", 3);
+    }
+    (void)sl_buf_append(&m, "\"", 1);
+    for (c = tok; *c != '\0'; c++) {
+        (void)sl_buf_append(&m, *c == '"' ? "\"\"" : c, *c == '"' ? 2 : 1);
+    }
+    (void)sl_buf_append(&m, prefix ? "\"*" : "\"", prefix ? 3 : 2);
+    rc = m.failed || count_match(db, m.data, n) != SQLITE_OK ? -1 : 0;
+    sl_buf_free(&m);
+    return rc;
+}
+
+/* The idf of phrase @i of several tokens, the sum of its tokens' (a token
+ * repeated counted once, added for each position): 0 and *idf, or -1 when
+ * that cannot be had (FTS5's count of the phrase then: its count reports
+ * an error that persists), or xTokenize's error.  The counts run after
+ * xTokenize has returned: a MATCH is tokenized by the same tokenizer. */
 static int
 tokens_idf(const Fts5ExtensionApi *api,
            Fts5Context *fts,
@@ -442,30 +459,47 @@ tokens_idf(const Fts5ExtensionApi *api,
            int i,
            double *idf)
 {
+    const struct rank_fn *fn = api->xUserData(fts);
     const struct phrase_src *src = &d->src[i];
-    struct token_sum t = {api->xUserData(fts),
-                          d,
-                          src,
-                          api->xPhraseSize(fts, i),
-                          0,
-                          0.0,
-                          SQLITE_OK};
+    sqlite3_int64 n[TOKENS_MAX];
+    struct tokens t;
     char *text = sl_malloc(src->e - src->a + 1);
-    size_t n = sl__ix_fts_unquote(d->query, src->a, src->e, text);
-    int rc = api->xTokenize(fts, text, (int)n, &t, token_cb);
+    size_t len = sl__ix_fts_unquote(d->query, src->a, src->e, text);
+    double sum = 0.0;
+    int rc = SQLITE_OK;
+    int k = 0;
 
+    sl_buf_init(&t.b, SL__QUERY_MAX_MATCH * 4);
+    t.n = 0;
+    t.over = 0;
+    rc = api->xTokenize(fts, text, (int)len, &t, token_cb);
     sl_free(text);
-    if (rc == SQLITE_OK && t.rc != SQLITE_OK && t.rc != SQLITE_TOOBIG) {
-        rc = t.rc;
+    if (rc == SQLITE_OK &&
+        (t.over || t.b.failed || t.n != api->xPhraseSize(fts, i))) {
+        rc = -1;
     }
-    if (rc != SQLITE_OK) {
-        return rc;
+    for (k = 0; rc == SQLITE_OK && k < t.n; k++) {
+        const char *tok = t.b.data + t.at[k];
+        int prefix = src->prefix && k == t.n - 1;
+        int j = 0;
+
+        for (j = 0; j < k && !prefix; j++) { /* counted already */
+            if (strcmp(tok, t.b.data + t.at[j]) == 0) {
+                break;
+            }
+        }
+        if (!prefix && j < k) {
+            n[k] = n[j];
+        } else {
+            rc = token_count(fn->db, d, src, tok, prefix, &n[k]);
+        }
+        sum += rc == SQLITE_OK ? sl__index_idf(d->nrow, n[k]) : 0.0;
     }
-    if (t.rc != SQLITE_OK || t.n != t.size) {
-        return -1;
+    sl_buf_free(&t.b);
+    if (rc == SQLITE_OK) {
+        *idf = sum;
     }
-    *idf = t.idf;
-    return 0;
+    return rc;
 }
 
 /* The idf of phrase @i, counted over the table the first time a row holds

@@ -3,7 +3,9 @@
  * in-memory FTS5 table: FTS5's bm25 scores for phrases of one token, and
  * for a phrase of several tokens the sum of its tokens' idf (in its
  * column, with a prefix), with FTS5's count when the query's text is not
- * the search's form or the table is not documents_fts.
+ * the search's form or the table is not documents_fts; what is counted
+ * (the connection's trace): the column of a NEAR or of a group, nothing
+ * for a phrase under NOT.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -213,8 +215,7 @@ struct rank_phrase {
  * sum of its tokens' idf, each token counted in the phrase's column and as
  * a prefix when the phrase ends in one: for a row, each positive phrase
  * adds FTS5's bm25 of the phrase alone (its own idf) times the sum of its
- * tokens' idf over its own.  Also: a NOT phrase adds nothing, and a NEAR
- * of a phrase scores.
+ * tokens' idf over its own; a NOT phrase adds nothing.
  */
 static void
 test_index_rank_phrase(void **state)
@@ -313,12 +314,115 @@ test_index_rank_phrase(void **state)
     (void)sqlite3_close(db);
 }
 
+/* The counts sl_bm25 ran (the trace of the connection): their MATCH
+ * strings, each followed by '|'. */
+struct traced {
+    char m[2048];
+};
+
+static int
+trace_cb(unsigned type, void *arg, void *p, void *x)
+{
+    static const char pre[] =
+        "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH '";
+    struct traced *t = arg;
+    const char *sql = sqlite3_sql(p);
+    size_t n = 0;
+
+    (void)x;
+    if (type != SQLITE_TRACE_STMT || sql == NULL ||
+        strncmp(sql, pre, sizeof(pre) - 1) != 0) {
+        return 0;
+    }
+    sql += sizeof(pre) - 1;
+    n = strlen(sql);
+    /* the value as SQL writes it: quotes doubled */
+    (void)snprintf(t->m + strlen(t->m),
+                   sizeof(t->m) - strlen(t->m),
+                   "%.*s|",
+                   (int)(n > 0 ? n - 1 : 0),
+                   sql);
+    return 0;
+}
+
+/* What sl_bm25 counts for a phrase of several tokens: each token once, in
+ * the column written before the phrase or before its group (a NEAR, a
+ * prefix's words), nothing for a phrase no match holds (under NOT), and
+ * nothing when the text has more strings than FTS5 has phrases (FTS5's
+ * count and scores then). */
+static void
+test_index_rank_counts(void **state)
+{
+    static const struct {
+        const char *query;
+        const char *counts;
+    } cases[] = {
+        {"text : NEAR(\"common word\" \"w3\", 2)",
+         "text : \"common\"|text : \"word\"|"},
+        {"(title : (\"common\" OR \"x\") AND \"common word\")",
+         "\"common\"|\"word\"|"},
+        {"text : (\"common word\" OR \"zzz\")",
+         "text : \"common\"|text : \"word\"|"},
+        {"(\"w1\" NOT \"common word\")", ""},
+        {"NEAR(\"--\" \"common word\", 5)", ""},
+        {"\"common word\"*", "\"common\"|\"word\"*|"},
+    };
+    struct traced t;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t c = 0;
+
+    (void)state;
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    rank_table(db);
+    assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_cb, &t),
+                     SQLITE_OK);
+    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int n = 0;
+
+        t.m[0] = '\0';
+        assert_int_equal(
+            sqlite3_prepare_v2(db,
+                               "SELECT bm25(documents_fts, 5.0, 1.0, 2.0,"
+                               " 2.0), sl_bm25(documents_fts, ?1, 5.0, 1.0,"
+                               " 2.0, 2.0) FROM documents_fts WHERE"
+                               " documents_fts MATCH ?1",
+                               -1,
+                               &st,
+                               NULL),
+            SQLITE_OK);
+        (void)sqlite3_bind_text(st, 1, cases[c].query, -1, NULL);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            double a = sqlite3_column_double(st, 0);
+            double b = sqlite3_column_double(st, 1);
+
+            /* no token counted: FTS5's scores */
+            if (cases[c].counts[0] == '\0' && fabs(a - b) > 1e-12 * fabs(a)) {
+                fail_msg("%s: bm25 %.17g, sl_bm25 %.17g", cases[c].query, a, b);
+            }
+            n++;
+        }
+        (void)sqlite3_finalize(st);
+        if (n == 0) {
+            fail_msg("%s: no row", cases[c].query);
+        }
+        if (strcmp(t.m, cases[c].counts) != 0) {
+            fail_msg("%s: counted '%s', want '%s'",
+                     cases[c].query,
+                     t.m,
+                     cases[c].counts);
+        }
+    }
+    (void)sqlite3_close(db);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index_rank_bm25),
         cmocka_unit_test(test_index_rank_phrase),
+        cmocka_unit_test(test_index_rank_counts),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
