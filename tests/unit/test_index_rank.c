@@ -84,6 +84,17 @@ rank_table(sqlite3 *db)
                      SQLITE_OK);
 }
 
+/* Statement @sql on @db with @query bound to ?1. */
+static sqlite3_stmt *
+rank_query(sqlite3 *db, const char *sql, const char *query)
+{
+    sqlite3_stmt *st = NULL;
+
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    (void)sqlite3_bind_text(st, 1, query, -1, NULL);
+    return st;
+}
+
 /* sl_bm25 (rank.c) gives FTS5's bm25 scores for phrases of one token: dense
  * and sparse words, OR, NOT, NEAR, many phrases and column filters, rows
  * read in rowid order (gaps of deleted rows wider than its step limit) and
@@ -131,16 +142,11 @@ test_index_rank_bm25(void **state)
                      NULL,
                      NULL),
         SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT bm25(other, 5.0, 1.0),"
-                                        " sl_bm25(other, ?1, 5.0, 1.0) FROM"
-                                        " other WHERE other MATCH ?1",
-                                        -1,
-                                        &st,
-                                        NULL),
-                     SQLITE_OK);
     /* a phrase of two tokens on another table: FTS5's count */
-    (void)sqlite3_bind_text(st, 1, "\"padding words\"", -1, NULL);
+    st = rank_query(db,
+                    "SELECT bm25(other, 5.0, 1.0), sl_bm25(other, ?1, 5.0,"
+                    " 1.0) FROM other WHERE other MATCH ?1",
+                    "\"padding words\"");
     while (sqlite3_step(st) == SQLITE_ROW) {
         double a = sqlite3_column_double(st, 0);
         double b = sqlite3_column_double(st, 1);
@@ -161,9 +167,7 @@ test_index_rank_bm25(void **state)
                            " FROM documents_fts WHERE documents_fts MATCH ?1"
                            " ORDER BY %s",
                            orders[o]);
-            assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
-                             SQLITE_OK);
-            (void)sqlite3_bind_text(st, 1, queries[q], -1, NULL);
+            st = rank_query(db, sql, queries[q]);
             while (sqlite3_step(st) == SQLITE_ROW) {
                 double a = sqlite3_column_double(st, 0);
                 double b = sqlite3_column_double(st, 1);
@@ -272,16 +276,11 @@ test_index_rank_phrase(void **state)
             }
             ratio[p] = sum / sl__index_idf(nrow, rank_count(db, ph->alone));
         }
-        assert_int_equal(
-            sqlite3_prepare_v2(db,
-                               "SELECT rowid, sl_bm25(documents_fts, ?1,"
-                               " 5.0, 1.0, 2.0, 2.0) FROM documents_fts"
-                               " WHERE documents_fts MATCH ?1",
-                               -1,
-                               &st,
-                               NULL),
-            SQLITE_OK);
-        (void)sqlite3_bind_text(st, 1, cases[c].query, -1, NULL);
+        st = rank_query(db,
+                        "SELECT rowid, sl_bm25(documents_fts, ?1, 5.0, 1.0,"
+                        " 2.0, 2.0) FROM documents_fts WHERE documents_fts"
+                        " MATCH ?1",
+                        cases[c].query);
         while (sqlite3_step(st) == SQLITE_ROW) {
             double want = 0.0;
             double got = sqlite3_column_double(st, 1);
@@ -381,17 +380,11 @@ test_index_rank_counts(void **state)
         int n = 0;
 
         t.m[0] = '\0';
-        assert_int_equal(
-            sqlite3_prepare_v2(db,
-                               "SELECT bm25(documents_fts, 5.0, 1.0, 2.0,"
-                               " 2.0), sl_bm25(documents_fts, ?1, 5.0, 1.0,"
-                               " 2.0, 2.0) FROM documents_fts WHERE"
-                               " documents_fts MATCH ?1",
-                               -1,
-                               &st,
-                               NULL),
-            SQLITE_OK);
-        (void)sqlite3_bind_text(st, 1, cases[c].query, -1, NULL);
+        st = rank_query(db,
+                        "SELECT bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
+                        " sl_bm25(documents_fts, ?1, 5.0, 1.0, 2.0, 2.0)"
+                        " FROM documents_fts WHERE documents_fts MATCH ?1",
+                        cases[c].query);
         while (sqlite3_step(st) == SQLITE_ROW) {
             double a = sqlite3_column_double(st, 0);
             double b = sqlite3_column_double(st, 1);
