@@ -162,6 +162,9 @@ size_t sl__ix_fts_string_end(const char *s, size_t i);
  * (at least e - a bytes); its length. */
 size_t sl__ix_fts_unquote(const char *s, size_t a, size_t e, char *out);
 #define SL__IX_PREFIX_WORDS 64 /* words of a prefix expanded, at most */
+/* Bytes of a MATCH string once its prefixes are expanded (what rank.c
+ * reads of it). */
+#define SL__IX_MATCH_MAX (4 * SL__QUERY_MAX_MATCH)
 /* @match with each prefix "p"* (not in a NEAR) of at most
  * SL__IX_PREFIX_WORDS words of @ix as an OR of them: a new string, or
  * NULL when nothing was expanded.  Needs @ix's reader held. */

@@ -25,8 +25,6 @@
 
 #include "index/index_int.h"
 
-#define MATCH_MAX (64u * 1024) /* bytes of an expanded expression */
-
 /* ------------------------------------------------------------------------
  * The prefix folded by the FTS table's tokenizer.
  * --------------------------------------------------------------------- */
@@ -188,7 +186,7 @@ sl__ix_prefix_expand(struct sl__index *ix, const char *match)
     if (match == NULL || strstr(match, "\"*") == NULL) {
         return NULL;
     }
-    sl_buf_init(&b, MATCH_MAX);
+    sl_buf_init(&b, SL__IX_MATCH_MAX);
     for (i = 0; match[i] != '\0'; i++) {
         size_t e = 0;
         struct fold f;

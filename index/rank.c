@@ -234,7 +234,7 @@ rank_data_new(const Fts5ExtensionApi *api,
     for (i = 0; i < d->nw; i++) {
         d->w[i] = sqlite3_value_double(argv[i + 1]);
     }
-    if (text != NULL && strlen((const char *)text) <= SL__QUERY_MAX_MATCH * 4) {
+    if (text != NULL && strlen((const char *)text) <= SL__IX_MATCH_MAX) {
         d->query = sl_strdup((const char *)text);
         phrases_of(d);
     }
@@ -469,7 +469,7 @@ tokens_idf(const Fts5ExtensionApi *api,
     int rc = SQLITE_OK;
     int k = 0;
 
-    sl_buf_init(&t.b, SL__QUERY_MAX_MATCH * 4);
+    sl_buf_init(&t.b, SL__IX_MATCH_MAX);
     t.n = 0;
     t.over = 0;
     rc = api->xTokenize(fts, text, (int)len, &t, token_cb);

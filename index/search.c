@@ -184,10 +184,9 @@ from_where(const struct sl__query *q, const char *join, struct sl_buf *b)
  * Words rank by bm25 (rank.c, which reads the phrases' tokens from the
  * MATCH string, ?1); a query of field filters alone ranks nothing (score
  * 0) and has no snippet.  With words, the inner query orders every match
- * by its key and keeps @want, reading
- * only the FTS index when there is no filter and no other order; only
- * the rows kept get their snippet and the other columns (a snippet reads
- * and unpacks the text).
+ * by its key and keeps @want, reading only the FTS index when there is no
+ * filter and no other order; only the rows kept get their snippet and the
+ * other columns (a snippet reads and unpacks the text).
  */
 static void
 search_sql(const struct sl__query *q,

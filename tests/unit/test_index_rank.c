@@ -95,6 +95,28 @@ rank_query(sqlite3 *db, const char *sql, const char *query)
     return st;
 }
 
+/* Step @st to its end and finalize it: with @same, its two columns (FTS5's
+ * bm25, sl_bm25) must be equal on every row; fails on no row. */
+static void
+rank_rows(sqlite3_stmt *st, const char *what, int same)
+{
+    int n = 0;
+
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double a = sqlite3_column_double(st, 0);
+        double b = sqlite3_column_double(st, 1);
+
+        if (same && fabs(a - b) > 1e-12 * fabs(a)) {
+            fail_msg("%s: bm25 %.17g, sl_bm25 %.17g", what, a, b);
+        }
+        n++;
+    }
+    (void)sqlite3_finalize(st);
+    if (n == 0) {
+        fail_msg("%s: no row", what);
+    }
+}
+
 /* sl_bm25 (rank.c) gives FTS5's bm25 scores for phrases of one token: dense
  * and sparse words, OR, NOT, NEAR, many phrases and column filters, rows
  * read in rowid order (gaps of deleted rows wider than its step limit) and
@@ -147,19 +169,9 @@ test_index_rank_bm25(void **state)
                     "SELECT bm25(other, 5.0, 1.0), sl_bm25(other, ?1, 5.0,"
                     " 1.0) FROM other WHERE other MATCH ?1",
                     "\"padding words\"");
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        double a = sqlite3_column_double(st, 0);
-        double b = sqlite3_column_double(st, 1);
-
-        if (fabs(a - b) > 1e-12 * fabs(a)) {
-            fail_msg("other: bm25 %.17g, sl_bm25 %.17g", a, b);
-        }
-    }
-    (void)sqlite3_finalize(st);
+    rank_rows(st, "other", 1);
     for (q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
         for (o = 0; o < 2; o++) {
-            int n = 0;
-
             (void)snprintf(sql,
                            sizeof(sql),
                            "SELECT bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
@@ -167,20 +179,7 @@ test_index_rank_bm25(void **state)
                            " FROM documents_fts WHERE documents_fts MATCH ?1"
                            " ORDER BY %s",
                            orders[o]);
-            st = rank_query(db, sql, queries[q]);
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                double a = sqlite3_column_double(st, 0);
-                double b = sqlite3_column_double(st, 1);
-
-                if (fabs(a - b) > 1e-12 * fabs(a)) {
-                    fail_msg("%s: bm25 %.17g, sl_bm25 %.17g", queries[q], a, b);
-                }
-                n++;
-            }
-            (void)sqlite3_finalize(st);
-            if (n == 0) {
-                fail_msg("%s: no row", queries[q]);
-            }
+            rank_rows(rank_query(db, sql, queries[q]), queries[q], 1);
         }
     }
     (void)sqlite3_close(db);
@@ -377,28 +376,14 @@ test_index_rank_counts(void **state)
     assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_cb, &t),
                      SQLITE_OK);
     for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        int n = 0;
-
         t.m[0] = '\0';
         st = rank_query(db,
                         "SELECT bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
                         " sl_bm25(documents_fts, ?1, 5.0, 1.0, 2.0, 2.0)"
                         " FROM documents_fts WHERE documents_fts MATCH ?1",
                         cases[c].query);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            double a = sqlite3_column_double(st, 0);
-            double b = sqlite3_column_double(st, 1);
-
-            /* no token counted: FTS5's scores */
-            if (cases[c].counts[0] == '\0' && fabs(a - b) > 1e-12 * fabs(a)) {
-                fail_msg("%s: bm25 %.17g, sl_bm25 %.17g", cases[c].query, a, b);
-            }
-            n++;
-        }
-        (void)sqlite3_finalize(st);
-        if (n == 0) {
-            fail_msg("%s: no row", cases[c].query);
-        }
+        /* no token counted: FTS5's scores */
+        rank_rows(st, cases[c].query, cases[c].counts[0] == '\0');
         if (strcmp(t.m, cases[c].counts) != 0) {
             fail_msg("%s: counted '%s', want '%s'",
                      cases[c].query,
