@@ -23,22 +23,38 @@
  * (negative: lower is better), with idf(n) = log((N - n + 0.5) / (n +
  * 0.5)) (at least 1e-6) for a term in n of N rows.
  *
- * The idf of a phrase of one token is its token's, n counted with
- * xQueryPhrase.  A phrase of several tokens (`"quarterly report"`, and a
- * word with punctuation, `stdio.h`, which the search writes as a phrase)
- * has the sum of its tokens' idf, as Lucene's BM25 has it, each token
- * counted in the phrase's column (a count statement on the connection).
- * FTS5's bm25 takes the phrase's own count instead, which evaluates the
- * phrase over the whole table a second time: in a query with a filter or
- * a NOT, whose matches are fewer than the phrase's, that doubled the
- * cost (two words in most documents: 23 ms a shard to count the phrase,
- * 2-3 ms each of its words).  The tokens are those of the phrase's text
- * in the query (sl_bm25's first argument, the MATCH string the search
- * wrote: quoted strings, an optional `col : ` before one or before a
- * NEAR, `*` after a prefix), tokenized by the table's tokenizer; a query
- * not in that form (another number of strings than FTS5 has phrases, or
- * of tokens than a phrase has) or an FTS table other than documents_fts
- * gets FTS5's count of the phrase.
+ * f(i) is read off the phrase's position list in the row, the varints
+ * FTS5 hands xPhraseFirst's iterator, instead of a call of xPhraseNext
+ * per instance (40% of a query of two words in most documents, which
+ * occur many times in each): a 1 before a column's number, every other
+ * varint a position.  The first list of a query is also walked with
+ * xPhraseNext, and a query whose two counts differ there, or a list that
+ * does not parse, is walked with xPhraseNext: a later SQLite that handed
+ * something else to the iterator would cost speed, not scores.
+ *
+ * The idf of a phrase is the sum of its tokens' idf: for a phrase of one
+ * token its token's, as in FTS5's bm25; a phrase of several tokens
+ * (`"quarterly report"`, and a word with punctuation, `stdio.h`, which the
+ * search writes as a phrase) as Lucene's BM25 has it.  FTS5's bm25 takes
+ * the phrase's own count instead, which evaluates the phrase over the
+ * whole table a second time: in a query with a filter or a NOT, whose
+ * matches are fewer than the phrase's, that doubled the cost (two words
+ * in most documents: 23 ms a shard to count the phrase, 2-3 ms each of
+ * its words).  The tokens are those of the phrase's text in the query
+ * (sl_bm25's first argument, the MATCH string the search wrote: quoted
+ * strings, an optional `col : ` before one or before a NEAR, `*` after a
+ * prefix), tokenized by the table's tokenizer, each counted in the
+ * phrase's column by a count statement on the connection; a query not in
+ * that form (another number of strings than FTS5 has phrases, or of
+ * tokens than a phrase has) or an FTS table other than documents_fts gets
+ * FTS5's count of the phrase (xQueryPhrase).
+ *
+ * The counts are kept per connection (struct df_cache, DF_SLOTS of them)
+ * for one version of the database (SQLITE_FCNTL_DATA_VERSION, which every
+ * commit moves): what a term dictionary such as Lucene's holds and FTS5
+ * does not, a term's document count without reading its list again (2-3
+ * ms a shard for a word in most documents).  A commit empties them; so
+ * does a full table, and a query in a write transaction keeps none.
  *
  * Every idf is counted when a row that holds the phrase is first scored:
  * a phrase that no match holds (under NOT, in another branch of an OR)
@@ -48,8 +64,10 @@
  * sl__ranked, once per row, which sl_ranked() returns: a search by
  * relevance scores every match, so that is its count (index/search.c).
  *
- * Threads: the per-query data lives in the statement (FTS5's aux data) and
- * the function runs on the connection's thread.
+ * Threads: the per-query data lives in the statement (FTS5's aux data),
+ * the counts in the function's user data, one per connection; the
+ * function runs on the thread that holds the connection (the index's
+ * lock of its reader or writer).
  */
 #include <ctype.h>
 #include <math.h>
@@ -59,16 +77,38 @@
 
 #define GAP_MAX         64 /* rows stepped over before searching again */
 #define COLS_MAX        16 /* weights read */
-#define PHRASES_ITER    4  /* phrases counted one by one, at most */
+#define PHRASES_ITER    (SL__IX_PREFIX_WORDS + 8) /* phrases read one by one */
 #define IDF_UNKNOWN     (-1.0)
 #define COUNT_MATCH_MAX (SL__QUERY_MAX_MATCH + 64) /* a token's MATCH */
-#define TOKENS_MAX      64 /* tokens of a phrase summed (more: FTS5's count) */
-#define COL_MAX         64 /* bytes of a column name */
+#define TOKENS_MAX      64  /* tokens of a phrase summed (more: FTS5's count) */
+#define COL_MAX         64  /* bytes of a column name */
+#define DF_SLOTS        256 /* token counts kept per connection (28 KiB) */
+#define DF_KEY_MAX      96  /* bytes of a count's MATCH kept, NUL included */
 
-/* The function's user data: the connection and its counter. */
+/* A token's count kept: the MATCH string counted (key[0] NUL: free). */
+struct df_slot {
+    sqlite3_int64 n;
+    uint32_t hash;
+    char key[DF_KEY_MAX];
+};
+
+/* A connection's token counts, valid for one version of its database
+ * (SQLITE_FCNTL_DATA_VERSION: changed by every commit, the connection's
+ * own or another's); emptied when the version moves or when it is 3/4
+ * full.  What FTS5 lacks and a term dictionary holds: a term's document
+ * count without reading its list. */
+struct df_cache {
+    unsigned version;
+    int used;
+    struct df_slot slot[DF_SLOTS];
+};
+
+/* The function's user data: the connection, its counter and its token
+ * counts. */
 struct rank_fn {
     sqlite3 *db;
     struct sl__ranked *ranked; /* or NULL */
+    struct df_cache *df;       /* allocated by the first query, or NULL */
 };
 
 /* Where a phrase stands in the query's text: its string [a, e) (quotes
@@ -90,6 +130,9 @@ struct rank_data {
     char *query;  /* the MATCH string, or NULL */
     struct phrase_src *src; /* [nphrase] in @query, or NULL */
     int own;                /* the FTS table is documents_fts (first row) */
+    struct df_cache *df;    /* the connection's, current; or NULL */
+    int pos_checked;        /* a position list was counted both ways */
+    int pos_api;            /* ... and differed: xPhraseNext only */
     int nw;
     double w[COLS_MAX];
     sqlite3_stmt *sz; /* SELECT id, sz FROM documents_fts_docsize ... */
@@ -121,6 +164,48 @@ count_cb(const Fts5ExtensionApi *api, Fts5Context *fts, void *arg)
     (void)fts;
     (*(sqlite3_int64 *)arg)++;
     return SQLITE_OK;
+}
+
+/* FNV-1a of @s. */
+static uint32_t
+df_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *s != '\0'; s++) {
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    }
+    return h;
+}
+
+/* The slot of key @m in @c: the one that holds it, or the free one where
+ * it goes. */
+static struct df_slot *
+df_slot(struct df_cache *c, const char *m, uint32_t h)
+{
+    unsigned i = h % DF_SLOTS;
+
+    while (c->slot[i].key[0] != '\0' &&
+           (c->slot[i].hash != h || strcmp(c->slot[i].key, m) != 0)) {
+        i = (i + 1) % DF_SLOTS;
+    }
+    return &c->slot[i];
+}
+
+/* @fn's token counts for version @v of its database (emptied if they were
+ * another's). */
+static struct df_cache *
+df_current(struct rank_fn *fn, unsigned v)
+{
+    if (fn->df == NULL) {
+        fn->df = sl_calloc(1, sizeof(*fn->df));
+        fn->df->version = v;
+    }
+    if (fn->df->version != v) {
+        memset(fn->df, 0, sizeof(*fn->df));
+        fn->df->version = v;
+    }
+    return fn->df;
 }
 
 /* The column filter written right before @q[i] (`col : `): its start in
@@ -218,8 +303,9 @@ rank_data_new(const Fts5ExtensionApi *api,
               sqlite3_value **argv,
               struct rank_data **out)
 {
-    const struct rank_fn *fn = api->xUserData(fts);
+    struct rank_fn *fn = api->xUserData(fts);
     struct rank_data *d = sl_calloc(1, sizeof(*d));
+    unsigned version = 0;
     const unsigned char *text = argc > 0 ? sqlite3_value_text(argv[0]) : NULL;
     sqlite3_int64 nrow = 0;
     sqlite3_int64 ntok = 0;
@@ -243,6 +329,14 @@ rank_data_new(const Fts5ExtensionApi *api,
         rc = api->xColumnTotalSize(fts, -1, &ntok);
     }
     d->avgdl = nrow > 0 ? (double)ntok / (double)nrow : 1.0;
+    /* the version of the statement's snapshot (its read transaction has
+     * begun): the counts kept for it hold; not in a write transaction,
+     * whose changes are not counted in a version until its commit */
+    if (sqlite3_txn_state(fn->db, "main") != SQLITE_TXN_WRITE &&
+        sqlite3_file_control(
+            fn->db, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK) {
+        d->df = df_current(fn, version);
+    }
     d->nrow = nrow;
     for (i = 0; i < d->nphrase; i++) {
         d->idf[i] = IDF_UNKNOWN; /* counted when a row first holds it */
@@ -318,11 +412,80 @@ walk_size(struct rank_data *d, sqlite3_int64 rowid, sqlite3_int64 *ntok)
         sqlite3_column_blob(d->sz, 1), sqlite3_column_bytes(d->sz, 1), ntok);
 }
 
-/* The weighted count of each phrase's instances in the row.  A few
- * phrases: each one's own positions (xInst would first merge those of all
- * phrases into one sorted array: 10-15% of a query of two words in most
- * documents); many (an expanded prefix, prefix.c): the instances, which
- * cost what the row holds, not a call per phrase it lacks. */
+/* The weight of an instance in column @ic. */
+static double
+weight(const struct rank_data *d, int ic)
+{
+    return ic >= 0 && ic < d->nw ? d->w[ic] : 1.0;
+}
+
+/* The weighted count of the instances of a phrase in the row after the
+ * first one (column @ic), read off the rest of its position list [a, b)
+ * as xPhraseNext reads it: varints, a 1 followed by a column's number,
+ * every other one a position.  -1 when a varint runs past b. */
+static double
+poslist_freq(const struct rank_data *d,
+             const unsigned char *a,
+             const unsigned char *b,
+             int ic)
+{
+    double f = 0.0;
+    double w = weight(d, ic);
+
+    while (a < b) {
+        if (*a == 0x01) { /* a column's number follows */
+            uint32_t col = 0;
+            int k = 0;
+
+            a++;
+            do {
+                if (a >= b || k == 5) {
+                    return -1.0;
+                }
+                col = (col << 7) | (*a & 0x7f);
+                k++;
+            } while (*a++ & 0x80);
+            w = weight(d, col > INT32_MAX ? -1 : (int)col);
+            continue;
+        }
+        while (*a & 0x80) { /* a position: skip its varint */
+            if (++a >= b) {
+                return -1.0;
+            }
+        }
+        a++;
+        f += w;
+    }
+    return f;
+}
+
+/* Phrase @i's weighted count of instances in the row through xPhraseNext,
+ * into d->freq[i]. */
+static int
+freq_api(const Fts5ExtensionApi *api,
+         Fts5Context *fts,
+         struct rank_data *d,
+         int i)
+{
+    Fts5PhraseIter it;
+    int ic = -1, io = 0;
+    int rc = api->xPhraseFirst(fts, i, &it, &ic, &io);
+
+    d->freq[i] = 0.0;
+    while (rc == SQLITE_OK && ic >= 0) {
+        d->freq[i] += weight(d, ic);
+        api->xPhraseNext(fts, &it, &ic, &io);
+    }
+    return rc;
+}
+
+/* The weighted count of each phrase's instances in the row.  Up to
+ * PHRASES_ITER phrases (a prefix's words too, prefix.c), each one's own
+ * position list (poslist_freq); xInst would first merge the instances of
+ * all phrases into one sorted array: 10-15% of a query of two words in
+ * most documents, and more than a call of xPhraseFirst for each of a
+ * prefix's words that the row lacks (`nedi*` 30% slower).  More phrases:
+ * the instances. */
 static int
 freqs(const Fts5ExtensionApi *api, Fts5Context *fts, struct rank_data *d)
 {
@@ -335,12 +498,20 @@ freqs(const Fts5ExtensionApi *api, Fts5Context *fts, struct rank_data *d)
         for (i = 0; rc == SQLITE_OK && i < d->nphrase; i++) {
             Fts5PhraseIter it;
             int ic = -1, io = 0;
+            double f = 0.0;
 
             rc = api->xPhraseFirst(fts, i, &it, &ic, &io);
-            while (rc == SQLITE_OK && ic >= 0) {
-                d->freq[i] += ic < d->nw ? d->w[ic] : 1.0;
-                api->xPhraseNext(fts, &it, &ic, &io);
+            if (rc != SQLITE_OK || ic < 0) {
+                continue;
             }
+            f = d->pos_api ? -1.0 : poslist_freq(d, it.a, it.b, ic);
+            if (f < 0.0 || !d->pos_checked) {
+                rc = freq_api(api, fts, d, i);
+                d->pos_api |= f >= 0.0 && f + weight(d, ic) != d->freq[i];
+                d->pos_checked = 1;
+                continue;
+            }
+            d->freq[i] = f + weight(d, ic);
         }
         return rc;
     }
@@ -350,7 +521,7 @@ freqs(const Fts5ExtensionApi *api, Fts5Context *fts, struct rank_data *d)
 
         rc = api->xInst(fts, i, &ip, &ic, &io);
         if (rc == SQLITE_OK && ip >= 0 && ip < d->nphrase) {
-            d->freq[ip] += ic >= 0 && ic < d->nw ? d->w[ic] : 1.0;
+            d->freq[ip] += weight(d, ic);
         }
     }
     return rc;
@@ -371,22 +542,45 @@ count_row(const struct rank_fn *fn, sqlite3_int64 rowid)
 }
 
 /* Count the rows that FTS5 query @m matches: 0 and *n, or an SQLite
- * error.  The query is in the statement's text (%Q), so a trace of the
+ * error; a count of the database's current version is kept in d->df.
+ * The query is in the statement's text (%Q), so a trace of the
  * connection shows what was counted (test_index_rank.c). */
 static int
-count_match(sqlite3 *db, const char *m, sqlite3_int64 *n)
+count_match(sqlite3 *db, struct rank_data *d, const char *m, sqlite3_int64 *n)
 {
-    char *sql = sqlite3_mprintf(
-        "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH %Q", m);
+    size_t len = strlen(m);
+    uint32_t h = df_hash(m);
+    struct df_slot *slot =
+        d->df != NULL && len < DF_KEY_MAX ? df_slot(d->df, m, h) : NULL;
     sqlite3_stmt *st = NULL;
-    int rc =
-        sql != NULL ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+    char *sql = NULL;
+    int rc = SQLITE_OK;
 
+    if (slot != NULL && slot->key[0] != '\0') {
+        *n = slot->n;
+        return SQLITE_OK;
+    }
+    sql = sqlite3_mprintf(
+        "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH %Q", m);
+    rc =
+        sql != NULL ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     rc = rc == SQLITE_OK ? sqlite3_step(st) : rc;
     *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     (void)sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? SQLITE_OK : rc == SQLITE_DONE ? SQLITE_ERROR : rc;
+    if (rc != SQLITE_ROW) {
+        return rc == SQLITE_DONE || rc == SQLITE_OK ? SQLITE_ERROR : rc;
+    }
+    if (slot != NULL && d->df->used < DF_SLOTS * 3 / 4) {
+        memcpy(slot->key, m, len + 1);
+        slot->hash = h;
+        slot->n = *n;
+        d->df->used++;
+    } else if (slot != NULL) { /* full: start again */
+        memset(d->df->slot, 0, sizeof(d->df->slot));
+        d->df->used = 0;
+    }
+    return SQLITE_OK;
 }
 
 /* The tokens of a phrase's text (xTokenize's callback), each one
@@ -442,7 +636,7 @@ token_count(sqlite3 *db,
         (void)sl_buf_append(&m, *c == '"' ? "\"\"" : c, *c == '"' ? 2 : 1);
     }
     (void)sl_buf_append(&m, prefix ? "\"*" : "\"", prefix ? 3 : 2);
-    rc = m.failed || count_match(db, m.data, n) != SQLITE_OK ? -1 : 0;
+    rc = m.failed || count_match(db, d, m.data, n) != SQLITE_OK ? -1 : 0;
     sl_buf_free(&m);
     return rc;
 }
@@ -518,7 +712,7 @@ idf_of(const Fts5ExtensionApi *api,
     if (d->idf[i] != IDF_UNKNOWN) {
         return SQLITE_OK;
     }
-    if (d->src != NULL && d->own && api->xPhraseSize(fts, i) > 1) {
+    if (d->src != NULL && d->own) {
         rc = tokens_idf(api, fts, d, i, &d->idf[i]);
         if (rc != -1) {
             return rc;
@@ -631,6 +825,17 @@ sl__index_fts5(sqlite3 *db)
     return api;
 }
 
+static void
+rank_fn_free(void *p)
+{
+    struct rank_fn *fn = p;
+
+    if (fn != NULL) {
+        sl_free(fn->df);
+        sl_free(fn);
+    }
+}
+
 /* Register sl_bm25 on @db. */
 static int
 create_bm25(fts5_api *api, sqlite3 *db, struct sl__ranked *ranked)
@@ -640,7 +845,8 @@ create_bm25(fts5_api *api, sqlite3 *db, struct sl__ranked *ranked)
 
     fn->db = db;
     fn->ranked = ranked;
-    rc = api->xCreateFunction(api, "sl_bm25", fn, bm25_fn, sl_free);
+    fn->df = NULL;
+    rc = api->xCreateFunction(api, "sl_bm25", fn, bm25_fn, rank_fn_free);
     if (rc != SQLITE_OK) {
         sl_free(fn);
     }

@@ -5,7 +5,8 @@
  * column, with a prefix), with FTS5's count when the query's text is not
  * the search's form or the table is not documents_fts; what is counted
  * (the connection's trace): the column of a NEAR or of a group, nothing
- * for a phrase under NOT.
+ * for a phrase under NOT; the counts kept until a commit, the
+ * connection's or another's.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include <sqlite3.h>
 
 #include "index/index_int.h" /* sl__index_rank_functions, sl__index_idf */
+#include "tmpdir.h"
 
 /* The test table of the ranking tests: 3,000 rows of words of varied
  * frequencies and lengths, a gap of 200 deleted rows and every 5th of
@@ -48,7 +50,7 @@ rank_table(sqlite3 *db)
                      SQLITE_OK);
     for (i = 1; i <= 3000; i++) {
         char title[64];
-        char text[512];
+        char text[2048];
         int k = 0;
 
         (void)snprintf(
@@ -64,6 +66,16 @@ rank_table(sqlite3 *db)
         if (i % 97 == 0) {
             (void)snprintf(
                 text + strlen(text), sizeof(text) - strlen(text), "rare");
+        }
+        for (k = 0; i % 50 == 0 && k < 150; k++) {
+            /* a gap of more than 127 positions: a varint of two bytes in
+             * "common"'s position list */
+            (void)snprintf(
+                text + strlen(text), sizeof(text) - strlen(text), "f ");
+        }
+        if (i % 50 == 0) {
+            (void)snprintf(
+                text + strlen(text), sizeof(text) - strlen(text), "common");
         }
         (void)sqlite3_bind_int(st, 1, i);
         (void)sqlite3_bind_text(st, 2, title, -1, SQLITE_TRANSIENT);
@@ -343,9 +355,34 @@ trace_cb(unsigned type, void *arg, void *p, void *x)
     return 0;
 }
 
-/* What sl_bm25 counts for a phrase of several tokens: each token once, in
- * the column written before the phrase or before its group (a NEAR, a
- * prefix's words), nothing for a phrase no match holds (under NOT), and
+/* Run query @m on @db with FTS5's bm25 and sl_bm25 side by side, tracing
+ * the counts into @t: they must be @counts (NULL: any); with @same the
+ * scores must be FTS5's. */
+static void
+rank_traced(
+    sqlite3 *db, const char *m, const char *counts, int same, struct traced *t)
+{
+    sqlite3_stmt *st = NULL;
+
+    t->m[0] = '\0';
+    assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_cb, t),
+                     SQLITE_OK);
+    st = rank_query(db,
+                    "SELECT bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
+                    " sl_bm25(documents_fts, ?1, 5.0, 1.0, 2.0, 2.0)"
+                    " FROM documents_fts WHERE documents_fts MATCH ?1",
+                    m);
+    rank_rows(st, m, same);
+    (void)sqlite3_trace_v2(db, 0, NULL, NULL);
+    if (counts != NULL && strcmp(t->m, counts) != 0) {
+        fail_msg("%s: counted '%s', want '%s'", m, t->m, counts);
+    }
+}
+
+/* What sl_bm25 counts for a phrase: each of its tokens once (a phrase of
+ * one token too, with FTS5's scores), in the column written before the
+ * phrase or before its group (a NEAR, a prefix's words), when a row first
+ * holds the phrase; nothing for a phrase no match holds (under NOT), and
  * nothing when the text has more strings than FTS5 has phrases (FTS5's
  * count and scores then). */
 static void
@@ -354,44 +391,122 @@ test_index_rank_counts(void **state)
     static const struct {
         const char *query;
         const char *counts;
+        int same; /* FTS5's scores: phrases of one token, or none counted */
     } cases[] = {
         {"text : NEAR(\"common word\" \"w3\", 2)",
-         "text : \"common\"|text : \"word\"|"},
+         "text : \"common\"|text : \"word\"|text : \"w3\"|",
+         0},
+        /* counted when a row first holds it: row 1's title is "x t1" */
         {"(title : (\"common\" OR \"x\") AND \"common word\")",
-         "\"common\"|\"word\"|"},
+         "title : \"x\"|\"common\"|\"word\"|title : \"common\"|",
+         0},
         {"text : (\"common word\" OR \"zzz\")",
-         "text : \"common\"|text : \"word\"|"},
-        {"(\"w1\" NOT \"common word\")", ""},
-        {"NEAR(\"--\" \"common word\", 5)", ""},
-        {"\"common word\"*", "\"common\"|\"word\"*|"},
+         "text : \"common\"|text : \"word\"|",
+         0},
+        {"(\"w1\" NOT \"common word\")", "\"w1\"|", 1},
+        {"NEAR(\"--\" \"common word\", 5)", "", 1},
+        {"\"common word\"*", "\"common\"|\"word\"*|", 0},
+        {"title : \"common\" \"w3\"*", "title : \"common\"|\"w3\"*|", 1},
     };
     struct traced t;
     sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
     size_t c = 0;
 
     (void)state;
-    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
-    rank_table(db);
-    assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_cb, &t),
-                     SQLITE_OK);
     for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        t.m[0] = '\0';
-        st = rank_query(db,
-                        "SELECT bm25(documents_fts, 5.0, 1.0, 2.0, 2.0),"
-                        " sl_bm25(documents_fts, ?1, 5.0, 1.0, 2.0, 2.0)"
-                        " FROM documents_fts WHERE documents_fts MATCH ?1",
-                        cases[c].query);
-        /* no token counted: FTS5's scores */
-        rank_rows(st, cases[c].query, cases[c].counts[0] == '\0');
-        if (strcmp(t.m, cases[c].counts) != 0) {
-            fail_msg("%s: counted '%s', want '%s'",
-                     cases[c].query,
-                     t.m,
-                     cases[c].counts);
-        }
+        /* a database each: no count kept from another case */
+        assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+        rank_table(db);
+        rank_traced(db, cases[c].query, cases[c].counts, cases[c].same, &t);
+        (void)sqlite3_close(db);
     }
-    (void)sqlite3_close(db);
+}
+
+/* The counts kept (rank.c's struct df_cache): a query run again counts
+ * nothing; a commit of another connection or of the connection itself
+ * makes it count again, with the scores of the new counts; a query in a
+ * write transaction keeps none; a full set of counts starts again. */
+static void
+test_index_rank_kept(void **state)
+{
+    static const char q[] = "\"common\" \"w3\"";
+    static const char counted[] = "\"common\"|\"w3\"|";
+    static const struct {
+        const char *col, *star;
+    } forms[] = {{"", ""}, {"text : ", ""}, {"", "*"}, {"text : ", "*"}};
+    char tmpl[256];
+    char path[300];
+    char many[2048];
+    const char *dir = tmpdir_make(tmpl, sizeof(tmpl), "rank.");
+    struct traced t;
+    sqlite3 *w = NULL;
+    sqlite3 *r = NULL;
+    size_t f = 0;
+    int i = 0;
+
+    (void)state;
+    assert_non_null(dir);
+    (void)snprintf(path, sizeof(path), "%s/rank.db", dir);
+    assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(w, "PRAGMA journal_mode=WAL", NULL, NULL, NULL),
+        SQLITE_OK);
+    rank_table(w);
+    assert_int_equal(sqlite3_open(path, &r), SQLITE_OK);
+    assert_int_equal(sl__index_rank_functions(r, NULL), SQLITE_OK);
+
+    rank_traced(r, q, counted, 1, &t);
+    rank_traced(r, q, "", 1, &t); /* kept */
+    /* another connection's commit */
+    assert_int_equal(sqlite3_exec(w,
+                                  "INSERT INTO documents_fts(rowid, text)"
+                                  " VALUES (5001, 'common w3 common')",
+                                  NULL,
+                                  NULL,
+                                  NULL),
+                     SQLITE_OK);
+    rank_traced(r, q, counted, 1, &t);
+    rank_traced(r, q, "", 1, &t);
+    /* the connection's own commit */
+    rank_traced(w, q, counted, 1, &t);
+    assert_int_equal(sqlite3_exec(w,
+                                  "DELETE FROM documents_fts WHERE rowid ="
+                                  " 5001",
+                                  NULL,
+                                  NULL,
+                                  NULL),
+                     SQLITE_OK);
+    rank_traced(w, q, counted, 1, &t);
+    /* a write transaction: its rows are not in a version yet */
+    assert_int_equal(sqlite3_exec(w,
+                                  "BEGIN; INSERT INTO documents_fts(rowid,"
+                                  " text) VALUES (5002, 'w3 w3')",
+                                  NULL,
+                                  NULL,
+                                  NULL),
+                     SQLITE_OK);
+    rank_traced(w, q, counted, 1, &t);
+    rank_traced(w, q, counted, 1, &t);
+    assert_int_equal(sqlite3_exec(w, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    /* 200 counts: the set is full at 192 and starts again */
+    rank_traced(r, q, counted, 1, &t);
+    for (f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+        many[0] = '\0';
+        for (i = 0; i < 50; i++) {
+            (void)snprintf(many + strlen(many),
+                           sizeof(many) - strlen(many),
+                           "%s%s\"w%d\"%s",
+                           i > 0 ? " OR " : "",
+                           forms[f].col,
+                           i,
+                           forms[f].star);
+        }
+        rank_traced(r, many, NULL, 1, &t);
+    }
+    rank_traced(r, q, counted, 1, &t);
+    (void)sqlite3_close(r);
+    (void)sqlite3_close(w);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 int
@@ -401,6 +516,7 @@ main(void)
         cmocka_unit_test(test_index_rank_bm25),
         cmocka_unit_test(test_index_rank_phrase),
         cmocka_unit_test(test_index_rank_counts),
+        cmocka_unit_test(test_index_rank_kept),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
