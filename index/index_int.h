@@ -145,6 +145,17 @@ int sl__index_url_functions(sqlite3 *db);
 int sl__index_rank_functions(sqlite3 *db, struct sl__ranked *ranked);
 /* FTS5's extension API of @db, or NULL. */
 fts5_api *sl__index_fts5(sqlite3 *db);
+/* The weighted count of a phrase's instances in a row off its FTS5
+ * position list: the first instance in column @ic (what xPhraseFirst
+ * read), then the varints [a, b) that its iterator holds, a 1 before a
+ * column's number and every other one a position; column c weighs @w[c]
+ * (1.0 from @nw on).  0 and *freq, or -1 when a varint runs past @b. */
+int sl__ix_poslist_freq(const double *w,
+                        int nw,
+                        const unsigned char *a,
+                        const unsigned char *b,
+                        int ic,
+                        double *freq);
 /* The idf of a term in @nhit of @nrow rows, as FTS5's bm25 has it. */
 double sl__index_idf(sqlite3_int64 nrow, sqlite3_int64 nhit);
 

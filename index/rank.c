@@ -27,10 +27,12 @@
  * FTS5 hands xPhraseFirst's iterator, instead of a call of xPhraseNext
  * per instance (40% of a query of two words in most documents, which
  * occur many times in each): a 1 before a column's number, every other
- * varint a position.  The first list of a query is also walked with
- * xPhraseNext, and a query whose two counts differ there, or a list that
- * does not parse, is walked with xPhraseNext: a later SQLite that handed
- * something else to the iterator would cost speed, not scores.
+ * varint a position (sl__ix_poslist_freq).  The first POS_CHECKS lists
+ * of more than one instance in a query are also walked with xPhraseNext;
+ * from one whose two counts differ, or one that does not parse, on, the
+ * query walks its lists with xPhraseNext: a later SQLite that handed
+ * something else to the iterator would cost speed, not scores, unless it
+ * differed only in lists the checks did not see.
  *
  * The idf of a phrase is the sum of its tokens' idf: for a phrase of one
  * token its token's, as in FTS5's bm25; a phrase of several tokens
@@ -78,6 +80,7 @@
 #define GAP_MAX         64 /* rows stepped over before searching again */
 #define COLS_MAX        16 /* weights read */
 #define PHRASES_ITER    (SL__IX_PREFIX_WORDS + 8) /* phrases read one by one */
+#define POS_CHECKS      8 /* position lists a query counts both ways */
 #define IDF_UNKNOWN     (-1.0)
 #define COUNT_MATCH_MAX (SL__QUERY_MAX_MATCH + 64) /* a token's MATCH */
 #define TOKENS_MAX      64  /* tokens of a phrase summed (more: FTS5's count) */
@@ -131,8 +134,8 @@ struct rank_data {
     struct phrase_src *src; /* [nphrase] in @query, or NULL */
     int own;                /* the FTS table is documents_fts (first row) */
     struct df_cache *df;    /* the connection's, current; or NULL */
-    int pos_checked;        /* a position list was counted both ways */
-    int pos_api;            /* ... and differed: xPhraseNext only */
+    int pos_checks;         /* position lists counted both ways */
+    int pos_api;            /* one differed: xPhraseNext only */
     int nw;
     double w[COLS_MAX];
     sqlite3_stmt *sz; /* SELECT id, sz FROM documents_fts_docsize ... */
@@ -179,17 +182,20 @@ df_hash(const char *s)
 }
 
 /* The slot of key @m in @c: the one that holds it, or the free one where
- * it goes. */
+ * it goes (NULL: none, which the 3/4 bound of count_match prevents). */
 static struct df_slot *
 df_slot(struct df_cache *c, const char *m, uint32_t h)
 {
     unsigned i = h % DF_SLOTS;
+    unsigned k = 0;
 
-    while (c->slot[i].key[0] != '\0' &&
-           (c->slot[i].hash != h || strcmp(c->slot[i].key, m) != 0)) {
-        i = (i + 1) % DF_SLOTS;
+    for (k = 0; k < DF_SLOTS; k++, i = (i + 1) % DF_SLOTS) {
+        if (c->slot[i].key[0] == '\0' ||
+            (c->slot[i].hash == h && strcmp(c->slot[i].key, m) == 0)) {
+            return &c->slot[i];
+        }
     }
-    return &c->slot[i];
+    return NULL;
 }
 
 /* @fn's token counts for version @v of its database (emptied if they were
@@ -419,18 +425,16 @@ weight(const struct rank_data *d, int ic)
     return ic >= 0 && ic < d->nw ? d->w[ic] : 1.0;
 }
 
-/* The weighted count of the instances of a phrase in the row after the
- * first one (column @ic), read off the rest of its position list [a, b)
- * as xPhraseNext reads it: varints, a 1 followed by a column's number,
- * every other one a position.  -1 when a varint runs past b. */
-static double
-poslist_freq(const struct rank_data *d,
-             const unsigned char *a,
-             const unsigned char *b,
-             int ic)
+int
+sl__ix_poslist_freq(const double *w,
+                    int nw,
+                    const unsigned char *a,
+                    const unsigned char *b,
+                    int ic,
+                    double *freq)
 {
-    double f = 0.0;
-    double w = weight(d, ic);
+    double f = ic >= 0 && ic < nw ? w[ic] : 1.0; /* the first instance */
+    double wc = f;
 
     while (a < b) {
         if (*a == 0x01) { /* a column's number follows */
@@ -440,23 +444,24 @@ poslist_freq(const struct rank_data *d,
             a++;
             do {
                 if (a >= b || k == 5) {
-                    return -1.0;
+                    return -1;
                 }
                 col = (col << 7) | (*a & 0x7f);
                 k++;
             } while (*a++ & 0x80);
-            w = weight(d, col > INT32_MAX ? -1 : (int)col);
+            wc = col < (uint32_t)(nw > 0 ? nw : 0) ? w[col] : 1.0;
             continue;
         }
         while (*a & 0x80) { /* a position: skip its varint */
             if (++a >= b) {
-                return -1.0;
+                return -1;
             }
         }
         a++;
-        f += w;
+        f += wc;
     }
-    return f;
+    *freq = f;
+    return 0;
 }
 
 /* Phrase @i's weighted count of instances in the row through xPhraseNext,
@@ -499,19 +504,26 @@ freqs(const Fts5ExtensionApi *api, Fts5Context *fts, struct rank_data *d)
             Fts5PhraseIter it;
             int ic = -1, io = 0;
             double f = 0.0;
+            int ok = 0;
 
             rc = api->xPhraseFirst(fts, i, &it, &ic, &io);
             if (rc != SQLITE_OK || ic < 0) {
                 continue;
             }
-            f = d->pos_api ? -1.0 : poslist_freq(d, it.a, it.b, ic);
-            if (f < 0.0 || !d->pos_checked) {
-                rc = freq_api(api, fts, d, i);
-                d->pos_api |= f >= 0.0 && f + weight(d, ic) != d->freq[i];
-                d->pos_checked = 1;
+            ok = !d->pos_api &&
+                 sl__ix_poslist_freq(d->w, d->nw, it.a, it.b, ic, &f) == 0;
+            if (ok && (d->pos_checks >= POS_CHECKS || it.a == it.b)) {
+                d->freq[i] = f; /* it.a == it.b: one instance, no check */
                 continue;
             }
-            d->freq[i] = f + weight(d, ic);
+            rc = freq_api(api, fts, d, i);
+            /* the first POS_CHECKS lists of more than one instance are
+             * also counted with xPhraseNext: one that differs or that
+             * does not parse ends the reading of lists for the query */
+            if (!d->pos_api) {
+                d->pos_api = !ok || f != d->freq[i];
+                d->pos_checks++;
+            }
         }
         return rc;
     }
@@ -550,8 +562,13 @@ count_match(sqlite3 *db, struct rank_data *d, const char *m, sqlite3_int64 *n)
 {
     size_t len = strlen(m);
     uint32_t h = df_hash(m);
+    /* not in a write transaction: a statement begun before it sees its
+     * rows, which a rollback takes back without a new version */
     struct df_slot *slot =
-        d->df != NULL && len < DF_KEY_MAX ? df_slot(d->df, m, h) : NULL;
+        d->df != NULL && len < DF_KEY_MAX &&
+                sqlite3_txn_state(db, "main") != SQLITE_TXN_WRITE
+            ? df_slot(d->df, m, h)
+            : NULL;
     sqlite3_stmt *st = NULL;
     char *sql = NULL;
     int rc = SQLITE_OK;
@@ -561,7 +578,8 @@ count_match(sqlite3 *db, struct rank_data *d, const char *m, sqlite3_int64 *n)
         return SQLITE_OK;
     }
     sql = sqlite3_mprintf(
-        "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH %Q", m);
+        "SELECT count(*) FROM main.documents_fts WHERE documents_fts MATCH %Q",
+        m);
     rc =
         sql != NULL ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
@@ -571,14 +589,17 @@ count_match(sqlite3 *db, struct rank_data *d, const char *m, sqlite3_int64 *n)
     if (rc != SQLITE_ROW) {
         return rc == SQLITE_DONE || rc == SQLITE_OK ? SQLITE_ERROR : rc;
     }
-    if (slot != NULL && d->df->used < DF_SLOTS * 3 / 4) {
+    if (slot != NULL && d->df->used >= DF_SLOTS * 3 / 4) {
+        /* full: start again */
+        memset(d->df->slot, 0, sizeof(d->df->slot));
+        d->df->used = 0;
+        slot = df_slot(d->df, m, h);
+    }
+    if (slot != NULL) {
         memcpy(slot->key, m, len + 1);
         slot->hash = h;
         slot->n = *n;
         d->df->used++;
-    } else if (slot != NULL) { /* full: start again */
-        memset(d->df->slot, 0, sizeof(d->df->slot));
-        d->df->used = 0;
     }
     return SQLITE_OK;
 }

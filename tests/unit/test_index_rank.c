@@ -6,7 +6,7 @@
  * the search's form or the table is not documents_fts; what is counted
  * (the connection's trace): the column of a NEAR or of a group, nothing
  * for a phrase under NOT; the counts kept until a commit, the
- * connection's or another's.
+ * connection's or another's; position lists read from bytes.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -40,6 +40,7 @@ rank_table(sqlite3 *db)
                      NULL,
                      NULL),
         SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "INSERT INTO documents_fts(rowid,"
                                         " title, text, path, author) VALUES"
@@ -85,6 +86,7 @@ rank_table(sqlite3 *db)
         (void)sqlite3_reset(st);
     }
     (void)sqlite3_finalize(st);
+    assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
     /* gaps: a run of 200 rows and every 5th of another run are gone */
     assert_int_equal(sqlite3_exec(db,
                                   "DELETE FROM documents_fts WHERE rowid"
@@ -146,9 +148,18 @@ test_index_rank_bm25(void **state)
         "common word + w1", /* several tokens, not in the search's form */
         "(\"common\" NOT \"rare\")",
         "w1*",
-        /* phrases counted one by one (at most 4) and by instances */
+        /* phrases counted one by one, and by instances (over 72) */
         "common OR word OR rare OR w1",
         "common OR word OR rare OR w1 OR w2 OR other",
+        "w0 OR w1 OR w2 OR w3 OR w4 OR w5 OR w6 OR w7 OR w8 OR w9 OR w10 OR"
+        " w11 OR w12 OR w13 OR w14 OR w15 OR w16 OR w17 OR w18 OR w19 OR w20"
+        " OR w21 OR w22 OR w23 OR w24 OR w25 OR w26 OR w27 OR w28 OR w29 OR"
+        " w30 OR w31 OR w32 OR w33 OR w34 OR w35 OR w36 OR w37 OR w38 OR w39"
+        " OR w40 OR w41 OR w42 OR w43 OR w44 OR w45 OR w46 OR w47 OR w48 OR"
+        " w49 OR t1 OR t2 OR t3 OR t4 OR t5 OR t6 OR t7 OR t8 OR t9 OR t10 OR"
+        " t11 OR t12 OR t13 OR t14 OR t15 OR t16 OR t17 OR t18 OR t19 OR t20"
+        " OR t21 OR t22 OR t23 OR t24 OR t25 OR t26 OR t27 OR t28 OR t29 OR"
+        " common OR word",
         "(w1 OR w2 OR w3 OR w4 OR w5 OR w6) AND common",
         "NEAR(\"common\" \"w3\", 2)",
         "NEAR(common w3, 2) OR w1 OR w2 OR w4 OR w5",
@@ -195,6 +206,48 @@ test_index_rank_bm25(void **state)
         }
     }
     (void)sqlite3_close(db);
+}
+
+/* sl__ix_poslist_freq on position lists written by hand: a position
+ * after the first instance counts its column's weight, a 1 switches the
+ * column (a number of one or two bytes), a position of two bytes is one
+ * instance, a column from the weights on weighs 1; a varint cut off by
+ * the end is -1. */
+static void
+test_index_rank_poslist(void **state)
+{
+    static const double w[] = {5.0, 1.0, 2.0};
+    static const struct {
+        unsigned char b[8];
+        int n;
+        int ic;
+        double want; /* -1: does not parse */
+    } cases[] = {
+        {{0}, 0, 1, 1.0},                      /* the first alone */
+        {{0x05, 0x02}, 2, 0, 15.0},            /* 3 in title */
+        {{0x01, 0x01, 0x03}, 3, 0, 6.0},       /* title, then text */
+        {{0x01, 0x02, 0x02, 0x04}, 4, 1, 5.0}, /* text, then path x2 */
+        {{0x81, 0x10, 0x03}, 3, 1, 3.0},       /* a delta of 2 bytes */
+        {{0x01, 0x07, 0x02}, 3, 2, 3.0},       /* column 7: weight 1 */
+        {{0x01, 0x81, 0x00, 0x02}, 4, 0, 6.0}, /* column 128 */
+        {{0x02, 0x81}, 2, 1, -1.0},            /* a position cut off */
+        {{0x01}, 1, 1, -1.0},                  /* a column missing */
+        {{0x01, 0x80}, 2, 1, -1.0},            /* a column cut off */
+        {{0x01, 0x81, 0x81, 0x81, 0x81, 0x81}, 6, 0, -1.0}, /* 6 bytes */
+    };
+    size_t c = 0;
+
+    (void)state;
+    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        double f = -7.0;
+        int rc = sl__ix_poslist_freq(
+            w, 3, cases[c].b, cases[c].b + cases[c].n, cases[c].ic, &f);
+
+        if (cases[c].want < 0.0 ? rc != -1 : rc != 0 || f != cases[c].want) {
+            fail_msg(
+                "case %zu: rc %d, freq %g, want %g", c, rc, f, cases[c].want);
+        }
+    }
 }
 
 /* The rows of @db that FTS5 query @m matches. */
@@ -334,7 +387,7 @@ static int
 trace_cb(unsigned type, void *arg, void *p, void *x)
 {
     static const char pre[] =
-        "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH '";
+        "SELECT count(*) FROM main.documents_fts WHERE documents_fts MATCH '";
     struct traced *t = arg;
     const char *sql = sqlite3_sql(p);
     size_t n = 0;
@@ -513,6 +566,7 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_index_rank_poslist),
         cmocka_unit_test(test_index_rank_bm25),
         cmocka_unit_test(test_index_rank_phrase),
         cmocka_unit_test(test_index_rank_counts),
