@@ -14,12 +14,15 @@
  * from its attribute `text`; at most maxTextBytes (16 MiB) of it.
  *
  * Field mapping (docs/index.md): title (else fileName), text, path
- * (filePath, unescaped form kept as given), mimeType, size (fileSize),
- * lastModified (fileLastModified), _source, _compoundRecordId; every other
- * attribute is stored with the document.  See docs/workers.md
- * "indexWriter".
+ * (filePath, unescaped form kept as given), mimeType, size (fileSize, else
+ * httpSize), lastModified (fileLastModified, else httpLastModified, an
+ * HTTP date, written as ISO 8601 as the fileCrawler's), _source,
+ * _compoundRecordId; every other attribute is stored with the document.  See
+ * docs/workers.md "indexWriter".
  */
 #include <string.h>
+
+#include <curl/curl.h> /* curl_getdate: an HTTP date */
 
 #include "builtin/builtin_int.h"
 #include "index/index.h"
@@ -166,6 +169,26 @@ map_field(json_t *doc, const char *from, const char *to)
 
     if (v != NULL && json_object_get(doc, to) == NULL) {
         (void)json_object_set(doc, to, v);
+    }
+}
+
+/* A web document's date: @doc's HTTP date @from (Last-Modified, the web
+ * crawler's and the webExtractor's) as lastModified in ISO 8601, the form
+ * of a file's, when @doc has none; a date curl cannot read is left out. */
+static void
+map_http_date(json_t *doc, const char *from)
+{
+    const char *v = json_string_value(json_object_get(doc, from));
+    char when[40];
+    time_t t = (time_t)-1;
+
+    if (v == NULL || json_object_get(doc, "lastModified") != NULL) {
+        return;
+    }
+    t = curl_getdate(v, NULL);
+    if (t != (time_t)-1) {
+        sl_time_format((int64_t)t * 1000, when, sizeof(when));
+        (void)json_object_set_new(doc, "lastModified", json_string(when));
     }
 }
 
@@ -366,6 +389,8 @@ write_input(void *arg, json_t *meta, struct sl_bulk_reader *r)
         map_field(meta, sl_task_mapped(w->ctx, "fileSize"), "size");
         map_field(
             meta, sl_task_mapped(w->ctx, "fileLastModified"), "lastModified");
+        map_field(meta, sl_task_mapped(w->ctx, "httpSize"), "size");
+        map_http_date(meta, sl_task_mapped(w->ctx, "httpLastModified"));
         if (!json_is_string(json_object_get(meta, "title"))) {
             (void)json_object_set_new(meta, "title", json_string(""));
         }

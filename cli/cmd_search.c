@@ -31,7 +31,8 @@ usage(FILE *out)
 {
     fprintf(out,
             "usage: sluice search [--server URL] [--index NAME] [--limit N]\n"
-            "                     [--token TOKEN] QUERY\n"
+            "                     [--sort KEY] [--asc] [--facets LIST]\n"
+            "                     [--after CURSOR] [--token TOKEN] QUERY\n"
             "\n"
             "Searches an index of a running server and prints one hit per "
             "line:\n"
@@ -61,10 +62,9 @@ usage(FILE *out)
             "                     was printed (on stderr)\n"
             "  -h, --help         this help\n"
             "\n"
-            "Exit status: 0 success (also "
-            "without hits), 1 failure, 2 "
-            "usage "
-            "error.\n");
+            "Exit status: 0 success (also without hits), 1 failure, 2 "
+            "usage error,\n"
+            "3 server unreachable.\n");
 }
 
 /* Parse argv into @a; returns -1 to go on, else the exit status. */

@@ -418,7 +418,8 @@
   let searchSeq = 0; /* a reply of an older search is dropped */
 
   function hitItem(h) {
-    const meta = [h.host, h.mimeType, h.modified && String(h.modified).slice(0, 10)].filter(Boolean).join(" · ");
+    const meta = [h.host, h.mimeType, h.modified && String(h.modified).slice(0, 10),
+      typeof h.size === "number" ? bytes(h.size) : null].filter(Boolean).join(" · ");
     return el("li", {}, el("div", { class: "title" }, h.title || h._recordid),
       el("div", { class: "id" }, h._recordid), meta ? el("div", { class: "meta" }, meta) : null, snippet(h.snippet));
   }

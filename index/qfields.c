@@ -215,7 +215,8 @@ static const struct {
     {"archive",
      "d.mime IN ('application/zip', 'application/x-tar', 'application/gzip', "
      "'application/x-7z-compressed', 'application/x-bzip2', "
-     "'application/x-xz', 'application/vnd.rar')"},
+     "'application/x-xz', 'application/vnd.rar', 'application/x-gzip', "
+     "'application/x-zip-compressed', 'application/x-rar-compressed')"},
 };
 
 static struct qnode *

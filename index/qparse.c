@@ -357,19 +357,29 @@ parse_word(struct qp *qp)
 
         int fi = sl__qfield_find(s, name);
         char what[64];
+        char names[256];
+        size_t i = 0;
 
         if (value && fi >= 0) {
             return parse_field(qp, fi, start + name);
         }
         if (value && (name + 1 == n || strchr("/:", s[name + 1]) == NULL)) {
             (void)snprintf(what, sizeof(what), "%.*s", (int)name, s);
-            (void)sl__qp_fail(
-                qp,
-                start,
-                "unknown field '%s' (the fields are title, author, "
-                "text, source, path, ext, type, modified, created, "
-                "size, in, url, host)",
-                what);
+            names[0] = '\0';
+            for (i = 0; sl__qfields[i].name != NULL; i++) {
+                size_t at = strlen(names);
+
+                (void)snprintf(names + at,
+                               sizeof(names) - at,
+                               "%s%s",
+                               i > 0 ? ", " : "",
+                               sl__qfields[i].name);
+            }
+            (void)sl__qp_fail(qp,
+                              start,
+                              "unknown field '%s' (the fields are %s)",
+                              what,
+                              names);
             return NULL;
         }
     }
@@ -515,9 +525,16 @@ parse_and(struct qp *qp)
             continue;
         }
         if (op == OP_NOT) {
+            size_t at = qp->pos;
+
             qp->pos += n;
             t = parse_unary(qp);
-            t = t != NULL ? qnode_wrap(qp, Q_NOT, t) : NULL;
+            if (t != NULL) {
+                t = qnode_wrap(qp, Q_NOT, t);
+            } else if (first == NULL && !qp->failed) {
+                /* nothing before it or after it: a word */
+                t = text_node(qp, qp->s + at, n, 0);
+            }
         } else if (op != OP_NONE) {
             /* an operator with nothing before it is a word */
             t = text_node(qp, qp->s + qp->pos, n, 0);

@@ -31,8 +31,14 @@ col_value(sqlite3_stmt *st, int i)
 
 /* The hit fields a search's columns 5.. give when the document has
  * them (docs/index.md "REST"). */
-static const char *const hit_fields[] = {
-    "author", "mimeType", "created", "modified", "pages", "url", "host"};
+static const char *const hit_fields[] = {"author",
+                                         "mimeType",
+                                         "created",
+                                         "modified",
+                                         "pages",
+                                         "url",
+                                         "host",
+                                         "size"};
 
 /* The hit of the row @st stands on. */
 static json_t *
@@ -87,10 +93,10 @@ step_match(struct sl__index *ix, sqlite3_stmt *st, struct sl_err *err)
 /* How rows are ordered: hits by column KEY_COL, a number or text, highest
  * first unless @asc, and equal keys as each shard ordered them (by rowid)
  * and by shard; records (@on 0) by the record id (column 0). */
-#define KEY_COL        12
+#define KEY_COL        13
 #define KEY_TEXT_MAX_S "64" /* bytes of a date sort key */
-#define TOTAL_COL      13
-#define ID_COL         14 /* the row's id in its shard */
+#define TOTAL_COL      14
+#define ID_COL         15 /* the row's id in its shard */
 
 /* @a against @b (two rows) in @o's order: < 0 when @a comes first. */
 static int
@@ -137,7 +143,7 @@ sl__ix_merge_next(sqlite3_stmt *const *st,
  * column (rank.c). */
 #define HIT_COLS                                                               \
     " o.path, o.author, o.mime, o.created, o.modified, o.pages, o.url,"        \
-    " o.host"
+    " o.host, o.size"
 #define BM25 "sl_bm25(documents_fts, ?1, 5.0, 1.0, 2.0, 2.0)"
 
 /* FROM and WHERE of query @q: the FTS table joined to the rows when it

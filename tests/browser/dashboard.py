@@ -266,6 +266,8 @@ def run(driver):
     Select(driver.find_element(By.ID, "search-sort")).select_by_visible_text("largest")
     ok(wait(driver, lambda d: text(d, "#search-hits .id").endswith("/d10/f100.txt")) is not None,
        "the order 'largest' puts the largest file first", text(driver, "#search-hits .id"))
+    meta = text(driver, "#search-hits .meta")
+    ok(re.search(r"\d (B|KiB)$", meta) is not None, "a hit shows its size", meta)
     shot(driver, "5b-search-facets")
 
     # a narrow screen: nothing wider than the window

@@ -170,6 +170,25 @@ jq -e --arg t "$T" '([.hits[]._recordid] | index($t + "/sample.docx") != null) a
 n=$(grep -c "" "$TMP/hits")
 [ "$n" = 21 ] && ok "a search finds all 21 documents by a word of their text" ||
     fail "search herons: $n hits: $(cut -f2 "$TMP/hits" | paste -sd' ')"
+# the short names of type: on the formats as they were indexed
+# type_has NAME ID...: q=type:NAME finds every ID and not sample.pdf
+type_has() {
+    local name=$1 id
+    shift
+    curl -sS -G -o "$TMP/type.json" "$BASE/smila/index/default/search" \
+        --data-urlencode "q=type:$name" --data-urlencode limit=200
+    for id in "$@" "!$T/sample.pdf"; do
+        jq -e --arg id "${id#!}" --argjson want "$([ "${id#!}" = "$id" ] && echo true || echo false)" \
+            '([.hits[]._recordid] | index($id) != null) == $want' "$TMP/type.json" >/dev/null ||
+            { fail "type:$name and $id: $(jq -c '[.hits[]._recordid]' "$TMP/type.json" | head -c 600)"; return; }
+    done
+    ok "type:$name finds $* and not the PDF"
+}
+type_has doc "$T/sample.doc" "$T/sample.rtf" "$T/sample.docx" "$T/sample.odt"
+type_has sheet "$T/sample.xls" "$T/sample.xlsx" "$T/sample.ods"
+type_has presentation "$T/sample.ppt" "$T/sample.pptx" "$T/sample.odp"
+type_has email "$T/sample.eml" "$T/sample.mbox!/1" "$T/sample.mbox!/3!/message-1.eml"
+type_has epub "$T/sample.epub"
 [ "$(textex converter.ok)" -ge 5 ] &&
     ok "converter.ok counts the converters that ran ($(textex converter.ok): PDF, .doc, RTF, .xls, .ppt and more)" ||
     fail "converter.ok $(textex converter.ok), fewer than the 5 converted formats"

@@ -95,6 +95,10 @@ grep -qF "pack.zip!/keep.txt" "$TMP/hits" && ok "full: the unchanged member is f
 "$SLUICE" search --server "$BASE" edited >"$TMP/hits" 2>/dev/null || true
 grep -qF "pack.zip!/edit.txt" "$TMP/hits" && ok "full: the edited member is found by its new content" ||
     fail "full: search edited: $(cat "$TMP/hits")"
+"$SLUICE" search --server "$BASE" --limit 50 'in:pack.zip' >"$TMP/hits" 2>/dev/null || true
+[ "$(cut -f2 "$TMP/hits" | LC_ALL=C sort | paste -sd' ')" = "$F/pack.zip!/edit.txt $F/pack.zip!/keep.txt" ] &&
+    ok "full: in:pack.zip finds the archive's members, not the archive" ||
+    fail "full: in:pack.zip: $(cut -f2 "$TMP/hits" | paste -sd' ')"
 req GET /smila/importing/delta/cfull/
 expect_jq '.entryCount == 3' "full: 3 delta entries (the zip and its 2 members)"
 if crawl crawlFull; then ok "full: third run SUCCEEDED"; else fail "full: third run failed"; fi

@@ -54,6 +54,10 @@ expect_jq '.facets.host == [{"value":"127.0.0.1","count":1}]' "the host facet co
 req GET /smila/index/default/search -G --data-urlencode 'q=path:/c host:127.0.0.1'
 d="$SITE/c/"
 expect_jq "[.hits[]._recordid] | sort == ([\"$d\", \"${d}main.html\", \"${d}nf.html\", \"${d}other.html\", \"${d}robots.html\"] | sort)" "path: finds web documents by their URL's folder"
+req GET /smila/index/default/search -G --data-urlencode "q=url:$SITE/c/"
+expect_jq "[.hits[]._recordid] | sort == ([\"$d\", \"${d}main.html\", \"${d}nf.html\", \"${d}other.html\", \"${d}robots.html\"] | sort)" "url: finds web documents by the start of their URL"
+req GET /smila/index/default/search -G --data-urlencode "q=url:$SITE/c/main"
+expect_jq "[.hits[]._recordid] == [\"${d}main.html\"]" "url: is a prefix of the URL, not of a folder"
 req GET /smila/index/default/search -G --data-urlencode "q=india host:${SITE#http://}"
 expect_jq '.total == 1' "host: with the site's port finds it"
 req GET /smila/index/default/search -G --data-urlencode 'q=india host:127.0.0.1:1'

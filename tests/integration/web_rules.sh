@@ -93,6 +93,15 @@ jq -e --arg u "$SITE_A/attr.html" --arg lm "$LASTMOD" --argjson size "$size" \
 req GET /smila/index/default/search -G --data-urlencode 'q=café'
 jq -e --arg u "$SITE_A/attr.html" '[.hits[]._recordid] | index($u) != null' "$BODY" >/dev/null &&
     ok "its ISO-8859-1 text is found as UTF-8" || fail "search café: $(cat "$BODY")"
+# the page's Last-Modified and size are its document's modified and size
+req GET /smila/index/default/search -G --data-urlencode 'q=café modified:2023-11 size:<1k' \
+    --data-urlencode 'sort=date' --data-urlencode 'facets=year'
+jq -e --arg u "$SITE_A/attr.html" --argjson size "$size" \
+    '(.hits | map(select(._recordid == $u)) | .[0] |
+      .modified == "2023-11-14T22:13:20.000Z" and .size == $size) and
+     ([.facets.year[].value] | index("2023") != null)' "$BODY" >/dev/null &&
+    ok "a web page's Last-Modified and size fill modified and size (modified:, size:, sort, year facet)" ||
+    fail "modified and size of a web page: $(cat "$BODY")"
 
 # ---- B
 define_web rulesB "$SITE_B" webB '.filters.followRedirects = false'

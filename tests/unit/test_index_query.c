@@ -69,6 +69,8 @@ static const struct {
     {"a -b -c", "(\"a\" NOT \"b\" NOT \"c\")", NULL, NULL},
     {"AND", "\"AND\"", NULL, NULL},
     {"a OR", "\"a\"", NULL, NULL},
+    {"NOT", "\"NOT\"", NULL, NULL},
+    {"a NOT", "\"a\"", NULL, NULL},
     {"or and not", "(\"or\" AND \"and\" AND \"not\")", NULL, NULL},
     {"a NEAR b", "NEAR(\"a\" \"b\", 10)", NULL, NULL},
     {"a NEAR/3 b NEAR/2 c", "NEAR(\"a\" \"b\" \"c\", 3)", NULL, NULL},
@@ -163,6 +165,9 @@ static const struct {
 } refused[] = {
     {"nosuchcol:x", "unknown field 'nosuchcol'"},
     {"nosuchcol:x", "position 1"},
+    {"nosuchcol:x",
+     "(the fields are title, author, text, content, source, path, dir, ext,"
+     " type, mime, modified, created, size, in, url, host)"},
     {"report Re:lunch", "position 8"},
     {"modified:yesterday", "modified: wants a date"},
     {"size:big", "size: wants a size"},
