@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/search.sh: search latency over a query file (default
-# bench/search-queries.txt, the query language of docs/index.md) on an
-# index that bench/import.sh built and kept:
+# bench/search-queries.txt, the query language of docs/index.md; a file
+# of the Recoll comparison, bench/compare-queries.txt, gives its Sluice
+# column) on an index that bench/import.sh built and kept:
 #
 #   bench/import.sh --files 100000 --no-peers --full-only --runs 1 --keep
 #   bench/search.sh --data /tmp/sluice-bench.XXXXXX/data-full
@@ -47,7 +48,7 @@ while [ $# -gt 0 ]; do
     --limit) LIMIT=${2:?}; shift 2 ;;
     --queries) QUERIES=${2:?}; shift 2 ;;
     --baseline) BASELINE=${2:?}; shift 2 ;;
-    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "search.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -56,7 +57,9 @@ done
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-bench-search.XXXXXX")
 PID=""
 trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
-grep -v '^#' "$QUERIES" | sed '/^[[:space:]]*$/d' >"$TMP/queries"
+# a line "sluice-query<TAB>recoll-query" (bench/compare-queries.txt) gives
+# its first field; @ROOT@ (that file's corpus folder) is dropped
+grep -v '^#' "$QUERIES" | cut -f1 | sed -e '/^[[:space:]]*$/d' -e 's|@ROOT@||g' >"$TMP/queries"
 
 # start BIN: the server on DATA, its base URL in BASE
 start() {
