@@ -63,8 +63,10 @@ same generated tree.
   --config-jq FILTER  a jq filter applied to the servers' configuration,
                   e.g. '.jobmanager.maxQueuedDownstream = 0'
   --mem-trace FILE  write the full tree's server memory over time to FILE:
-                  a line "seconds anon_KiB file_KiB" every 5 s (RssAnon,
-                  RssFile), to tell a steady climb from a late spike
+                  a line "seconds anon_KiB file_KiB in_use_KiB free_KiB
+                  mmap_KiB" every 5 s (RssAnon, RssFile; the allocator's
+                  from /metrics), to tell a steady climb
+                  from a late spike and live data from the allocator's
   --summary FILE  also write the full tree's figures as "key value" lines
                   (bench/scale.sh reads them)
   --keep          keep the temporary directory (tree, data dirs, logs)
@@ -641,13 +643,16 @@ for s in "${SCOPES[@]}"; do run_find "$s"; done
 # ---------------------------------------------------------------- sluice
 declare -A SPID SBASE SLOG SDATA ANON FILEB
 
-# mem_sampler PID OUT [TRACE]: every 200 ms, the peaks so far of PID's
+# mem_sampler PID OUT [TRACE LOG]: every 200 ms, the peaks so far of PID's
 # RssAnon and RssFile (KiB) into OUT as "anon file", until PID is gone;
-# with TRACE, every 5 s a line "seconds anon file" of the current values
-# appended to it.  Bash builtins but sleep, so that it costs the measured
-# cores next to nothing.
+# with TRACE, every 5 s a line "seconds anon file in_use free mmap" of the
+# current values appended to it (the allocator's live heap in its arenas,
+# their free memory and its own mapped blocks in KiB, sluice_malloc_bytes
+# of /metrics, at the
+# port the server's LOG names; "-" before it listens).  Bash builtins but
+# sleep and that curl, so that it costs the measured cores next to nothing.
 mem_sampler() {
-    local pid=$1 out=$2 trace=${3:-} k v a f anon=0 file=0 n=0
+    local pid=$1 out=$2 trace=${3:-} log=${4:-} k v a f anon=0 file=0 n=0 base="" heap
     while :; do
         a=-1 f=0
         {
@@ -662,7 +667,16 @@ mem_sampler() {
             echo "$anon $file" >"$out"
         fi
         if [ -n "$trace" ] && [ $((n % 25)) -eq 0 ]; then
-            echo "$((n / 5)) $a $f" >>"$trace"
+            [ -n "$base" ] || base=$(sed -n 's|.*listening on \(http://[^/]*\)/.*|\1|p' "$log" 2>/dev/null | head -1)
+            heap="- - -"
+            if [ -n "$base" ]; then
+                heap=$(curl -sS --max-time 2 "$base/metrics" 2>/dev/null |
+                    awk '/^sluice_malloc_bytes\{kind="in_use"\}/ { u = int($2 / 1024) }
+                         /^sluice_malloc_bytes\{kind="free"\}/ { f = int($2 / 1024) }
+                         /^sluice_malloc_bytes\{kind="mmap"\}/ { m = int($2 / 1024) }
+                         END { print (u == "" ? "-" : u), (f == "" ? "-" : f), (m == "" ? "-" : m) }') || heap="- - -"
+            fi
+            echo "$((n / 5)) $a $f $heap" >>"$trace"
         fi
         n=$((n + 1))
         sleep 0.2
@@ -708,7 +722,7 @@ start_server() { # SCOPE
         trace=$MEM_TRACE
         : >"$trace"
     fi
-    mem_sampler "$pid" "$TMP/mem-$s" "$trace" &
+    mem_sampler "$pid" "$TMP/mem-$s" "$trace" "${SLOG[$s]}" &
     SAMPLERS+=("$!")
     echo 0 >"$TMP/store-$s"
     store_sampler "$pid" "${SDATA[$s]}/store/temp" "$TMP/store-$s" &

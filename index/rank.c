@@ -366,25 +366,43 @@ rank_data_new(const Fts5ExtensionApi *api,
     return SQLITE_OK;
 }
 
+/* The 32-bit varint at @p, before @end, into *v: the bytes it takes, or 0
+ * when it is cut off or longer than 5 bytes. */
+static int
+varint32(const unsigned char *p, const unsigned char *end, uint32_t *v)
+{
+    int k = 0;
+
+    *v = 0;
+    do {
+        if (p + k >= end || k == 5) {
+            return 0;
+        }
+        *v = (*v << 7) | (p[k] & 0x7f);
+    } while (p[k++] & 0x80);
+    return k;
+}
+
 /* The total of the varints of a %_docsize blob (one per column): 0 and
  * *n set, or -1 when it is not a list of 32-bit varints. */
 static int
 size_sum(const unsigned char *p, int len, sqlite3_int64 *n)
 {
-    int i = 0;
+    const unsigned char *end = NULL;
 
     *n = 0;
-    while (i < len) {
+    if (len <= 0) { /* an empty blob's pointer is NULL */
+        return 0;
+    }
+    end = p + len;
+    while (p < end) {
         uint32_t v = 0;
-        int k = 0;
+        int k = varint32(p, end, &v);
 
-        do {
-            if (i >= len || k == 5) {
-                return -1;
-            }
-            v = (v << 7) | (p[i] & 0x7f);
-            k++;
-        } while (p[i++] & 0x80);
+        if (k == 0) {
+            return -1;
+        }
+        p += k;
         *n += v;
     }
     return 0;
@@ -418,11 +436,18 @@ walk_size(struct rank_data *d, sqlite3_int64 rowid, sqlite3_int64 *ntok)
         sqlite3_column_blob(d->sz, 1), sqlite3_column_bytes(d->sz, 1), ntok);
 }
 
+/* The weight of column @c among @nw weights: 1.0 past them. */
+static double
+col_weight(const double *w, int nw, sqlite3_int64 c)
+{
+    return c >= 0 && c < nw ? w[c] : 1.0;
+}
+
 /* The weight of an instance in column @ic. */
 static double
 weight(const struct rank_data *d, int ic)
 {
-    return ic >= 0 && ic < d->nw ? d->w[ic] : 1.0;
+    return col_weight(d->w, d->nw, ic);
 }
 
 int
@@ -433,23 +458,19 @@ sl__ix_poslist_freq(const double *w,
                     int ic,
                     double *freq)
 {
-    double f = ic >= 0 && ic < nw ? w[ic] : 1.0; /* the first instance */
+    double f = col_weight(w, nw, ic); /* the first instance */
     double wc = f;
 
     while (a < b) {
         if (*a == 0x01) { /* a column's number follows */
             uint32_t col = 0;
-            int k = 0;
+            int k = varint32(a + 1, b, &col);
 
-            a++;
-            do {
-                if (a >= b || k == 5) {
-                    return -1;
-                }
-                col = (col << 7) | (*a & 0x7f);
-                k++;
-            } while (*a++ & 0x80);
-            wc = col < (uint32_t)(nw > 0 ? nw : 0) ? w[col] : 1.0;
+            if (k == 0) {
+                return -1;
+            }
+            a += 1 + k;
+            wc = col_weight(w, nw, col);
             continue;
         }
         while (*a & 0x80) { /* a position: skip its varint */
