@@ -449,7 +449,10 @@ sl_cfg_cores_clamp(unsigned per, uint64_t lo, uint64_t hi)
  * with the run (a million files: 112 MB of arena memory of which 18 MB in
  * use, RssAnon 114 MiB against 55 at 100,000 files; one malloc_trim gave
  * 52).  A thread calls it every TRIM_EVERY_S seconds (docs/operations.md
- * "Memory allocator").
+ * "Memory allocator").  It does not shrink the tops of the thread arenas
+ * (glibc's mtrim trims the main arena's only): each keeps up to
+ * TRIM_THRESHOLD, a third of a long run's anonymous memory
+ * (docs/performance.md, "A million files: what the anonymous memory is").
  */
 #define TRIM_EVERY_S 10
 
