@@ -10,17 +10,15 @@
 # prints the server's CPU seconds and the documents indexed so far, a
 # summary of OUT per 120 s, and stops the server.
 # Usage: bench/crawl_mem.sh TREE SECONDS OUT
-# Environment: SLUICE (default <repo>/build/sluice), PORT (default 18791);
-# the server's environment passes through (MALLOC_ARENA_MAX,
-# GLIBC_TUNABLES).  A benchmark, not a test.
+# Environment: SLUICE (default <repo>/build/sluice); the server's
+# environment passes through (MALLOC_ARENA_MAX, GLIBC_TUNABLES).  The
+# server listens on a free port of 127.0.0.1.  A benchmark, not a test.
 set -euo pipefail
 
 [ $# -eq 3 ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 TREE=$1 SECONDS_MAX=$2 OUT=$3
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SLUICE=${SLUICE:-$REPO/build/sluice}
-PORT=${PORT:-18791}
-BASE=http://127.0.0.1:$PORT
 [ -d "$TREE" ] || { echo "crawl_mem.sh: $TREE is not a directory" >&2; exit 2; }
 [ -x "$SLUICE" ] || { echo "crawl_mem.sh: $SLUICE not found" >&2; exit 2; }
 TREE=$(cd "$TREE" && pwd)
@@ -33,20 +31,29 @@ cleanup() {
     rm -rf "$D"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 jq --arg repo "$REPO" '.jobmanager.configDir = $repo + "/config" |
     .jobmanager.workflowsDir = $repo + "/workflows"' "$REPO/config/sluice.json" >"$D/cfg.json"
 if [ "$(id -u)" -eq 0 ]; then
     sync
     echo 3 >/proc/sys/vm/drop_caches
 fi
-(cd "$REPO" && exec "$SLUICE" serve --config "$D/cfg.json" --listen "127.0.0.1:$PORT" \
-    --data-dir "$D/data" --log-level warn) >"$D/log" 2>&1 &
+(cd "$REPO" && exec "$SLUICE" serve --config "$D/cfg.json" --listen 127.0.0.1:0 \
+    --data-dir "$D/data" --log-level info) >"$D/log" 2>&1 &
 pid=$!
+BASE=""
 for _ in $(seq 1 200); do
-    curl -sf "$BASE/metrics" >/dev/null && break
-    kill -0 "$pid" 2>/dev/null || { cat "$D/log" >&2; exit 1; }
+    BASE=$(sed -n 's|.*listening on \(http://[^/]*\)/.*|\1|p' "$D/log" 2>/dev/null) || :
+    BASE=${BASE%%$'\n'*}
+    [ -z "$BASE" ] || break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
 done
+if [ -z "$BASE" ]; then
+    echo "crawl_mem.sh: sluice serve did not start; its log:" >&2
+    cat "$D/log" >&2
+    exit 1
+fi
 jq -n --arg root "$TREE" '{name: "benchCrawl", workflow: "fileCrawling",
     parameters: {dataSource: "bench", rootFolder: $root, jobToPushTo: "indexUpdate"}}' |
     curl -sSf -X POST -H 'Content-Type: application/json' --data-binary @- \
@@ -58,6 +65,11 @@ t0=$(date +%s)
 t=0
 : >"$OUT"
 while [ "$t" -lt "$SECONDS_MAX" ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+        echo "crawl_mem.sh: the server died; the end of its log:" >&2
+        tail -20 "$D/log" >&2
+        exit 1
+    fi
     heap=$(curl -sS --max-time 5 "$BASE/metrics" |
         awk '/^sluice_malloc_bytes\{kind="in_use"\}/ { u = int($2 / 1024) }
              /^sluice_malloc_bytes\{kind="free"\}/ { f = int($2 / 1024) }
@@ -67,13 +79,15 @@ while [ "$t" -lt "$SECONDS_MAX" ]; do
     echo "$t $anon $heap" >>"$OUT"
     sleep 5
 done
-cpu=$(awk '{ printf "%.1f", ($14 + $15) / 100 }' "/proc/$pid/stat")
+cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$pid/stat")
 docs=$(curl -sS "$BASE/metrics" | awk '/^sluice_index_documents\{index="default"\}/ { print $2 }')
 echo "crawl_mem.sh: after $t s: server CPU $cpu s, $docs documents indexed"
 echo "per 120 s (MiB): anon avg (max), in_use avg (max), free avg"
-awk '$3 != "-" { b = int($1 / 120); n[b]++; a[b] += $2; u[b] += $3; f[b] += $4
-        if ($2 > ma[b]) ma[b] = $2; if ($3 > mu[b]) mu[b] = $3 }
-     END { for (i = 0; i in n; i++)
-        printf "  %4d-%4d s: anon %3.0f (%3.0f)  in_use %3.0f (%3.0f)  free %3.0f\n",
-            i * 120, i * 120 + 120, a[i] / n[i] / 1024, ma[i] / 1024,
-            u[i] / n[i] / 1024, mu[i] / 1024, f[i] / n[i] / 1024 }' "$OUT"
+awk '{ b = int($1 / 120); if (b > last) last = b
+        n[b]++; a[b] += $2; if ($2 > ma[b]) ma[b] = $2
+        if ($3 != "-") { nu[b]++; u[b] += $3; f[b] += $4; if ($3 > mu[b]) mu[b] = $3 } }
+     END { for (i = 0; i <= last; i++) {
+        if (!(i in n)) continue
+        printf "  %4d-%4d s: anon %3.0f (%3.0f)", i * 120, i * 120 + 120, a[i] / n[i] / 1024, ma[i] / 1024
+        if (i in nu) printf "  in_use %3.0f (%3.0f)  free %3.0f", u[i] / nu[i] / 1024, mu[i] / 1024, f[i] / nu[i] / 1024
+        printf "\n" } }' "$OUT"

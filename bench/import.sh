@@ -65,7 +65,7 @@ same generated tree.
   --mem-trace FILE  write the full tree's server memory over time to FILE:
                   a line "seconds anon_KiB file_KiB in_use_KiB free_KiB
                   mmap_KiB" every 5 s (RssAnon, RssFile; the allocator's
-                  from /metrics), to tell a steady climb
+                  figures from /metrics), to tell a steady climb
                   from a late spike and live data from the allocator's
   --summary FILE  also write the full tree's figures as "key value" lines
                   (bench/scale.sh reads them)
@@ -646,13 +646,18 @@ declare -A SPID SBASE SLOG SDATA ANON FILEB
 # mem_sampler PID OUT [TRACE LOG]: every 200 ms, the peaks so far of PID's
 # RssAnon and RssFile (KiB) into OUT as "anon file", until PID is gone;
 # with TRACE, every 5 s a line "seconds anon file in_use free mmap" of the
-# current values appended to it (the allocator's live heap in its arenas,
-# their free memory and its own mapped blocks in KiB, sluice_malloc_bytes
-# of /metrics, at the
-# port the server's LOG names; "-" before it listens).  Bash builtins but
-# sleep and that curl, so that it costs the measured cores next to nothing.
+# current values appended to it: in_use, free and mmap are the allocator's
+# live heap in its arenas, their free memory and its own mapped blocks in
+# KiB (sluice_malloc_bytes of /metrics, scraped by heap_sampler in the
+# background, "-" before the server listens).  Bash builtins but sleep,
+# so that it costs the measured cores next to nothing.
 mem_sampler() {
-    local pid=$1 out=$2 trace=${3:-} log=${4:-} k v a f anon=0 file=0 n=0 base="" heap
+    local pid=$1 out=$2 trace=${3:-} log=${4:-} k v a f anon=0 file=0 n=0 heap t0=$SECONDS
+    local hf=$2.heap # heap_sampler's latest figures
+    if [ -n "$trace" ]; then
+        echo "- - -" >"$hf"
+        heap_sampler "$pid" "$log" "$hf" &
+    fi
     while :; do
         a=-1 f=0
         {
@@ -667,19 +672,34 @@ mem_sampler() {
             echo "$anon $file" >"$out"
         fi
         if [ -n "$trace" ] && [ $((n % 25)) -eq 0 ]; then
-            [ -n "$base" ] || base=$(sed -n 's|.*listening on \(http://[^/]*\)/.*|\1|p' "$log" 2>/dev/null | head -1)
             heap="- - -"
-            if [ -n "$base" ]; then
-                heap=$(curl -sS --max-time 2 "$base/metrics" 2>/dev/null |
-                    awk '/^sluice_malloc_bytes\{kind="in_use"\}/ { u = int($2 / 1024) }
-                         /^sluice_malloc_bytes\{kind="free"\}/ { f = int($2 / 1024) }
-                         /^sluice_malloc_bytes\{kind="mmap"\}/ { m = int($2 / 1024) }
-                         END { print (u == "" ? "-" : u), (f == "" ? "-" : f), (m == "" ? "-" : m) }') || heap="- - -"
-            fi
-            echo "$((n / 5)) $a $f $heap" >>"$trace"
+            read -r heap <"$hf" 2>/dev/null || :
+            echo "$((SECONDS - t0)) $a $f $heap" >>"$trace"
         fi
         n=$((n + 1))
         sleep 0.2
+    done
+    [ -z "$trace" ] || rm -f "$hf"
+}
+
+# heap_sampler PID LOG OUT: every 5 s, the allocator's "in_use free mmap"
+# KiB from /metrics (at the address the server's LOG names) into OUT,
+# until PID is gone; a scrape that fails leaves the last line.
+heap_sampler() {
+    local pid=$1 log=$2 dest=$3 base="" heap
+    while kill -0 "$pid" 2>/dev/null; do
+        # (|| : set -e would end the sampler while LOG does not exist yet)
+        [ -n "$base" ] || base=$(sed -n 's|.*listening on \(http://[^/]*\)/.*|\1|p' "$log" 2>/dev/null) || :
+        base=${base%%$'\n'*}
+        if [ -n "$base" ]; then
+            heap=$(curl -sS --max-time 4 "$base/metrics" 2>/dev/null |
+                awk '/^sluice_malloc_bytes\{kind="in_use"\}/ { u = int($2 / 1024) }
+                     /^sluice_malloc_bytes\{kind="free"\}/ { f = int($2 / 1024) }
+                     /^sluice_malloc_bytes\{kind="mmap"\}/ { m = int($2 / 1024) }
+                     END { print (u == "" ? "-" : u), (f == "" ? "-" : f), (m == "" ? "-" : m) }') || :
+            [ -z "$heap" ] || ! kill -0 "$pid" 2>/dev/null || echo "$heap" >"$dest"
+        fi
+        sleep 5
     done
 }
 

@@ -234,8 +234,11 @@ test_index_rank_poslist(void **state)
         {{0x01}, 1, 1, -1.0},                  /* a column missing */
         {{0x01, 0x80}, 2, 1, -1.0},            /* a column cut off */
         {{0x01, 0x81, 0x81, 0x81, 0x81, 0x81}, 6, 0, -1.0}, /* 6 bytes */
+        {{0x02}, 1, -1, 2.0}, /* no column known: weight 1 */
     };
+    static const unsigned char nw0[] = {0x02, 0x01, 0x03, 0x04};
     size_t c = 0;
+    double g = -7.0;
 
     (void)state;
     for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
@@ -248,6 +251,10 @@ test_index_rank_poslist(void **state)
                 "case %zu: rc %d, freq %g, want %g", c, rc, f, cases[c].want);
         }
     }
+    /* no weights at all: every instance weighs 1 */
+    assert_int_equal(
+        sl__ix_poslist_freq(NULL, 0, nw0, nw0 + sizeof(nw0), 0, &g), 0);
+    assert_true(g == 3.0);
 }
 
 /* The rows of @db that FTS5 query @m matches. */
