@@ -643,21 +643,17 @@ for s in "${SCOPES[@]}"; do run_find "$s"; done
 # ---------------------------------------------------------------- sluice
 declare -A SPID SBASE SLOG SDATA ANON FILEB
 
-# mem_sampler PID OUT [TRACE LOG]: every 200 ms, the peaks so far of PID's
+# mem_sampler PID OUT [TRACE]: every 200 ms, the peaks so far of PID's
 # RssAnon and RssFile (KiB) into OUT as "anon file", until PID is gone;
 # with TRACE, every 5 s a line "seconds anon file in_use free mmap" of the
 # current values appended to it: in_use, free and mmap are the allocator's
 # live heap in its arenas, their free memory and its own mapped blocks in
-# KiB (sluice_malloc_bytes of /metrics, scraped by heap_sampler in the
-# background, "-" before the server listens).  Bash builtins but sleep,
-# so that it costs the measured cores next to nothing.
+# KiB, the last line heap_sampler wrote into OUT.heap ("-" before it has
+# one).  Bash builtins but sleep, so that it costs the measured cores next
+# to nothing.
 mem_sampler() {
-    local pid=$1 out=$2 trace=${3:-} log=${4:-} k v a f anon=0 file=0 n=0 heap t0=$SECONDS
+    local pid=$1 out=$2 trace=${3:-} k v a f anon=0 file=0 n=0 heap t0=$SECONDS
     local hf=$2.heap # heap_sampler's latest figures
-    if [ -n "$trace" ]; then
-        echo "- - -" >"$hf"
-        heap_sampler "$pid" "$log" "$hf" &
-    fi
     while :; do
         a=-1 f=0
         {
@@ -673,32 +669,26 @@ mem_sampler() {
         fi
         if [ -n "$trace" ] && [ $((n % 25)) -eq 0 ]; then
             heap="- - -"
-            read -r heap <"$hf" 2>/dev/null || :
+            read -r heap 2>/dev/null <"$hf" || :
             echo "$((SECONDS - t0)) $a $f $heap" >>"$trace"
         fi
         n=$((n + 1))
         sleep 0.2
     done
-    [ -z "$trace" ] || rm -f "$hf"
 }
 
-# heap_sampler PID LOG OUT: every 5 s, the allocator's "in_use free mmap"
-# KiB from /metrics (at the address the server's LOG names) into OUT,
-# until PID is gone; a scrape that fails leaves the last line.
+# heap_sampler PID BASE OUT: every 5 s, the allocator's "in_use free mmap"
+# KiB from BASE/metrics into OUT, until PID is gone; a scrape that fails
+# leaves the last line.
 heap_sampler() {
-    local pid=$1 log=$2 dest=$3 base="" heap
+    local pid=$1 base=$2 dest=$3 heap
     while kill -0 "$pid" 2>/dev/null; do
-        # (|| : set -e would end the sampler while LOG does not exist yet)
-        [ -n "$base" ] || base=$(sed -n 's|.*listening on \(http://[^/]*\)/.*|\1|p' "$log" 2>/dev/null) || :
-        base=${base%%$'\n'*}
-        if [ -n "$base" ]; then
-            heap=$(curl -sS --max-time 4 "$base/metrics" 2>/dev/null |
-                awk '/^sluice_malloc_bytes\{kind="in_use"\}/ { u = int($2 / 1024) }
-                     /^sluice_malloc_bytes\{kind="free"\}/ { f = int($2 / 1024) }
-                     /^sluice_malloc_bytes\{kind="mmap"\}/ { m = int($2 / 1024) }
-                     END { print (u == "" ? "-" : u), (f == "" ? "-" : f), (m == "" ? "-" : m) }') || :
-            [ -z "$heap" ] || ! kill -0 "$pid" 2>/dev/null || echo "$heap" >"$dest"
-        fi
+        heap=$(curl -sS --max-time 4 "$base/metrics" 2>/dev/null |
+            awk '/^sluice_malloc_bytes\{kind="in_use"\}/ { u = int($2 / 1024) }
+                 /^sluice_malloc_bytes\{kind="free"\}/ { f = int($2 / 1024) }
+                 /^sluice_malloc_bytes\{kind="mmap"\}/ { m = int($2 / 1024) }
+                 END { print (u == "" ? "-" : u), (f == "" ? "-" : f), (m == "" ? "-" : m) }') || :
+        [ -z "$heap" ] || ! kill -0 "$pid" 2>/dev/null || echo "$heap" >"$dest"
         sleep 5
     done
 }
@@ -742,7 +732,7 @@ start_server() { # SCOPE
         trace=$MEM_TRACE
         : >"$trace"
     fi
-    mem_sampler "$pid" "$TMP/mem-$s" "$trace" "${SLOG[$s]}" &
+    mem_sampler "$pid" "$TMP/mem-$s" "$trace" &
     SAMPLERS+=("$!")
     echo 0 >"$TMP/store-$s"
     store_sampler "$pid" "${SDATA[$s]}/store/temp" "$TMP/store-$s" &
@@ -759,6 +749,10 @@ start_server() { # SCOPE
         exit 1
     fi
     SBASE[$s]=http://127.0.0.1:$port
+    if [ -n "$trace" ]; then
+        heap_sampler "$pid" "${SBASE[$s]}" "$TMP/mem-$s.heap" &
+        SAMPLERS+=("$!")
+    fi
     jq -n --arg root "${ROOT[$s]}" '{name: "benchCrawl", workflow: "fileCrawling",
         parameters: {dataSource: "bench", rootFolder: $root, jobToPushTo: "indexUpdate"}}' |
         curl -sSf -X POST -H 'Content-Type: application/json' --data-binary @- \
