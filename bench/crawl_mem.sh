@@ -19,6 +19,8 @@ set -euo pipefail
 TREE=$1 SECONDS_MAX=$2 OUT=$3
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SLUICE=${SLUICE:-$REPO/build/sluice}
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 [ -d "$TREE" ] || { echo "crawl_mem.sh: $TREE is not a directory" >&2; exit 2; }
 [ -x "$SLUICE" ] || { echo "crawl_mem.sh: $SLUICE not found" >&2; exit 2; }
 TREE=$(cd "$TREE" && pwd)
@@ -41,23 +43,8 @@ fi
 (cd "$REPO" && exec "$SLUICE" serve --config "$D/cfg.json" --listen 127.0.0.1:0 \
     --data-dir "$D/data" --log-level info) >"$D/log" 2>&1 &
 pid=$!
-BASE=""
-for _ in $(seq 1 200); do
-    BASE=$(sed -n 's|.*listening on \(http://[^/]*\)/.*|\1|p' "$D/log" 2>/dev/null) || :
-    BASE=${BASE%%$'\n'*}
-    [ -z "$BASE" ] || break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
-if [ -z "$BASE" ]; then
-    echo "crawl_mem.sh: sluice serve did not start; its log:" >&2
-    cat "$D/log" >&2
-    exit 1
-fi
-jq -n --arg root "$TREE" '{name: "benchCrawl", workflow: "fileCrawling",
-    parameters: {dataSource: "bench", rootFolder: $root, jobToPushTo: "indexUpdate"}}' |
-    curl -sSf -X POST -H 'Content-Type: application/json' --data-binary @- \
-        "$BASE/smila/jobmanager/jobs/" >/dev/null
+BASE=$(bench_base "$D/log" "$pid")
+bench_crawl_job "$BASE" benchCrawl "$TREE"
 curl -sSf -X POST -H 'Content-Type: application/json' -d '{"mode":"runOnce"}' \
     "$BASE/smila/jobmanager/jobs/benchCrawl/" >/dev/null
 
@@ -70,10 +57,7 @@ while [ "$t" -lt "$SECONDS_MAX" ]; do
         tail -20 "$D/log" >&2
         exit 1
     fi
-    heap=$(curl -sS --max-time 5 "$BASE/metrics" |
-        awk '/^sluice_malloc_bytes\{kind="in_use"\}/ { u = int($2 / 1024) }
-             /^sluice_malloc_bytes\{kind="free"\}/ { f = int($2 / 1024) }
-             END { print (u == "" ? "-" : u), (f == "" ? "-" : f) }') || heap="- -"
+    heap=$(bench_malloc "$BASE" | cut -d" " -f1,2)
     anon=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$pid/status")
     t=$(($(date +%s) - t0))
     echo "$t $anon $heap" >>"$OUT"

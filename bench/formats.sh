@@ -18,6 +18,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 SLUICE=${SLUICE:-$REPO/build/sluice}
 N=2000
 KEEP=0
@@ -109,15 +111,8 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 (cd "$REPO" && exec "$TMP/sluice" serve --config config/sluice.json --listen 127.0.0.1:0 \
     --data-dir "$TMP/sluice-data") >"$TMP/sluice.log" 2>&1 &
 SERVER=$!
-for _ in $(seq 1 300); do
-    port=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$TMP/sluice.log" | head -1)
-    [ -n "$port" ] && break
-    sleep 0.05
-done
-B=http://127.0.0.1:$port
-jq -n --arg root "$TMP/corpus" '{name: "benchFormats", workflow: "fileCrawling",
-    parameters: {dataSource: "bench", rootFolder: $root, jobToPushTo: "indexUpdate"}}' |
-    curl -sSf -X POST -H 'Content-Type: application/json' --data-binary @- "$B/smila/jobmanager/jobs/" >/dev/null
+B=$(bench_base "$TMP/sluice.log" "$SERVER")
+bench_crawl_job "$B" benchFormats "$TMP/corpus"
 idle() {
     local cur
     curl -sSf "$B/smila/bulkbuilder/" |

@@ -47,6 +47,8 @@ same generated tree.
   --perf FILE     record a profile of the full tree's server during its
                   initial import (perf record -F 499, no call graphs; read
                   it with perf report -i FILE --sort dso,sym)
+  --perf-opts OPTS  perf record's options instead of "-F 499", e.g.
+                  "-F 199 -g" for call graphs through frame pointers
   --history-cost  before the full tree's steps, one more server with the
                   per-document history off (jobmanager.history.
                   maxEntriesPerRun 0) imports the same tree; prints the
@@ -110,6 +112,7 @@ TREE_CACHE=""
 SUMMARY=""
 MEM_TRACE=""
 PERF=""
+PERF_OPTS="-F 499"
 HISTORY_COST=0
 METRICS_COST=0
 COLD=0
@@ -128,6 +131,7 @@ while [ $# -gt 0 ]; do
     --tree-cache) TREE_CACHE=${2:?--tree-cache needs a directory}; shift 2 ;;
     --summary) SUMMARY=${2:?--summary needs a file}; shift 2 ;;
     --perf) PERF=${2:?--perf needs a file}; shift 2 ;;
+    --perf-opts) PERF_OPTS=${2:?--perf-opts needs options}; shift 2 ;;
     --history-cost) HISTORY_COST=1; shift ;;
     --metrics-cost) METRICS_COST=1; shift ;;
     --cold) COLD=1; shift ;;
@@ -146,6 +150,8 @@ if [ "$FILES" -lt 100 ] || [ "$RUNS" -lt 1 ] || [ "$PEER_FILES" -lt 100 ]; then
 fi
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 SLUICE=${SLUICE:-$REPO/build/sluice}
 if [ ! -x "$SLUICE" ]; then
     echo "import.sh: $SLUICE not found: build it first (make build) or set SLUICE" >&2
@@ -683,11 +689,7 @@ mem_sampler() {
 heap_sampler() {
     local pid=$1 base=$2 dest=$3 heap
     while kill -0 "$pid" 2>/dev/null; do
-        heap=$(curl -sS --max-time 4 "$base/metrics" 2>/dev/null |
-            awk '/^sluice_malloc_bytes\{kind="in_use"\}/ { u = int($2 / 1024) }
-                 /^sluice_malloc_bytes\{kind="free"\}/ { f = int($2 / 1024) }
-                 /^sluice_malloc_bytes\{kind="mmap"\}/ { m = int($2 / 1024) }
-                 END { print (u == "" ? "-" : u), (f == "" ? "-" : f), (m == "" ? "-" : m) }') || :
+        heap=$(bench_malloc "$base")
         [ -z "$heap" ] || ! kill -0 "$pid" 2>/dev/null || echo "$heap" >"$dest"
         sleep 5
     done
@@ -710,7 +712,7 @@ store_sampler() {
 }
 
 start_server() { # SCOPE
-    local s=$1 port="" pid
+    local s=$1 pid
     SDATA[$s]=$TMP/sluice-$s
     SLOG[$s]=$TMP/sluice-$s.log
     # from the repo root: config/jobs.json and workflows/ are loaded
@@ -737,26 +739,12 @@ start_server() { # SCOPE
     echo 0 >"$TMP/store-$s"
     store_sampler "$pid" "${SDATA[$s]}/store/temp" "$TMP/store-$s" &
     SAMPLERS+=("$!")
-    for _ in $(seq 1 300); do
-        port=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "${SLOG[$s]}" | head -1)
-        [ -n "$port" ] && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    if [ -z "$port" ]; then
-        echo "import.sh: sluice serve did not start; its log:" >&2
-        cat "${SLOG[$s]}" >&2
-        exit 1
-    fi
-    SBASE[$s]=http://127.0.0.1:$port
+    SBASE[$s]=$(bench_base "${SLOG[$s]}" "$pid") || exit 1
     if [ -n "$trace" ]; then
         heap_sampler "$pid" "${SBASE[$s]}" "$TMP/mem-$s.heap" &
         SAMPLERS+=("$!")
     fi
-    jq -n --arg root "${ROOT[$s]}" '{name: "benchCrawl", workflow: "fileCrawling",
-        parameters: {dataSource: "bench", rootFolder: $root, jobToPushTo: "indexUpdate"}}' |
-        curl -sSf -X POST -H 'Content-Type: application/json' --data-binary @- \
-            "${SBASE[$s]}/smila/jobmanager/jobs/" >/dev/null
+    bench_crawl_job "${SBASE[$s]}" benchCrawl "${ROOT[$s]}"
 }
 
 # poll_sleep: backs off from 20 ms to 250 ms so that short steps are timed
@@ -791,7 +779,8 @@ sluice_step() { # SCOPE STEP: one import; sets T, RSS, DOCS
     local s=$1 step=$2 b=${SBASE[$1]} t0 t1 run state docs cur ended
     local perf_pid=""
     if [ -n "$PERF" ] && [ "$s" = full ] && [ "$step" = initial ]; then
-        perf record -q -F 499 -p "${SPID[$s]}" -o "$PERF" >/dev/null 2>&1 &
+        # shellcheck disable=SC2086 # PERF_OPTS is a list of options
+        perf record -q $PERF_OPTS -p "${SPID[$s]}" -o "$PERF" >/dev/null 2>&1 &
         perf_pid=$!
     fi
     local io0

@@ -12,6 +12,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 SLUICE=${SLUICE:-$REPO/build/sluice}
 JOBS=100
 SCRAPES=300
@@ -34,12 +36,7 @@ echo "commit: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknow
 (cd "$REPO" && exec "$TMP/sluice" serve --config config/sluice.json --listen 127.0.0.1:0 \
     --data-dir "$TMP/data" --log-level info) >"$TMP/log" 2>&1 &
 PID=$!
-for _ in $(seq 1 300); do
-    port=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$TMP/log" | head -1)
-    [ -n "$port" ] && break
-    sleep 0.05
-done
-BASE=http://127.0.0.1:${port:?the server did not start}
+BASE=$(bench_base "$TMP/log" "$PID")
 
 echo "defining and running $JOBS crawl jobs (10 files each)..."
 for j in $(seq 1 "$JOBS"); do

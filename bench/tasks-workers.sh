@@ -12,6 +12,8 @@ BUILD=${1:-build}
 N=${2:-20000}
 RUNS=${3:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/lib.sh
+. "$HERE/lib.sh"
 BIN=$(cd "$BUILD" && pwd)/sluice-test
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-bench.XXXXXX")
 SERVER=""
@@ -38,12 +40,7 @@ one_run() {
     "$BIN" serve --config "$TMP/config.json" --data-dir "$data" --log-level info \
         2>"$TMP/server.log" &
     SERVER=$!
-    for _ in $(seq 1 200); do
-        port=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$TMP/server.log" | head -1)
-        [ -n "$port" ] && break
-        sleep 0.05
-    done
-    base="http://127.0.0.1:$port"
+    base=$(bench_base "$TMP/server.log" "$SERVER") || exit 1
     run=$(curl -sS -X POST "$base/smila/jobmanager/jobs/noopJob/" | jq -r .jobId)
     if [ "$mode" = external ]; then
         "$BIN" worker --server "$base" --worker testNoop --threads 2 2>"$TMP/worker.log" &

@@ -35,6 +35,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 SLUICE=${SLUICE:-$REPO/build/sluice}
 for p in wget2 nginx; do
     if ! command -v $p >/dev/null; then
@@ -169,20 +171,15 @@ anon_sampler() {
 # $TMP/anon-N and the crawl run's JSON in
 # $TMP/crawl-run-N.json (it runs in a subshell).
 sluice_run() {
-    local n=$1 spid sp="" b t0 t1 c
+    local n=$1 spid sp b t0 t1 c
     rm -rf "$TMP/data"
     sync
     (cd "$REPO" && exec "$TMP/sluice" serve --config config/sluice.json --listen 127.0.0.1:0 \
         --data-dir "$TMP/data" --log-level info) >"$TMP/sluice.log" 2>&1 &
     spid=$!
     PIDS="$PIDS $spid"
-    for _ in $(seq 1 100); do
-        sp=$(sed -n 's|.*listening on http://[^:]*:\([0-9]*\)/.*|\1|p' "$TMP/sluice.log" | head -1)
-        [ -n "$sp" ] && break
-        sleep 0.05
-    done
-    [ -n "$sp" ] || { echo "web.sh: the server did not start" >&2; cat "$TMP/sluice.log" >&2; return 1; }
-    b="http://127.0.0.1:$sp"
+    b=$(bench_base "$TMP/sluice.log" "$spid") || return 1
+    sp=${b##*:}
     anon_sampler "$spid" "$TMP/anon-$n" &
     jq -n --arg url "$SITE/" --arg inc "^$SITE/" --argjson xt "$EXTRACT" \
         '{name: "benchWeb", workflow: "webCrawling", parameters: {dataSource: "benchweb", startUrl: $url,
