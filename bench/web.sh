@@ -18,19 +18,25 @@
 # anonymous memory.  Not a
 # test.  Needs root for apt-get when wget2 or nginx are missing.
 #   bench/web.sh [--pages N] [--runs N] [--keep] [--no-extract-text]
+#                [--mem-trace FILE]
+# --mem-trace FILE: during the last measured Sluice run, every 2 s a line
+# "seconds anon_KiB in_use_KiB free_KiB mmap_KiB" (the server's RssAnon
+# and the allocator's figures of /metrics) into FILE.
 set -euo pipefail
 
 PAGES=20000
 RUNS=3
 KEEP=0
 EXTRACT=true
+MEM_TRACE=""
 while [ $# -gt 0 ]; do
     case $1 in
     --pages) PAGES=${2:?}; shift 2 ;;
     --runs) RUNS=${2:?}; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --no-extract-text) EXTRACT=false; shift ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    --mem-trace) MEM_TRACE=${2:?--mem-trace needs a file}; : >"$MEM_TRACE"; shift 2 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "web.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -181,6 +187,9 @@ sluice_run() {
     b=$(bench_base "$TMP/sluice.log" "$spid") || return 1
     sp=${b##*:}
     anon_sampler "$spid" "$TMP/anon-$n" &
+    if [ -n "$MEM_TRACE" ] && [ "$n" = "$RUNS" ]; then
+        bench_mem_trace "$spid" "$b" "$MEM_TRACE" >/dev/null &
+    fi
     jq -n --arg url "$SITE/" --arg inc "^$SITE/" --argjson xt "$EXTRACT" \
         '{name: "benchWeb", workflow: "webCrawling", parameters: {dataSource: "benchweb", startUrl: $url,
           jobToPushTo: "indexUpdate", linksPerBulk: 200, extractText: $xt,
