@@ -383,10 +383,8 @@ varint32(const unsigned char *p, const unsigned char *end, uint32_t *v)
     return k;
 }
 
-/* The total of the varints of a %_docsize blob (one per column): 0 and
- * *n set, or -1 when it is not a list of 32-bit varints. */
-static int
-size_sum(const unsigned char *p, int len, sqlite3_int64 *n)
+int
+sl__ix_size_sum(const unsigned char *p, int len, sqlite3_int64 *n)
 {
     const unsigned char *end = NULL;
 
@@ -432,7 +430,7 @@ walk_size(struct rank_data *d, sqlite3_int64 rowid, sqlite3_int64 *ntok)
     if (!d->sz_row || sqlite3_column_int64(d->sz, 0) != rowid) {
         return -1;
     }
-    return size_sum(
+    return sl__ix_size_sum(
         sqlite3_column_blob(d->sz, 1), sqlite3_column_bytes(d->sz, 1), ntok);
 }
 

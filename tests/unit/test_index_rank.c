@@ -208,6 +208,45 @@ test_index_rank_bm25(void **state)
     (void)sqlite3_close(db);
 }
 
+/* A %_docsize blob's varints add up; one cut off or too long is -1. */
+static void
+test_index_rank_size_sum(void **state)
+{
+    static const struct {
+        unsigned char b[12];
+        int n;
+        sqlite3_int64 want; /* -1: does not parse */
+    } cases[] = {
+        {{0x03, 0x05, 0x00}, 3, 8},                        /* three columns */
+        {{0x81, 0x00, 0x01}, 3, 129},                      /* 128 in 2 bytes */
+        {{0x8f, 0xff, 0xff, 0xff, 0x7f}, 5, 4294967295LL}, /* 2^32 - 1 */
+        {{0x8f, 0xff, 0xff, 0xff, 0x7f, 0x8f, 0xff, 0xff, 0xff, 0x7f},
+         10,
+         8589934590LL},        /* the total past 32 bits */
+        {{0x03, 0x81}, 2, -1}, /* cut off */
+        {{0x81, 0x81, 0x81, 0x81, 0x81, 0x01}, 6, -1}, /* 6 bytes */
+    };
+    size_t c = 0;
+    sqlite3_int64 n = -7;
+
+    (void)state;
+    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int rc = sl__ix_size_sum(cases[c].b, cases[c].n, &n);
+
+        if (cases[c].want < 0 ? rc != -1 : rc != 0 || n != cases[c].want) {
+            fail_msg("case %zu: rc %d, n %lld, want %lld",
+                     c,
+                     rc,
+                     (long long)n,
+                     (long long)cases[c].want);
+        }
+    }
+    /* an empty blob (SQLite gives NULL for it): no tokens */
+    n = -7;
+    assert_int_equal(sl__ix_size_sum(NULL, 0, &n), 0);
+    assert_true(n == 0);
+}
+
 /* sl__ix_poslist_freq on position lists written by hand: a position
  * after the first instance counts its column's weight, a 1 switches the
  * column (a number of one or two bytes), a position of two bytes is one
@@ -573,6 +612,7 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_index_rank_size_sum),
         cmocka_unit_test(test_index_rank_poslist),
         cmocka_unit_test(test_index_rank_bm25),
         cmocka_unit_test(test_index_rank_phrase),
