@@ -685,12 +685,12 @@ mem_sampler() {
 
 # heap_sampler PID BASE OUT: every 5 s, the allocator's "in_use free mmap"
 # KiB from BASE/metrics into OUT, until PID is gone; a scrape that fails
-# leaves the last line.
+# ("- - -") leaves the last line.
 heap_sampler() {
     local pid=$1 base=$2 dest=$3 heap
     while kill -0 "$pid" 2>/dev/null; do
         heap=$(bench_malloc "$base")
-        [ -z "$heap" ] || ! kill -0 "$pid" 2>/dev/null || echo "$heap" >"$dest"
+        [ "$heap" = "- - -" ] || ! kill -0 "$pid" 2>/dev/null || echo "$heap" >"$dest"
         sleep 5
     done
 }

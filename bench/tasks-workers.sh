@@ -28,7 +28,7 @@ trap cleanup EXIT
 
 # one_run DURABILITY MODE TASKS: prints finishes per second.
 one_run() {
-    local dur=$1 mode=$2 n=$3 data="$TMP/data" port base run state ms
+    local dur=$1 mode=$2 n=$3 data="$TMP/data" base run state ms
     rm -rf "$data"
     mkdir -p "$data/store/in/src"
     (cd "$data/store/in/src" && seq -f 'o%08.0f' 1 "$n" | xargs touch)
@@ -40,7 +40,7 @@ one_run() {
     "$BIN" serve --config "$TMP/config.json" --data-dir "$data" --log-level info \
         2>"$TMP/server.log" &
     SERVER=$!
-    base=$(bench_base "$TMP/server.log" "$SERVER") || exit 1
+    base=$(bench_base "$TMP/server.log" "$SERVER") || { kill "$SERVER"; exit 1; }
     run=$(curl -sS -X POST "$base/smila/jobmanager/jobs/noopJob/" | jq -r .jobId)
     if [ "$mode" = external ]; then
         "$BIN" worker --server "$base" --worker testNoop --threads 2 2>"$TMP/worker.log" &

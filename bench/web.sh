@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1; shift ;;
     --no-extract-text) EXTRACT=false; shift ;;
     --mem-trace) MEM_TRACE=${2:?--mem-trace needs a file}; : >"$MEM_TRACE"; shift 2 ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "web.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done

@@ -147,8 +147,8 @@ int sl__index_rank_functions(sqlite3 *db, struct sl__ranked *ranked);
 fts5_api *sl__index_fts5(sqlite3 *db);
 /* The tokens of a row: the total of the varints of its %_docsize blob
  * [p, p + len) (one per column; NULL when len is 0).  0 and *n, or -1
- * when the blob is not a list of 32-bit varints (one cut off by the end,
- * or longer than 5 bytes). */
+ * when a varint is cut off by the end or longer than 5 bytes (*n is then
+ * undefined); bits past 32 of a 5-byte one are dropped. */
 int sl__ix_size_sum(const unsigned char *p, int len, sqlite3_int64 *n);
 /* The weighted count of a phrase's instances in a row off its FTS5
  * position list: the first instance in column @ic (what xPhraseFirst

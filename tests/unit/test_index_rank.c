@@ -19,7 +19,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "index/index_int.h" /* sl__index_rank_functions, sl__index_idf */
+#include "index/index_int.h" /* sl__index_rank_functions, sl__ix_size_sum */
 #include "tmpdir.h"
 
 /* The test table of the ranking tests: 3,000 rows of words of varied
