@@ -5,8 +5,9 @@
 # the anonymous memory is").  Starts `sluice serve` on a fresh data dir
 # (the page cache dropped first when run as root), submits a runOnce crawl
 # of TREE into indexUpdate, and every 5 s appends to OUT a line
-# "seconds anon_KiB in_use_KiB free_KiB" (RssAnon of the server; the
-# allocator's live heap and free memory from /metrics).  After SECONDS it
+# "seconds anon_KiB in_use_KiB free_KiB mmap_KiB" (RssAnon of the server;
+# the allocator's figures from /metrics, bench/lib.sh's bench_mem_trace).
+# After SECONDS it
 # prints the server's CPU seconds and the documents indexed so far, a
 # summary of OUT per 120 s, and stops the server.
 # Usage: bench/crawl_mem.sh TREE SECONDS OUT
@@ -27,7 +28,9 @@ TREE=$(cd "$TREE" && pwd)
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/sluice-crawlmem.XXXXXX")
 pid=""
+tracer=""
 cleanup() {
+    [ -z "$tracer" ] || kill "$tracer" 2>/dev/null || :
     [ -z "$pid" ] || kill "$pid" 2>/dev/null || :
     [ -z "$pid" ] || wait "$pid" 2>/dev/null || :
     rm -rf "$D"
@@ -51,18 +54,20 @@ curl -sSf -X POST -H 'Content-Type: application/json' -d '{"mode":"runOnce"}' \
 t0=$(date +%s)
 t=0
 : >"$OUT"
+bench_mem_trace "$pid" "$BASE" "$OUT" 5 &
+tracer=$!
 while [ "$t" -lt "$SECONDS_MAX" ]; do
     if ! kill -0 "$pid" 2>/dev/null; then
         echo "crawl_mem.sh: the server died; the end of its log:" >&2
         tail -20 "$D/log" >&2
         exit 1
     fi
-    heap=$(bench_malloc "$BASE" | cut -d" " -f1,2)
-    anon=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$pid/status")
+    sleep 1
     t=$(($(date +%s) - t0))
-    echo "$t $anon $heap" >>"$OUT"
-    sleep 5
 done
+kill "$tracer" 2>/dev/null || :
+wait "$tracer" 2>/dev/null || :
+tracer=""
 cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$pid/stat")
 docs=$(curl -sS "$BASE/metrics" | awk '/^sluice_index_documents\{index="default"\}/ { print $2 }')
 echo "crawl_mem.sh: after $t s: server CPU $cpu s, $docs documents indexed"

@@ -45,15 +45,16 @@ bench_malloc() {
              END { print (u == "" ? "-" : u), (f == "" ? "-" : f), (m == "" ? "-" : m) }'
 }
 
-# bench_mem_trace PID BASE OUT: every 2 s until PID is gone, append to OUT
-# "seconds anon_KiB in_use_KiB free_KiB mmap_KiB": the server's RssAnon
-# and its allocator's figures (bench_malloc).  Run it in the background.
+# bench_mem_trace PID BASE OUT [SECS]: every SECS (default 2) seconds
+# until PID is gone, append to OUT "seconds anon_KiB in_use_KiB free_KiB
+# mmap_KiB": the server's RssAnon and its allocator's figures
+# (bench_malloc).  Run it in the background.
 bench_mem_trace() {
-    local pid=$1 base=$2 out=$3 t0=$SECONDS anon heap
+    local pid=$1 base=$2 out=$3 secs=${4:-2} t0=$SECONDS anon heap
     while kill -0 "$pid" 2>/dev/null; do
         heap=$(bench_malloc "$base")
         anon=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$pid/status" 2>/dev/null) || :
         [ -z "$anon" ] || echo "$((SECONDS - t0)) $anon $heap" >>"$out"
-        sleep 2
+        sleep "$secs"
     done
 }
