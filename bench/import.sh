@@ -649,40 +649,6 @@ for s in "${SCOPES[@]}"; do run_find "$s"; done
 # ---------------------------------------------------------------- sluice
 declare -A SPID SBASE SLOG SDATA ANON FILEB
 
-# mem_sampler PID OUT [TRACE]: every 200 ms, the peaks so far of PID's
-# RssAnon and RssFile (KiB) into OUT as "anon file", until PID is gone;
-# with TRACE, every 5 s a line "seconds anon file in_use free mmap" of the
-# current values appended to it: in_use, free and mmap are the allocator's
-# live heap in its arenas, their free memory and its own mapped blocks in
-# KiB, the last line heap_sampler wrote into OUT.heap ("-" before it has
-# one).  Bash builtins but sleep, so that it costs the measured cores next
-# to nothing.
-mem_sampler() {
-    local pid=$1 out=$2 trace=${3:-} k v a f anon=0 file=0 n=0 heap t0=$SECONDS
-    local hf=$2.heap # heap_sampler's latest figures
-    while :; do
-        a=-1 f=0
-        {
-            while read -r k v _; do
-                case $k in RssAnon:) a=$v ;; RssFile:) f=$v ;; esac
-            done <"/proc/$pid/status"
-        } 2>/dev/null || break
-        [ "$a" -ge 0 ] || break
-        if [ "$a" -gt "$anon" ] || [ "$f" -gt "$file" ]; then
-            [ "$a" -gt "$anon" ] && anon=$a
-            [ "$f" -gt "$file" ] && file=$f
-            echo "$anon $file" >"$out"
-        fi
-        if [ -n "$trace" ] && [ $((n % 25)) -eq 0 ]; then
-            heap="- - -"
-            read -r heap 2>/dev/null <"$hf" || :
-            echo "$((SECONDS - t0)) $a $f $heap" >>"$trace"
-        fi
-        n=$((n + 1))
-        sleep 0.2
-    done
-}
-
 # heap_sampler PID BASE OUT: every 5 s, the allocator's "in_use free mmap"
 # KiB from BASE/metrics into OUT, until PID is gone; a scrape that fails
 # ("- - -") leaves the last line.
@@ -699,13 +665,13 @@ heap_sampler() {
 # DIR (the temporary store: the bulks a crawl holds) into OUT, until PID
 # is gone.  du walks a few thousand bulk files at most.
 store_sampler() {
-    local pid=$1 dir=$2 out=$3 k peak=0
+    local pid=$1 dir=$2 dest=$3 kib peak=0
     while kill -0 "$pid" 2>/dev/null; do
         # (|| : set -e would end the sampler while DIR does not exist)
-        k=$(du -sk "$dir" 2>/dev/null | cut -f1) || :
-        if [ -n "$k" ] && [ "$k" -gt "$peak" ]; then
-            peak=$k
-            echo "$peak" >"$out"
+        kib=$(du -sk "$dir" 2>/dev/null | cut -f1) || :
+        if [ -n "$kib" ] && [ "$kib" -gt "$peak" ]; then
+            peak=$kib
+            echo "$peak" >"$dest"
         fi
         sleep 2
     done
@@ -734,7 +700,7 @@ start_server() { # SCOPE
         trace=$MEM_TRACE
         : >"$trace"
     fi
-    mem_sampler "$pid" "$TMP/mem-$s" "$trace" &
+    bench_peak_sampler "$pid" "$TMP/mem-$s" "$trace" &
     SAMPLERS+=("$!")
     echo 0 >"$TMP/store-$s"
     store_sampler "$pid" "${SDATA[$s]}/store/temp" "$TMP/store-$s" &

@@ -58,3 +58,37 @@ bench_mem_trace() {
         sleep "$secs"
     done
 }
+
+# bench_peak_sampler PID OUT [TRACE]: every 200 ms, the peaks so far of PID's
+# RssAnon and RssFile (KiB) into OUT as "anon file", until PID is gone;
+# with TRACE, every 5 s a line "seconds anon file in_use free mmap" of the
+# current values appended to it: in_use, free and mmap are the allocator's
+# live heap in its arenas, their free memory and its own mapped blocks in
+# KiB, the last line that a loop of bench_malloc wrote into OUT.heap ("-"
+# before it has one).  Bash builtins but sleep, so that it costs the
+# measured cores next to nothing.
+bench_peak_sampler() {
+    local pid=$1 out=$2 trace=${3:-} k v a f anon=0 file=0 n=0 heap t0=$SECONDS
+    local hf=$2.heap # the latest bench_malloc figures
+    while :; do
+        a=-1 f=0
+        {
+            while read -r k v _; do
+                case $k in RssAnon:) a=$v ;; RssFile:) f=$v ;; esac
+            done <"/proc/$pid/status"
+        } 2>/dev/null || break
+        [ "$a" -ge 0 ] || break
+        if [ "$a" -gt "$anon" ] || [ "$f" -gt "$file" ]; then
+            [ "$a" -gt "$anon" ] && anon=$a
+            [ "$f" -gt "$file" ] && file=$f
+            echo "$anon $file" >"$out"
+        fi
+        if [ -n "$trace" ] && [ $((n % 25)) -eq 0 ]; then
+            heap="- - -"
+            read -r heap 2>/dev/null <"$hf" || :
+            echo "$((SECONDS - t0)) $a $f $heap" >>"$trace"
+        fi
+        n=$((n + 1))
+        sleep 0.2
+    done
+}

@@ -51,9 +51,8 @@ done
 # times URL: SCRAPES request times in ms, one per line (one connection
 # each, as Prometheus keeps none open between scrapes of 1 s or more)
 times() {
-    local i
     curl -s -o /dev/null "$1"
-    for i in $(seq 1 "$SCRAPES"); do
+    for _ in $(seq 1 "$SCRAPES"); do
         curl -s -o /dev/null -w '%{time_total}\n' "$1"
     done | awk '{ printf "%.3f\n", $1 * 1000 }' | sort -n
 }

@@ -57,6 +57,7 @@ int main(int argc, char **argv) {
     return 0;
 }
 C
+# shellcheck disable=SC2046 # pkg-config's flags are words
 cc -O2 -include string.h -o "$TMP/inproc" "$TMP/inproc.c" $(pkg-config --cflags --libs poppler-glib)
 per() { # COMMAND...: milliseconds per run of COMMAND, N runs
     local s e

@@ -5,7 +5,7 @@
 # column) on an index that bench/import.sh built and kept:
 #
 #   bench/import.sh --files 100000 --no-peers --full-only --runs 1 --keep
-#   bench/search.sh --data /tmp/sluice-bench.XXXXXX/data-full
+#   bench/search.sh --data /tmp/sluice-import.XXXXXX/sluice-full
 #
 # Starts the server on that data directory (a copy of nothing: the index is
 # only read), runs every query RUNS times (default 5) after a warm-up over
@@ -82,8 +82,7 @@ start() {
 # index.idleMergeMs merges them; one that never does answers no
 # "merging"), as a server that has been running for a while has them
 settle() {
-    local i
-    for i in $(seq 1 6000); do
+    for _ in $(seq 1 6000); do
         [ "$(curl -s "$BASE/smila/index/$INDEX" | jq -r '.merging // false')" = false ] && return 0
         sleep 0.1
     done

@@ -65,7 +65,7 @@ echo "bench/tasks-workers: $N no-op tasks, 2 worker threads, $RUNS runs each aft
 for dur in process fsync; do
     for mode in internal external; do
         one_run "$dur" "$mode" $((N / 10)) >/dev/null
-        res=$(for i in $(seq 1 "$RUNS"); do one_run "$dur" "$mode" "$N"; done | stats)
+        res=$(for _ in $(seq 1 "$RUNS"); do one_run "$dur" "$mode" "$N"; done | stats)
         echo "durability $dur  $mode worker  finishes/s $res"
     done
 done

@@ -151,31 +151,11 @@ index_count() {
     return 0
 }
 
-# anon_sampler PID OUT: every 200 ms, the peak so far of PID's RssAnon
-# (KiB) into OUT, until PID is gone; bash builtins but sleep.
-anon_sampler() {
-    local pid=$1 out=$2 k v a peak=0
-    while :; do
-        a=-1
-        {
-            while read -r k v _; do
-                case $k in RssAnon:) a=$v ;; esac
-            done <"/proc/$pid/status"
-        } 2>/dev/null || break
-        [ "$a" -ge 0 ] || break
-        if [ "$a" -gt "$peak" ]; then
-            peak=$a
-            echo "$peak" >"$out"
-        fi
-        sleep 0.2
-    done
-}
-
 # sluice_run N: a fresh server and data dir, the crawl job from the start
 # request until every page is in the index; prints pages/s, leaves the
-# peak RSS (MiB) in $TMP/rss-N, the peak anonymous memory (KiB) in
-# $TMP/anon-N and the crawl run's JSON in
-# $TMP/crawl-run-N.json (it runs in a subshell).
+# peak RSS (MiB) in $TMP/rss-N, the peaks of anonymous and file-backed
+# memory (KiB, bench_peak_sampler) in $TMP/anon-N and the crawl run's
+# JSON in $TMP/crawl-run-N.json (it runs in a subshell).
 sluice_run() {
     local n=$1 spid sp b t0 t1 c
     rm -rf "$TMP/data"
@@ -186,7 +166,7 @@ sluice_run() {
     PIDS="$PIDS $spid"
     b=$(bench_base "$TMP/sluice.log" "$spid") || return 1
     sp=${b##*:}
-    anon_sampler "$spid" "$TMP/anon-$n" &
+    bench_peak_sampler "$spid" "$TMP/anon-$n" &
     if [ -n "$MEM_TRACE" ] && [ "$n" = "$RUNS" ]; then
         bench_mem_trace "$spid" "$b" "$MEM_TRACE" >/dev/null &
     fi
@@ -238,7 +218,7 @@ for i in $(seq 1 "$RUNS"); do
     [ "$r" -gt "$PEAK" ] && PEAK=$r
     W+=("$w")
     S+=("$s")
-    echo "run $i: wget2 $w pages/s, sluice $s pages/s (peak RSS $r MiB, anonymous $(($(cat "$TMP/anon-$i" 2>/dev/null || echo 0) / 1024)) MiB), ratio $(echo "scale=3; $s / $w" | bc)"
+    echo "run $i: wget2 $w pages/s, sluice $s pages/s (peak RSS $r MiB, anonymous $(($(cut -d" " -f1 "$TMP/anon-$i" 2>/dev/null || echo 0) / 1024)) MiB), ratio $(echo "scale=3; $s / $w" | bc)"
     jq -r '"  crawl run: \(.startTime) - \(.endTime), tasks \(.tasks.successfulTaskCount); busy (s): " + ([.worker | to_entries[] | "\(.key) \(.value.duration // 0 | . * 10 | round / 10)"] | join(", "))' \
         "$TMP/crawl-run-$i.json" || true
 done
