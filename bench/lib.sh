@@ -64,12 +64,13 @@ bench_mem_trace() {
 # with TRACE, every 5 s a line "seconds anon file in_use free mmap" of the
 # current values appended to it: in_use, free and mmap are the allocator's
 # live heap in its arenas, their free memory and its own mapped blocks in
-# KiB, the last line that a loop of bench_malloc wrote into OUT.heap ("-"
-# before it has one).  Bash builtins but sleep, so that it costs the
-# measured cores next to nothing.
+# KiB, the last line that the caller's own sampler of bench_malloc
+# (import.sh's heap_sampler) wrote into OUT.heap ("- - -" before it has
+# one).  Bash builtins but sleep, so that it costs the measured cores next
+# to nothing.
 bench_peak_sampler() {
     local pid=$1 out=$2 trace=${3:-} k v a f anon=0 file=0 n=0 heap t0=$SECONDS
-    local hf=$2.heap # the latest bench_malloc figures
+    local hf=$2.heap # the caller's latest bench_malloc figures
     while :; do
         a=-1 f=0
         {

@@ -218,7 +218,9 @@ for i in $(seq 1 "$RUNS"); do
     [ "$r" -gt "$PEAK" ] && PEAK=$r
     W+=("$w")
     S+=("$s")
-    echo "run $i: wget2 $w pages/s, sluice $s pages/s (peak RSS $r MiB, anonymous $(($(cut -d" " -f1 "$TMP/anon-$i" 2>/dev/null || echo 0) / 1024)) MiB), ratio $(echo "scale=3; $s / $w" | bc)"
+    a=0
+    read -r a _ <"$TMP/anon-$i" 2>/dev/null || :
+    echo "run $i: wget2 $w pages/s, sluice $s pages/s (peak RSS $r MiB, anonymous $((${a:-0} / 1024)) MiB), ratio $(echo "scale=3; $s / $w" | bc)"
     jq -r '"  crawl run: \(.startTime) - \(.endTime), tasks \(.tasks.successfulTaskCount); busy (s): " + ([.worker | to_entries[] | "\(.key) \(.value.duration // 0 | . * 10 | round / 10)"] | join(", "))' \
         "$TMP/crawl-run-$i.json" || true
 done
